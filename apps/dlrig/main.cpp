@@ -1,0 +1,101 @@
+// The dlrig command: parses the command line, dispatches to the library, maps outcomes to exit
+// codes (documented in the README).
+#include "commands.hpp"
+
+#include <cstdio>
+#include <iostream>
+
+namespace dlrig::cli {
+namespace {
+
+const Command kCommands[] = {
+    {"info", "Everything about this machine and its software (table, --json, --markdown)",
+     setup_info},
+    {"snapshot", "Print the machine snapshot as JSON (save it, then use --from FILE)",
+     setup_snapshot},
+    {"doctor", "Every known reason PyTorch fails or runs slow here, with the fix", setup_doctor},
+    {"fit", "Will a model train or serve on these GPUs: memory, batch, time", setup_fit},
+    {"kb", "Search the knowledge base: gpus, archs, cuda, torch, links, models, cloud", setup_kb},
+};
+
+} // namespace
+
+void add_snapshot_options(CLI::App& sub, SnapshotSource& src, bool analysis) {
+  if (analysis)
+    sub.add_option("--from", src.from, "Work on a saved snapshot (from `dlrig snapshot`)")
+        ->type_name("FILE");
+  sub.add_option("--sysroot", src.probe.sysroot,
+                 "Read /sys, /proc, /dev, /etc, /usr... under DIR instead of /")
+      ->type_name("DIR");
+  sub.add_flag("--no-nvml", src.probe.skip_nvml, "Do not load NVML");
+  sub.add_flag("--deep", src.probe.deep,
+               "Also run each Python interpreter once to ask torch itself");
+  sub.add_option("--python", src.probe.pythons, "Also inspect this Python interpreter (repeatable)")
+      ->type_name("PATH");
+  sub.add_option("--data", src.probe.data_path, "Where the training data lives (storage checks)")
+      ->type_name("PATH");
+  sub.add_flag("--redact", src.redact,
+               "Remove hostname, GPU UUIDs, user names and home paths (for pasting in public)");
+}
+
+Snapshot obtain_snapshot(const SnapshotSource& src) {
+  Snapshot snap;
+  if (!src.from.empty()) {
+    auto loaded = load_snapshot(src.from);
+    if (!loaded)
+      throw Failure(ExitCode::bad_input, loaded.error().message);
+    snap = std::move(loaded).value();
+  } else {
+    Sysroot fs(src.probe.sysroot);
+    if (!fs.is_directory("/"))
+      throw Failure(ExitCode::usage, "--sysroot " + src.probe.sysroot + ": not a directory");
+    snap = probe_machine(fs, current_environment(), src.probe);
+  }
+  if (src.redact)
+    redact(snap);
+  return snap;
+}
+
+void add_output_options(CLI::App& sub, OutputOptions& out, bool with_csv) {
+  auto* json = sub.add_flag("--json", out.json, "Print JSON");
+  auto* md = sub.add_flag("--markdown", out.markdown, "Print markdown, ready to paste in an issue");
+  json->excludes(md);
+  if (with_csv)
+    sub.add_flag("--csv", out.csv, "Print CSV")->excludes(json)->excludes(md);
+}
+
+} // namespace dlrig::cli
+
+int main(int argc, char** argv) {
+  using namespace dlrig;
+  using namespace dlrig::cli;
+  CLI::App app{"dlrig: know, check, measure and size a GPU machine for PyTorch"};
+  app.set_version_flag("--version", std::string("dlrig ") + DLRIG_VERSION);
+  app.require_subcommand(1);
+  std::vector<std::pair<CLI::App*, Runner>> runners;
+  for (const auto& cmd : kCommands) {
+    auto* sub = app.add_subcommand(cmd.name, cmd.summary);
+    runners.emplace_back(sub, cmd.setup(*sub));
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : static_cast<int>(ExitCode::usage);
+  }
+  try {
+    for (auto& [sub, run] : runners)
+      if (sub->parsed())
+        return static_cast<int>(run());
+  } catch (const Failure& f) {
+    std::fflush(stdout);
+    std::cerr << "dlrig: " << f.what() << "\n";
+    return static_cast<int>(f.code());
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    std::cerr << "dlrig: internal error: " << e.what()
+              << "\n(please report it with the command line that caused it)\n";
+    return static_cast<int>(ExitCode::internal);
+  }
+  return static_cast<int>(ExitCode::usage);
+}

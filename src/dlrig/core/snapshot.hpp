@@ -1,0 +1,53 @@
+#pragma once
+// The machine snapshot: everything probed, one versioned model with a lossless JSON round trip.
+// Analysis (doctor, fit, pick) reads only this, so every analysis works on a saved snapshot.
+#include "dlrig/core/result.hpp"
+#include "dlrig/core/snapshot_gpu.hpp"
+#include "dlrig/core/snapshot_host.hpp"
+#include "dlrig/core/snapshot_software.hpp"
+
+#include <string_view>
+
+namespace dlrig {
+
+inline constexpr int kSnapshotSchemaVersion = 1;
+
+// A reading that could not be taken, and why: the field stays null and this says the reason.
+struct ProbeNote {
+  std::string field;  // dotted path in the snapshot, e.g. "host.memory.total_bytes"
+  OptStr source;      // file or call that was read, e.g. "/proc/meminfo"
+  std::string reason;
+};
+DLRIG_JSON(ProbeNote, field, source, reason)
+
+struct SnapshotContext {
+  std::string tool_version;
+  OptStr captured_at;     // UTC, ISO 8601
+  OptStr sysroot;         // root the files were read from when not "/"
+  bool redacted = false;
+};
+DLRIG_JSON(SnapshotContext, tool_version, captured_at, sysroot, redacted)
+
+struct Snapshot {
+  int schema_version = kSnapshotSchemaVersion;
+  SnapshotContext context;
+  HostInfo host;
+  std::vector<Gpu> gpus;   // every display/3D controller on the PCI bus, in bus order
+  NvidiaDriver nvidia;
+  SoftwareInfo software;
+  std::vector<ProbeNote> notes;
+};
+DLRIG_JSON(Snapshot, schema_version, context, host, gpus, nvidia, software, notes)
+
+Json to_json(const Snapshot& s);
+// Reads a snapshot document; errors name the position or the field (JSON pointer) and the version.
+Result<Snapshot> snapshot_from_json(std::string_view text);
+// Reads a snapshot file; errors name the file. Missing file, malformed JSON and unknown
+// schema_version are all errors.
+Result<Snapshot> load_snapshot(const std::string& path);
+
+// Removes what identifies a person or a machine: hostname, GPU UUIDs, user names, and paths under
+// home directories (replaced by "~"). Serial numbers are never probed at all.
+void redact(Snapshot& s);
+
+} // namespace dlrig

@@ -1,0 +1,118 @@
+#pragma once
+// The host part of the machine snapshot. Units: bytes, hertz, bits per second; every reading is
+// optional and nullopt means unknown (JSON null). docs/snapshot.md documents each field's source.
+#include "dlrig/core/json.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dlrig {
+
+using OptU64 = std::optional<std::uint64_t>;
+using OptI64 = std::optional<std::int64_t>;
+using OptF64 = std::optional<double>;
+using OptStr = std::optional<std::string>;
+using OptBool = std::optional<bool>;
+
+struct OsInfo {
+  OptStr kernel_release; // /proc/sys/kernel/osrelease
+  OptStr kernel_version; // /proc/sys/kernel/version
+  OptStr distro_id;      // /etc/os-release ID
+  OptStr distro_version; // /etc/os-release VERSION_ID
+  OptStr distro_name;    // /etc/os-release PRETTY_NAME
+  OptStr arch;           // machine architecture, e.g. x86_64, aarch64
+};
+DLRIG_JSON(OsInfo, kernel_release, kernel_version, distro_id, distro_version, distro_name, arch)
+
+struct NumaNode {
+  int id = 0;
+  OptStr cpus;              // cpulist, e.g. "0-31,64-95"
+  OptU64 memory_total_bytes;
+};
+DLRIG_JSON(NumaNode, id, cpus, memory_total_bytes)
+
+struct CpuInfo {
+  OptStr vendor;   // GenuineIntel, AuthenticAMD, ...
+  OptStr model;    // model name
+  std::optional<int> sockets;
+  std::optional<int> cores;   // physical cores, all sockets
+  std::optional<int> threads; // logical CPUs online
+  OptF64 base_hz;
+  OptF64 max_hz;
+  std::vector<std::string> isa; // flags that matter to PyTorch: avx2, avx512f, avx512_bf16, amx_bf16...
+  std::vector<NumaNode> numa_nodes;
+};
+DLRIG_JSON(CpuInfo, vendor, model, sockets, cores, threads, base_hz, max_hz, isa, numa_nodes)
+
+struct MemoryInfo {
+  OptU64 total_bytes;
+  OptU64 available_bytes;
+  OptU64 swap_total_bytes;
+  OptU64 swap_free_bytes;
+};
+DLRIG_JSON(MemoryInfo, total_bytes, available_bytes, swap_total_bytes, swap_free_bytes)
+
+struct ShmInfo {
+  OptU64 size_bytes; // capacity of /dev/shm
+  OptU64 free_bytes;
+};
+DLRIG_JSON(ShmInfo, size_bytes, free_bytes)
+
+// A resource limit of the probing process. unlimited=true means RLIM_INFINITY.
+struct Limit {
+  OptU64 soft;
+  OptU64 hard;
+  OptBool soft_unlimited;
+  OptBool hard_unlimited;
+};
+DLRIG_JSON(Limit, soft, hard, soft_unlimited, hard_unlimited)
+
+struct Limits {
+  Limit memlock_bytes;
+  Limit open_files;
+};
+DLRIG_JSON(Limits, memlock_bytes, open_files)
+
+struct Mount {
+  std::string mountpoint;
+  OptStr device;     // /dev/nvme0n1p2, server:/export, tmpfs
+  OptStr fstype;
+  OptStr kind;       // nvme | sata-ssd | hdd | network | tmpfs | virtual | unknown
+  OptU64 total_bytes;
+  OptU64 free_bytes;
+};
+DLRIG_JSON(Mount, mountpoint, device, fstype, kind, total_bytes, free_bytes)
+
+struct NetInterface {
+  std::string name;
+  OptStr operstate;   // up, down, unknown
+  OptU64 speed_bps;   // link speed in bits per second
+  OptStr kind;        // ethernet | infiniband | loopback | virtual | wireless
+};
+DLRIG_JSON(NetInterface, name, operstate, speed_bps, kind)
+
+struct RdmaPort {
+  std::string device; // mlx5_0
+  int port = 1;
+  OptStr link_layer;  // InfiniBand | Ethernet (RoCE)
+  OptStr state;       // ACTIVE, DOWN
+  OptU64 rate_bps;
+};
+DLRIG_JSON(RdmaPort, device, port, link_layer, state, rate_bps)
+
+struct HostInfo {
+  OptStr hostname; // removed by --redact
+  OsInfo os;
+  CpuInfo cpu;
+  MemoryInfo memory;
+  ShmInfo shm;
+  Limits limits;
+  std::vector<Mount> mounts;
+  std::vector<NetInterface> network;
+  std::vector<RdmaPort> rdma;
+};
+DLRIG_JSON(HostInfo, hostname, os, cpu, memory, shm, limits, mounts, network, rdma)
+
+} // namespace dlrig

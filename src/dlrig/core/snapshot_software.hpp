@@ -1,0 +1,163 @@
+#pragma once
+// The software part of the machine snapshot: kernel modules, driver libraries, CUDA toolkits,
+// CUDA libraries, Python environments, environment variables and where dlrig runs.
+// nullopt means unknown (JSON null); docs/snapshot.md documents each field's source.
+#include "dlrig/core/snapshot_host.hpp"
+
+#include <map>
+
+namespace dlrig {
+
+struct KernelModule {
+  OptBool loaded;            // listed in /proc/modules
+  OptStr version;            // /sys/module/NAME/version
+  OptStr license;            // "NVIDIA" (proprietary) or "Dual MIT/GPL" (open)
+  OptBool blacklisted;       // a "blacklist NAME" line under /etc/modprobe.d
+};
+DLRIG_JSON(KernelModule, loaded, version, license, blacklisted)
+
+struct KernelSide {
+  KernelModule nvidia;
+  OptBool nvidia_open;       // the open kernel module (license "Dual MIT/GPL")
+  KernelModule nouveau;
+  KernelModule nvidia_uvm;
+  KernelModule nvidia_peermem;
+  KernelModule nv_peer_mem;
+  OptStr cmdline;             // /proc/cmdline
+  OptStr iommu;               // pt | on | off | unknown: from the kernel command line
+  OptBool iommu_groups;       // /sys/kernel/iommu_groups populated
+  OptBool secure_boot;
+};
+DLRIG_JSON(KernelSide, nvidia, nvidia_open, nouveau, nvidia_uvm, nvidia_peermem, nv_peer_mem,
+           cmdline, iommu, iommu_groups, secure_boot)
+
+struct DeviceNode {
+  std::string path;           // /dev/nvidia0
+  OptBool exists;
+  OptBool accessible;         // readable and writable by this user
+};
+DLRIG_JSON(DeviceNode, path, exists, accessible)
+
+struct Services {
+  OptBool persistenced_running;
+  OptBool fabricmanager_running;
+  OptStr fabricmanager_version;
+  OptBool nvswitch_present;   // NVSwitch devices on the PCI bus
+};
+DLRIG_JSON(Services, persistenced_running, fabricmanager_running, fabricmanager_version,
+           nvswitch_present)
+
+// ACS on a PCIe bridge between GPUs; enabled source validation/redirects block P2P.
+struct AcsBridge {
+  std::string bdf;
+  OptBool redirect_enabled;
+};
+DLRIG_JSON(AcsBridge, bdf, redirect_enabled)
+
+struct FoundLibrary {
+  std::string path;
+  OptStr version;
+  OptStr origin;              // system | toolkit-stub | compat | wsl | conda | pip
+};
+DLRIG_JSON(FoundLibrary, path, version, origin)
+
+struct DriverLibraries {
+  std::vector<FoundLibrary> libcuda;     // in loader order, the first one wins
+  std::vector<FoundLibrary> libnvidia_ml;
+  OptBool stub_ahead;                    // a toolkit stub libcuda resolves before the driver's
+  OptBool compat_ahead;                  // a cuda-compat libcuda resolves before the driver's
+};
+DLRIG_JSON(DriverLibraries, libcuda, libnvidia_ml, stub_ahead, compat_ahead)
+
+struct CudaToolkit {
+  std::string root;           // /usr/local/cuda-12.4
+  OptStr version;             // 12.4 (or 12.4.131)
+  OptStr nvcc;                // path of nvcc when present
+  std::vector<std::string> found_by; // usr-local | opt | conda | path | cuda-home | cuda-path
+};
+DLRIG_JSON(CudaToolkit, root, version, nvcc, found_by)
+
+struct CudaSelection {
+  OptStr by_path;             // root of the toolkit whose nvcc PATH finds first
+  OptStr by_ld_library_path;  // root of the toolkit LD_LIBRARY_PATH puts first
+  OptStr by_cuda_home;        // CUDA_HOME / CUDA_PATH
+  OptStr usr_local_cuda;      // target of /usr/local/cuda
+};
+DLRIG_JSON(CudaSelection, by_path, by_ld_library_path, by_cuda_home, usr_local_cuda)
+
+struct CudaLibraries {
+  std::vector<FoundLibrary> cudnn;
+  std::vector<FoundLibrary> nccl;
+  std::vector<FoundLibrary> cublas;
+  std::vector<FoundLibrary> tensorrt;
+};
+DLRIG_JSON(CudaLibraries, cudnn, nccl, cublas, tensorrt)
+
+struct TorchInstall {
+  OptStr version;             // 2.5.1+cu124
+  OptStr variant;             // cu124 | cpu | rocm6.2 | (none: default PyPI build)
+  OptStr cuda;                // torch.version.cuda, "12.4"; nullopt for CPU/ROCm builds
+  OptStr hip;
+  OptStr cudnn;               // bundled cuDNN version
+  OptStr nccl;                // bundled NCCL version
+  std::vector<std::string> arch_list; // sm_50 ... compute_90
+};
+DLRIG_JSON(TorchInstall, version, variant, cuda, hip, cudnn, nccl, arch_list)
+
+// What running the interpreter once (--deep) reported.
+struct DeepProbe {
+  OptBool ran;
+  OptBool cuda_available;
+  std::optional<int> device_count;
+  std::vector<std::string> arch_list;
+  OptStr error;               // CUDA initialisation error text, or why the run failed
+};
+DLRIG_JSON(DeepProbe, ran, cuda_available, device_count, arch_list, error)
+
+struct PythonEnv {
+  std::string interpreter;    // path
+  OptStr kind;                // system | venv | conda | given
+  OptStr name;                // conda env name or venv folder
+  OptBool active;             // the active venv / conda env
+  OptStr python_version;
+  OptStr site_packages;
+  std::optional<TorchInstall> torch;
+  OptStr torchvision;         // versions, with their +cuXXX suffixes
+  OptStr torchaudio;
+  OptStr tensorflow;
+  OptStr jax;
+  OptStr jaxlib_cuda;         // CUDA flavour of the jax plugin (cuda12...)
+  std::map<std::string, std::string> nvidia_wheels; // nvidia-cudnn-cu12 -> 9.1.0.70
+  std::optional<DeepProbe> deep;
+};
+DLRIG_JSON(PythonEnv, interpreter, kind, name, active, python_version, site_packages, torch,
+           torchvision, torchaudio, tensorflow, jax, jaxlib_cuda, nvidia_wheels, deep)
+
+struct Runtime {
+  OptStr kind;                // bare-metal | vm | container | wsl2
+  OptStr container_engine;    // docker | podman | kubernetes | lxc
+  OptBool nvidia_runtime;     // the NVIDIA container runtime injected the GPU
+  OptStr hypervisor;          // kvm, vmware, hyperv... when a VM
+};
+DLRIG_JSON(Runtime, kind, container_engine, nvidia_runtime, hypervisor)
+
+struct SoftwareInfo {
+  KernelSide kernel;
+  std::vector<DeviceNode> device_nodes;
+  Services services;
+  std::vector<AcsBridge> acs;
+  DriverLibraries driver_libraries;
+  std::vector<CudaToolkit> cuda_toolkits;
+  CudaSelection cuda_selection;
+  CudaLibraries libraries;
+  std::vector<PythonEnv> python_envs;
+  std::map<std::string, std::string> env; // the variables that matter, as set
+  OptBool master_port_in_use;
+  OptStr host_compiler_version; // gcc -dumpversion
+  Runtime runtime;
+};
+DLRIG_JSON(SoftwareInfo, kernel, device_nodes, services, acs, driver_libraries, cuda_toolkits,
+           cuda_selection, libraries, python_envs, env, master_port_in_use,
+           host_compiler_version, runtime)
+
+} // namespace dlrig

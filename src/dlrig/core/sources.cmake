@@ -1,0 +1,2 @@
+list(APPEND DLRIG_SOURCES
+  core/snapshot.cpp)

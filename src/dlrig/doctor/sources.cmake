@@ -1,0 +1,1 @@
+list(APPEND DLRIG_SOURCES)

@@ -1,0 +1,68 @@
+#pragma once
+// The seam between dlrig and the machine's files. Every probe reads /sys, /proc, /dev, /etc, /usr
+// and the rest through a FileSystem rooted at a directory: "/" on the live machine, a fixture tree
+// in tests (--sysroot DIR). Paths given to it are absolute paths on the probed machine; a
+// fixture root never falls through to the real machine.
+#include "dlrig/core/result.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dlrig {
+
+struct DiskUsage {
+  std::uint64_t total_bytes = 0;
+  std::uint64_t free_bytes = 0; // available to an unprivileged user
+};
+
+class FileSystem {
+public:
+  virtual ~FileSystem() = default;
+  // Whole file; an error says why (missing, permission, ...). Reads at most max_bytes.
+  virtual Result<std::string> read(const std::string& path,
+                                   std::size_t max_bytes = 1 << 20) const = 0;
+  // Entry names of a directory, sorted; empty when it is missing or unreadable.
+  virtual std::vector<std::string> list(const std::string& path) const = 0;
+  virtual bool exists(const std::string& path) const = 0;
+  virtual bool is_directory(const std::string& path) const = 0;
+  // Target text of a symbolic link, nullopt when path is not a link.
+  virtual std::optional<std::string> readlink(const std::string& path) const = 0;
+  // Follows every link and returns the absolute path on the probed machine.
+  virtual std::optional<std::string> canonical(const std::string& path) const = 0;
+  // Whether this process may open path for reading and writing.
+  virtual bool accessible_rw(const std::string& path) const = 0;
+  // Capacity of the filesystem holding path; nullopt when unknown.
+  virtual std::optional<DiskUsage> disk_usage(const std::string& path) const = 0;
+};
+
+// Files under a root directory. With root "/" this is the live machine. Under a fixture root,
+// disk_usage answers from ROOT/.dlrig/statvfs (lines "MOUNTPOINT TOTAL_BYTES FREE_BYTES") and
+// accessible_rw from ROOT/.dlrig/inaccessible (one path per line), never from the real machine.
+class Sysroot final : public FileSystem {
+public:
+  explicit Sysroot(std::string root = "/");
+  const std::string& root() const { return root_; }
+  bool live() const { return root_ == "/"; }
+
+  Result<std::string> read(const std::string& path,
+                           std::size_t max_bytes = 1 << 20) const override;
+  std::vector<std::string> list(const std::string& path) const override;
+  bool exists(const std::string& path) const override;
+  bool is_directory(const std::string& path) const override;
+  std::optional<std::string> readlink(const std::string& path) const override;
+  std::optional<std::string> canonical(const std::string& path) const override;
+  bool accessible_rw(const std::string& path) const override;
+  std::optional<DiskUsage> disk_usage(const std::string& path) const override;
+
+private:
+  std::string host_path(const std::string& path) const;
+  std::string root_;
+};
+
+// Trimmed contents of a small sysfs/procfs attribute file; nullopt when missing, unreadable or
+// empty.
+std::optional<std::string> read_trimmed(const FileSystem& fs, const std::string& path);
+
+} // namespace dlrig

@@ -1,0 +1,3 @@
+list(APPEND DLRIG_SOURCES
+  platform/dynlib.cpp
+  platform/fs.cpp)

@@ -1,0 +1,51 @@
+#include "dlrig/probe/probe.hpp"
+
+#include <chrono>
+#include <ctime>
+#include <fmt/format.h>
+
+extern char** environ;
+
+namespace dlrig {
+
+Environment current_environment() {
+  Environment env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string kv = *e;
+    auto eq = kv.find('=');
+    if (eq != std::string::npos)
+      env.emplace(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  return env;
+}
+
+namespace {
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+} // namespace
+
+Snapshot probe_machine(const FileSystem& fs, const Environment& env, const ProbeOptions& options) {
+  Snapshot snap;
+  snap.context.tool_version = DLRIG_VERSION;
+  snap.context.captured_at = utc_now();
+  if (options.sysroot != "/")
+    snap.context.sysroot = options.sysroot;
+  ProbeContext ctx{fs, env, options, snap};
+  probe_host(ctx);
+  probe_pci_gpus(ctx);
+  if (!options.skip_nvml)
+    probe_nvml(ctx);
+  else
+    snap.nvidia.nvml_status = "not-probed";
+  probe_amd(ctx);
+  probe_software(ctx);
+  return snap;
+}
+
+} // namespace dlrig

@@ -1,0 +1,40 @@
+#include "support/cli.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+namespace dlrig::test {
+namespace {
+
+TEST(SnapshotCli, FromMissingFileIsBadInput) {
+  auto r = run_dlrig({"info", "--from", "/nonexistent/x.json"});
+  EXPECT_EQ(r.exit_code, 65);
+  EXPECT_NE(r.err.find("/nonexistent/x.json"), std::string::npos) << r.err;
+}
+
+TEST(SnapshotCli, FromMalformedFileNamesThePlace) {
+  std::string path = "/tmp/dlrig-malformed.json";
+  std::ofstream(path) << "{\"schema_version\": 1,\n \"host\": [}";
+  auto r = run_dlrig({"info", "--from", path});
+  EXPECT_EQ(r.exit_code, 65);
+  EXPECT_NE(r.err.find("line 2"), std::string::npos) << r.err;
+}
+
+TEST(SnapshotCli, UnknownFlagIsUsageError) {
+  EXPECT_EQ(run_dlrig({"info", "--no-such-flag"}).exit_code, 64);
+  EXPECT_EQ(run_dlrig({}).exit_code, 64);
+}
+
+TEST(SnapshotCli, SnapshotRoundTripsThroughFrom) {
+  auto snap = run_dlrig({"snapshot", "--sysroot", fixture("laptop-no-gpu")});
+  ASSERT_EQ(snap.exit_code, 0) << snap.err;
+  std::string path = "/tmp/dlrig-roundtrip.json";
+  std::ofstream(path) << snap.out;
+  auto again = run_dlrig({"info", "--json", "--from", path});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(again.out, snap.out);
+}
+
+} // namespace
+} // namespace dlrig::test

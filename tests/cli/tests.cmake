@@ -1,0 +1,3 @@
+list(APPEND DLRIG_TEST_SOURCES
+  support/cli.cpp
+  cli/snapshot_cli_test.cpp)

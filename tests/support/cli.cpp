@@ -1,0 +1,69 @@
+#include "support/cli.hpp"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace dlrig::test {
+
+namespace {
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+} // namespace
+
+CliRun run_dlrig(const std::vector<std::string>& args, const std::vector<std::string>& env) {
+  char out_tmpl[] = "/tmp/dlrig-cli-out-XXXXXX";
+  char err_tmpl[] = "/tmp/dlrig-cli-err-XXXXXX";
+  int out_fd = mkstemp(out_tmpl);
+  int err_fd = mkstemp(err_tmpl);
+  if (out_fd < 0 || err_fd < 0)
+    throw std::runtime_error("mkstemp failed");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
+  posix_spawn_file_actions_adddup2(&actions, err_fd, 2);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+
+  std::vector<std::string> argv_s{DLRIG_BINARY};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<std::string> env_s{"PATH=/usr/bin:/bin", "DLRIG_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1"};
+  env_s.insert(env_s.end(), env.begin(), env.end());
+  std::vector<char*> argv, envp;
+  for (auto& a : argv_s)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+  for (auto& e : env_s)
+    envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  pid_t pid = 0;
+  int rc = posix_spawn(&pid, DLRIG_BINARY, &actions, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  close(out_fd);
+  close(err_fd);
+  CliRun run;
+  if (rc == 0) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  run.out = slurp(out_tmpl);
+  run.err = slurp(err_tmpl);
+  std::remove(out_tmpl);
+  std::remove(err_tmpl);
+  return run;
+}
+
+std::string fixture(const std::string& name) { return std::string(DLRIG_TEST_DATA) + "/" + name; }
+
+} // namespace dlrig::test

@@ -1,0 +1,21 @@
+#pragma once
+// Runs the real dlrig binary for CLI tests and captures what it prints.
+#include <string>
+#include <vector>
+
+namespace dlrig::test {
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out; // stdout
+  std::string err; // stderr
+};
+
+// Runs build/dlrig with args. env holds "NAME=value" entries added to a minimal environment
+// (PATH=/usr/bin:/bin, no NVML unless DLRIG_NVML_LIBRARY is given).
+CliRun run_dlrig(const std::vector<std::string>& args, const std::vector<std::string>& env = {});
+
+// Path of a fixture machine under tests/data/.
+std::string fixture(const std::string& name);
+
+} // namespace dlrig::test

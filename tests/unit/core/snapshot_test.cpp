@@ -1,0 +1,87 @@
+#include "dlrig/core/snapshot.hpp"
+
+#include <gtest/gtest.h>
+
+namespace dlrig {
+namespace {
+
+Snapshot sample() {
+  Snapshot s;
+  s.context.tool_version = "0.1.0";
+  s.host.hostname = "node-7";
+  s.host.memory.total_bytes = 540'000'000'000ULL;
+  s.host.cpu.isa = {"avx2", "avx512f"};
+  s.host.mounts.push_back(Mount{"/home/alice/data", "/dev/nvme0n1p2", "ext4", "nvme",
+                                1'000'000'000'000ULL, std::nullopt});
+  Gpu g;
+  g.bdf = "0000:18:00.0";
+  g.link.current_gts = 16.0;
+  g.link.current_width = 16;
+  g.nvml = NvmlGpu{};
+  g.nvml->uuid = "GPU-1234";
+  g.nvml->power_draw_w = 71.25;
+  g.nvml->throttle_reasons = {"gpu-idle"};
+  s.gpus.push_back(g);
+  s.nvidia.driver_version = "550.54.15";
+  s.software.env["CUDA_HOME"] = "/home/alice/cuda";
+  s.notes.push_back(ProbeNote{"host.shm.size_bytes", "/proc/mounts", "no /dev/shm mount"});
+  return s;
+}
+
+TEST(Snapshot, JsonRoundTripIsLossless) {
+  Snapshot s = sample();
+  Json first = to_json(s);
+  auto back = snapshot_from_json(first.dump());
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(to_json(*back), first);
+  EXPECT_EQ(back->gpus[0].nvml->power_draw_w, 71.25);
+}
+
+TEST(Snapshot, UnknownIsNullNeverZero) {
+  Snapshot s;
+  Json j = to_json(s);
+  EXPECT_TRUE(j["host"]["memory"]["total_bytes"].is_null());
+  EXPECT_TRUE(j["host"]["shm"]["size_bytes"].is_null());
+  auto back = snapshot_from_json(j.dump());
+  ASSERT_TRUE(back.ok());
+  EXPECT_FALSE(back->host.memory.total_bytes.has_value());
+}
+
+TEST(Snapshot, MalformedJsonNamesThePosition) {
+  auto r = snapshot_from_json("{\n  \"schema_version\": 1,\n  \"host\": {,}\n}");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("line 3"), std::string::npos) << r.error().message;
+}
+
+TEST(Snapshot, UnknownSchemaVersionIsRejected) {
+  auto r = snapshot_from_json(R"({"schema_version": 99})");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("schema_version 99"), std::string::npos);
+}
+
+TEST(Snapshot, WrongTypeNamesTheField) {
+  auto r = snapshot_from_json(R"({"schema_version": 1, "host": {"memory": {"total_bytes": "lots"}}})");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("/host/memory/total_bytes"), std::string::npos)
+      << r.error().message;
+}
+
+TEST(Snapshot, MissingFileNamesTheFile) {
+  auto r = load_snapshot("/nonexistent/snap.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("/nonexistent/snap.json"), std::string::npos);
+}
+
+TEST(Snapshot, RedactRemovesIdentity) {
+  Snapshot s = sample();
+  redact(s);
+  EXPECT_FALSE(s.host.hostname);
+  EXPECT_FALSE(s.gpus[0].nvml->uuid);
+  EXPECT_EQ(s.host.mounts[0].mountpoint, "~/data");
+  EXPECT_EQ(s.software.env["CUDA_HOME"], "~/cuda");
+  EXPECT_TRUE(s.context.redacted);
+  EXPECT_EQ(to_json(s).dump().find("alice"), std::string::npos);
+}
+
+} // namespace
+} // namespace dlrig
