@@ -2,7 +2,7 @@
 # Installs dlrig's build and test dependencies from Debian's packages (idempotent).
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libcli11-dev nlohmann-json3-dev libfmt-dev
-      libgtest-dev libgmock-dev libsqlite3-dev libopenblas-dev pci.ids python3)
+      libgtest-dev libgmock-dev libsqlite3-dev libopenblas-dev pci.ids python3 ccache)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -4,7 +4,7 @@ namespace dlrig {
 
 std::string render_info(const Snapshot& s, Format f) {
   std::vector<Table> tables;
-  for (auto part : {info_host_tables, info_gpu_tables, info_software_tables}) {
+  for (auto part : {info_host_tables, info_gpu_tables, info_nvidia_tables, info_software_tables}) {
     auto more = part(s);
     tables.insert(tables.end(), more.begin(), more.end());
   }

@@ -6,7 +6,8 @@
 namespace dlrig {
 
 std::vector<Table> info_host_tables(const Snapshot& s);     // info_host.cpp
-std::vector<Table> info_gpu_tables(const Snapshot& s);      // info_gpu.cpp (GPUs, links, topology)
+std::vector<Table> info_gpu_tables(const Snapshot& s);      // info_gpu.cpp (PCI GPUs and links)
+std::vector<Table> info_nvidia_tables(const Snapshot& s);   // info_nvidia.cpp (driver, NVML, topology)
 std::vector<Table> info_software_tables(const Snapshot& s); // info_software.cpp
 
 // Text or markdown (JSON is the snapshot itself).

@@ -1,0 +1,7 @@
+#include "dlrig/output/info.hpp"
+
+namespace dlrig {
+
+std::vector<Table> info_nvidia_tables(const Snapshot&) { return {}; }
+
+} // namespace dlrig
