@@ -66,4 +66,8 @@ std::int64_t derive_params(const ModelArch& m);
 // name the missing or wrong field.
 Result<ModelArch> model_from_config(const Json& config, const std::string& name);
 
+// The catalog embedded from data/models.json, validated; a bad row is a bug in dlrig's data and
+// throws Failure(internal) naming the file and the model.
+std::vector<ModelArch> load_model_catalog();
+
 } // namespace dlrig::kb

@@ -1,1 +1,2 @@
-list(APPEND DLRIG_SOURCES)
+list(APPEND DLRIG_SOURCES
+  kb/models.cpp)
