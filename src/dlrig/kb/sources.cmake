@@ -3,4 +3,5 @@ list(APPEND DLRIG_SOURCES
   kb/kb.cpp
   kb/lookup.cpp
   kb/models.cpp
-  kb/row.cpp)
+  kb/row.cpp
+  kb/search.cpp)
