@@ -19,10 +19,10 @@ namespace {
 constexpr int kSchemaVersion = 1;
 
 // A number in display units, without trailing zeros: 165.2, 1979, 0.354. Unknown -> "n/a".
-std::string num(const OptF64 &v, double scale = 1.0) {
+std::string num(const OptF64 &v, double scale = 1.0, int decimals = 3) {
   if (!v)
     return kUnknown;
-  auto s = fmt::format("{:.3f}", *v / scale);
+  auto s = fmt::format("{:.{}f}", *v / scale, decimals);
   while (!s.empty() && s.back() == '0')
     s.pop_back();
   if (!s.empty() && s.back() == '.')
@@ -729,7 +729,7 @@ Result<KbView> search_cloud(const KnowledgeBase &kb, const KbQuery &q) {
         (c.host_memory ? num(c.host_memory) + " " + c.host_memory_unit : std::string(kUnknown));
     t.add({c.provider, c.instance, std::to_string(c.gpu_count) + " x " + c.gpu_model, mem, host,
            or_na(c.interconnect), or_na(c.network),
-           c.price_usd_per_hour ? num(c.price_usd_per_hour) : std::string(kUnknown),
+           c.price_usd_per_hour ? num(c.price_usd_per_hour, 1.0, 6) : std::string(kUnknown),
            c.price_region + ", " + or_na(c.price_date)});
     v.json["items"].push_back(Json{{"provider", c.provider},
                                    {"instance", c.instance},
