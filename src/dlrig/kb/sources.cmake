@@ -1,2 +1,6 @@
 list(APPEND DLRIG_SOURCES
-  kb/models.cpp)
+  kb/csv.cpp
+  kb/kb.cpp
+  kb/lookup.cpp
+  kb/models.cpp
+  kb/row.cpp)
