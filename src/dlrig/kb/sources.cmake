@@ -1,2 +1,4 @@
 list(APPEND DLRIG_SOURCES
-  kb/models.cpp)
+  kb/model_config.cpp
+  kb/models.cpp
+  kb/params.cpp)
