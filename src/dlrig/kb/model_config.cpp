@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <array>
 #include <stdexcept>
+#include <string_view>
+#include <utility>
 
 namespace dlrig::kb {
 namespace {
@@ -31,6 +33,58 @@ std::string kind_of(const Json &v) {
     return "an object";
   return "null";
 }
+
+// The largest value each key may take. Generous next to any real model (hidden sizes reach ~2^15,
+// layer counts ~2^7), and small enough that no derived count or layer shape can overflow 64 bits,
+// whatever a hostile config.json holds.
+std::int64_t limit_of(std::string_view key) {
+  static constexpr std::array<std::pair<std::string_view, std::int64_t>, 36> limits{{
+      {"num_hidden_layers", 1 << 10},
+      {"n_layer", 1 << 10},
+      {"num_layers", 1 << 10},
+      {"num_decoder_layers", 1 << 10},
+      {"num_attention_heads", 1 << 10},
+      {"n_head", 1 << 10},
+      {"num_heads", 1 << 10},
+      {"num_key_value_heads", 1 << 10},
+      {"num_local_experts", 1 << 10},
+      {"num_experts_per_tok", 1 << 10},
+      {"relative_attention_num_buckets", 1 << 10},
+      {"norm_num_groups", 1 << 10},
+      {"layers", 1 << 10},
+      {"depths", 1 << 10},
+      {"num_channels", 1 << 10},
+      {"patch_size", 1 << 10},
+      {"layers_per_block", 1 << 8},
+      {"transformer_layers_per_block", 1 << 8},
+      {"attention_head_dim", 1 << 10},
+      {"head_dim", 1 << 14},
+      {"d_kv", 1 << 14},
+      {"vocab_size", 1 << 24},
+      {"type_vocab_size", 1 << 24},
+      {"num_labels", 1 << 24},
+      {"num_classes", 1 << 24},
+      {"max_position_embeddings", 1 << 26},
+      {"n_positions", 1 << 26},
+      {"sliding_window", 1 << 26},
+      {"image_size", 1 << 16},
+      {"sample_size", 1 << 16},
+      {"block_out_channels", 1 << 16},
+      {"widths", 1 << 16},
+      {"hidden_sizes", 1 << 18},
+      {"cross_attention_dim", 1 << 16},
+      {"in_channels", 1 << 16},
+      {"out_channels", 1 << 16},
+  }};
+  for (const auto &[k, v] : limits)
+    if (k == key)
+      return v;
+  // Widths: hidden_size, intermediate_size, d_model, d_ff, n_embd, time and class embeddings.
+  return std::int64_t{1} << 20;
+}
+
+// Lists (blocks, stages) longer than this are not a real model.
+constexpr std::size_t max_list = 16;
 
 // Reads config keys, naming the model and the key in every error.
 class Fields {
@@ -81,6 +135,8 @@ public:
     const Json &v = j_.at(key);
     if (!v.is_array() || v.empty())
       fail(key, fmt::format("must be a non-empty list of strings, got {}", kind_of(v)));
+    if (v.size() > max_list)
+      fail(key, fmt::format("has {} entries; at most {} are supported", v.size(), max_list));
     std::vector<std::string> out;
     for (const Json &e : v) {
       if (!e.is_string())
@@ -114,19 +170,25 @@ private:
   std::int64_t as_count(const char *key, const Json &v, std::int64_t min) const {
     if (!v.is_number_integer())
       fail(key, fmt::format("must be an integer, got {}", kind_of(v)));
+    if (v.is_number_unsigned() && v.get<std::uint64_t>() > std::uint64_t{1} << 62)
+      fail(key, fmt::format("must be at most {}, got {}", limit_of(key), v.dump()));
     auto n = v.get<std::int64_t>();
     if (n < min)
       fail(key, fmt::format("must be at least {}, got {}", min, n));
+    if (n > limit_of(key))
+      fail(key, fmt::format("must be at most {}, got {}", limit_of(key), n));
     return n;
   }
   std::vector<std::int64_t> as_counts(const char *key, const Json &v) const {
     if (!v.is_array() || v.empty())
       fail(key, fmt::format("must be a non-empty list of positive integers, got {}", kind_of(v)));
+    if (v.size() > max_list)
+      fail(key, fmt::format("has {} entries; at most {} are supported", v.size(), max_list));
     std::vector<std::int64_t> out;
     for (const Json &e : v) {
-      if (!e.is_number_integer() || e.get<std::int64_t>() < 1)
+      if (!e.is_number_integer())
         fail(key, fmt::format("must be a list of positive integers, found {}", kind_of(e)));
-      out.push_back(e.get<std::int64_t>());
+      out.push_back(as_count(key, e, 1));
     }
     return out;
   }

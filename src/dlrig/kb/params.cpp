@@ -286,6 +286,9 @@ Result<std::vector<LayerShape>> layer_shapes(const ModelArch &m, std::int64_t im
   auto keep = [&](const Visit &v) {
     out.push_back({v.name, v.kind, v.channels, v.height, v.width, v.heads, v.transformer_layers});
   };
+  if (image_size > 65536)
+    return make_error(fmt::format("{}: image size {} px is larger than dlrig models (65536)",
+                                  m.name, image_size));
   if (m.family == ModelFamily::cnn) {
     // The stem and four stride-2 stages need at least 32 px to leave a 1×1 map.
     if (image_size < 32)

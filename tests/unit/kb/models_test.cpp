@@ -445,6 +445,26 @@ TEST(ModelFromConfig, InconsistentShapesAreNamed) {
   EXPECT_NE(e.find("'num_experts_per_tok' = 4 exceeds"), std::string::npos) << e;
 }
 
+TEST(ModelFromConfig, AbsurdSizesAreRejectedBeforeTheyOverflow) {
+  std::string e = error_of(R"({"model_type": "mixtral", "hidden_size": 4096,
+    "intermediate_size": 14336, "num_attention_heads": 32, "num_hidden_layers": 32,
+    "num_key_value_heads": 8, "vocab_size": 32000, "num_local_experts": 9223372036854775807,
+    "num_experts_per_tok": 2})");
+  EXPECT_NE(e.find("'num_local_experts' must be at most 1024"), std::string::npos) << e;
+  e = error_of(R"({"model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12,
+    "n_positions": 1024, "vocab_size": 18446744073709551615})");
+  EXPECT_NE(e.find("'vocab_size' must be at most"), std::string::npos) << e;
+  e = error_of(R"({"model_type": "resnet", "block": "BasicBlock",
+    "layers": [1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1], "widths": [64]})");
+  EXPECT_NE(e.find("'layers' has 17 entries"), std::string::npos) << e;
+  // The largest config the limits allow still derives a count without overflow.
+  ModelArch big = parse(R"({"model_type": "mixtral", "hidden_size": 1048576,
+    "intermediate_size": 1048576, "num_attention_heads": 1024, "num_hidden_layers": 1024,
+    "num_key_value_heads": 1024, "vocab_size": 16777216, "num_local_experts": 1024,
+    "num_experts_per_tok": 1024})");
+  EXPECT_GT(derive_params(big), 0);
+}
+
 TEST(ModelFromConfig, UnknownModelsAndBadJsonAreNamed) {
   EXPECT_NE(error_of(R"({"model_type": "mamba"})").find("'model_type' = \"mamba\""),
             std::string::npos);
