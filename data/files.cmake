@@ -5,6 +5,7 @@ foreach(f IN ITEMS
     cuda_drivers.csv
     cudnn.csv
     gpus.csv
+    models.json
     torch.csv)
   list(APPEND DLRIG_DATA_FILES ${CMAKE_CURRENT_LIST_DIR}/${f})
 endforeach()
