@@ -81,7 +81,11 @@ PciIdNames PciIds::lookup(std::uint32_t vendor, std::uint32_t device) {
   }
   if (data_.empty())
     return {};
-  return pci_ids_lookup(data_, vendor, device);
+  auto key = (std::uint64_t{vendor} << 32) | device;
+  auto it = cache_.find(key);
+  if (it == cache_.end())
+    it = cache_.emplace(key, pci_ids_lookup(data_, vendor, device)).first;
+  return it->second;
 }
 
 } // namespace dlrig::probe

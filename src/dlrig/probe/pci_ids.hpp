@@ -6,6 +6,7 @@
 #include "dlrig/probe/probe.hpp"
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -26,7 +27,7 @@ std::string pci_ids_short_name(std::string_view device_name);
 // Path of the database: env DLRIG_PCI_IDS, else the build's DLRIG_PCI_IDS default.
 std::string pci_ids_path(const Environment &env);
 
-// A lazily loaded database. Not thread-safe; one per probe run.
+// A lazily loaded database with a cache of the ids asked for. Not thread-safe; one per probe run.
 class PciIds {
 public:
   explicit PciIds(std::string path) : path_(std::move(path)) {}
@@ -39,6 +40,8 @@ private:
   std::string path_;
   std::string data_;
   std::string error_;
+  // Each lookup scans the file; a GPU server asks for the same few ids many times.
+  std::map<std::uint64_t, PciIdNames> cache_;
   bool loaded_ = false;
 };
 
