@@ -1,3 +1,5 @@
 list(APPEND DLRIG_TEST_SOURCES
   support/cli.cpp
   cli/snapshot_cli_test.cpp)
+list(APPEND DLRIG_TEST_SOURCES
+  cli/info_hw_test.cpp)
