@@ -36,8 +36,10 @@ CliRun run_dlrig(const std::vector<std::string>& args, const std::vector<std::st
 
   std::vector<std::string> argv_s{DLRIG_BINARY};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
-  std::vector<std::string> env_s{"PATH=/usr/bin:/bin", "DLRIG_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1"};
-  env_s.insert(env_s.end(), env.begin(), env.end());
+  // The caller's entries come first: the first of two same-named entries is the one getenv sees,
+  // so they override these defaults.
+  std::vector<std::string> env_s = env;
+  env_s.insert(env_s.end(), {"PATH=/usr/bin:/bin", "DLRIG_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1"});
   std::vector<char*> argv, envp;
   for (auto& a : argv_s)
     argv.push_back(a.data());
