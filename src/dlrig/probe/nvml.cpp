@@ -26,11 +26,11 @@ std::string normalize_bus_id(std::string_view nvml_bus_id) {
   if (colon == std::string::npos || id.find(':', colon + 1) == std::string::npos)
     return id;
   std::string domain = id.substr(0, colon);
-  if (domain.size() > 4 &&
-      std::all_of(domain.begin(), domain.end() - 4, [](char c) { return c == '0'; }))
-    domain = domain.substr(domain.size() - 4);
-  else if (domain.size() < 4)
-    domain = std::string(4 - domain.size(), '0') + domain;
+  if (domain.empty() || domain.size() > 8 ||
+      domain.find_first_not_of("0123456789abcdef") != std::string::npos)
+    return id;
+  // sysfs prints the domain as %04x: at least four digits, more for domains above 0xffff.
+  domain = fmt::format("{:04x}", std::stoul(domain, nullptr, 16));
   return domain + id.substr(colon);
 }
 
