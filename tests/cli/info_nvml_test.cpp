@@ -121,5 +121,23 @@ TEST(InfoNvmlCli, EgpuDesktopAndContainerScenarios) {
   }
 }
 
+TEST(InfoNvmlCli, HealthViewShowsThrottlingAndMemoryFaults) {
+  auto hot = run_dlrig({"info", "--sysroot", fixture("desktop-rtx4090")},
+                       fake_nvml("nvml/throttling.json"));
+  ASSERT_EQ(hot.exit_code, 0) << hot.err;
+  EXPECT_NE(hot.out.find("sw-power-cap, sw-thermal-slowdown, hw-thermal-slowdown"),
+            std::string::npos)
+      << hot.out;
+  EXPECT_NE(hot.out.find("300 W (default 450 W)"), std::string::npos) << hot.out;
+  EXPECT_NE(hot.out.find("86 °C (slowdown 87 °C)"), std::string::npos) << hot.out;
+
+  auto ecc =
+      run_dlrig({"info", "--sysroot", fixture("laptop-no-gpu")}, fake_nvml("nvml/ecc-errors.json"));
+  ASSERT_EQ(ecc.exit_code, 0) << ecc.err;
+  EXPECT_NE(ecc.out.find("3 retired pages, retirement pending"), std::string::npos) << ecc.out;
+  EXPECT_NE(ecc.out.find("REMAP FAILED"), std::string::npos) << ecc.out;
+  EXPECT_NE(ecc.out.find("on, 5 uncorrected (12 lifetime)"), std::string::npos) << ecc.out;
+}
+
 } // namespace
 } // namespace dlrig::test
