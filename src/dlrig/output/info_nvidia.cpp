@@ -16,7 +16,7 @@ namespace {
 std::string nvml_meaning(const NvidiaDriver &nv) {
   if (nv.nvml_status == "not-found")
     return "no NVIDIA user-space driver on the library path: GPUs are known from the PCI bus only "
-           "(no memory, clocks or health), and CUDA cannot run here either";
+           "(no memory, clocks or health), and CUDA most likely cannot start either";
   switch (nv.nvml_error_code.value_or(-1)) {
   case 18:
     return "Driver/library version mismatch: the kernel module and the user-space driver are "
