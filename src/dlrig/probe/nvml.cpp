@@ -240,6 +240,11 @@ namespace {
 
 using namespace nvml;
 
+// Bounds on what a misbehaving library can make the probe allocate or loop over: more than any
+// machine has.
+constexpr unsigned kMaxGpus = 1024;
+constexpr unsigned kMaxProcesses = 1 << 16;
+
 // Makes NVML calls for one probe: decides what an NVML answer means for the field and keeps
 // the notes (a function the library lacks is noted once, not once per GPU).
 class Caller {
@@ -473,13 +478,17 @@ void read_processes(Caller &c, const ProbeContext &ctx, const Api &api, Device d
   Return r = api.device_get_compute_running_processes(d, &count, nullptr);
   // Processes can start between the two calls: grow and ask again a few times.
   for (int attempt = 0; attempt < 4 && r == kErrorInsufficientSize; ++attempt) {
+    if (count > kMaxProcesses) {
+      c.accept(kErrorUnknown, symbol, f + ".processes");
+      return;
+    }
     count += 4;
     buf.assign(count * item, 0);
     r = api.device_get_compute_running_processes(d, &count, buf.data());
   }
   if (!c.accept(r, symbol, f + ".processes"))
     return;
-  for (unsigned i = 0; i < count && !buf.empty(); ++i) {
+  for (unsigned i = 0; i < count && (i + 1) * item <= buf.size(); ++i) {
     GpuProcess p;
     unsigned long long used = 0;
     if (v1) {
@@ -638,7 +647,12 @@ void probe_nvml_with(const ProbeContext &ctx, const Api &api, const std::string 
 
   unsigned count = 0;
   if (c.call(api.device_get_count, "nvmlDeviceGetCount_v2", "nvidia.gpu_count", &count))
-    nv.gpu_count = static_cast<int>(count);
+    nv.gpu_count = static_cast<int>(std::min(count, kMaxGpus));
+  if (count > kMaxGpus) {
+    ctx.note("nvidia.gpu_count", "nvmlDeviceGetCount_v2",
+             fmt::format("NVML reports {} GPUs; only the first {} are read", count, kMaxGpus));
+    count = kMaxGpus;
+  }
 
   // NVML index → its handle and snapshot entry (by bus id; entries may move as GPUs are added).
   std::vector<std::pair<Device, std::string>> seen;
