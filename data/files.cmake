@@ -7,6 +7,7 @@ foreach(f IN ITEMS
     cudnn.csv
     gpus.csv
     links.csv
+    models.json
     torch.csv)
   list(APPEND DLRIG_DATA_FILES ${CMAKE_CURRENT_LIST_DIR}/${f})
 endforeach()
