@@ -178,6 +178,11 @@ Result<ModelArch> model_from_config_text(std::string_view text, const std::strin
 // Failure(ExitCode::internal) naming `origin`, the row's name (or index) and the field.
 std::vector<ModelArch> parse_model_catalog(std::string_view text, std::string_view origin);
 
+// A model for `dlrig kb models --json` and reports: name, display_name, family, model_type, the
+// derived `params` (and `active_params` for MoE), published_params (null when none), the
+// hyperparameters the family uses, source, and the original `config`.
+Json to_json(const ModelArch &m);
+
 // The catalog embedded from data/models.json, validated; a bad row is a bug in dlrig's data and
 // throws Failure(internal) naming the file and the model.
 std::vector<ModelArch> load_model_catalog();

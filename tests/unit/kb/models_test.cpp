@@ -214,6 +214,19 @@ TEST(ModelCatalog, KeepsWhatTheEstimatorNeeds) {
   EXPECT_EQ(model("sdxl-unet").unet.up_transformer_layers, (std::vector<std::int64_t>{10, 2, 1}));
 }
 
+TEST(ModelCatalog, JsonCarriesTheDerivedCount) {
+  Json j = to_json(model("mixtral-8x7b"));
+  EXPECT_EQ(j.at("params"), 46'702'792'704LL);
+  EXPECT_EQ(j.at("active_params"), active_params(model("mixtral-8x7b")));
+  EXPECT_EQ(j.at("family"), "moe_decoder");
+  EXPECT_EQ(j.at("hyperparameters").at("kv_heads"), 8);
+  EXPECT_EQ(j.at("config").at("rope_theta"), 1000000.0);
+  Json g = to_json(model("gpt-3-175b"));
+  EXPECT_TRUE(g.at("published_params").is_null());
+  EXPECT_EQ(g.at("published_rounded"), "175B");
+  EXPECT_EQ(to_json(model("resnet-50")).at("hyperparameters").at("block"), "bottleneck");
+}
+
 // ---- Derivation beyond the catalog --------------------------------------------------------------
 
 TEST(DeriveParams, FollowsTheLlamaFormulaOfMemoryMd) {
