@@ -372,18 +372,20 @@ def laptop_egpu_3080():
     # Tiger Lake's integrated Thunderbolt 4: root port 00:07.0 (8086:9a23) and NHI 00:0d.2 (8086:9a1b).
     # The dock (Razer Core X Chroma, Titan Ridge JHL7540 8086:15ef) shows an upstream and a downstream
     # switch port; the PCIe tunnel gives the GPU a Gen3 x4 link (TB3: "PCIe 3.0 x4", links.md).
+    # The kernel's "removable" attribute (sysfs-bus-pci) marks what sits behind the external-facing port.
+    fixed, removable = {"removable": "fixed\n"}, {"removable": "removable\n"}
     rp = ["0000:00:07.0"]
-    pci_device(t, rp, "0x8086", "0x9a23", BRIDGE, link=link(8, 4, 8, 4), driver="pcieport")
+    pci_device(t, rp, "0x8086", "0x9a23", BRIDGE, link=link(8, 4, 8, 4), driver="pcieport", extra=fixed)
     up = rp + ["0000:05:00.0"]
     pci_device(t, up, "0x8086", "0x15ef", BRIDGE, link=link(8, 4, 8, 4), driver="pcieport",
-               subsys=("0x1532", "0x1209"))
+               subsys=("0x1532", "0x1209"), extra=removable)
     down = up + ["0000:06:01.0"]
     pci_device(t, down, "0x8086", "0x15ef", BRIDGE, link=link(8, 4, 8, 4), driver="pcieport",
-               subsys=("0x1532", "0x1209"))
+               subsys=("0x1532", "0x1209"), extra=removable)
     pci_device(t, down + ["0000:07:00.0"], "0x10de", "0x2206", VGA, link=link(8, 4, 16, 16), driver="nvidia",
-               subsys=("0x3842", "0x3897"))
+               subsys=("0x3842", "0x3897"), extra=removable)
     pci_device(t, down + ["0000:07:00.1"], "0x10de", "0x1aef", AUDIO, link=link(8, 4, 16, 16),
-               driver="snd_hda_intel", subsys=("0x3842", "0x3897"))
+               driver="snd_hda_intel", subsys=("0x3842", "0x3897"), extra=removable)
     nhi = pci_device(t, ["0000:00:0d.2"], "0x8086", "0x9a1b", "0x0c0340", driver="thunderbolt")
     dom = nhi + "/domain0"
     t.write(dom + "/security", "user\n")
