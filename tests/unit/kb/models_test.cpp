@@ -5,10 +5,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <ostream>
 #include <set>
 #include <string>
 
 namespace dlrig::kb {
+
+// Names the catalog model in test output instead of dumping its bytes.
+void PrintTo(const ModelArch &m, std::ostream *os) {
+  *os << m.name;
+}
+
 namespace {
 
 const std::vector<ModelArch> &catalog() {
