@@ -226,7 +226,7 @@ bool plumbing_mountpoint(const std::string &mp) {
        {"/proc", "/sys", "/run", "/snap", "/etc/", "/var/lib/docker", "/var/snap"})
     if (mp == prefix || starts_with(mp, std::string(prefix) + (prefix.back() == '/' ? "" : "/")))
       return true;
-  return starts_with(mp, "/dev") && mp != "/dev/shm";
+  return mp == "/dev" || (starts_with(mp, "/dev/") && mp != "/dev/shm");
 }
 
 void probe_storage(const ProbeContext &ctx, HostInfo &host) {
