@@ -36,7 +36,16 @@ CliRun run_dlrig(const std::vector<std::string>& args, const std::vector<std::st
 
   std::vector<std::string> argv_s{DLRIG_BINARY};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
-  std::vector<std::string> env_s{"PATH=/usr/bin:/bin", "DLRIG_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1"};
+  std::vector<std::string> env_s;
+  // A variable the caller gives replaces the default of the same name (one PATH, not two).
+  for (std::string def : {"PATH=/usr/bin:/bin", "DLRIG_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1"}) {
+    auto name = def.substr(0, def.find('=') + 1);
+    bool given = false;
+    for (const auto& e : env)
+      given = given || e.compare(0, name.size(), name) == 0;
+    if (!given)
+      env_s.push_back(def);
+  }
   env_s.insert(env_s.end(), env.begin(), env.end());
   std::vector<char*> argv, envp;
   for (auto& a : argv_s)
