@@ -146,11 +146,16 @@ NvidiaProcVersion parse_nvidia_proc_version(std::string_view text) {
   out.first_line = std::string(first);
   auto w = words_of(first);
   // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024"
-  for (std::size_t i = 0; i + 1 < w.size(); ++i)
-    if (w[i] == "Module" && is_dotted_version(w[i + 1])) {
-      out.version = std::string(w[i + 1]);
+  // The open module adds "for x86_64" after "Module": take the first version after it.
+  bool after_module = false;
+  for (auto word : w) {
+    if (word == "Module")
+      after_module = true;
+    else if (after_module && is_dotted_version(word) && word.find('.') != std::string_view::npos) {
+      out.version = std::string(word);
       break;
     }
+  }
   if (first.find("NVRM") != std::string_view::npos)
     out.open = first.find("Open Kernel Module") != std::string_view::npos;
   return out;

@@ -1,0 +1,2 @@
+list(APPEND DLRIG_TEST_SOURCES
+  unit/probe/software_parse_test.cpp)
