@@ -232,6 +232,7 @@ TEST(InfoSoftwareCli, Wsl2) {
   ASSERT_EQ(sw["driver_libraries"]["libcuda"].size(), 1u);
   EXPECT_EQ(sw["driver_libraries"]["libcuda"][0]["path"], "/usr/lib/wsl/lib/libcuda.so.1");
   EXPECT_EQ(sw["driver_libraries"]["libcuda"][0]["origin"], "wsl");
+  EXPECT_TRUE(sw["driver_libraries"]["libcuda"][0]["version"].is_null());
   EXPECT_EQ(sw["kernel"]["nvidia"]["loaded"], false); // no Linux driver inside WSL
   EXPECT_EQ(env_named(sw, "venv")["python_version"], "3.12.3");
   auto text = info_of("wsl2", env);

@@ -97,8 +97,9 @@ OptStr library_version_in(const ProbeContext &ctx, const std::string &dir,
       if (v->find('.') != std::string::npos)
         return v;
   OptStr best;
+  // libcuda.so.1's "1" is the ABI number, not the driver's version.
   for (const auto &n : names)
-    if (auto v = library_version_from_name(n, stem))
+    if (auto v = library_version_from_name(n, stem); v && (n != soname || soname == stem))
       if (!best || v->size() > best->size())
         best = v;
   return best;
@@ -121,7 +122,9 @@ std::vector<FoundLibrary> find_driver_library(const ProbeContext &ctx,
     FoundLibrary lib;
     lib.path = join_path(sd.dir, has_soname ? soname : stem);
     lib.origin = origin_of(lib.path, toolkits);
-    if (lib.origin != "toolkit-stub")
+    // Stubs carry no version; WSL's libcuda.so.1.1 names the WSL shim's ABI, not the
+    // Windows driver's version.
+    if (lib.origin != "toolkit-stub" && lib.origin != "wsl")
       lib.version = library_version_in(ctx, sd.dir, names, stem, soname);
     lib.via_ld_library_path = sd.from_ld_library_path;
     found.push_back(std::move(lib));

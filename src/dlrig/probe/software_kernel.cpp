@@ -36,8 +36,9 @@ void probe_modules(const ProbeContext &ctx, KernelSide &k) {
   auto fill = [&](KernelModule &m, const std::string &name) {
     if (loaded)
       m.loaded = loaded->count(name) > 0;
-    else if (ctx.fs.is_directory("/sys/module/" + name))
-      m.loaded = true; // built-in modules appear here too, without /proc/modules
+    else if (ctx.fs.is_directory("/sys/module"))
+      // Every loaded module has a folder here (built-in ones with parameters too).
+      m.loaded = ctx.fs.is_directory("/sys/module/" + name);
     m.version = read_trimmed(ctx.fs, "/sys/module/" + name + "/version");
     if (modprobe_read || modprobe_dir)
       m.blacklisted = blacklisted.count(name) > 0;
