@@ -13,7 +13,7 @@
 namespace dlrig::test {
 
 namespace {
-std::string slurp(const std::string& path) {
+std::string slurp(const std::string &path) {
   std::ifstream in(path);
   std::stringstream s;
   s << in.rdbuf();
@@ -21,7 +21,7 @@ std::string slurp(const std::string& path) {
 }
 } // namespace
 
-CliRun run_dlrig(const std::vector<std::string>& args, const std::vector<std::string>& env) {
+CliRun run_dlrig(const std::vector<std::string> &args, const std::vector<std::string> &env) {
   char out_tmpl[] = "/tmp/dlrig-cli-out-XXXXXX";
   char err_tmpl[] = "/tmp/dlrig-cli-err-XXXXXX";
   int out_fd = mkstemp(out_tmpl);
@@ -36,22 +36,16 @@ CliRun run_dlrig(const std::vector<std::string>& args, const std::vector<std::st
 
   std::vector<std::string> argv_s{DLRIG_BINARY};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
-  std::vector<std::string> env_s;
-  // A variable the caller gives replaces the default of the same name (one PATH, not two).
-  for (std::string def : {"PATH=/usr/bin:/bin", "DLRIG_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1"}) {
-    auto name = def.substr(0, def.find('=') + 1);
-    bool given = false;
-    for (const auto& e : env)
-      given = given || e.compare(0, name.size(), name) == 0;
-    if (!given)
-      env_s.push_back(def);
-  }
-  env_s.insert(env_s.end(), env.begin(), env.end());
-  std::vector<char*> argv, envp;
-  for (auto& a : argv_s)
+  // The caller's entries come first: the first of two same-named entries is the one getenv sees,
+  // so they override these defaults.
+  std::vector<std::string> env_s = env;
+  env_s.insert(env_s.end(),
+               {"PATH=/usr/bin:/bin", "DLRIG_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1"});
+  std::vector<char *> argv, envp;
+  for (auto &a : argv_s)
     argv.push_back(a.data());
   argv.push_back(nullptr);
-  for (auto& e : env_s)
+  for (auto &e : env_s)
     envp.push_back(e.data());
   envp.push_back(nullptr);
 
@@ -73,6 +67,8 @@ CliRun run_dlrig(const std::vector<std::string>& args, const std::vector<std::st
   return run;
 }
 
-std::string fixture(const std::string& name) { return std::string(DLRIG_TEST_DATA) + "/" + name; }
+std::string fixture(const std::string &name) {
+  return std::string(DLRIG_TEST_DATA) + "/" + name;
+}
 
 } // namespace dlrig::test

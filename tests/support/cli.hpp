@@ -12,8 +12,7 @@ struct CliRun {
 };
 
 // Runs build/dlrig with args. env holds "NAME=value" entries added to a minimal environment
-// (PATH=/usr/bin:/bin, no NVML unless DLRIG_NVML_LIBRARY is given); an entry in env replaces the
-// default of the same name.
+// (PATH=/usr/bin:/bin, no NVML unless DLRIG_NVML_LIBRARY is given).
 CliRun run_dlrig(const std::vector<std::string>& args, const std::vector<std::string>& env = {});
 
 // Path of a fixture machine under tests/data/.
