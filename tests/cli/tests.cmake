@@ -1,10 +1,7 @@
 list(APPEND DLRIG_TEST_SOURCES
   support/cli.cpp
-<<<<<<< HEAD
-  cli/info_software_test.cpp
-=======
   cli/info_nvml_test.cpp
->>>>>>> main
+  cli/info_software_test.cpp
   cli/snapshot_cli_test.cpp)
 list(APPEND DLRIG_TEST_SOURCES
   cli/info_hw_test.cpp)
