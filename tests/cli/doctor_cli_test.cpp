@@ -14,7 +14,8 @@ std::string snapshot(const std::string &name) {
 
 std::vector<std::string> finding_ids(const std::string &json_text) {
   std::vector<std::string> ids;
-  for (const auto &f : nlohmann::json::parse(json_text)["findings"])
+  auto j = nlohmann::json::parse(json_text); // alive for the whole loop
+  for (const auto &f : j["findings"])
     ids.push_back(f["id"].get<std::string>());
   return ids;
 }
@@ -39,6 +40,7 @@ TEST(DoctorCli, CpuTorchFailsWithExitTwo) {
   EXPECT_EQ(j["context"]["driver_version"], "550.54.15");
   EXPECT_EQ(j["context"]["source"], snapshot("desktop-cpu-torch.json"));
   auto ids = finding_ids(r.out);
+  ASSERT_FALSE(ids.empty());
   EXPECT_EQ(ids.front(), "torch.cpu-only-build");
   EXPECT_TRUE(has(ids, "env.cuda-launch-blocking"));
   for (const auto &f : j["findings"])
