@@ -1,4 +1,5 @@
 list(APPEND DLRIG_TEST_SOURCES
+  cli/doctor_cli_test.cpp
   cli/info_hw_test.cpp
   cli/info_nvml_test.cpp
   cli/info_software_test.cpp
