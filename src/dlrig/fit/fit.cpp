@@ -247,7 +247,7 @@ std::vector<Candidate> single_changes(const ModelInput &model, const Run &run, c
                                       std::optional<double> base_time) {
   std::vector<Candidate> out;
   const Dims d = dims_of(model.arch);
-  auto add = [&](const Run &r, std::string change, std::string /*flags*/, std::string cost) {
+  auto add = [&](const Run &r, std::string change, std::string cost) {
     if (!resolve_run(model, r, nullptr))
       return;
     Candidate c;
@@ -273,7 +273,6 @@ std::vector<Candidate> single_changes(const ModelInput &model, const Run &run, c
         r.batch = b;
         r.grad_accum = (run.batch * run.grad_accum + b - 1) / b;
         add(r, fmt::format("micro-batch {} with gradient accumulation {}", r.batch, r.grad_accum),
-            fmt::format("--batch {} --grad-accum {}", r.batch, r.grad_accum),
             "same samples per optimizer step; smaller GEMMs may use the GPU less well");
       }
     }
@@ -281,27 +280,26 @@ std::vector<Candidate> single_changes(const ModelInput &model, const Run &run, c
       Run r = run;
       r.precision = gpu.bf16_flops ? Precision::bf16_amp : Precision::fp16_amp;
       add(r, fmt::format("mixed precision ({})", name(r.precision)),
-          fmt::format("--precision {}", name(r.precision)),
           "16-bit activations and tensor-core speed; fp16 needs loss scaling");
     }
     if (is_transformer(model.arch.family)) {
       if (run.checkpointing == Checkpointing::none) {
         Run r = run;
         r.checkpointing = Checkpointing::selective;
-        add(r, "selective activation recomputation (attention core)", "--checkpointing selective",
+        add(r, "selective activation recomputation (attention core)",
             "recomputes the attention core in backward");
       }
       if (run.checkpointing != Checkpointing::full) {
         Run r = run;
         r.checkpointing = Checkpointing::full;
-        add(r, "full activation checkpointing", "--checkpointing full",
+        add(r, "full activation checkpointing",
             "one more forward pass in backward (about +33% compute)");
       }
     }
     if (!run.lora() && (run.optimizer == Optimizer::adam || run.optimizer == Optimizer::adamw)) {
       Run r = run;
       r.optimizer = Optimizer::adamw_8bit;
-      add(r, "8-bit AdamW (bitsandbytes)", "--optimizer adamw-8bit",
+      add(r, "8-bit AdamW (bitsandbytes)",
           "2 bytes of state per parameter instead of 8; small quality risk");
     }
     if (run.dp() > 1 && !run.lora() && run.strategy != Strategy::fsdp) {
@@ -311,7 +309,6 @@ std::vector<Candidate> single_changes(const ModelInput &model, const Run &run, c
         Run r = run;
         r.strategy = s;
         add(r, fmt::format("ZeRO stage {}", static_cast<int>(s)),
-            fmt::format("--strategy {}", name(s)),
             s == Strategy::zero3 ? "1.5x the data-parallel communication volume (ZeRO paper)"
                                  : "same communication volume as DDP (ZeRO paper)");
       }
@@ -332,7 +329,6 @@ std::vector<Candidate> single_changes(const ModelInput &model, const Run &run, c
           add(r,
               fmt::format("{} GPUs ({} per node x {} nodes) with {}", r.world(), r.gpus, r.nodes,
                           name(r.strategy)),
-              fmt::format("--gpus {} --nodes {} --strategy {}", r.gpus, r.nodes, name(r.strategy)),
               "more hardware; communication across GPUs (not modelled in the time)");
           break;
         }
@@ -348,7 +344,6 @@ std::vector<Candidate> single_changes(const ModelInput &model, const Run &run, c
         auto m = estimate_memory(model, r, gpu);
         if (fits_on(m, gpu) || tp == 8) {
           add(r, fmt::format("tensor parallelism {} over {} GPUs", r.tp, r.world()),
-              fmt::format("--tp {} --gpus {}", r.tp, r.gpus),
               "per-layer all-reduces: needs NVLink-class links between the GPUs");
           break;
         }
@@ -366,7 +361,6 @@ std::vector<Candidate> single_changes(const ModelInput &model, const Run &run, c
           add(r,
               fmt::format("pipeline parallelism {} over {} GPUs, {} micro-batches", r.pp, r.world(),
                           r.grad_accum),
-              fmt::format("--pp {} --gpus {} --grad-accum {}", r.pp, r.gpus, r.grad_accum),
               "pipeline bubble (p-1)/m of the step");
           break;
         }
@@ -378,29 +372,26 @@ std::vector<Candidate> single_changes(const ModelInput &model, const Run &run, c
         r.strategy = Strategy::zero2;
       r.offload = Offload::optimizer;
       add(r, fmt::format("optimizer offload to the CPU ({})", name(r.strategy)),
-          fmt::format("--strategy {} --offload optimizer", name(r.strategy)),
           "the optimizer step runs on the CPU; gradients cross PCIe every step (slower, not "
           "modelled in the time)");
       if (r.strategy == Strategy::zero3 || r.strategy == Strategy::fsdp) {
         r.offload = Offload::params;
         add(r, fmt::format("parameter and optimizer offload ({})", name(r.strategy)),
-            fmt::format("--strategy {} --offload params", name(r.strategy)),
             "parameters stream over PCIe every forward and backward (much slower)");
       }
     }
     if (!run.lora() && is_transformer(model.arch.family)) {
       Run r = run;
       r.lora_rank = 16;
-      add(r, "LoRA rank 16 (frozen base)", "--lora 16",
+      add(r, "LoRA rank 16 (frozen base)",
           "trains adapters only: a different (parameter-efficient) fine-tune");
       r.qlora = true;
-      add(r, "QLoRA (4-bit NF4 base, LoRA rank 16)", "--qlora --lora 16",
+      add(r, "QLoRA (4-bit NF4 base, LoRA rank 16)",
           "dequantisation in every matmul (slower than LoRA); a 4-bit base");
     } else if (run.lora() && !run.qlora) {
       Run r = run;
       r.qlora = true;
-      add(r, "QLoRA (4-bit NF4 base)", "--qlora",
-          "dequantisation in every matmul (slower than LoRA)");
+      add(r, "QLoRA (4-bit NF4 base)", "dequantisation in every matmul (slower than LoRA)");
     }
   } else {
     for (Quant q : {Quant::int8, Quant::int4}) {
@@ -408,14 +399,13 @@ std::vector<Candidate> single_changes(const ModelInput &model, const Run &run, c
         continue;
       Run r = run;
       r.quant = q;
-      add(r, fmt::format("{} weights", name(q)), fmt::format("--quant {}", name(q)),
+      add(r, fmt::format("{} weights", name(q)),
           "quantised weights (bitsandbytes); some quality loss");
     }
     if (run.concurrency > 1) {
       Run r = run;
       r.concurrency = std::max<std::int64_t>(1, run.concurrency / 2);
-      add(r, fmt::format("{} concurrent requests", r.concurrency),
-          fmt::format("--concurrency {}", r.concurrency), "less throughput");
+      add(r, fmt::format("{} concurrent requests", r.concurrency), "less throughput");
     }
     for (int tp : {2, 4, 8}) {
       if (d.heads > 0 && d.heads % tp != 0)
@@ -425,8 +415,7 @@ std::vector<Candidate> single_changes(const ModelInput &model, const Run &run, c
       r.gpus = std::max(run.gpus, r.tp * r.pp);
       auto m = estimate_memory(model, r, gpu);
       if (fits_on(m, gpu) || tp == 8) {
-        add(r, fmt::format("tensor parallelism {}", r.tp),
-            fmt::format("--tp {} --gpus {}", r.tp, r.gpus), "needs NVLink-class links");
+        add(r, fmt::format("tensor parallelism {}", r.tp), "needs NVLink-class links");
         break;
       }
     }
