@@ -88,9 +88,6 @@ Result<Run> resolve_run(const ModelInput &model, Run run, std::vector<std::strin
   if (run.samples && *run.samples <= 0)
     return make_error("--samples must be positive");
 
-  if (arch.family == kb::ModelFamily::unet)
-    return make_error(arch.name + ": activations of the diffusion UNet family are not modelled by "
-                                  "this version of `dlrig fit` yet (see docs/fit.md)");
   if (run.mode == Mode::train) {
     if (run.quant != Quant::none)
       return make_error("--quant is for --mode infer; to train on a 4-bit base use --qlora");
@@ -159,14 +156,21 @@ Result<Run> resolve_run(const ModelInput &model, Run run, std::vector<std::strin
     if (run.lora())
       return make_error("--lora/--qlora are modelled for transformers only");
     if (run.checkpointing != Checkpointing::none)
-      return make_error("--checkpointing is modelled for transformers only (not for CNNs yet)");
+      return make_error(
+          "--checkpointing is modelled for transformers only (not for CNNs and UNets yet)");
     if (run.image_size == 0) {
-      run.image_size = arch.image_size > 0 ? arch.image_size : 224;
+      run.image_size = arch.family == kb::ModelFamily::unet ? unet_default_image(arch)
+                       : arch.image_size > 0                ? arch.image_size
+                                                            : 224;
       note(fmt::format("--image-size not given: {} x {} pixels", run.image_size, run.image_size));
     }
     if (run.image_size < 32)
       return make_error("--image-size must be at least 32 pixels for " + arch.name);
-    if (resnet_layers(arch, run.image_size).empty())
+    if (arch.family == kb::ModelFamily::unet) {
+      if (!unet_cost(arch, run.image_size))
+        return make_error(arch.name + ": the UNet's block_out_channels are not in its config; "
+                                      "give the diffusers unet/config.json");
+    } else if (resnet_layers(arch, run.image_size).empty())
       return make_error(arch.name + ": the CNN's layer shapes are unknown (a ResNet with "
                                     "extra.layers and extra.block is modelled)");
   }

@@ -389,6 +389,11 @@ MemoryEstimate estimate_memory(const ModelInput &model, const Run &run, const Gp
         acts += 3.0 * static_cast<double>(run.image_size * run.image_size) * b * ab;
     } else if (arch.family == kb::ModelFamily::cnn) {
       acts = cnn_activation_bytes(arch, static_cast<double>(run.image_size), b, ab);
+    } else if (auto u = unet_cost(arch, run.image_size)) {
+      acts = (u->saved_elements + (run.attention == Attention::eager ? u->score_elements : 0)) *
+             ab * b;
+      e.notes.push_back("UNet only: the VAE and text encoder are not counted (frozen, or their "
+                        "outputs precomputed)");
     }
   } else {
     // Serving: weights at the precision (or int8 / int4 on nn.Linear weights), the KV cache for
@@ -415,6 +420,9 @@ MemoryEstimate estimate_memory(const ModelInput &model, const Run &run, const Gp
       for (const auto &c : resnet_layers(arch, run.image_size))
         best = std::max(best, static_cast<double>(c.out_ch * c.out_side * c.out_side));
       acts = 2 * best * seqs * ab;
+    } else if (auto u = unet_cost(arch, run.image_size)) {
+      acts = (u->infer_elements + (run.attention == Attention::eager ? u->infer_scores : 0)) * ab *
+             seqs;
     }
   }
 

@@ -192,6 +192,14 @@ std::int64_t largest_layer_params(const kb::ModelArch &m, const Dims &d) {
       best = std::max(best, c.in_ch * c.out_ch * c.kernel * c.kernel);
     return best;
   }
+  if (m.family == kb::ModelFamily::unet) {
+    std::int64_t c = 0;
+    if (m.extra.is_object() && m.extra.contains("block_out_channels"))
+      for (const auto &v : m.extra["block_out_channels"])
+        if (v.is_number_integer())
+          c = std::max(c, v.get<std::int64_t>());
+    return 9 * c * c;
+  }
   return std::max({d.vocab * d.hidden, d.hidden * d.intermediate, d.hidden * d.q_dim});
 }
 
@@ -242,10 +250,172 @@ std::int64_t resnet_params(const kb::ModelArch &m) {
   return p;
 }
 
+namespace {
+
+std::vector<std::int64_t> int_list(const Json &extra, const char *key) {
+  std::vector<std::int64_t> out;
+  if (!extra.is_object() || !extra.contains(key))
+    return out;
+  const auto &v = extra[key];
+  if (v.is_array()) {
+    for (const auto &x : v)
+      if (x.is_number_integer())
+        out.push_back(x.get<std::int64_t>());
+  } else if (v.is_number_integer()) {
+    out.push_back(v.get<std::int64_t>());
+  }
+  return out;
+}
+
+} // namespace
+
+std::int64_t unet_default_image(const kb::ModelArch &m) {
+  if (m.image_size > 0)
+    return m.image_size;
+  auto sample = int_list(m.extra, "sample_size");
+  return sample.empty() ? 512 : sample[0] * 8;
+}
+
+std::optional<UnetCost> unet_cost(const kb::ModelArch &m, std::int64_t image_side) {
+  auto channels = int_list(m.extra, "block_out_channels");
+  if (channels.empty() || image_side < 8)
+    return std::nullopt;
+  for (auto c : channels)
+    if (c <= 0 || c > 100000)
+      return std::nullopt;
+  const std::size_t nb = channels.size();
+  auto lpb = int_list(m.extra, "layers_per_block");
+  const double layers =
+      lpb.empty() ? 2 : static_cast<double>(std::clamp<std::int64_t>(lpb[0], 1, 64));
+  auto tl = int_list(m.extra, "transformer_layers_per_block");
+  auto heads_cfg = int_list(m.extra, "attention_head_dim");
+  auto ctx_dim = int_list(m.extra, "cross_attention_dim");
+  const double ctx_tokens = 77; // the CLIP text encoder's sequence (Stable Diffusion)
+  const double ctx = ctx_dim.empty() ? 768 : static_cast<double>(ctx_dim[0]);
+  std::vector<bool> attn(nb, true);
+  if (m.extra.is_object() && m.extra.contains("down_block_types") &&
+      m.extra["down_block_types"].is_array()) {
+    const auto &types = m.extra["down_block_types"];
+    for (std::size_t i = 0; i < nb && i < types.size(); ++i)
+      attn[i] = types[i].is_string() &&
+                types[i].get<std::string>().find("CrossAttn") != std::string::npos;
+  } else {
+    attn[nb - 1] = false; // Stable Diffusion's last down block has no attention
+  }
+  auto tlayers = [&](std::size_t i) {
+    if (tl.empty())
+      return 1.0;
+    return static_cast<double>(tl[std::min(i, tl.size() - 1)]);
+  };
+  auto heads = [&](std::size_t i, double c) {
+    // SD 1.x states the head count in attention_head_dim; SD 2.x/XL the head size.
+    if (heads_cfg.empty())
+      return 8.0;
+    double v = static_cast<double>(heads_cfg[std::min(i, heads_cfg.size() - 1)]);
+    return v >= 32 ? c / v : v;
+  };
+  UnetCost u;
+  std::int64_t in_ch = m.channels > 0 && m.channels != 3 ? m.channels : 4;
+  auto inc = int_list(m.extra, "in_channels");
+  if (!inc.empty())
+    in_ch = inc[0];
+  const double side = static_cast<double>(image_side / 8);
+  u.latent_side = image_side / 8;
+  const double c0 = static_cast<double>(channels[0]);
+  const double temb = 4 * c0; // the timestep embedding width (diffusers: 4 x block_out_channels[0])
+  // A ResNet block: GroupNorm, SiLU, conv, GroupNorm, SiLU, conv: its input plus five tensors of
+  // its output's size are kept (norm and activation inputs, conv inputs), and its convs' MACs.
+  auto resnet = [&](double cin, double cout, double hw) {
+    u.saved_elements += cin * hw + 5 * cout * hw;
+    u.infer_elements = std::max(u.infer_elements, cin * hw + 2 * cout * hw);
+    u.macs += 9 * cin * cout * hw + 9 * cout * cout * hw + (cin != cout ? cin * cout * hw : 0);
+    // GroupNorm, conv, time-embedding projection, GroupNorm, conv, 1x1 shortcut when the
+    // channels change (all with biases).
+    u.params += 2 * cin + (9 * cin * cout + cout) + (temb * cout + cout) + 2 * cout +
+                (9 * cout * cout + cout) + (cin != cout ? cin * cout + cout : 0);
+  };
+  // A Transformer2DModel: GroupNorm and proj in/out, then per layer self-attention, cross-attention
+  // on the text context and a GEGLU feed-forward of 4C (counted like a gated transformer layer).
+  auto transformer = [&](double c, double hw, double nlayers, double h) {
+    u.saved_elements += 3 * c * hw;
+    u.macs += 2 * c * c * hw;
+    u.params += 2 * c + 2 * (c * c + c); // GroupNorm, proj_in and proj_out
+    // Per layer: three LayerNorms, self-attention (q, k, v, out + bias), cross-attention (q, k and
+    // v from the context, out + bias), GEGLU (C -> 8C + bias, 4C -> C + bias).
+    u.params += nlayers * (3 * 2 * c + (4 * c * c + c) + (2 * c * c + 2 * ctx * c + c) +
+                           (8 * c * c + 8 * c) + (4 * c * c + c));
+    u.infer_elements = std::max(u.infer_elements, 2 * c * hw + 8 * c * hw);
+    u.infer_scores = std::max(u.infer_scores, h * hw * hw);
+    for (int l = 0; l < static_cast<int>(nlayers); ++l) {
+      // Self-attention: norm input, Q, K, V, kernel output, output-projection input (6); cross-
+      // attention: norm input, Q, kernel output, output-projection input (4), K and V of the
+      // context; GEGLU: norm input, input, the 8C projection, GELU(gate), product (18).
+      u.saved_elements += hw * c * (6 + 4 + 18) + 2 * ctx_tokens * c;
+      u.score_elements += h * hw * hw;
+      u.macs += hw * (4 * c * c + 2 * c * c + 12 * c * c) + 2 * ctx_tokens * ctx * c +
+                2 * hw * hw * c + 2 * hw * ctx_tokens * c;
+    }
+  };
+  double hw = side * side;
+  u.saved_elements += static_cast<double>(in_ch) * hw + c0 * hw; // conv_in
+  u.params += 9 * static_cast<double>(in_ch) * c0 + c0;
+  u.params += (c0 * temb + temb) + (temb * temb + temb); // timestep embedding MLP
+  u.macs += 9 * static_cast<double>(in_ch) * c0 * hw;
+  std::vector<double> skips{c0};
+  double cur = c0;
+  for (std::size_t i = 0; i < nb; ++i) {
+    const double c = static_cast<double>(channels[i]);
+    for (int l = 0; l < static_cast<int>(layers); ++l) {
+      resnet(cur, c, hw);
+      cur = c;
+      if (attn[i])
+        transformer(c, hw, tlayers(i), heads(i, c));
+      skips.push_back(c);
+    }
+    if (i + 1 < nb) {
+      hw /= 4;
+      u.saved_elements += c * hw; // downsampling conv output
+      u.macs += 9 * c * c * hw;
+      u.params += 9 * c * c + c;
+      skips.push_back(c);
+    }
+  }
+  // Mid block: ResNet, attention, ResNet.
+  resnet(cur, cur, hw);
+  transformer(cur, hw, tlayers(nb - 1), heads(nb - 1, cur));
+  resnet(cur, cur, hw);
+  for (std::size_t j = 0; j < nb; ++j) {
+    const std::size_t i = nb - 1 - j;
+    const double c = static_cast<double>(channels[i]);
+    for (int l = 0; l <= static_cast<int>(layers); ++l) {
+      double skip = skips.empty() ? 0 : skips.back();
+      if (!skips.empty())
+        skips.pop_back();
+      resnet(cur + skip, c, hw);
+      cur = c;
+      if (attn[i])
+        transformer(c, hw, tlayers(i), heads(i, c));
+    }
+    if (j + 1 < nb) {
+      hw *= 4;
+      u.saved_elements += 2 * c * hw; // nearest upsampling output and its conv's output
+      u.macs += 9 * c * c * hw;
+      u.params += 9 * c * c + c;
+    }
+  }
+  u.saved_elements += 3 * c0 * hw; // norm_out, SiLU, conv_out inputs
+  u.macs += 9 * c0 * static_cast<double>(in_ch) * hw;
+  u.params += 2 * c0 + 9 * c0 * static_cast<double>(in_ch) + static_cast<double>(in_ch);
+  return u;
+}
+
 std::int64_t params_of(const kb::ModelArch &m) {
   auto p = kb::derive_params(m);
   if (p <= 0 && m.family == kb::ModelFamily::cnn)
     p = resnet_params(m);
+  if (p <= 0 && m.family == kb::ModelFamily::unet)
+    if (auto u = unet_cost(m, unet_default_image(m)))
+      p = static_cast<std::int64_t>(u->params);
   return p;
 }
 

@@ -66,8 +66,26 @@ std::vector<ConvLayer> resnet_layers(const kb::ModelArch &m, std::int64_t image_
 // ResNet parameters from the same walk (conv weights, BatchNorm affine, the fc head).
 std::int64_t resnet_params(const kb::ModelArch &m);
 
-// The arch's parameters: kb::derive_params, or for a ResNet this module's walk when the catalog
-// has not derived it.
+// The diffusion UNet (diffusers UNet2DConditionModel) walked from its config (kept in
+// ModelArch::extra: block_out_channels, layers_per_block, down_block_types,
+// transformer_layers_per_block, attention_head_dim, cross_attention_dim, sample_size, in_channels).
+// Per image, at a latent side of image_side / 8 (the VAE's downsampling).
+struct UnetCost {
+  double saved_elements = 0; // activation elements kept for backward (16-bit each)
+  double score_elements = 0; // eager self-attention scores (heads x s^2), not kept with SDPA/flash
+  double macs = 0;           // multiply-accumulates of one forward
+  double infer_elements = 0; // serving: the largest block's working set (no graph kept)
+  double infer_scores = 0;   // serving with eager attention: the largest heads x s^2
+  double params = 0;         // parameters of the same walk (checks the walk's structure)
+  std::int64_t latent_side = 0;
+};
+// nullopt when the config does not give block_out_channels.
+std::optional<UnetCost> unet_cost(const kb::ModelArch &m, std::int64_t image_side);
+// The UNet's default image side in pixels: sample_size x 8, or 512.
+std::int64_t unet_default_image(const kb::ModelArch &m);
+
+// The arch's parameters: kb::derive_params, or for a ResNet or a UNet this module's walk when the
+// catalog has not derived it.
 std::int64_t params_of(const kb::ModelArch &m);
 
 // A decoder's shapes read from a checkpoint's tensor names when no config.json is given:

@@ -46,6 +46,15 @@ double cnn_macs(const kb::ModelArch &m, std::int64_t side) {
   return macs;
 }
 
+// Forward multiply-accumulates of one image (CNN or UNet).
+double image_macs(const kb::ModelArch &m, std::int64_t side) {
+  if (m.family == kb::ModelFamily::unet) {
+    auto u = unet_cost(m, side);
+    return u ? u->macs : 0;
+  }
+  return cnn_macs(m, side);
+}
+
 double active_params(const ModelInput &m) {
   return static_cast<double>(m.params - inactive_expert_params(dims_of(m.arch)));
 }
@@ -79,14 +88,14 @@ double step_flops(const ModelInput &model, const Run &run) {
   if (run.mode == Mode::infer) {
     const double seqs = static_cast<double>(run.batch * run.concurrency);
     if (!is_transformer(arch.family))
-      return 2 * cnn_macs(arch, run.image_size) * seqs;
+      return 2 * image_macs(arch, run.image_size) * seqs;
     const double s = static_cast<double>(run.seq);
     return 2 * active_params(model) * s * seqs + attention_flops_train(d, seqs, s) / 3;
   }
   const double samples = static_cast<double>(run.batch * run.grad_accum) * run.dp();
   if (!is_transformer(arch.family)) {
     // Forward 2 x MACs, backward twice the forward (memory.md §1.11's 2 + 4).
-    return 6 * cnn_macs(arch, run.image_size) * samples;
+    return 6 * image_macs(arch, run.image_size) * samples;
   }
   const double s = static_cast<double>(run.seq);
   const double tokens = samples * s;

@@ -202,6 +202,32 @@ TEST(Cnn, ResnetParamsAndMacsMatchTorchvision) {
   EXPECT_NEAR(step_flops(test::resnet("resnet18"), run) / 2, 1.81e9, 0.01e9);
 }
 
+TEST(Unet, WalkReproducesTheStableDiffusionParameterCount) {
+  auto model = test::sd15_unet();
+  auto u = unet_cost(model.arch, 512);
+  ASSERT_TRUE(u.has_value());
+  EXPECT_EQ(u->latent_side, 64);
+  EXPECT_DOUBLE_EQ(u->params, 859'520'964) << "the walk has the UNet's structure";
+}
+
+TEST(Unet, ActivationsScaleWithBatchAndEagerAttentionCosts) {
+  auto model = test::sd15_unet();
+  std::vector<std::string> said;
+  auto run = resolve_run(model, fit::Run{}, &said);
+  ASSERT_TRUE(run.ok()) << run.error().message;
+  EXPECT_EQ(run->image_size, 512);
+  auto gpu = test::gpu_80gb();
+  run->optimizer = Optimizer::sgd;
+  auto one = estimate_memory(model, *run, gpu);
+  run->batch = 4;
+  auto four = estimate_memory(model, *run, gpu);
+  EXPECT_NEAR(static_cast<double>(four.activations), 4.0 * one.activations, 4);
+  run->attention = Attention::eager;
+  auto eager = estimate_memory(model, *run, gpu);
+  // 16 self-attention layers; at the 64 x 64 latent: 8 heads x 4096^2 scores x 2 B per image.
+  EXPECT_GT(eager.activations, four.activations + 4ull * 2 * 8 * 4096 * 4096);
+}
+
 TEST(Checkpoint, DecoderShapeFromTensorNames) {
   std::vector<SafeTensor> t;
   auto add = [&](std::string n, std::vector<std::uint64_t> shape) {

@@ -109,6 +109,25 @@ inline Model resnet(const char *name) {
   return make(a, fit::resnet_params(a));
 }
 
+// Stable Diffusion 1.5's UNet as its diffusers unet/config.json states it, with its published
+// parameter count (memory.md §2.2, diffusers' num_parameters example).
+inline Model sd15_unet() {
+  kb::ModelArch a;
+  a.name = "sd-1.5-unet";
+  a.family = kb::ModelFamily::unet;
+  a.channels = 4;
+  a.extra = Json{
+      {"block_out_channels", {320, 640, 1280, 1280}},
+      {"layers_per_block", 2},
+      {"down_block_types",
+       {"CrossAttnDownBlock2D", "CrossAttnDownBlock2D", "CrossAttnDownBlock2D", "DownBlock2D"}},
+      {"attention_head_dim", 8},
+      {"cross_attention_dim", 768},
+      {"in_channels", 4},
+      {"sample_size", 64}};
+  return make(a, 859'520'964);
+}
+
 // A 7B-shaped decoder holding `params` parameters (for model-state tests that only need Psi).
 inline Model plain_decoder(std::int64_t params) {
   auto m = llama(32, 4096, 32, 32, 11008);
