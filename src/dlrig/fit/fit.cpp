@@ -264,6 +264,8 @@ std::vector<Candidate> single_changes(const ModelInput &model, const Run &run, c
     auto t = per_sample_seconds(model, r, gpu);
     if (t && base_time && *base_time > 0)
       c.s.relative_time = *t / *base_time;
+    c.s.extra_gpus = r.world() - run.world();
+    c.s.alters_training = r.lora() != run.lora() || r.qlora != run.qlora;
     c.s.cost = std::move(cost);
     out.push_back(std::move(c));
   };
@@ -317,26 +319,33 @@ std::vector<Candidate> single_changes(const ModelInput &model, const Run &run, c
                                  : "same communication volume as DDP (ZeRO paper)");
       }
     }
-    // More GPUs: sharded states shrink with the data-parallel degree.
-    {
+    // More GPUs: sharded states shrink with the data-parallel degree; when that is not enough,
+    // the same with full checkpointing (activations do not shrink with more data-parallel GPUs).
+    for (bool ckpt : {false, true}) {
+      if (ckpt && (!is_transformer(model.arch.family) || run.checkpointing == Checkpointing::full))
+        break;
       Run r = run;
       if (r.strategy == Strategy::ddp && !run.lora())
         r.strategy = Strategy::zero3;
-      for (int mult = 2; mult <= 1024; mult *= 2) {
+      if (ckpt)
+        r.checkpointing = Checkpointing::full;
+      bool found = false;
+      for (int mult = 2; mult <= 1024 && !found; mult *= 2) {
         r.gpus = run.gpus * mult;
         if (r.gpus > 8 && run.gpus <= 8) {
           r.gpus = 8;
           r.nodes = run.nodes * run.gpus * mult / 8;
         }
-        auto m = estimate_memory(model, r, gpu);
-        if (fits_on(m, gpu) || mult == 1024) {
+        if (fits_on(estimate_memory(model, r, gpu), gpu)) {
           add(r,
-              fmt::format("{} GPUs ({} per node x {} nodes) with {}", r.world(), r.gpus, r.nodes,
-                          name(r.strategy)),
+              fmt::format("{} GPUs ({} per node x {} nodes) with {}{}", r.world(), r.gpus, r.nodes,
+                          name(r.strategy), ckpt ? " and full checkpointing" : ""),
               "more hardware; communication across GPUs (not modelled in the time)");
-          break;
+          found = true;
         }
       }
+      if (found)
+        break;
     }
     if (is_transformer(model.arch.family)) {
       for (int tp : {2, 4, 8}) {
@@ -346,7 +355,7 @@ std::vector<Candidate> single_changes(const ModelInput &model, const Run &run, c
         r.tp = run.tp * tp;
         r.gpus = run.gpus * tp;
         auto m = estimate_memory(model, r, gpu);
-        if (fits_on(m, gpu) || tp == 8) {
+        if (fits_on(m, gpu)) {
           add(r, fmt::format("tensor parallelism {} over {} GPUs", r.tp, r.world()),
               "per-layer all-reduces: needs NVLink-class links between the GPUs");
           break;
@@ -361,7 +370,7 @@ std::vector<Candidate> single_changes(const ModelInput &model, const Run &run, c
         r.gpus = run.gpus * pp;
         r.grad_accum = std::max<std::int64_t>(run.grad_accum, 4 * r.pp);
         auto m = estimate_memory(model, r, gpu);
-        if (fits_on(m, gpu) || pp == 8) {
+        if (fits_on(m, gpu)) {
           add(r,
               fmt::format("pipeline parallelism {} over {} GPUs, {} micro-batches", r.pp, r.world(),
                           r.grad_accum),
@@ -418,7 +427,7 @@ std::vector<Candidate> single_changes(const ModelInput &model, const Run &run, c
       r.tp = run.tp * tp;
       r.gpus = std::max(run.gpus, r.tp * r.pp);
       auto m = estimate_memory(model, r, gpu);
-      if (fits_on(m, gpu) || tp == 8) {
+      if (fits_on(m, gpu)) {
         add(r, fmt::format("tensor parallelism {}", r.tp), "needs NVLink-class links");
         break;
       }
@@ -435,15 +444,17 @@ bool adds_hardware(const Run &a, const Run &b) {
 
 std::vector<Suggestion> suggest(const ModelInput &model, const Run &run, const GpuTarget &gpu) {
   const auto base_time = per_sample_seconds(model, run, gpu);
+  const std::uint64_t base_bytes = estimate_memory(model, run, gpu).device;
   std::vector<Suggestion> out;
   for (auto &c : single_changes(model, run, gpu, base_time))
-    out.push_back(std::move(c.s));
+    if (c.s.device_bytes < base_bytes) // a change that saves nothing here is noise
+      out.push_back(std::move(c.s));
   if (std::none_of(out.begin(), out.end(), [](const Suggestion &s) { return s.fits; })) {
     // No single change is enough: combine them greedily on the same GPUs, each time taking the
     // change that leaves the least memory, until it fits.
     Run cur = run;
     std::vector<std::string> steps;
-    std::uint64_t cur_bytes = estimate_memory(model, run, gpu).device;
+    std::uint64_t cur_bytes = base_bytes;
     bool fits = false;
     for (int i = 0; i < 6 && !fits; ++i) {
       std::optional<Candidate> best;
@@ -462,6 +473,7 @@ std::vector<Suggestion> suggest(const ModelInput &model, const Run &run, const G
       for (const auto &st : steps)
         s.change += (s.change.empty() ? "" : " + ") + st;
       s.flags = flags_between(run, cur);
+      s.alters_training = cur.lora() != run.lora();
       s.device_bytes = cur_bytes;
       s.fits = fits;
       auto t = per_sample_seconds(model, cur, gpu);
@@ -474,6 +486,10 @@ std::vector<Suggestion> suggest(const ModelInput &model, const Run &run, const G
   std::stable_sort(out.begin(), out.end(), [](const Suggestion &a, const Suggestion &b) {
     if (a.fits != b.fits)
       return a.fits;
+    if ((a.extra_gpus > 0) != (b.extra_gpus > 0))
+      return a.extra_gpus <= 0; // changes on the same GPUs before buying more
+    if (a.alters_training != b.alters_training)
+      return !a.alters_training; // the same training before a parameter-efficient one
     double ta = a.relative_time.value_or(2.0), tb = b.relative_time.value_or(2.0);
     if (ta != tb)
       return ta < tb;

@@ -19,7 +19,9 @@ struct Suggestion {
   std::string flags;              // "--checkpointing full"
   std::uint64_t device_bytes = 0; // per-GPU peak after the change (device level)
   bool fits = false;
-  std::optional<double> relative_time; // step time (or per-sample time) after / before
+  std::optional<double> relative_time; // time per sample after / before (more GPUs: < 1)
+  int extra_gpus = 0;                  // GPUs the change adds
+  bool alters_training = false;        // LoRA/QLoRA instead of full fine-tuning
   std::string cost;                    // what it costs, in words
 };
 
@@ -51,8 +53,10 @@ Result<Run> resolve_run(const ModelInput &model, Run run, std::vector<std::strin
 std::optional<std::int64_t> max_micro_batch(const ModelInput &model, const Run &run,
                                             const GpuTarget &gpu);
 
-// The changes that make the run lighter, ranked: those that fit first, then by their cost in
-// speed, then by memory.
+// The changes that make the run lighter, ranked: those that fit first, then those on the same GPUs
+// before those that add GPUs, then the same training before LoRA/QLoRA, then by their cost in
+// speed, then by memory. When no single change
+// fits, a combination of them (on the same GPUs) is added.
 std::vector<Suggestion> suggest(const ModelInput &model, const Run &run, const GpuTarget &gpu);
 
 struct FitOptions {

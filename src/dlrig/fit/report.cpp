@@ -180,6 +180,8 @@ Json to_json(const FitReport &r) {
                     {"device_bytes", s.device_bytes},
                     {"fits", s.fits},
                     {"relative_time", s.relative_time},
+                    {"extra_gpus", s.extra_gpus},
+                    {"alters_training", s.alters_training},
                     {"cost", s.cost}});
     gj["suggestions"] = sj;
     j["gpus"].push_back(std::move(gj));
@@ -280,7 +282,8 @@ std::vector<Table> to_tables(const FitReport &r, bool summary) {
 
     if (!g.suggestions.empty()) {
       Table s;
-      s.title = "Changes, best first (fits, then least slowdown, then least memory)";
+      s.title = "Changes, best first (fits; on the same GPUs before more GPUs; least slowdown; "
+                "least memory)";
       s.header = {"change", "flags", "per-GPU peak", "fits", "time per sample", "cost"};
       for (const auto &c : g.suggestions)
         s.add({c.change, c.flags, gb(c.device_bytes), c.fits ? "yes" : "no",
