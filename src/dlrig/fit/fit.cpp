@@ -338,8 +338,9 @@ std::vector<Candidate> single_changes(const ModelInput &model, const Run &run, c
         }
         if (fits_on(estimate_memory(model, r, gpu), gpu)) {
           add(r,
-              fmt::format("{} GPUs ({} per node x {} nodes) with {}{}", r.world(), r.gpus, r.nodes,
-                          name(r.strategy), ckpt ? " and full checkpointing" : ""),
+              fmt::format("{} GPUs ({} per node x {} node{}) with {}{}", r.world(), r.gpus, r.nodes,
+                          r.nodes > 1 ? "s" : "", name(r.strategy),
+                          ckpt ? " and full checkpointing" : ""),
               "more hardware; communication across GPUs (not modelled in the time)");
           found = true;
         }
