@@ -444,14 +444,14 @@ TEST(ModelFromConfig, ReadsADiffusersUnetConfigJson) {
   EXPECT_EQ(m.hf_model_type, "unet");
   EXPECT_EQ(derive_params(m), 859'520'964);
   // Stable Diffusion 2.x: the same UNet with a 1024-wide text encoder, linear projections and
-  // head dims [5, 10, 20, 20]: 865,910,724 (diffusers' SD 2 UNet, derived with the same modules).
+  // head counts [5, 10, 20, 20] (the catalog's sd-2.1-unet, published 865,910,724).
   Json cfg = m.extra;
   cfg["cross_attention_dim"] = 1024;
   cfg["use_linear_projection"] = true;
   cfg["attention_head_dim"] = {5, 10, 20, 20};
   auto sd2 = model_from_config(cfg, "sd2");
   ASSERT_TRUE(sd2.ok()) << sd2.error().message;
-  EXPECT_EQ(derive_params(*sd2), 865'910'724);
+  EXPECT_EQ(derive_params(*sd2), derive_params(model("sd-2.1-unet")));
 }
 
 TEST(ModelFromConfig, ReadsTransformersResNetAndViTConfigs) {
@@ -651,6 +651,10 @@ TEST(LayerShapes, UnetRunsOnTheLatent) {
   EXPECT_EQ(shape(*sd, "up_blocks.3.resnets.2").elements(), 320 * 64 * 64);
   EXPECT_EQ(sd->back().name, "conv_out");
   EXPECT_EQ(sd->back().elements(), 4 * 64 * 64);
+  auto sd2 = layer_shapes(model("sd-2.1-unet"), 768);
+  ASSERT_TRUE(sd2.ok());
+  EXPECT_EQ(shape(*sd2, "conv_in").height, 96);
+  EXPECT_EQ(shape(*sd2, "down_blocks.2.attentions.0").heads, 20);
   auto xl = layer_shapes(model("sdxl-unet"), 1024);
   ASSERT_TRUE(xl.ok());
   EXPECT_EQ(shape(*xl, "mid_block.attentions.0").transformer_layers, 10);
