@@ -461,6 +461,16 @@ TEST(ModelFromConfig, ReadsTransformersResNetAndViTConfigs) {
     "hidden_act": "relu", "hidden_sizes": [256, 512, 1024, 2048], "layer_type": "bottleneck",
     "num_channels": 3, "num_labels": 1000})");
   EXPECT_EQ(derive_params(r), 25'557'032);
+  // torchvision's class names for the block, default widths and 1000 classes.
+  EXPECT_EQ(derive_params(parse(R"({"model_type": "resnet", "block": "Bottleneck",
+    "layers": [3, 4, 6, 3]})")),
+            25'557'032);
+  EXPECT_EQ(derive_params(parse(R"({"model_type": "resnet", "block": "BasicBlock",
+    "layers": [2, 2, 2, 2]})")),
+            11'689'512);
+  EXPECT_NE(error_of(R"({"model_type": "resnet", "block": "Wide", "layers": [2, 2, 2, 2]})")
+                .find("'block' = \"Wide\" must be BasicBlock or Bottleneck"),
+            std::string::npos);
   ModelArch v = parse(R"({"model_type": "vit", "hidden_size": 768, "num_hidden_layers": 12,
     "num_attention_heads": 12, "intermediate_size": 3072, "image_size": 224, "patch_size": 16,
     "id2label": {"0": "a", "1": "b"}})");
