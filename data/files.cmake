@@ -1,6 +1,11 @@
 # Knowledge-base files embedded into the binary (paths relative to this folder).
 set(DLRIG_DATA_FILES "")
 foreach(f IN ITEMS
-    placeholder.txt)
+    archs.csv
+    cuda_drivers.csv
+    cudnn.csv
+    gpus.csv
+    models.json
+    torch.csv)
   list(APPEND DLRIG_DATA_FILES ${CMAKE_CURRENT_LIST_DIR}/${f})
 endforeach()

@@ -232,7 +232,7 @@ protected:
 };
 
 TEST_F(FitGuides, ResNet50OnRtx3060) {
-  auto r = run_dlrig({"fit", "resnet50", "--gpu", "GeForce RTX 3060 12GB", "--batch", "64",
+  auto r = run_dlrig({"fit", "resnet-50", "--gpu", "GeForce RTX 3060 12GB", "--batch", "64",
                       "--precision", "fp16-amp", "--from", snap(), "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   EXPECT_EQ(Json::parse(r.out)["gpus"][0]["verdict"], "fits");

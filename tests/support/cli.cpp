@@ -13,7 +13,7 @@
 namespace dlrig::test {
 
 namespace {
-std::string slurp(const std::string& path) {
+std::string slurp(const std::string &path) {
   std::ifstream in(path);
   std::stringstream s;
   s << in.rdbuf();
@@ -21,7 +21,7 @@ std::string slurp(const std::string& path) {
 }
 } // namespace
 
-CliRun run_dlrig(const std::vector<std::string>& args, const std::vector<std::string>& env) {
+CliRun run_dlrig(const std::vector<std::string> &args, const std::vector<std::string> &env) {
   char out_tmpl[] = "/tmp/dlrig-cli-out-XXXXXX";
   char err_tmpl[] = "/tmp/dlrig-cli-err-XXXXXX";
   int out_fd = mkstemp(out_tmpl);
@@ -36,13 +36,16 @@ CliRun run_dlrig(const std::vector<std::string>& args, const std::vector<std::st
 
   std::vector<std::string> argv_s{DLRIG_BINARY};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
-  std::vector<std::string> env_s{"PATH=/usr/bin:/bin", "DLRIG_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1"};
-  env_s.insert(env_s.end(), env.begin(), env.end());
-  std::vector<char*> argv, envp;
-  for (auto& a : argv_s)
+  // The caller's entries come first: the first of two same-named entries is the one getenv sees,
+  // so they override these defaults.
+  std::vector<std::string> env_s = env;
+  env_s.insert(env_s.end(),
+               {"PATH=/usr/bin:/bin", "DLRIG_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1"});
+  std::vector<char *> argv, envp;
+  for (auto &a : argv_s)
     argv.push_back(a.data());
   argv.push_back(nullptr);
-  for (auto& e : env_s)
+  for (auto &e : env_s)
     envp.push_back(e.data());
   envp.push_back(nullptr);
 
@@ -64,6 +67,8 @@ CliRun run_dlrig(const std::vector<std::string>& args, const std::vector<std::st
   return run;
 }
 
-std::string fixture(const std::string& name) { return std::string(DLRIG_TEST_DATA) + "/" + name; }
+std::string fixture(const std::string &name) {
+  return std::string(DLRIG_TEST_DATA) + "/" + name;
+}
 
 } // namespace dlrig::test

@@ -154,6 +154,7 @@ DLRIG_JSON(GpuPair, a, b, topology, p2p_read, p2p_write, p2p_nvlink)
 struct NvidiaDriver {
   OptStr nvml_status;         // ok | not-found | init-failed | not-probed
   OptStr nvml_error;          // NVML's error text, e.g. "Driver/library version mismatch"
+  std::optional<int> nvml_error_code; // nvmlReturn_t of the failed call (18 = LIB_RM_VERSION_MISMATCH)
   OptStr nvml_library;        // path NVML was loaded from
   OptStr driver_version;      // 550.54.15
   OptStr cuda_driver_version; // highest CUDA the driver supports, "12.4"
@@ -162,7 +163,7 @@ struct NvidiaDriver {
   std::optional<int> gpu_count;
   std::vector<GpuPair> pairs;
 };
-DLRIG_JSON(NvidiaDriver, nvml_status, nvml_error, nvml_library, driver_version,
+DLRIG_JSON(NvidiaDriver, nvml_status, nvml_error, nvml_error_code, nvml_library, driver_version,
            cuda_driver_version, nvml_version, kernel_module_version, gpu_count, pairs)
 
 } // namespace dlrig

@@ -1,11 +1,12 @@
 #pragma once
 // The knowledge base: sourced facts dlrig's answers rest on, loaded from the embedded data/ files
-// through one validating loader. A value no source gives is nullopt (unknown).
+// through one validating loader. A value no source gives is nullopt (unknown) or an empty string.
+// docs/knowledge-base.md describes every file, column and unit.
 #include "dlrig/core/result.hpp"
 #include "dlrig/kb/model.hpp"
 
+#include <cstdint>
 #include <optional>
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,84 +15,222 @@ namespace dlrig::kb {
 
 using OptF64 = std::optional<double>;
 
-// Throughputs are dense, in FLOP/s (INT8 in OP/s); fp16 is FP16 inputs with FP32 accumulate.
+// data/gpus.csv. Throughputs are dense, in FLOP/s (INT8 in OP/s); fp16 is FP16 inputs with FP32
+// accumulate. The file stores TFLOPS, GB/s and GB; the loader converts to base units.
 struct GpuSpec {
-  std::string name;               // "H100 SXM5 80GB"
-  std::string vendor;             // NVIDIA | AMD | Intel
-  std::string architecture;       // "Hopper"
-  std::string compute_capability; // "9.0" (NVIDIA) or gfx target (AMD)
-  std::vector<std::string> pci_ids; // "10de:2330"
-  std::string no_pci_id_reason;   // why pci_ids is empty
+  std::string name;                 // "NVIDIA H100 SXM5"
+  std::string vendor;               // NVIDIA | AMD | Intel
+  std::string architecture;         // "Hopper (GH100)": archs.csv name, then the die in brackets
+  std::string compute_capability;   // "9.0" (NVIDIA), gfx target (AMD), family (Intel)
+  std::vector<std::string> pci_ids; // "10de:2330", lower-case hex
+  std::string no_pci_id_reason;     // why pci_ids is empty
+  OptF64 memory_gb;                 // as the vendor states it ("80"); GB here is the vendor's word
+  // memory_gb read as binary gigabytes (GiB): DRAM is sized in powers of two, and what NVML
+  // reports (A100 80GB: 79.2 GiB usable to torch) sits just below it.
   std::optional<std::uint64_t> memory_bytes;
   std::string memory_type;
-  OptF64 memory_bandwidth_bytes_per_s;
+  OptF64 memory_bandwidth_bytes_per_s; // decimal: 1 GB/s = 1e9 B/s
   OptF64 fp64_flops, fp32_flops, tf32_flops, fp16_flops, bf16_flops, fp8_flops, int8_ops;
-  OptF64 tdp_w;
+  OptF64 tdp_w;     // the top of the vendor's range when it states one ("300-350" -> 350)
+  OptF64 tdp_min_w; // the bottom of that range; equal to tdp_w for a single figure
   std::optional<int> pcie_gen;
   std::optional<int> pcie_lanes;
-  OptF64 nvlink_bytes_per_s;      // bidirectional per GPU
+  OptF64 nvlink_bytes_per_s; // bidirectional per GPU, as NVIDIA quotes it
   std::optional<int> launch_year;
   OptF64 launch_price_usd;
-  std::string form_factor;
+  std::string form_factor; // desktop | workstation | pcie-server | sxm | embedded
+  std::string source;      // where the specification figures come from
+  std::string pci_source;  // where the PCI ids come from
+  std::string notes;       // which figure comes from which source, derivations, caveats
+};
+
+// data/archs.csv: compute capability (or AMD gfx target / Intel family) -> architecture.
+struct ArchSpec {
+  std::string compute_capability; // "8.6", "gfx942"
+  std::string vendor;             // NVIDIA | AMD | Intel
+  std::string name;               // "Ampere"
+  std::string example_gpus;
+  // true only where a source says the feature exists; see `unknown` for what no source settles.
+  bool tensor_cores = false, tf32 = false, bf16 = false, fp8 = false, fp4 = false;
+  std::vector<std::string> unknown; // feature names (tensor_cores, tf32, bf16, fp8, fp4) unknown
+  std::string min_cuda;             // first CUDA toolkit that compiles for it; empty = unknown
+  std::string last_cuda; // last toolkit that does ("11.8", "12.x"); empty = still supported
+  std::string source;
+  std::string notes;
+  bool feature_known(std::string_view feature) const;
+};
+
+// data/cuda_drivers.csv: one row per toolkit release (GA and each update).
+struct CudaDriverMin {
+  std::string cuda;                    // "12.4"
+  std::string version;                 // "12.4.1" (GA = .0)
+  std::string release;                 // GA | U1 | U2 ...
+  std::string min_driver_linux;        // "550.54.15" (Toolkit Driver Version, Linux x86_64)
+  std::string minor_compat_min_driver; // "525.60.13": minor-version compatibility for 12.x
   std::string source;
   std::string notes;
 };
 
-struct ArchSpec {
-  std::string compute_capability; // "8.6"
-  std::string name;               // "Ampere"
-  bool tensor_cores = false, tf32 = false, bf16 = false, fp8 = false, fp4 = false;
-  std::string source;
-};
-
-struct CudaDriverMin {
-  std::string cuda;               // "12.4"
-  std::string min_driver_linux;   // "550.54.14" (toolkit driver)
-  std::string minor_compat_min_driver; // ">= 525.60.13" for 12.x minor-version compatibility
-  std::string source;
-};
-
+// data/torch.csv: one row per release and variant.
 struct TorchVariant {
-  std::string tag;                // cu124 | cpu | rocm6.2
-  std::string cuda;               // "12.4"; empty for cpu/rocm
-  std::vector<std::string> arch_list; // sm_50 ... compute_90 (empty = unknown)
-  std::string cudnn, nccl;        // bundled versions; empty = unknown
-  std::string index_url;          // https://download.pytorch.org/whl/cu124
-  bool pypi_default = false;      // what plain `pip install torch` gives on Linux x86_64
+  std::string tag;                    // cu124 | cpu | rocm6.2
+  std::string cuda;                   // "12.4"; empty for cpu/rocm
+  std::string rocm;                   // "6.2" for rocm variants
+  std::string status;                 // stable | experimental (RELEASE.md's columns)
+  std::vector<std::string> arch_list; // sm_50 ... compute_120 (empty = unknown)
+  bool arch_list_partial = false;     // the source names some targets only: more may be in it
+  std::string cudnn, nccl;            // bundled versions; empty = unknown
+  std::string index_url;              // https://download.pytorch.org/whl/cu124
+  bool pypi_default = false; // a source says plain `pip install torch` gives this (Linux x86_64)
+  std::string source;
+  std::string notes;
 };
 
 struct TorchRelease {
-  std::string version;            // "2.5.1"
+  std::string version; // "2.5.1": the newest patch release of that minor the data knows
   std::vector<TorchVariant> variants;
-  std::vector<std::string> python_versions;
-  std::string torchvision, torchaudio; // matching companion versions
-  std::string source;
+  std::vector<std::string> python_versions; // "3.9" ... "3.12"
+  std::string torchvision, torchaudio;      // matching companion versions; empty = unknown
+  std::string pypi_default_unverified;      // variant the reference names, marked UNVERIFIED
+  const TorchVariant *variant(std::string_view tag) const;
 };
 
-// Host links, fabrics, cloud instances: defined with their loader (links.hpp, cloud.hpp may split
-// out as the catalog grows).
-struct LinkSpec;
-struct CloudInstance;
+// The exact install command for one variant:
+// pip install torch==2.5.1 torchvision==0.20.1 torchaudio==2.5.1 --index-url URL
+std::string pip_command(const TorchRelease &release, const TorchVariant &variant);
+
+// data/cudnn.csv: cuDNN major (or range of minors) -> CUDA majors it is built for.
+struct CudnnCompat {
+  std::string cudnn;            // "9.0-9.10", "8.9"
+  std::vector<int> cuda_majors; // 11, 12
+  std::string cuda_builds;      // "11.8 and 12.x"
+  std::string min_cc, max_cc;   // compute capabilities covered; empty = unknown
+  std::string source;
+  std::string notes;
+};
+
+// data/links.csv: host links, eGPU links and fabrics. Rates are per direction unless
+// `bidirectional`; bytes per second, decimal.
+struct LinkSpec {
+  std::string name;       // "PCIe 4.0 x16", "Thunderbolt 3", "NVLink 4.0", "InfiniBand NDR"
+  std::string kind;       // pcie | thunderbolt | usb4 | oculink | nvlink | nvswitch | infiniband |
+                          // ethernet
+  std::string generation; // "4.0", "3", "NDR"
+  OptF64 transfer_rate_gts; // PCIe GT/s per lane
+  std::string encoding;     // "128b/130b"
+  std::optional<int> lanes;
+  OptF64 per_lane_bytes_per_s;
+  OptF64 raw_bits_per_s;           // the link's signalling rate as marketed (40 Gb/s)
+  OptF64 theoretical_bytes_per_s;  // payload the link can carry (the PCIe tunnel for eGPU links)
+  bool bidirectional = false;      // theoretical rate counts both directions (NVLink convention)
+  OptF64 measured_h2d_bytes_per_s; // typical measured host-to-device (low end of a range)
+  OptF64 measured_h2d_high_bytes_per_s; // high end of the measured range; == low for one figure
+  OptF64 measured_d2h_bytes_per_s;
+  std::string measured_source;
+  std::string source;
+  std::string notes;
+};
+
+// data/cloud.csv: cloud GPU instances with an on-demand price and its date.
+struct CloudInstance {
+  std::string provider; // AWS | Azure | GCP
+  std::string instance; // p5.48xlarge
+  int gpu_count = 0;
+  std::string gpu_model;        // "H100 80GB"
+  std::string gpu;              // gpus.csv name when the catalog has this GPU; empty otherwise
+  OptF64 gpu_memory_gb;         // total over the instance, as the provider states it
+  OptF64 host_memory_gb;        // in the provider's unit, see host_memory_unit
+  std::string host_memory_unit; // GiB | GB
+  std::optional<int> vcpus;
+  std::string interconnect; // "NVSwitch, NVLink 4.0 (900 GB/s per GPU)"
+  std::string network;      // "3,200 Gb/s EFA (32 EFA interfaces)"
+  OptF64 network_bits_per_s;
+  OptF64 price_usd_per_hour; // Linux on-demand
+  std::string price_region;
+  std::string price_date; // YYYY-MM-DD or YYYY-MM
+  std::string source;
+  std::string notes;
+};
+
+// How a driver runs code built for a CUDA version (environment.md §3a).
+enum class CudaSupport {
+  native,       // driver >= the toolkit's minimum driver
+  minor_compat, // same major, driver >= the major's minimum: runs with a limited feature set
+                // (PTX JIT of newer PTX fails)
+  unsupported,
+  unknown // a version the data does not hold
+};
 
 struct KnowledgeBase {
   std::vector<GpuSpec> gpus;
   std::vector<ArchSpec> archs;
   std::vector<CudaDriverMin> cuda;
-  std::vector<TorchRelease> torch;
+  std::vector<TorchRelease> torch; // oldest first
+  std::vector<CudnnCompat> cudnn;
+  std::vector<LinkSpec> links;
+  std::vector<CloudInstance> cloud;
   std::vector<ModelArch> models;
 
   // Lookups return nullptr when nothing matches.
-  const GpuSpec* find_gpu(std::string_view name) const;            // exact or normalised name
-  const GpuSpec* find_gpu_by_pci(std::string_view vendor_id,        // "10de"
+  // Exact name, case and punctuation aside; then the one GPU whose name holds every word of
+  // `name` (a word like "80GB" matches the memory size). Ambiguous -> nullptr.
+  const GpuSpec *find_gpu(std::string_view name) const;
+  const GpuSpec *find_gpu_by_pci(std::string_view vendor_id,        // "10de" or "0x10de"
                                  std::string_view device_id) const; // "2330"
-  const ArchSpec* arch(std::string_view compute_capability) const;
-  const CudaDriverMin* cuda_min_driver(std::string_view cuda_version) const;
-  const TorchRelease* torch_release(std::string_view version) const; // "2.5.1" or "2.5.1+cu124"
-  const ModelArch* find_model(std::string_view name) const;
+  const ArchSpec *arch(std::string_view compute_capability) const;  // "8.9", "gfx942"
+  // "12.4" -> the GA row (the lowest minimum of that minor); "12.4.1" -> that update's row.
+  const CudaDriverMin *cuda_min_driver(std::string_view cuda_version) const;
+  // "2.5.1", "2.5" or "2.5.1+cu124": the release of that major.minor (variants do not change
+  // between patch releases).
+  const TorchRelease *torch_release(std::string_view version) const;
+  const ModelArch *find_model(std::string_view name) const;
+  const LinkSpec *find_link(std::string_view name) const; // "PCIe 4.0 x16", "Thunderbolt 3"
+  // The PCIe row of that generation (1..6); nullptr for others.
+  const LinkSpec *pcie(int generation) const;
+  const CloudInstance *find_cloud(std::string_view instance) const;
+
+  // The highest CUDA (major.minor) this driver runs natively: the newest toolkit whose minimum
+  // driver is on a branch (first number) no newer than the driver's. "550.54.14" -> "12.4".
+  // Empty when the driver is older than every row or not a version.
+  std::string max_cuda_for_driver(std::string_view driver) const;
+  CudaSupport driver_supports_cuda(std::string_view driver, std::string_view cuda) const;
 };
+
+// Rule R1 (environment.md): a GPU of compute capability M.m runs a build whose arch list holds a
+// cubin sm_Mk with k <= m (same major), or PTX compute_XY with XY <= Mm (JIT by the driver).
+// Arch-specific (sm_90a) and family (sm_100f) targets are not forward compatible: they cover
+// exactly their own capability. Entries may be "sm_86", "compute_90", "8.6", "8.6+PTX".
+bool arch_list_covers(const std::vector<std::string> &arch_list, std::string_view cc);
+
+// A torch variant that fits a machine, with what to run.
+struct TorchChoice {
+  const TorchRelease *release = nullptr;
+  const TorchVariant *variant = nullptr;
+  CudaSupport support = CudaSupport::unknown;
+  std::string pip; // pip_command(*release, *variant)
+};
+
+// The newest release and CUDA variant whose CUDA the driver runs natively and whose (complete)
+// arch list covers `cc`; nullopt when none does. Among a release's variants the newest CUDA wins.
+std::optional<TorchChoice> newest_torch_for(const KnowledgeBase &kb, std::string_view driver,
+                                            std::string_view cc);
+
+// Version strings compared numerically part by part ("550.54.14" < "550.100"); missing parts are 0.
+int compare_versions(std::string_view a, std::string_view b);
+
+// Parsers for one data file each: text in, rows out, or an error naming file:line and column
+// ("data/gpus.csv:17: column fp16_tflops: 'abc' is not a number"). builtin() uses them on the
+// embedded files; tests feed them bad text.
+Result<std::vector<GpuSpec>> parse_gpus(std::string_view text, std::string_view file);
+Result<std::vector<ArchSpec>> parse_archs(std::string_view text, std::string_view file);
+Result<std::vector<CudaDriverMin>> parse_cuda_drivers(std::string_view text, std::string_view file);
+Result<std::vector<TorchRelease>> parse_torch(std::string_view text, std::string_view file);
+Result<std::vector<CudnnCompat>> parse_cudnn(std::string_view text, std::string_view file);
+Result<std::vector<LinkSpec>> parse_links(std::string_view text, std::string_view file);
+Result<std::vector<CloudInstance>> parse_cloud(std::string_view text, std::string_view file);
 
 // The embedded knowledge base, loaded and validated once (thread-safe). A malformed row is a
 // bug in dlrig's data and throws Failure(internal) naming the file and line.
-const KnowledgeBase& builtin();
+const KnowledgeBase &builtin();
 
 } // namespace dlrig::kb

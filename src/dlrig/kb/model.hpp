@@ -1,13 +1,15 @@
 #pragma once
 // A model's architecture as a Hugging Face config.json (or diffusers/torchvision equivalent)
 // states it. Parameter counts are derived from these hyperparameters by code (params.cpp),
-// never typed in.
+// never typed in. docs/models.md describes every field, each family's derivation, and how to add
+// a model.
 #include "dlrig/core/json.hpp"
 #include "dlrig/core/result.hpp"
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace dlrig::kb {
@@ -21,50 +23,140 @@ enum class ModelFamily {
   unet             // Stable Diffusion UNet
 };
 
+// "decoder", "moe_decoder", "encoder", "encoder_decoder", "cnn", "unet" (the catalog's `family`).
+std::string_view to_string(ModelFamily family);
+Result<ModelFamily> parse_model_family(std::string_view text);
+
+// torchvision ResNet (resnet.py): a stem (7×7 conv, batch norm, ReLU, 3×3 max pool), four stages of
+// residual blocks, global average pooling and a linear classifier.
+struct CnnArch {
+  std::string block;                      // "basic" (BasicBlock) | "bottleneck" (Bottleneck, ×4)
+  std::vector<std::int64_t> stage_blocks; // torchvision `layers`, e.g. {3, 4, 6, 3}
+  std::vector<std::int64_t> stage_widths; // planes per stage, e.g. {64, 128, 256, 512}
+  std::int64_t stem_width = 64;           // output channels of the stem convolution
+  std::int64_t num_classes = 1000;        // classifier outputs
+};
+
+// diffusers UNet2DConditionModel (unets/unet_2d_condition.py) with the block types Stable Diffusion
+// 1.x/2.x and XL use. Names follow the diffusers config.json.
+struct UNetArch {
+  std::int64_t in_channels = 4;
+  std::int64_t out_channels = 4;
+  std::vector<std::int64_t> block_out_channels;    // per down block; up blocks mirror them
+  std::vector<std::string> down_block_types;       // CrossAttnDownBlock2D | DownBlock2D
+  std::vector<std::string> up_block_types;         // CrossAttnUpBlock2D | UpBlock2D
+  std::int64_t layers_per_block = 2;               // resnets per down block (up blocks: +1)
+  std::vector<std::int64_t> attention_heads;       // per down block (diffusers' attention_head_dim
+                                                   // is the head count, a historical misnomer)
+  std::vector<std::int64_t> transformer_layers;    // per down block; mid block uses the last
+  std::vector<std::int64_t> up_transformer_layers; // per up block (reversed down list by default)
+  std::int64_t cross_attention_dim = 768;          // text encoder width (keys/values of attn2)
+  std::int64_t time_embed_dim = 0;                 // 4 × block_out_channels[0] unless configured
+  std::int64_t norm_num_groups = 32;
+  bool use_linear_projection = false; // proj_in/proj_out as Linear (true) or 1×1 Conv (same count)
+  std::string addition_embed_type;    // "" or "text_time" (SDXL's add_embedding)
+  std::int64_t addition_time_embed_dim = 0;
+  std::int64_t projection_class_embeddings_input_dim = 0; // add_embedding's input width
+  std::int64_t sample_size = 0;      // latent side the model was trained at (64 = 512 px for SD)
+  std::int64_t vae_scale_factor = 8; // pixels per latent cell: 2^(VAE blocks − 1) in diffusers
+};
+
 struct ModelArch {
-  std::string name;          // catalog name, e.g. "llama-3.1-8b"
-  std::string display_name;  // "Llama 3.1 8B"
+  std::string name;         // catalog name, e.g. "llama-3.1-8b"
+  std::string display_name; // "Llama 3.1 8B"
   ModelFamily family = ModelFamily::decoder;
-  std::string hf_model_type; // config.json model_type: llama, gpt2, bert, t5, mixtral, ...
+  std::string hf_model_type; // config.json model_type: llama, gpt2, bert, t5, mixtral, ...;
+                             // "unet" for diffusers UNet2DConditionModel
 
   // Transformers (config.json names in comments).
-  std::int64_t hidden = 0;            // hidden_size / n_embd / d_model
-  std::int64_t layers = 0;            // num_hidden_layers / n_layer / num_layers
-  std::int64_t decoder_layers = 0;    // T5: num_decoder_layers
-  std::int64_t heads = 0;             // num_attention_heads / n_head
-  std::int64_t kv_heads = 0;          // num_key_value_heads (== heads without GQA)
-  std::int64_t head_dim = 0;          // head_dim (hidden/heads when absent)
-  std::int64_t intermediate = 0;      // intermediate_size / n_inner / d_ff
-  std::int64_t vocab = 0;             // vocab_size
-  std::int64_t max_positions = 0;     // max_position_embeddings / n_positions (learned positions)
-  bool learned_positions = false;     // GPT-2, BERT: a position embedding table
-  std::int64_t type_vocab = 0;        // BERT token types
-  bool tied_embeddings = true;        // tie_word_embeddings
-  bool gated_mlp = false;             // SwiGLU/GeGLU: gate, up, down projections
-  bool attention_bias = false;        // q/k/v/o biases
-  bool qkv_bias = false;              // q/k/v biases only (Qwen2)
+  std::int64_t hidden = 0;         // hidden_size / n_embd / d_model
+  std::int64_t layers = 0;         // num_hidden_layers / n_layer / num_layers
+  std::int64_t decoder_layers = 0; // T5: num_decoder_layers
+  std::int64_t heads = 0;          // num_attention_heads / n_head
+  std::int64_t kv_heads = 0;       // num_key_value_heads (== heads without GQA)
+  std::int64_t head_dim = 0;       // head_dim (hidden/heads when absent)
+  std::int64_t intermediate = 0;   // intermediate_size / n_inner / d_ff (per expert for MoE)
+  std::int64_t vocab = 0;          // vocab_size
+  std::int64_t max_positions = 0;  // max_position_embeddings / n_positions (learned positions)
+  bool learned_positions = false;  // GPT-2, BERT: a position embedding table
+  std::int64_t type_vocab = 0;     // BERT token types
+  bool tied_embeddings = true;     // tie_word_embeddings
+  bool gated_mlp = false;          // SwiGLU/GeGLU: gate, up, down projections
+  bool attention_bias = false;     // q/k/v/o biases
+  bool qkv_bias = false;           // q/k/v biases only (Qwen2)
   bool mlp_bias = false;
-  std::string norm = "rmsnorm";       // rmsnorm | layernorm
+  std::string norm = "rmsnorm";       // rmsnorm (weight only) | layernorm (weight and bias)
   std::int64_t experts = 0;           // num_local_experts
   std::int64_t experts_per_token = 0; // num_experts_per_tok
-  std::int64_t image_size = 0;        // ViT / CNN input side
+  std::int64_t image_size = 0;        // ViT / CNN input side in pixels
   std::int64_t patch_size = 0;        // ViT
   std::int64_t channels = 3;
+
+  // Added by the model catalog (kb/models).
+  bool out_bias = false;            // output projection bias without q/k/v biases (ViT with
+                                    // qkv_bias = false; BERT/GPT-2 set attention_bias instead)
+  std::int64_t norms_per_layer = 2; // Gemma-2: 4 (pre/post attention and feed-forward)
+  bool fused_qkv = false;           // Phi-3 stores q/k/v as one qkv_proj (same count)
+  bool pooler = false;              // BERT/ViT base model: dense h×h + bias on the [CLS] token
+  std::int64_t num_labels = 0;      // classifier head outputs (ViT/CNN); 0 = no head
+  std::int64_t relative_attention_buckets = 0; // T5: relative_attention_num_buckets
+  std::int64_t sliding_window = 0;             // Mistral/Gemma-2 local attention window; 0 = full
+  CnnArch cnn;                                 // family == cnn
+  UNetArch unet;                               // family == unet
 
   // Everything else the family needs (CNN stages, UNet blocks, T5 relative buckets...), kept as
   // the original config.json object so nothing is lost.
   Json extra;
 
-  std::int64_t published_params = 0; // the published exact count, for tests; 0 = none published
-  std::string source;                // where the hyperparameters come from
+  // The published exact count, for tests; nullopt when none is published (then
+  // published_rounded holds the figure the source gives, e.g. "175B", and source says why).
+  std::optional<std::int64_t> published_params;
+  std::string published_rounded;
+  std::string source; // where the hyperparameters and the published count come from
 };
 
-// Derived from the hyperparameters; the count PyTorch's model.parameters() would give.
-std::int64_t derive_params(const ModelArch& m);
+// Derived from the hyperparameters; the count PyTorch's sum(p.numel() for p in
+// model.parameters()) gives for the model the catalog row describes (shared and tied tensors
+// counted once; buffers such as batch-norm running statistics and rotary inv_freq not counted).
+std::int64_t derive_params(const ModelArch &m);
+
+// Parameters one token passes through: for a mixture of experts only experts_per_token experts
+// count; for every other family the same as derive_params. For FLOPs (6 × active × tokens).
+std::int64_t active_params(const ModelArch &m);
+
+// One module's output for one sample, for activation memory of CNNs and UNets.
+struct LayerShape {
+  std::string name; // module path as PyTorch names it: "layer1.0.conv1", "down_blocks.1.resnets.0"
+  std::string kind; // conv | batchnorm | relu | maxpool | add | avgpool | linear (CNN);
+                    // conv | resnet | transformer | downsample | upsample | norm (UNet)
+  std::int64_t channels = 0;
+  std::int64_t height = 0;
+  std::int64_t width = 0;
+  std::int64_t heads = 0; // transformer: attention heads (scores: heads × (h·w)² each)
+  std::int64_t transformer_layers = 0; // transformer: BasicTransformerBlocks inside
+  std::int64_t elements() const { return channels * height * width; }
+};
+
+// Per-layer output shapes for one sample of side image_size pixels, in forward order. CNN: every
+// conv, batch norm, ReLU, pooling, residual add and the classifier (channels = classes, 1×1).
+// UNet: image_size is in pixels; the UNet runs at image_size / vae_scale_factor (a 512 px image is
+// a 64×64 latent); conv_in, each resnet, transformer, down/upsampler and conv_out. Other families
+// have no spatial layers and get an error; so does an image_size the model cannot take.
+Result<std::vector<LayerShape>> layer_shapes(const ModelArch &m, std::int64_t image_size);
 
 // A config.json object (transformers, diffusers or the catalog's own rows) to a ModelArch. Errors
-// name the missing or wrong field.
-Result<ModelArch> model_from_config(const Json& config, const std::string& name);
+// name the missing or wrong field. Recognised: model_type llama, mistral, mixtral, qwen2, gemma2,
+// phi3, gpt2, bert, vit, t5, resnet (torchvision keys block/layers/widths or the transformers
+// ResNetConfig keys), and `_class_name: UNet2DConditionModel` (diffusers).
+Result<ModelArch> model_from_config(const Json &config, const std::string &name);
+
+// The same from config.json text; errors also name `origin` (a file path) and a JSON position.
+Result<ModelArch> model_from_config_text(std::string_view text, const std::string &origin);
+
+// A catalog in data/models.json's format (an object with a "models" array of rows: a config.json
+// plus name, display_name, family, published_params, published_rounded, source). A bad row throws
+// Failure(ExitCode::internal) naming `origin`, the row's name (or index) and the field.
+std::vector<ModelArch> parse_model_catalog(std::string_view text, std::string_view origin);
 
 // The catalog embedded from data/models.json, validated; a bad row is a bug in dlrig's data and
 // throws Failure(internal) naming the file and the model.

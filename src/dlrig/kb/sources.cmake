@@ -1,2 +1,8 @@
 list(APPEND DLRIG_SOURCES
-  kb/models.cpp)
+  kb/csv.cpp
+  kb/kb.cpp
+  kb/lookup.cpp
+  kb/model_config.cpp
+  kb/models.cpp
+  kb/params.cpp
+  kb/row.cpp)

@@ -1,7 +1,122 @@
+// `dlrig info` PCI GPU tables: one row per display/3D controller, its links and the way to its
+// root port, and the amdgpu readings. NVML's view belongs to info_nvidia.cpp.
 #include "dlrig/output/info.hpp"
+
+#include <fmt/format.h>
 
 namespace dlrig {
 
-std::vector<Table> info_gpu_tables(const Snapshot&) { return {}; }
+namespace {
+
+std::string show_gts(const OptF64 &gts) {
+  if (!gts)
+    return kUnknown;
+  return *gts == static_cast<int>(*gts) ? fmt::format("{:.0f} GT/s", *gts)
+                                        : fmt::format("{:.1f} GT/s", *gts);
+}
+
+std::string show_link(const OptF64 &gts, const std::optional<int> &width) {
+  if (!gts && !width)
+    return kUnknown;
+  return show_gts(gts) + " x" + (width ? std::to_string(*width) : std::string("?"));
+}
+
+std::string show_current(const PcieLink &l) {
+  return show_link(l.current_gts, l.current_width);
+}
+std::string show_max(const PcieLink &l) {
+  return show_link(l.max_gts, l.max_width);
+}
+
+std::string flags(const Gpu &g) {
+  std::vector<std::string> f;
+  if (g.behind_thunderbolt.value_or(false))
+    f.push_back("eGPU (Thunderbolt/USB4)");
+  if (g.behind_switch.value_or(false))
+    f.push_back("PCIe switch");
+  if (!g.behind_thunderbolt && !g.behind_switch)
+    return kUnknown;
+  std::string out;
+  for (const auto &s : f)
+    out += (out.empty() ? "" : ", ") + s;
+  return out.empty() ? "-" : out;
+}
+
+std::string narrowest(const Gpu &g) {
+  if (!g.narrowest_hop)
+    return kUnknown;
+  auto link = show_link(g.narrowest_gts, g.narrowest_width);
+  return *g.narrowest_hop == g.bdf ? link + " (own link)" : link + " at " + *g.narrowest_hop;
+}
+
+std::string ids(const Gpu &g) {
+  auto strip = [](const OptStr &id) {
+    return id && id->size() > 2 ? id->substr(2) : std::string("?");
+  };
+  return strip(g.vendor_id) + ":" + strip(g.device_id);
+}
+
+// The way from the root port down to the GPU: "0000:00:07.0 thunderbolt 8 GT/s x4 > ...".
+std::string path(const Gpu &g) {
+  if (g.path.empty())
+    return g.behind_switch || g.behind_thunderbolt ? "on the root bus" : kUnknown;
+  std::string out;
+  for (auto it = g.path.rbegin(); it != g.path.rend(); ++it)
+    out +=
+        (out.empty() ? "" : " > ") + it->bdf + " " + show(it->kind) + " " + show_current(it->link);
+  return out;
+}
+
+} // namespace
+
+std::vector<Table> info_gpu_tables(const Snapshot &s) {
+  std::vector<Table> out;
+  Table gpus{"GPUs (PCI)",
+             {"bus id", "name", "vendor", "id", "driver", "NUMA", "link", "max link",
+              "narrowest on the way", "attached"},
+             {}};
+  bool usable_vendor = false;
+  for (const auto &g : s.gpus) {
+    usable_vendor = usable_vendor || g.vendor == "NVIDIA" || g.vendor == "AMD";
+    gpus.add({g.bdf, show(g.name), show(g.vendor), ids(g), g.driver ? *g.driver : "none",
+              show_int(g.numa_node), show_current(g.link), show_max(g.link), narrowest(g),
+              flags(g)});
+  }
+  if (s.gpus.empty()) {
+    out.push_back(Table{"GPUs (PCI)", {}, {{"GPU", "No GPU found on the PCI bus"}}});
+    return out;
+  }
+  out.push_back(std::move(gpus));
+  if (!usable_vendor)
+    out.push_back(
+        Table{"",
+              {},
+              {{"note", "No NVIDIA or AMD GPU found on the PCI bus (only integrated graphics)"}}});
+
+  Table paths{"PCIe paths (root port first)", {"GPU", "path", "Thunderbolt", "switch"}, {}};
+  for (const auto &g : s.gpus)
+    if (!g.path.empty())
+      paths.add({g.bdf, path(g), show(g.behind_thunderbolt), show(g.behind_switch)});
+  if (!paths.rows.empty())
+    out.push_back(std::move(paths));
+
+  Table amd{"AMD GPUs (amdgpu sysfs)",
+            {"bus id", "VRAM total", "VRAM used", "busy", "temperature", "power / cap",
+             "shader clock (max)", "memory clock (max)"},
+            {}};
+  for (const auto &g : s.gpus) {
+    if (!g.amd)
+      continue;
+    const auto &a = *g.amd;
+    amd.add({g.bdf, show_bytes(a.vram_total_bytes), show_bytes(a.vram_used_bytes),
+             show_num(a.busy_percent, "%", 0), show_num(a.temperature_c, "C", 0),
+             show_num(a.power_w, "W", 0) + " / " + show_num(a.power_cap_w, "W", 0),
+             show_hz(a.sclk_hz) + " (" + show_hz(a.sclk_max_hz) + ")",
+             show_hz(a.mclk_hz) + " (" + show_hz(a.mclk_max_hz) + ")"});
+  }
+  if (!amd.rows.empty())
+    out.push_back(std::move(amd));
+  return out;
+}
 
 } // namespace dlrig

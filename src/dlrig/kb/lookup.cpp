@@ -1,0 +1,368 @@
+// Lookups over the loaded knowledge base and the compatibility rules built on it (R1 arch
+// coverage, driver -> CUDA, the newest fitting torch wheel).
+#include "dlrig/kb/kb.hpp"
+
+#include "dlrig/kb/row.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <set>
+
+namespace dlrig::kb {
+
+using detail::lower;
+using detail::trim;
+
+namespace {
+
+// Words of a name, lower-case, letters and digits only; "80 GB" joins into "80gb".
+std::vector<std::string> words(std::string_view s) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      cur += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else if (!cur.empty()) {
+      out.push_back(std::move(cur));
+      cur.clear();
+    }
+  }
+  if (!cur.empty())
+    out.push_back(std::move(cur));
+  std::vector<std::string> joined;
+  for (auto &w : out) {
+    if ((w == "gb" || w == "gib") && !joined.empty() &&
+        joined.back().find_first_not_of("0123456789") == std::string::npos)
+      joined.back() += "gb";
+    else
+      joined.push_back(std::move(w));
+  }
+  return joined;
+}
+
+// Vendor and brand words users and drivers add or leave out ("NVIDIA GeForce RTX 4090").
+bool brand_word(const std::string &w) {
+  static const std::set<std::string> brands = {"nvidia", "amd", "intel", "geforce", "tesla"};
+  return brands.count(w) > 0;
+}
+
+std::vector<std::string> key_words(std::string_view s) {
+  auto w = words(s);
+  w.erase(std::remove_if(w.begin(), w.end(), brand_word), w.end());
+  return w;
+}
+
+std::string memory_word(const GpuSpec &g) {
+  if (!g.memory_gb)
+    return {};
+  double gb = *g.memory_gb;
+  if (gb != static_cast<double>(static_cast<long long>(gb)))
+    return {};
+  return std::to_string(static_cast<long long>(gb)) + "gb";
+}
+
+std::string strip_hex_prefix(std::string_view s) {
+  auto t = lower(trim(s));
+  if (t.rfind("0x", 0) == 0)
+    t = t.substr(2);
+  return t;
+}
+
+// "550.54.14" -> 550; nullopt when it does not start with a number.
+std::optional<long> leading_number(std::string_view s) {
+  long v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p == s.data())
+    return std::nullopt;
+  return v;
+}
+
+std::string major_minor(std::string_view v) {
+  auto first = v.find('.');
+  if (first == std::string_view::npos)
+    return std::string(v);
+  auto second = v.find('.', first + 1);
+  return std::string(v.substr(0, second));
+}
+
+} // namespace
+
+int compare_versions(std::string_view a, std::string_view b) {
+  while (!a.empty() || !b.empty()) {
+    auto take = [](std::string_view &s) {
+      auto dot = s.find('.');
+      auto part = s.substr(0, dot);
+      s = dot == std::string_view::npos ? std::string_view{} : s.substr(dot + 1);
+      long v = 0;
+      std::from_chars(part.data(), part.data() + part.size(), v);
+      return v;
+    };
+    long x = take(a), y = take(b);
+    if (x != y)
+      return x < y ? -1 : 1;
+  }
+  return 0;
+}
+
+bool ArchSpec::feature_known(std::string_view feature) const {
+  return std::find(unknown.begin(), unknown.end(), feature) == unknown.end();
+}
+
+const TorchVariant *TorchRelease::variant(std::string_view tag) const {
+  for (const auto &v : variants)
+    if (v.tag == tag)
+      return &v;
+  return nullptr;
+}
+
+std::string pip_command(const TorchRelease &release, const TorchVariant &variant) {
+  std::string cmd = "pip install torch==" + release.version;
+  if (!release.torchvision.empty())
+    cmd += " torchvision==" + release.torchvision;
+  if (!release.torchaudio.empty())
+    cmd += " torchaudio==" + release.torchaudio;
+  return cmd + " --index-url " + variant.index_url;
+}
+
+const GpuSpec *KnowledgeBase::find_gpu(std::string_view name) const {
+  auto query = key_words(name);
+  if (query.empty())
+    return nullptr;
+  for (const auto &g : gpus)
+    if (key_words(g.name) == query)
+      return &g;
+  // Otherwise the GPU whose name holds every word of the query (a size like "80gb" or a memory
+  // type like "hbm3" may match the GPU's memory instead), with the fewest words left over.
+  const GpuSpec *best = nullptr;
+  std::size_t best_extra = 0;
+  bool tie = false;
+  for (const auto &g : gpus) {
+    auto gw = key_words(g.name);
+    auto mem = memory_word(g);
+    auto types = words(g.memory_type);
+    bool all = std::all_of(query.begin(), query.end(), [&](const std::string &q) {
+      return std::find(gw.begin(), gw.end(), q) != gw.end() || q == mem ||
+             std::find(types.begin(), types.end(), q) != types.end();
+    });
+    if (!all)
+      continue;
+    std::size_t extra = 0;
+    for (const auto &w : gw)
+      if (w != mem && std::find(query.begin(), query.end(), w) == query.end())
+        ++extra;
+    if (!best || extra < best_extra) {
+      best = &g;
+      best_extra = extra;
+      tie = false;
+    } else if (extra == best_extra) {
+      tie = true;
+    }
+  }
+  return tie ? nullptr : best;
+}
+
+const GpuSpec *KnowledgeBase::find_gpu_by_pci(std::string_view vendor_id,
+                                              std::string_view device_id) const {
+  auto key = strip_hex_prefix(vendor_id) + ":" + strip_hex_prefix(device_id);
+  for (const auto &g : gpus)
+    for (const auto &id : g.pci_ids)
+      if (id == key)
+        return &g;
+  return nullptr;
+}
+
+const ArchSpec *KnowledgeBase::arch(std::string_view compute_capability) const {
+  auto cc = trim(compute_capability);
+  // Accept "sm_89" for "8.9": the last digit is the minor version.
+  if (cc.rfind("sm_", 0) == 0 && cc.size() >= 5 &&
+      cc.find_first_not_of("0123456789", 3) == std::string::npos)
+    cc = cc.substr(3, cc.size() - 4) + "." + cc.substr(cc.size() - 1);
+  for (const auto &a : archs)
+    if (a.compute_capability == cc)
+      return &a;
+  return nullptr;
+}
+
+const CudaDriverMin *KnowledgeBase::cuda_min_driver(std::string_view cuda_version) const {
+  auto v = trim(cuda_version);
+  const CudaDriverMin *first = nullptr;
+  for (const auto &c : cuda) {
+    if (c.version == v)
+      return &c;
+    if (c.cuda == v) {
+      if (c.release == "GA")
+        return &c;
+      if (!first)
+        first = &c;
+    }
+  }
+  // "12.4.0" for a GA the notes number differently (10.2.89): fall back to the minor's GA.
+  if (!first && std::count(v.begin(), v.end(), '.') == 2)
+    for (const auto &c : cuda)
+      if (c.cuda == major_minor(v) && c.release == "GA" && compare_versions(c.version, v) == 0)
+        return &c;
+  return first;
+}
+
+const TorchRelease *KnowledgeBase::torch_release(std::string_view version) const {
+  auto v = trim(version);
+  auto plus = v.find('+');
+  if (plus != std::string::npos)
+    v = v.substr(0, plus);
+  auto mm = major_minor(v);
+  for (const auto &r : torch)
+    if (major_minor(r.version) == mm)
+      return &r;
+  return nullptr;
+}
+
+const ModelArch *KnowledgeBase::find_model(std::string_view name) const {
+  auto n = lower(trim(name));
+  for (const auto &m : models)
+    if (lower(m.name) == n || lower(m.display_name) == n)
+      return &m;
+  return nullptr;
+}
+
+const LinkSpec *KnowledgeBase::find_link(std::string_view name) const {
+  auto q = key_words(name);
+  for (const auto &l : links)
+    if (key_words(l.name) == q)
+      return &l;
+  return nullptr;
+}
+
+const LinkSpec *KnowledgeBase::pcie(int generation) const {
+  for (const auto &l : links)
+    if (l.kind == "pcie" && leading_number(l.generation) == generation)
+      return &l;
+  return nullptr;
+}
+
+const CloudInstance *KnowledgeBase::find_cloud(std::string_view instance) const {
+  auto n = lower(trim(instance));
+  for (const auto &c : cloud)
+    if (lower(c.instance) == n)
+      return &c;
+  return nullptr;
+}
+
+std::string KnowledgeBase::max_cuda_for_driver(std::string_view driver) const {
+  auto branch = leading_number(trim(driver));
+  if (!branch)
+    return {};
+  std::string best;
+  for (const auto &c : cuda) {
+    auto row_branch = leading_number(c.min_driver_linux);
+    if (row_branch && *row_branch <= *branch &&
+        (best.empty() || compare_versions(c.cuda, best) > 0))
+      best = c.cuda;
+  }
+  return best;
+}
+
+CudaSupport KnowledgeBase::driver_supports_cuda(std::string_view driver,
+                                                std::string_view cuda_version) const {
+  const auto *row = cuda_min_driver(major_minor(trim(cuda_version)));
+  auto max = max_cuda_for_driver(driver);
+  if (!row || max.empty())
+    return CudaSupport::unknown;
+  if (compare_versions(max, row->cuda) >= 0)
+    return CudaSupport::native;
+  if (!row->minor_compat_min_driver.empty() && leading_number(max) == leading_number(row->cuda) &&
+      compare_versions(trim(driver), row->minor_compat_min_driver) >= 0)
+    return CudaSupport::minor_compat;
+  return CudaSupport::unsupported;
+}
+
+namespace {
+
+struct Target {
+  bool ptx = false;
+  int major = 0, minor = 0;
+  bool specific = false; // 'a' or 'f' suffix: runs on exactly this capability
+};
+
+// "sm_86", "sm_90a", "compute_120", "8.6", "8.6+PTX" -> targets; nothing for text it cannot read.
+std::vector<Target> parse_target(std::string_view entry) {
+  std::string e = lower(trim(entry));
+  std::vector<Target> out;
+  auto digits_target = [&](std::string d, bool ptx) {
+    bool specific = false;
+    if (!d.empty() && (d.back() == 'a' || d.back() == 'f')) {
+      specific = true;
+      d.pop_back();
+    }
+    if (d.size() < 2 || d.find_first_not_of("0123456789") != std::string::npos)
+      return;
+    out.push_back(Target{ptx, std::stoi(d.substr(0, d.size() - 1)), d.back() - '0', specific});
+  };
+  if (e.rfind("sm_", 0) == 0) {
+    digits_target(e.substr(3), false);
+  } else if (e.rfind("compute_", 0) == 0) {
+    digits_target(e.substr(8), true);
+  } else {
+    bool ptx = false;
+    auto plus = e.find("+ptx");
+    if (plus != std::string::npos) {
+      ptx = true;
+      e = e.substr(0, plus);
+    }
+    auto dot = e.find('.');
+    if (dot == std::string::npos)
+      return out;
+    digits_target(e.substr(0, dot) + e.substr(dot + 1), false);
+    if (ptx && !out.empty()) {
+      auto t = out.back();
+      t.ptx = true;
+      out.push_back(t);
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+bool arch_list_covers(const std::vector<std::string> &arch_list, std::string_view cc) {
+  auto c = trim(cc);
+  auto dot = c.find('.');
+  if (dot == std::string::npos || dot == 0 || dot + 1 >= c.size() ||
+      c.find_first_not_of("0123456789.") != std::string::npos)
+    return false;
+  int major = std::stoi(c.substr(0, dot)), minor = std::stoi(c.substr(dot + 1));
+  for (const auto &entry : arch_list) {
+    for (const auto &t : parse_target(entry)) {
+      if (t.specific) {
+        if (t.major == major && t.minor == minor)
+          return true;
+      } else if (t.ptx) {
+        if (t.major < major || (t.major == major && t.minor <= minor))
+          return true;
+      } else if (t.major == major && t.minor <= minor) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+std::optional<TorchChoice> newest_torch_for(const KnowledgeBase &kb, std::string_view driver,
+                                            std::string_view cc) {
+  for (auto rel = kb.torch.rbegin(); rel != kb.torch.rend(); ++rel) {
+    const TorchVariant *best = nullptr;
+    for (const auto &v : rel->variants) {
+      if (v.cuda.empty() || v.arch_list.empty() || !arch_list_covers(v.arch_list, cc))
+        continue;
+      if (kb.driver_supports_cuda(driver, v.cuda) != CudaSupport::native)
+        continue;
+      if (!best || compare_versions(v.cuda, best->cuda) > 0)
+        best = &v;
+    }
+    if (best)
+      return TorchChoice{&*rel, best, CudaSupport::native, pip_command(*rel, *best)};
+  }
+  return std::nullopt;
+}
+
+} // namespace dlrig::kb

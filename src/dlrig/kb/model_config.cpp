@@ -1,0 +1,561 @@
+// config.json (transformers, diffusers, torchvision-style catalog rows) to ModelArch. Each model
+// type reads the keys its transformers/diffusers class serialises, with that class's defaults where
+// a saved config may leave a key out (save_pretrained omits values equal to the class default).
+#include "dlrig/kb/model.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <stdexcept>
+#include <string_view>
+#include <utility>
+
+namespace dlrig::kb {
+namespace {
+
+// Thrown inside this file only and turned into a Result at model_from_config's boundary, so that
+// each reader stays a straight list of fields.
+struct ConfigError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+std::string kind_of(const Json &v) {
+  if (v.is_string())
+    return fmt::format("the string {}", v.dump());
+  if (v.is_boolean())
+    return v.get<bool>() ? "true" : "false";
+  if (v.is_number())
+    return v.dump();
+  if (v.is_array())
+    return "a list";
+  if (v.is_object())
+    return "an object";
+  return "null";
+}
+
+// The largest value each key may take. Generous next to any real model (hidden sizes reach ~2^15,
+// layer counts ~2^7), and small enough that no derived count or layer shape can overflow 64 bits,
+// whatever a hostile config.json holds.
+std::int64_t limit_of(std::string_view key) {
+  static constexpr std::array<std::pair<std::string_view, std::int64_t>, 36> limits{{
+      {"num_hidden_layers", 1 << 10},
+      {"n_layer", 1 << 10},
+      {"num_layers", 1 << 10},
+      {"num_decoder_layers", 1 << 10},
+      {"num_attention_heads", 1 << 10},
+      {"n_head", 1 << 10},
+      {"num_heads", 1 << 10},
+      {"num_key_value_heads", 1 << 10},
+      {"num_local_experts", 1 << 10},
+      {"num_experts_per_tok", 1 << 10},
+      {"relative_attention_num_buckets", 1 << 10},
+      {"norm_num_groups", 1 << 10},
+      {"layers", 1 << 10},
+      {"depths", 1 << 10},
+      {"num_channels", 1 << 10},
+      {"patch_size", 1 << 10},
+      {"layers_per_block", 1 << 8},
+      {"transformer_layers_per_block", 1 << 8},
+      {"attention_head_dim", 1 << 10},
+      {"head_dim", 1 << 14},
+      {"d_kv", 1 << 14},
+      {"vocab_size", 1 << 24},
+      {"type_vocab_size", 1 << 24},
+      {"num_labels", 1 << 24},
+      {"num_classes", 1 << 24},
+      {"max_position_embeddings", 1 << 26},
+      {"n_positions", 1 << 26},
+      {"sliding_window", 1 << 26},
+      {"image_size", 1 << 16},
+      {"sample_size", 1 << 16},
+      {"block_out_channels", 1 << 16},
+      {"widths", 1 << 16},
+      {"hidden_sizes", 1 << 18},
+      {"cross_attention_dim", 1 << 16},
+      {"in_channels", 1 << 16},
+      {"out_channels", 1 << 16},
+  }};
+  for (const auto &[k, v] : limits)
+    if (k == key)
+      return v;
+  // Widths: hidden_size, intermediate_size, d_model, d_ff, n_embd, time and class embeddings.
+  return std::int64_t{1} << 20;
+}
+
+// Lists (blocks, stages) longer than this are not a real model.
+constexpr std::size_t max_list = 16;
+
+// Reads config keys, naming the model and the key in every error.
+class Fields {
+public:
+  Fields(const Json &j, const std::string &name, std::string type)
+      : j_(j), name_(name), type_(std::move(type)) {}
+
+  bool has(const char *key) const { return j_.contains(key) && !j_.at(key).is_null(); }
+  const Json &at(const char *key) const { return j_.at(key); }
+
+  [[noreturn]] void fail(const char *key, const std::string &what) const {
+    throw ConfigError(fmt::format("{}: config field '{}' {}", name_, key, what));
+  }
+
+  // A positive integer (or, with min 0, a non-negative one); required.
+  std::int64_t count(const char *key, std::int64_t min = 1) const {
+    if (!has(key))
+      fail(key, fmt::format("is missing; a {} config.json has it (copy it from the model's "
+                            "config.json)",
+                            type_));
+    return as_count(key, j_.at(key), min);
+  }
+  std::int64_t count_or(const char *key, std::int64_t fallback, std::int64_t min = 1) const {
+    return has(key) ? as_count(key, j_.at(key), min) : fallback;
+  }
+  bool flag_or(const char *key, bool fallback) const {
+    if (!has(key))
+      return fallback;
+    if (!j_.at(key).is_boolean())
+      fail(key, fmt::format("must be true or false, got {}", kind_of(j_.at(key))));
+    return j_.at(key).get<bool>();
+  }
+  std::string text_or(const char *key, std::string fallback) const {
+    if (!has(key))
+      return fallback;
+    if (!j_.at(key).is_string())
+      fail(key, fmt::format("must be a string, got {}", kind_of(j_.at(key))));
+    return j_.at(key).get<std::string>();
+  }
+  std::vector<std::int64_t> counts(const char *key) const {
+    if (!has(key))
+      fail(key, fmt::format("is missing; a {} config.json has it", type_));
+    return as_counts(key, j_.at(key));
+  }
+  std::vector<std::string> texts(const char *key) const {
+    if (!has(key))
+      fail(key, fmt::format("is missing; a {} config.json has it", type_));
+    const Json &v = j_.at(key);
+    if (!v.is_array() || v.empty())
+      fail(key, fmt::format("must be a non-empty list of strings, got {}", kind_of(v)));
+    if (v.size() > max_list)
+      fail(key, fmt::format("has {} entries; at most {} are supported", v.size(), max_list));
+    std::vector<std::string> out;
+    for (const Json &e : v) {
+      if (!e.is_string())
+        fail(key, fmt::format("must be a list of strings, found {}", kind_of(e)));
+      out.push_back(e.get<std::string>());
+    }
+    return out;
+  }
+  // An integer or a list of integers, spread to n entries (diffusers' per-block settings).
+  std::vector<std::int64_t> per_block(const char *key, std::int64_t fallback, std::size_t n) const {
+    if (!has(key))
+      return std::vector<std::int64_t>(n, fallback);
+    const Json &v = j_.at(key);
+    if (v.is_array()) {
+      auto out = as_counts(key, v);
+      if (out.size() != n)
+        fail(key, fmt::format("has {} entries; it needs one per block ({})", out.size(), n));
+      return out;
+    }
+    return std::vector<std::int64_t>(n, as_count(key, v, 1));
+  }
+  // A key dlrig cannot derive a count for unless it is absent, null or `ok`.
+  void unsupported_unless(const char *key, const Json &ok = nullptr) const {
+    if (!has(key) || j_.at(key) == ok)
+      return;
+    fail(key, fmt::format("= {} is not supported by dlrig's {} parameter count", j_.at(key).dump(),
+                          type_));
+  }
+
+private:
+  std::int64_t as_count(const char *key, const Json &v, std::int64_t min) const {
+    if (!v.is_number_integer())
+      fail(key, fmt::format("must be an integer, got {}", kind_of(v)));
+    if (v.is_number_unsigned() && v.get<std::uint64_t>() > std::uint64_t{1} << 62)
+      fail(key, fmt::format("must be at most {}, got {}", limit_of(key), v.dump()));
+    auto n = v.get<std::int64_t>();
+    if (n < min)
+      fail(key, fmt::format("must be at least {}, got {}", min, n));
+    if (n > limit_of(key))
+      fail(key, fmt::format("must be at most {}, got {}", limit_of(key), n));
+    return n;
+  }
+  std::vector<std::int64_t> as_counts(const char *key, const Json &v) const {
+    if (!v.is_array() || v.empty())
+      fail(key, fmt::format("must be a non-empty list of positive integers, got {}", kind_of(v)));
+    if (v.size() > max_list)
+      fail(key, fmt::format("has {} entries; at most {} are supported", v.size(), max_list));
+    std::vector<std::int64_t> out;
+    for (const Json &e : v) {
+      if (!e.is_number_integer())
+        fail(key, fmt::format("must be a list of positive integers, found {}", kind_of(e)));
+      out.push_back(as_count(key, e, 1));
+    }
+    return out;
+  }
+
+  const Json &j_;
+  const std::string &name_;
+  std::string type_;
+};
+
+// head_dim when the config leaves it out: hidden / heads, which must then divide exactly.
+std::int64_t head_dim_of(const Fields &f, std::int64_t hidden, std::int64_t heads,
+                         const char *hidden_key, const char *heads_key) {
+  if (f.has("head_dim"))
+    return f.count("head_dim");
+  if (hidden % heads != 0)
+    f.fail(heads_key, fmt::format("= {} does not divide {} = {}; give head_dim explicitly", heads,
+                                  hidden_key, hidden));
+  return hidden / heads;
+}
+
+void check_kv(const Fields &f, const ModelArch &m) {
+  if (m.kv_heads > m.heads || m.heads % m.kv_heads != 0)
+    f.fail("num_key_value_heads",
+           fmt::format("= {} must divide num_attention_heads = {}", m.kv_heads, m.heads));
+}
+
+// Llama and the decoders built like it: RMSNorm, rotary positions, gated MLP, optional GQA.
+ModelArch read_llama_like(const Fields &f, const std::string &type) {
+  ModelArch m;
+  m.family = ModelFamily::decoder;
+  m.hidden = f.count("hidden_size");
+  m.layers = f.count("num_hidden_layers");
+  m.heads = f.count("num_attention_heads");
+  // LlamaConfig and Phi3Config fall back to multi-head attention when the key is absent; the
+  // other classes always serialise it.
+  bool kv_default = type == "llama" || type == "phi3";
+  m.kv_heads =
+      kv_default ? f.count_or("num_key_value_heads", m.heads) : f.count("num_key_value_heads");
+  check_kv(f, m);
+  m.head_dim = type == "gemma2"
+                   ? f.count("head_dim")
+                   : head_dim_of(f, m.hidden, m.heads, "hidden_size", "num_attention_heads");
+  m.intermediate = f.count("intermediate_size");
+  m.vocab = f.count("vocab_size");
+  m.max_positions = f.count_or("max_position_embeddings", 0, 0);
+  m.gated_mlp = true;
+  m.norm = "rmsnorm";
+  // Class defaults: Gemma2Config ties the LM head; Llama, Mistral, Mixtral, Qwen2, Phi3 do not.
+  m.tied_embeddings = f.flag_or("tie_word_embeddings", type == "gemma2");
+  if (type == "llama" || type == "gemma2") {
+    m.attention_bias = f.flag_or("attention_bias", false);
+  }
+  if (type == "llama")
+    m.mlp_bias = f.flag_or("mlp_bias", false);
+  if (type == "qwen2")
+    m.qkv_bias = true; // Qwen2Attention always builds q/k/v with bias, o_proj without
+  if (type == "gemma2")
+    m.norms_per_layer = 4; // input, post-attention, pre- and post-feed-forward RMSNorms
+  if (type == "phi3")
+    m.fused_qkv = true;
+  // Qwen2 configs carry a sliding_window that only applies with use_sliding_window = true.
+  if (type == "mistral" || type == "mixtral" || type == "gemma2" ||
+      (type == "qwen2" && f.flag_or("use_sliding_window", false)))
+    m.sliding_window = f.count_or("sliding_window", 0, 0);
+  if (type == "mixtral") {
+    m.family = ModelFamily::moe_decoder;
+    m.experts = f.count("num_local_experts");
+    m.experts_per_token = f.count("num_experts_per_tok");
+    if (m.experts_per_token > m.experts)
+      f.fail("num_experts_per_tok",
+             fmt::format("= {} exceeds num_local_experts = {}", m.experts_per_token, m.experts));
+  }
+  return m;
+}
+
+ModelArch read_gpt2(const Fields &f) {
+  ModelArch m;
+  m.family = ModelFamily::decoder;
+  m.hidden = f.count("n_embd");
+  m.layers = f.count("n_layer");
+  m.heads = f.count("n_head");
+  m.kv_heads = m.heads;
+  m.head_dim = head_dim_of(f, m.hidden, m.heads, "n_embd", "n_head");
+  m.intermediate = f.count_or("n_inner", 4 * m.hidden); // null in GPT-2 configs: 4 × n_embd
+  m.vocab = f.count("vocab_size");
+  m.max_positions = f.count("n_positions");
+  m.learned_positions = true;
+  m.tied_embeddings = f.flag_or("tie_word_embeddings", true);
+  m.attention_bias = true;
+  m.mlp_bias = true;
+  m.norm = "layernorm";
+  return m;
+}
+
+ModelArch read_bert(const Fields &f) {
+  ModelArch m;
+  m.family = ModelFamily::encoder;
+  m.hidden = f.count("hidden_size");
+  m.layers = f.count("num_hidden_layers");
+  m.heads = f.count("num_attention_heads");
+  m.kv_heads = m.heads;
+  m.head_dim = head_dim_of(f, m.hidden, m.heads, "hidden_size", "num_attention_heads");
+  m.intermediate = f.count("intermediate_size");
+  m.vocab = f.count("vocab_size");
+  m.max_positions = f.count("max_position_embeddings");
+  m.type_vocab = f.count("type_vocab_size");
+  m.learned_positions = true;
+  m.attention_bias = true;
+  m.mlp_bias = true;
+  m.norm = "layernorm";
+  // BertModel's default; the published counts are BertModel's (with the pooler).
+  m.pooler = f.flag_or("add_pooling_layer", true);
+  return m;
+}
+
+ModelArch read_vit(const Fields &f) {
+  ModelArch m;
+  m.family = ModelFamily::encoder;
+  m.hidden = f.count("hidden_size");
+  m.layers = f.count("num_hidden_layers");
+  m.heads = f.count("num_attention_heads");
+  m.kv_heads = m.heads;
+  m.head_dim = head_dim_of(f, m.hidden, m.heads, "hidden_size", "num_attention_heads");
+  m.intermediate = f.count("intermediate_size");
+  m.image_size = f.count("image_size");
+  m.patch_size = f.count("patch_size");
+  m.channels = f.count_or("num_channels", 3);
+  if (m.image_size % m.patch_size != 0)
+    f.fail("patch_size",
+           fmt::format("= {} does not divide image_size = {}", m.patch_size, m.image_size));
+  m.qkv_bias = f.flag_or("qkv_bias", true);
+  m.out_bias = true;
+  m.mlp_bias = true;
+  m.norm = "layernorm";
+  // ViTForImageClassification (a classifier over the [CLS] token, no pooler) when the config
+  // names its labels; ViTModel (with its pooler) otherwise.
+  if (f.has("num_labels"))
+    m.num_labels = f.count("num_labels");
+  else if (f.has("id2label") && f.at("id2label").is_object())
+    m.num_labels = static_cast<std::int64_t>(f.at("id2label").size());
+  m.pooler = m.num_labels == 0;
+  return m;
+}
+
+ModelArch read_t5(const Fields &f) {
+  ModelArch m;
+  m.family = ModelFamily::encoder_decoder;
+  m.hidden = f.count("d_model");
+  m.layers = f.count("num_layers");
+  m.decoder_layers = f.count_or("num_decoder_layers", m.layers);
+  m.heads = f.count("num_heads");
+  m.kv_heads = m.heads;
+  m.head_dim = f.count("d_kv");
+  m.intermediate = f.count("d_ff");
+  m.vocab = f.count("vocab_size");
+  m.relative_attention_buckets = f.count_or("relative_attention_num_buckets", 32);
+  m.tied_embeddings = f.flag_or("tie_word_embeddings", true);
+  std::string ff = f.text_or("feed_forward_proj", "relu");
+  if (ff.starts_with("gated-"))
+    m.gated_mlp = true;
+  else if (ff.find('-') != std::string::npos)
+    f.fail("feed_forward_proj",
+           fmt::format("= \"{}\" is not of the form ACT or gated-ACT (T5Config)", ff));
+  m.norm = "rmsnorm"; // T5LayerNorm: a weight, no bias
+  return m;
+}
+
+ModelArch read_resnet(const Fields &f) {
+  ModelArch m;
+  m.family = ModelFamily::cnn;
+  CnnArch &c = m.cnn;
+  if (f.has("block")) {
+    // torchvision resnet.py: ResNet(block, layers, num_classes); widths are the planes per stage.
+    std::string block = f.text_or("block", "");
+    if (block == "BasicBlock" || block == "basic")
+      c.block = "basic";
+    else if (block == "Bottleneck" || block == "bottleneck")
+      c.block = "bottleneck";
+    else
+      f.fail("block", fmt::format("= \"{}\" must be BasicBlock or Bottleneck", block));
+    c.stage_blocks = f.counts("layers");
+    c.stage_widths =
+        f.has("widths") ? f.counts("widths") : std::vector<std::int64_t>{64, 128, 256, 512};
+    c.stem_width = f.count_or("stem_width", 64);
+    c.num_classes = f.count_or("num_classes", 1000);
+    m.channels = f.count_or("num_channels", 3);
+  } else {
+    // transformers ResNetConfig: hidden_sizes are each stage's output channels (×4 the planes for
+    // bottleneck stages).
+    std::string type = f.text_or("layer_type", "bottleneck");
+    if (type != "basic" && type != "bottleneck")
+      f.fail("layer_type", fmt::format("= \"{}\" must be basic or bottleneck", type));
+    c.block = type;
+    c.stage_blocks = f.counts("depths");
+    auto sizes = f.counts("hidden_sizes");
+    for (auto s : sizes) {
+      if (type == "bottleneck" && s % 4 != 0)
+        f.fail("hidden_sizes", fmt::format("entry {} is not a multiple of 4 (bottleneck)", s));
+      c.stage_widths.push_back(type == "bottleneck" ? s / 4 : s);
+    }
+    c.stem_width = f.count_or("embedding_size", 64);
+    m.channels = f.count_or("num_channels", 3);
+    if (f.has("num_labels"))
+      c.num_classes = f.count("num_labels");
+    else if (f.has("id2label") && f.at("id2label").is_object())
+      c.num_classes = static_cast<std::int64_t>(f.at("id2label").size());
+    else
+      c.num_classes = 0; // ResNetModel: no classifier
+  }
+  if (c.stage_blocks.size() != c.stage_widths.size())
+    f.fail(f.has("block") ? "widths" : "hidden_sizes",
+           fmt::format("has {} stages but the block counts list has {}", c.stage_widths.size(),
+                       c.stage_blocks.size()));
+  m.num_labels = c.num_classes;
+  m.image_size = f.count_or("image_size", 224);
+  return m;
+}
+
+ModelArch read_unet(const Fields &f) {
+  ModelArch m;
+  m.family = ModelFamily::unet;
+  UNetArch &u = m.unet;
+  // Options that add or reshape parameters in ways this derivation does not model.
+  for (const char *key : {"class_embed_type", "encoder_hid_dim", "encoder_hid_dim_type",
+                          "time_cond_proj_dim", "num_class_embeds", "projection_class_embeddings"})
+    f.unsupported_unless(key);
+  f.unsupported_unless("resnet_time_scale_shift", "default");
+  f.unsupported_unless("time_embedding_type", "positional");
+  f.unsupported_unless("conv_in_kernel", 3);
+  f.unsupported_unless("conv_out_kernel", 3);
+  f.unsupported_unless("dual_cross_attention", false);
+  f.unsupported_unless("only_cross_attention", false);
+  f.unsupported_unless("attention_type", "default");
+  f.unsupported_unless("mid_block_type", "UNetMidBlock2DCrossAttn");
+
+  u.in_channels = f.count_or("in_channels", 4);
+  u.out_channels = f.count_or("out_channels", 4);
+  u.block_out_channels = f.counts("block_out_channels");
+  u.down_block_types = f.texts("down_block_types");
+  u.up_block_types = f.texts("up_block_types");
+  std::size_t n = u.block_out_channels.size();
+  if (u.down_block_types.size() != n)
+    f.fail("down_block_types",
+           fmt::format("has {} entries; block_out_channels has {}", u.down_block_types.size(), n));
+  if (u.up_block_types.size() != n)
+    f.fail("up_block_types",
+           fmt::format("has {} entries; block_out_channels has {}", u.up_block_types.size(), n));
+  for (const auto &t : u.down_block_types)
+    if (t != "CrossAttnDownBlock2D" && t != "DownBlock2D")
+      f.fail("down_block_types",
+             fmt::format("names \"{}\"; dlrig knows CrossAttnDownBlock2D and DownBlock2D", t));
+  for (const auto &t : u.up_block_types)
+    if (t != "CrossAttnUpBlock2D" && t != "UpBlock2D")
+      f.fail("up_block_types",
+             fmt::format("names \"{}\"; dlrig knows CrossAttnUpBlock2D and UpBlock2D", t));
+  if (f.has("layers_per_block") && f.at("layers_per_block").is_array())
+    f.fail("layers_per_block", "as a per-block list is not supported; give one integer");
+  u.layers_per_block = f.count_or("layers_per_block", 2);
+  // UNet2DConditionModel: num_attention_heads = num_attention_heads or attention_head_dim.
+  u.attention_heads = f.has("num_attention_heads") ? f.per_block("num_attention_heads", 8, n)
+                                                   : f.per_block("attention_head_dim", 8, n);
+  if (f.has("transformer_layers_per_block") && f.at("transformer_layers_per_block").is_array())
+    for (const Json &e : f.at("transformer_layers_per_block"))
+      if (e.is_array())
+        f.fail("transformer_layers_per_block", "as nested lists is not supported");
+  u.transformer_layers = f.per_block("transformer_layers_per_block", 1, n);
+  if (f.has("reverse_transformer_layers_per_block"))
+    f.fail("reverse_transformer_layers_per_block", "is not supported");
+  u.up_transformer_layers.assign(u.transformer_layers.rbegin(), u.transformer_layers.rend());
+  u.cross_attention_dim = f.count("cross_attention_dim");
+  u.time_embed_dim = f.count_or("time_embedding_dim", 4 * u.block_out_channels[0]);
+  u.norm_num_groups = f.count_or("norm_num_groups", 32);
+  u.use_linear_projection = f.flag_or("use_linear_projection", false);
+  u.addition_embed_type = f.text_or("addition_embed_type", "");
+  if (!u.addition_embed_type.empty()) {
+    if (u.addition_embed_type != "text_time")
+      f.fail("addition_embed_type",
+             fmt::format("= \"{}\" is not supported; dlrig knows text_time (SDXL)",
+                         u.addition_embed_type));
+    u.addition_time_embed_dim = f.count("addition_time_embed_dim");
+    u.projection_class_embeddings_input_dim = f.count("projection_class_embeddings_input_dim");
+  }
+  u.sample_size = f.count_or("sample_size", 64);
+  for (std::size_t i = 0; i < n; ++i) {
+    auto c = u.block_out_channels[i];
+    if (c % u.norm_num_groups != 0)
+      f.fail("block_out_channels", fmt::format("entry {} is not a multiple of norm_num_groups = {}",
+                                               c, u.norm_num_groups));
+    bool attn = u.down_block_types[i].starts_with("CrossAttn") ||
+                u.up_block_types[n - 1 - i].starts_with("CrossAttn") || i == n - 1;
+    if (attn && c % u.attention_heads[i] != 0)
+      f.fail("attention_head_dim",
+             fmt::format("= {} heads do not divide {} channels", u.attention_heads[i], c));
+  }
+  m.channels = u.in_channels;
+  return m;
+}
+
+} // namespace
+
+Result<ModelArch> model_from_config(const Json &config, const std::string &name) {
+  if (!config.is_object())
+    return make_error(
+        fmt::format("{}: a model config must be a JSON object, got {}", name, kind_of(config)));
+  try {
+    std::string type;
+    if (config.contains("model_type") && config.at("model_type").is_string())
+      type = config.at("model_type").get<std::string>();
+    else if (config.contains("_class_name") && config.at("_class_name").is_string()) {
+      auto cls = config.at("_class_name").get<std::string>();
+      if (cls != "UNet2DConditionModel")
+        return make_error(fmt::format(
+            "{}: config field '_class_name' = \"{}\" is not a model dlrig knows; it reads "
+            "UNet2DConditionModel from diffusers",
+            name, cls));
+      type = "unet";
+    } else if (config.contains("model_type")) {
+      return make_error(fmt::format("{}: config field 'model_type' must be a string, got {}", name,
+                                    kind_of(config.at("model_type"))));
+    } else {
+      return make_error(fmt::format(
+          "{}: config field 'model_type' is missing (or '_class_name' for a diffusers UNet); "
+          "pass the model's config.json as published",
+          name));
+    }
+    Fields f(config, name, type);
+    ModelArch m;
+    static constexpr std::array llama_like{"llama", "mistral", "mixtral",
+                                           "qwen2", "gemma2",  "phi3"};
+    if (std::find(llama_like.begin(), llama_like.end(), type) != llama_like.end())
+      m = read_llama_like(f, type);
+    else if (type == "gpt2")
+      m = read_gpt2(f);
+    else if (type == "bert")
+      m = read_bert(f);
+    else if (type == "vit")
+      m = read_vit(f);
+    else if (type == "t5")
+      m = read_t5(f);
+    else if (type == "resnet")
+      m = read_resnet(f);
+    else if (type == "unet")
+      m = read_unet(f);
+    else
+      return make_error(fmt::format(
+          "{}: config field 'model_type' = \"{}\" is not a model type dlrig knows (llama, "
+          "mistral, mixtral, qwen2, gemma2, phi3, gpt2, bert, vit, t5, resnet, or a diffusers "
+          "UNet2DConditionModel); give --params N with --family instead",
+          name, type));
+    m.name = name;
+    m.display_name = name;
+    m.hf_model_type = type;
+    m.extra = config;
+    return m;
+  } catch (const ConfigError &e) {
+    return make_error(e.what());
+  }
+}
+
+Result<ModelArch> model_from_config_text(std::string_view text, const std::string &origin) {
+  Json j;
+  try {
+    j = Json::parse(text);
+  } catch (const Json::parse_error &e) {
+    return make_error(fmt::format("{}: not valid JSON at byte {}: {}", origin, e.byte, e.what()));
+  }
+  return model_from_config(j, origin);
+}
+
+} // namespace dlrig::kb

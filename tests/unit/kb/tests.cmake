@@ -1,0 +1,6 @@
+list(APPEND DLRIG_TEST_SOURCES
+  unit/kb/csv_test.cpp
+  unit/kb/data_test.cpp
+  unit/kb/kb_test.cpp
+  unit/kb/lookup_test.cpp
+  unit/kb/models_test.cpp)

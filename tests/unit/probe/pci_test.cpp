@@ -1,0 +1,150 @@
+#include "dlrig/probe/thunderbolt_ids.hpp"
+#include "probe_fixture.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace dlrig::test {
+namespace {
+
+TEST(ProbePci, DesktopRtx4090) {
+  auto s = probe_fixture("desktop-rtx4090", probe_pci_gpus);
+  ASSERT_EQ(s.gpus.size(), 1u); // the HDMI audio function 01:00.1 is no GPU
+  const auto &g = s.gpus[0];
+  EXPECT_EQ(g.bdf, "0000:01:00.0");
+  EXPECT_EQ(g.vendor, "NVIDIA");
+  EXPECT_EQ(g.vendor_id, "0x10de");
+  EXPECT_EQ(g.device_id, "0x2684");
+  EXPECT_EQ(g.pci_class, "0x030000");
+  EXPECT_EQ(g.name, "GeForce RTX 4090");
+  EXPECT_EQ(g.name_source, "pci.ids");
+  EXPECT_EQ(g.driver, "nvidia");
+  EXPECT_EQ(g.numa_node, std::nullopt); // numa_node -1: no affinity
+  EXPECT_EQ(g.link.current_gts, 16.0);
+  EXPECT_EQ(g.link.current_width, 16);
+  ASSERT_EQ(g.path.size(), 1u);
+  EXPECT_EQ(g.path[0].bdf, "0000:00:01.1");
+  EXPECT_EQ(g.path[0].kind, "root-port");
+  EXPECT_EQ(g.path[0].name, "Starship/Matisse GPP Bridge");
+  EXPECT_EQ(g.behind_thunderbolt, false);
+  EXPECT_EQ(g.behind_switch, false);
+  EXPECT_EQ(g.narrowest_hop, "0000:01:00.0");
+}
+
+TEST(ProbePci, EgpuBehindThunderbolt) {
+  auto s = probe_fixture("laptop-egpu-3080", probe_pci_gpus);
+  ASSERT_EQ(s.gpus.size(), 2u);
+  EXPECT_EQ(s.gpus[0].bdf, "0000:00:02.0");
+  EXPECT_EQ(s.gpus[0].behind_thunderbolt, false);
+  const auto &g = s.gpus[1];
+  EXPECT_EQ(g.bdf, "0000:07:00.0");
+  EXPECT_EQ(g.behind_thunderbolt, true);
+  EXPECT_EQ(g.behind_switch, false);
+  ASSERT_EQ(g.path.size(), 3u);
+  EXPECT_EQ(g.path[0].bdf, "0000:06:01.0");
+  EXPECT_EQ(g.path[0].kind, "thunderbolt");
+  EXPECT_EQ(g.path[2].bdf, "0000:00:07.0");
+  EXPECT_EQ(g.narrowest_gts, 8.0);
+  EXPECT_EQ(g.narrowest_width, 4);
+  EXPECT_EQ(g.link.max_width, 16);
+}
+
+TEST(ProbePci, EightH100BehindSwitchesOnTwoNodes) {
+  auto s = probe_fixture("server-8xh100", probe_pci_gpus);
+  ASSERT_EQ(s.gpus.size(), 8u); // the four NVSwitch chips (class 0x0680) are not GPUs
+  int node1 = 0;
+  for (const auto &g : s.gpus) {
+    EXPECT_EQ(g.device_id, "0x2330");
+    EXPECT_EQ(g.behind_switch, true) << g.bdf;
+    EXPECT_EQ(g.behind_thunderbolt, false);
+    ASSERT_EQ(g.path.size(), 3u);
+    EXPECT_EQ(g.path[0].kind, "switch-port");
+    EXPECT_EQ(g.path[1].kind, "switch-port");
+    EXPECT_EQ(g.path[2].kind, "root-port");
+    EXPECT_EQ(g.link.current_gts, 32.0);
+    node1 += g.numa_node == 1;
+  }
+  EXPECT_EQ(node1, 4);
+  EXPECT_EQ(s.gpus[0].bdf, "0000:18:00.0");
+  EXPECT_EQ(s.gpus[7].bdf, "0000:db:00.0");
+}
+
+TEST(ProbePci, VmGpuOnTheRootBus) {
+  auto s = probe_fixture("container-shm64", probe_pci_gpus);
+  ASSERT_EQ(s.gpus.size(), 1u);
+  EXPECT_EQ(s.gpus[0].name, "A100 PCIe 80GB");
+  EXPECT_TRUE(s.gpus[0].path.empty());
+  EXPECT_EQ(s.gpus[0].behind_switch, false);
+  EXPECT_EQ(s.gpus[0].narrowest_hop, "0000:00:05.0");
+}
+
+TEST(ProbePci, UnknownIdGetsANote) {
+  auto s = probe_fixture("node-mi300x", probe_pci_gpus);
+  ASSERT_EQ(s.gpus.size(), 2u);
+  EXPECT_FALSE(s.gpus[0].name); // 1002:74a1 is not in the test's pci.ids
+  EXPECT_TRUE(has_note(s, "gpus[0].name"));
+}
+
+TEST(ProbePci, TunnelBridgeTable) {
+  EXPECT_TRUE(probe::is_tunnel_bridge(0x8086, 0x15e7));
+  EXPECT_TRUE(probe::is_tunnel_bridge(0x8086, 0x15ef));
+  EXPECT_FALSE(probe::is_tunnel_bridge(0x1000, 0xc030));
+}
+
+class GarbagePci : public ::testing::Test {
+protected:
+  void SetUp() override {
+    root = std::filesystem::temp_directory_path() / ("dlrig-pci-" + std::to_string(::getpid()));
+    auto dev = root / "sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0";
+    std::filesystem::create_directories(dev);
+    std::filesystem::create_directories(root / "sys/bus/pci/devices");
+    std::filesystem::create_directory_symlink(
+        "../../../devices/pci0000:00/0000:00:01.0/0000:01:00.0",
+        root / "sys/bus/pci/devices/0000:01:00.0");
+    std::ofstream(dev / "class") << "0x030000\n";
+    std::ofstream(dev / "vendor") << "";
+    std::ofstream(dev / "device") << "\xff\xfe";
+    std::ofstream(dev / "numa_node") << "banana";
+    std::ofstream(dev / "current_link_speed") << "Unknown speed\n";
+    std::ofstream(dev / "current_link_width") << "0\n";
+    std::ofstream(dev / "max_link_speed") << "16.0 GT/s PC"; // truncated: still readable
+    std::ofstream(dev / "max_link_width") << "1";
+  }
+  void TearDown() override { std::filesystem::remove_all(root); }
+  std::filesystem::path root;
+};
+
+TEST_F(GarbagePci, UnknownWithReasons) {
+  Sysroot fs(root.string());
+  Snapshot snap;
+  ProbeContext ctx{fs, {}, {}, snap};
+  probe_pci_gpus(ctx);
+  ASSERT_EQ(snap.gpus.size(), 1u);
+  const auto &g = snap.gpus[0];
+  EXPECT_FALSE(g.vendor_id);
+  EXPECT_FALSE(g.device_id);
+  EXPECT_FALSE(g.numa_node);
+  EXPECT_FALSE(g.link.current_gts);
+  EXPECT_FALSE(g.link.current_width);
+  EXPECT_EQ(g.link.max_gts, 16.0);
+  EXPECT_FALSE(g.narrowest_hop);
+  EXPECT_TRUE(has_note(snap, "gpus[0].vendor_id"));
+  EXPECT_TRUE(has_note(snap, "gpus[0].device_id"));
+  EXPECT_TRUE(has_note(snap, "gpus[0].numa_node"));
+  EXPECT_TRUE(has_note(snap, "gpus[0].link.current_gts"));
+  EXPECT_TRUE(has_note(snap, "gpus[0].link.current_width"));
+}
+
+TEST(ProbePci, NoSysfsIsANote) {
+  Sysroot fs("/nonexistent-dlrig-root");
+  Snapshot snap;
+  ProbeContext ctx{fs, {}, {}, snap};
+  probe_pci_gpus(ctx);
+  EXPECT_TRUE(snap.gpus.empty());
+  EXPECT_TRUE(has_note(snap, "gpus"));
+}
+
+} // namespace
+} // namespace dlrig::test

@@ -1,0 +1,7 @@
+list(APPEND DLRIG_TEST_SOURCES
+  unit/probe/amd_test.cpp
+  unit/probe/host_test.cpp
+  unit/probe/nvml_test.cpp
+  unit/probe/parse_test.cpp
+  unit/probe/pci_ids_test.cpp
+  unit/probe/pci_test.cpp)
