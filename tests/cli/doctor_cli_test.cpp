@@ -106,3 +106,85 @@ TEST(DoctorCli, BadInputExits65) {
 
 } // namespace
 } // namespace dlrig::test
+
+namespace dlrig::test {
+namespace {
+
+// The fixture machines of the foundation issue, probed through --sysroot with the fake NVML
+// answering from each machine's nvml.json.
+struct MachineRun {
+  int exit_code;
+  std::vector<std::string> ids;
+  std::string err;
+};
+
+MachineRun doctor_on(const std::string &machine, std::vector<std::string> extra = {}) {
+  std::vector<std::string> env;
+  std::string scenario = fixture(machine) + "/nvml.json";
+  if (std::ifstream(scenario).good())
+    env = {std::string("DLRIG_NVML_LIBRARY=") + DLRIG_FAKE_NVML,
+           "DLRIG_FAKE_NVML_SCENARIO=" + scenario};
+  std::vector<std::string> args = {"doctor", "--json", "--sysroot", fixture(machine)};
+  args.insert(args.end(), extra.begin(), extra.end());
+  auto r = run_dlrig(args, env);
+  MachineRun m{r.exit_code, {}, r.err};
+  if (!r.out.empty())
+    m.ids = finding_ids(r.out);
+  return m;
+}
+
+std::string show(const std::vector<std::string> &ids) {
+  std::string s;
+  for (const auto &i : ids)
+    s += i + " ";
+  return s;
+}
+
+TEST(DoctorFixtures, LaptopWithoutGpuIsClean) {
+  auto m = doctor_on("laptop-no-gpu");
+  EXPECT_EQ(m.exit_code, 0) << show(m.ids) << m.err;
+}
+
+TEST(DoctorFixtures, HealthyDesktopIsClean) {
+  auto m = doctor_on("desktop-rtx4090");
+  EXPECT_EQ(m.exit_code, 0) << show(m.ids) << m.err;
+}
+
+TEST(DoctorFixtures, DesktopDataOnTheHardDisk) {
+  auto m = doctor_on("desktop-rtx4090", {"--data", "/data/imagenet"});
+  EXPECT_EQ(m.exit_code, 1) << show(m.ids) << m.err;
+  EXPECT_TRUE(has(m.ids, "host.dataset-on-slow-disk")) << show(m.ids);
+}
+
+TEST(DoctorFixtures, EgpuLaptopWarnsAboutTheThunderboltLink) {
+  auto m = doctor_on("laptop-egpu-3080");
+  EXPECT_EQ(m.exit_code, 1) << show(m.ids) << m.err;
+  EXPECT_TRUE(has(m.ids, "link.egpu-bandwidth")) << show(m.ids);
+  EXPECT_FALSE(has(m.ids, "link.pcie-downtrained")) << show(m.ids);
+  EXPECT_FALSE(has(m.ids, "link.slot-narrow")) << show(m.ids);
+}
+
+TEST(DoctorFixtures, HealthyServerIsClean) {
+  auto m = doctor_on("server-8xh100");
+  EXPECT_EQ(m.exit_code, 0) << show(m.ids) << m.err;
+}
+
+TEST(DoctorFixtures, ServerDatasetsOnNfs) {
+  auto m = doctor_on("server-8xh100", {"--data", "/datasets/laion"});
+  EXPECT_EQ(m.exit_code, 1) << show(m.ids) << m.err;
+  EXPECT_TRUE(has(m.ids, "host.dataset-on-slow-disk")) << show(m.ids);
+}
+
+TEST(DoctorFixtures, Mi300xNodeIsClean) {
+  auto m = doctor_on("node-mi300x");
+  EXPECT_EQ(m.exit_code, 0) << show(m.ids) << m.err;
+}
+
+TEST(DoctorFixtures, ContainerWithSmallShm) {
+  auto m = doctor_on("container-shm64");
+  EXPECT_TRUE(has(m.ids, "host.shm-small")) << show(m.ids);
+  EXPECT_GE(m.exit_code, 1) << m.err;
+}
+
+} // namespace
+} // namespace dlrig::test

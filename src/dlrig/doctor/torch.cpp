@@ -74,7 +74,8 @@ std::vector<Finding> cpu_only_build(const Snapshot &s, const kb::KnowledgeBase &
 // The arch list of an install: its own, else what --deep asked torch, else the kb's for its
 // variant.
 std::vector<std::string> arch_list_of(const PythonEnv &env, const kb::KnowledgeBase &kb,
-                                      std::string *from) {
+                                      std::string *from, bool *partial) {
+  *partial = false;
   if (!env.torch->arch_list.empty()) {
     *from = "installed torch";
     return env.torch->arch_list;
@@ -89,6 +90,7 @@ std::vector<std::string> arch_list_of(const PythonEnv &env, const kb::KnowledgeB
       for (const auto &v : r->variants)
         if ((!tag.empty() && v.tag == tag) || (tag.empty() && v.pypi_default)) {
           *from = "knowledge base (" + r->version + " " + v.tag + ")";
+          *partial = v.arch_list_partial;
           return v.arch_list;
         }
     }
@@ -104,13 +106,15 @@ std::vector<Finding> arch_unsupported(const Snapshot &s, const kb::KnowledgeBase
     if (!env.torch || !env.torch->cuda || is_cpu_build(s, *env.torch))
       continue;
     std::string from;
-    auto archs = arch_list_of(env, kb, &from);
+    bool partial = false;
+    auto archs = arch_list_of(env, kb, &from, &partial);
     for (const auto *g : nvidia_gpus(s)) {
       auto cc = compute_capability(*g, kb);
       if (!cc)
         continue;
       auto covered = arch_covers(archs, *cc);
-      if (!covered) {
+      // A list the kb knows only in part cannot prove a capability missing.
+      if (!covered || (!*covered && partial)) {
         out.push_back(could_not_check("torch.arch-unsupported",
                                       "the arch list of torch in " + env.interpreter));
         break;
@@ -181,7 +185,7 @@ std::vector<Finding> companion_mismatch(const Snapshot &s, const kb::KnowledgeBa
         if (v.tag == tag || (tag.empty() && v.pypi_default))
           same = &v;
       if (same)
-        f.fix.push_back(pip_command(*r, *same));
+        f.fix.push_back(reinstall_command(*r, *same));
     }
     if (f.fix.empty())
       f.fix.push_back("reinstall the three together from one index: pip install "
@@ -246,7 +250,7 @@ std::vector<Finding> vendor_mismatch(const Snapshot &s, const kb::KnowledgeBase 
             cmd.empty())
           for (const auto &v : r.variants)
             if (v.tag.rfind("rocm", 0) == 0 && !v.index_url.empty())
-              cmd = pip_command(r, v);
+              cmd = reinstall_command(r, v);
       f.fix.push_back(!cmd.empty() ? cmd
                                    : "pip install --force-reinstall torch torchvision torchaudio "
                                      "--index-url https://download.pytorch.org/whl/rocmX.Y");
