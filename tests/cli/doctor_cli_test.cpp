@@ -188,3 +188,87 @@ TEST(DoctorFixtures, ContainerWithSmallShm) {
 
 } // namespace
 } // namespace dlrig::test
+
+namespace dlrig::test {
+namespace {
+
+// The software fixtures (issue 3), probed without NVML and with the environment each models.
+MachineRun doctor_sw(const std::string &machine, const std::vector<std::string> &env) {
+  auto r = run_dlrig({"doctor", "--json", "--no-nvml", "--sysroot", fixture(machine)}, env);
+  MachineRun m{r.exit_code, {}, r.err};
+  if (!r.out.empty())
+    m.ids = finding_ids(r.out);
+  return m;
+}
+
+const std::vector<std::string> kVenv = {"PATH=/home/user/venv/bin:/usr/bin:/bin",
+                                        "VIRTUAL_ENV=/home/user/venv", "HOME=/home/user"};
+
+TEST(DoctorSoftwareFixtures, VenvTorch251HasNothingWrongWithItsSoftware) {
+  auto m = doctor_sw("sw-venv-torch251", kVenv);
+  // The fixture's /proc/cpuinfo lists one CPU, which host.cpu-cores-per-gpu rightly reports;
+  // nothing else may be at warn or fail.
+  EXPECT_LT(m.exit_code, 2) << show(m.ids) << m.err;
+  for (const char *id : {"gpu.none-visible", "torch.cpu-only-build", "torch.arch-unsupported",
+                         "driver.too-old-for-torch", "cuda.ld-library-path-shadows",
+                         "cuda.multiple-toolkits", "kernel.nouveau-loaded"})
+    EXPECT_FALSE(has(m.ids, id)) << id;
+}
+
+TEST(DoctorSoftwareFixtures, LeftoverVariablesAndTakenPort) {
+  auto env = kVenv;
+  env.insert(env.end(), {"MASTER_PORT=631", "NCCL_DEBUG=INFO", "CUDA_LAUNCH_BLOCKING=1"});
+  auto m = doctor_sw("sw-venv-torch251", env);
+  EXPECT_EQ(m.exit_code, 2) << m.err;
+  for (const char *id : {"dist.master-port-in-use", "dist.nccl-env", "env.cuda-launch-blocking"})
+    EXPECT_TRUE(has(m.ids, id)) << id << " in " << show(m.ids);
+}
+
+TEST(DoctorSoftwareFixtures, CpuTorchOnAGpuMachine) {
+  auto m = doctor_sw("sw-cpu-torch", kVenv);
+  EXPECT_EQ(m.exit_code, 2) << m.err;
+  EXPECT_TRUE(has(m.ids, "torch.cpu-only-build")) << show(m.ids);
+}
+
+TEST(DoctorSoftwareFixtures, TwoToolkitsWithLdLibraryPathAtTheOlder) {
+  auto m =
+      doctor_sw("sw-two-toolkits",
+                {"PATH=/usr/local/cuda-12.4/bin:/home/user/venv/bin:/usr/bin:/bin",
+                 "LD_LIBRARY_PATH=/usr/local/cuda-11.8/lib64", "CUDA_HOME=/usr/local/cuda-12.4",
+                 "VIRTUAL_ENV=/home/user/venv", "HOME=/home/user"});
+  EXPECT_EQ(m.exit_code, 2) << m.err;
+  EXPECT_TRUE(has(m.ids, "cuda.ld-library-path-shadows")) << show(m.ids);
+  EXPECT_TRUE(has(m.ids, "cuda.multiple-toolkits")) << show(m.ids);
+}
+
+TEST(DoctorSoftwareFixtures, StubAheadOfTheDriver) {
+  auto m = doctor_sw("sw-two-toolkits",
+                     {"PATH=/usr/bin:/bin", "LD_LIBRARY_PATH=/usr/local/cuda-12.4/lib64/stubs",
+                      "HOME=/home/user"});
+  EXPECT_TRUE(has(m.ids, "driver.stub-libcuda")) << show(m.ids);
+}
+
+TEST(DoctorSoftwareFixtures, CondaCu118BesideSystemCuda124) {
+  auto m = doctor_sw("sw-conda-cu118",
+                     {"PATH=/home/user/miniconda3/envs/torch118/bin:/home/user/miniconda3/condabin:"
+                      "/usr/local/cuda-12.4/bin:/usr/bin:/bin",
+                      "CONDA_PREFIX=/home/user/miniconda3/envs/torch118",
+                      "CONDA_DEFAULT_ENV=torch118", "HOME=/home/user"});
+  EXPECT_TRUE(has(m.ids, "cuda.toolkit-mismatches-torch")) << show(m.ids);
+}
+
+TEST(DoctorSoftwareFixtures, DockerContainerWithoutTheNvidiaRuntime) {
+  auto m = doctor_sw("container-no-runtime", {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/root"});
+  EXPECT_EQ(m.exit_code, 2) << m.err;
+  EXPECT_TRUE(has(m.ids, "container.no-gpu-runtime")) << show(m.ids);
+}
+
+TEST(DoctorSoftwareFixtures, Wsl2WithTheWindowsDriverIsNotFlagged) {
+  auto m = doctor_sw("wsl2", kVenv);
+  EXPECT_FALSE(has(m.ids, "wsl.driver-inside")) << show(m.ids);
+  EXPECT_FALSE(has(m.ids, "driver.no-kernel-module")) << show(m.ids);
+  EXPECT_LT(m.exit_code, 2) << show(m.ids) << m.err;
+}
+
+} // namespace
+} // namespace dlrig::test

@@ -141,9 +141,15 @@ const kb::CudaDriverMin *min_driver_for(const kb::KnowledgeBase &kb, std::string
 std::optional<std::string> driver_cuda(const Snapshot &s, const kb::KnowledgeBase &kb) {
   if (s.nvidia.cuda_driver_version)
     return major_minor(*s.nvidia.cuda_driver_version);
-  if (!s.nvidia.driver_version)
+  // Without NVML the kernel module's version is the driver's.
+  OptStr driver = s.nvidia.driver_version;
+  if (!driver)
+    driver = s.nvidia.kernel_module_version;
+  if (!driver)
+    driver = s.software.kernel.nvidia.version;
+  if (!driver)
     return std::nullopt;
-  std::string best = kb.max_cuda_for_driver(*s.nvidia.driver_version);
+  std::string best = kb.max_cuda_for_driver(*driver);
   if (best.empty())
     return std::nullopt;
   return best;

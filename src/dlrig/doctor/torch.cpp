@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+
 namespace dlrig::doctor {
 namespace {
 
@@ -20,6 +22,14 @@ bool usable_nvidia(const Snapshot &s) {
       s.nvidia.nvml_status == OptStr("not-found") || s.nvidia.nvml_status == OptStr("init-failed");
   for (const auto *g : nvidia_gpus(s))
     if (g->driver == OptStr("nvidia") && !nvml_failed)
+      return true;
+  // Without NVML (--no-nvml, a partial probe): the module is loaded and a GPU node opens.
+  if (nvml_failed || nvidia_gpus(s).empty() || s.software.kernel.nvidia.loaded != OptBool(true))
+    return false;
+  for (const auto &n : s.software.device_nodes)
+    if (n.path.size() > 11 && n.path.rfind("/dev/nvidia", 0) == 0 &&
+        std::isdigit(static_cast<unsigned char>(n.path[11])) && n.exists == OptBool(true) &&
+        n.accessible != OptBool(false))
       return true;
   return false;
 }

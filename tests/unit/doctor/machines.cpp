@@ -119,9 +119,9 @@ void common_software(Snapshot &s) {
       s.software.device_nodes.push_back(
           {"/dev/nvidia" + std::to_string(g.nvml->index), true, true});
   s.software.driver_libraries.libcuda = {
-      {"/usr/lib/x86_64-linux-gnu/libcuda.so.1", "550.54.15", "system"}};
+      {"/usr/lib/x86_64-linux-gnu/libcuda.so.1", "550.54.15", "system", std::nullopt}};
   s.software.driver_libraries.libnvidia_ml = {
-      {"/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1", "550.54.15", "system"}};
+      {"/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1", "550.54.15", "system", std::nullopt}};
   s.software.driver_libraries.stub_ahead = false;
   s.software.driver_libraries.compat_ahead = false;
   s.software.master_port_in_use = false;
