@@ -30,14 +30,6 @@ std::string utc_now() {
   return buf;
 }
 
-// The knowledge base the checks consult.
-const kb::KnowledgeBase &knowledge() {
-  // The embedded knowledge base lands with the kb issue; until then checks that need it say
-  // what they could not check.
-  static const kb::KnowledgeBase empty;
-  return empty;
-}
-
 } // namespace
 
 Runner setup_doctor(CLI::App &sub) {
@@ -79,8 +71,9 @@ Runner setup_doctor(CLI::App &sub) {
     DoctorOptions opts;
     opts.only = a->only;
     opts.data_path = a->src.probe.data_path;
-    if (opts.data_path.empty() && a->src.from.empty()) {
-      // Probing live: the data is usually where training starts.
+    if (opts.data_path.empty() && a->src.from.empty() && a->src.probe.sysroot == "/") {
+      // Probing this machine: the data is usually where training starts. (A fixture tree or a
+      // saved snapshot is another machine: its working directory is unknown.)
       std::error_code ec;
       auto cwd = std::filesystem::current_path(ec);
       if (!ec)
@@ -92,7 +85,7 @@ Runner setup_doctor(CLI::App &sub) {
         opts.data_path = abs.lexically_normal().string();
     }
     Snapshot snap = obtain_snapshot(a->src);
-    DoctorReport report = run_doctor(snap, knowledge(), opts);
+    DoctorReport report = run_doctor(snap, kb::builtin(), opts);
     report.context.tool_version = DLRIG_VERSION;
     report.context.time = utc_now();
     report.context.source = a->src.from.empty() ? std::string("live") : a->src.from;

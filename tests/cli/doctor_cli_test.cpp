@@ -106,3 +106,169 @@ TEST(DoctorCli, BadInputExits65) {
 
 } // namespace
 } // namespace dlrig::test
+
+namespace dlrig::test {
+namespace {
+
+// The fixture machines of the foundation issue, probed through --sysroot with the fake NVML
+// answering from each machine's nvml.json.
+struct MachineRun {
+  int exit_code;
+  std::vector<std::string> ids;
+  std::string err;
+};
+
+MachineRun doctor_on(const std::string &machine, std::vector<std::string> extra = {}) {
+  std::vector<std::string> env;
+  std::string scenario = fixture(machine) + "/nvml.json";
+  if (std::ifstream(scenario).good())
+    env = {std::string("DLRIG_NVML_LIBRARY=") + DLRIG_FAKE_NVML,
+           "DLRIG_FAKE_NVML_SCENARIO=" + scenario};
+  std::vector<std::string> args = {"doctor", "--json", "--sysroot", fixture(machine)};
+  args.insert(args.end(), extra.begin(), extra.end());
+  auto r = run_dlrig(args, env);
+  MachineRun m{r.exit_code, {}, r.err};
+  if (!r.out.empty())
+    m.ids = finding_ids(r.out);
+  return m;
+}
+
+std::string show(const std::vector<std::string> &ids) {
+  std::string s;
+  for (const auto &i : ids)
+    s += i + " ";
+  return s;
+}
+
+TEST(DoctorFixtures, LaptopWithoutGpuIsClean) {
+  auto m = doctor_on("laptop-no-gpu");
+  EXPECT_EQ(m.exit_code, 0) << show(m.ids) << m.err;
+}
+
+TEST(DoctorFixtures, HealthyDesktopIsClean) {
+  auto m = doctor_on("desktop-rtx4090");
+  EXPECT_EQ(m.exit_code, 0) << show(m.ids) << m.err;
+}
+
+TEST(DoctorFixtures, DesktopDataOnTheHardDisk) {
+  auto m = doctor_on("desktop-rtx4090", {"--data", "/data/imagenet"});
+  EXPECT_EQ(m.exit_code, 1) << show(m.ids) << m.err;
+  EXPECT_TRUE(has(m.ids, "host.dataset-on-slow-disk")) << show(m.ids);
+}
+
+TEST(DoctorFixtures, EgpuLaptopWarnsAboutTheThunderboltLink) {
+  auto m = doctor_on("laptop-egpu-3080");
+  EXPECT_EQ(m.exit_code, 1) << show(m.ids) << m.err;
+  EXPECT_TRUE(has(m.ids, "link.egpu-bandwidth")) << show(m.ids);
+  EXPECT_FALSE(has(m.ids, "link.pcie-downtrained")) << show(m.ids);
+  EXPECT_FALSE(has(m.ids, "link.slot-narrow")) << show(m.ids);
+}
+
+TEST(DoctorFixtures, HealthyServerIsClean) {
+  auto m = doctor_on("server-8xh100");
+  EXPECT_EQ(m.exit_code, 0) << show(m.ids) << m.err;
+}
+
+TEST(DoctorFixtures, ServerDatasetsOnNfs) {
+  auto m = doctor_on("server-8xh100", {"--data", "/datasets/laion"});
+  EXPECT_EQ(m.exit_code, 1) << show(m.ids) << m.err;
+  EXPECT_TRUE(has(m.ids, "host.dataset-on-slow-disk")) << show(m.ids);
+}
+
+TEST(DoctorFixtures, Mi300xNodeIsClean) {
+  auto m = doctor_on("node-mi300x");
+  EXPECT_EQ(m.exit_code, 0) << show(m.ids) << m.err;
+}
+
+TEST(DoctorFixtures, ContainerWithSmallShm) {
+  auto m = doctor_on("container-shm64");
+  EXPECT_TRUE(has(m.ids, "host.shm-small")) << show(m.ids);
+  EXPECT_GE(m.exit_code, 1) << m.err;
+}
+
+} // namespace
+} // namespace dlrig::test
+
+namespace dlrig::test {
+namespace {
+
+// The software fixtures (issue 3), probed without NVML and with the environment each models.
+MachineRun doctor_sw(const std::string &machine, const std::vector<std::string> &env) {
+  auto r = run_dlrig({"doctor", "--json", "--no-nvml", "--sysroot", fixture(machine)}, env);
+  MachineRun m{r.exit_code, {}, r.err};
+  if (!r.out.empty())
+    m.ids = finding_ids(r.out);
+  return m;
+}
+
+const std::vector<std::string> kVenv = {"PATH=/home/user/venv/bin:/usr/bin:/bin",
+                                        "VIRTUAL_ENV=/home/user/venv", "HOME=/home/user"};
+
+TEST(DoctorSoftwareFixtures, VenvTorch251HasNothingWrongWithItsSoftware) {
+  auto m = doctor_sw("sw-venv-torch251", kVenv);
+  // The fixture's /proc/cpuinfo lists one CPU, which host.cpu-cores-per-gpu rightly reports;
+  // nothing else may be at warn or fail.
+  EXPECT_LT(m.exit_code, 2) << show(m.ids) << m.err;
+  for (const char *id : {"gpu.none-visible", "torch.cpu-only-build", "torch.arch-unsupported",
+                         "driver.too-old-for-torch", "cuda.ld-library-path-shadows",
+                         "cuda.multiple-toolkits", "kernel.nouveau-loaded"})
+    EXPECT_FALSE(has(m.ids, id)) << id;
+}
+
+TEST(DoctorSoftwareFixtures, LeftoverVariablesAndTakenPort) {
+  auto env = kVenv;
+  env.insert(env.end(), {"MASTER_PORT=631", "NCCL_DEBUG=INFO", "CUDA_LAUNCH_BLOCKING=1"});
+  auto m = doctor_sw("sw-venv-torch251", env);
+  EXPECT_EQ(m.exit_code, 2) << m.err;
+  for (const char *id : {"dist.master-port-in-use", "dist.nccl-env", "env.cuda-launch-blocking"})
+    EXPECT_TRUE(has(m.ids, id)) << id << " in " << show(m.ids);
+}
+
+TEST(DoctorSoftwareFixtures, CpuTorchOnAGpuMachine) {
+  auto m = doctor_sw("sw-cpu-torch", kVenv);
+  EXPECT_EQ(m.exit_code, 2) << m.err;
+  EXPECT_TRUE(has(m.ids, "torch.cpu-only-build")) << show(m.ids);
+}
+
+TEST(DoctorSoftwareFixtures, TwoToolkitsWithLdLibraryPathAtTheOlder) {
+  auto m =
+      doctor_sw("sw-two-toolkits",
+                {"PATH=/usr/local/cuda-12.4/bin:/home/user/venv/bin:/usr/bin:/bin",
+                 "LD_LIBRARY_PATH=/usr/local/cuda-11.8/lib64", "CUDA_HOME=/usr/local/cuda-12.4",
+                 "VIRTUAL_ENV=/home/user/venv", "HOME=/home/user"});
+  EXPECT_EQ(m.exit_code, 2) << m.err;
+  EXPECT_TRUE(has(m.ids, "cuda.ld-library-path-shadows")) << show(m.ids);
+  EXPECT_TRUE(has(m.ids, "cuda.multiple-toolkits")) << show(m.ids);
+}
+
+TEST(DoctorSoftwareFixtures, StubAheadOfTheDriver) {
+  auto m = doctor_sw("sw-two-toolkits",
+                     {"PATH=/usr/bin:/bin", "LD_LIBRARY_PATH=/usr/local/cuda-12.4/lib64/stubs",
+                      "HOME=/home/user"});
+  EXPECT_TRUE(has(m.ids, "driver.stub-libcuda")) << show(m.ids);
+}
+
+TEST(DoctorSoftwareFixtures, CondaCu118BesideSystemCuda124) {
+  auto m = doctor_sw("sw-conda-cu118",
+                     {"PATH=/home/user/miniconda3/envs/torch118/bin:/home/user/miniconda3/condabin:"
+                      "/usr/local/cuda-12.4/bin:/usr/bin:/bin",
+                      "CONDA_PREFIX=/home/user/miniconda3/envs/torch118",
+                      "CONDA_DEFAULT_ENV=torch118", "HOME=/home/user"});
+  EXPECT_TRUE(has(m.ids, "cuda.toolkit-mismatches-torch")) << show(m.ids);
+}
+
+TEST(DoctorSoftwareFixtures, DockerContainerWithoutTheNvidiaRuntime) {
+  auto m = doctor_sw("container-no-runtime", {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/root"});
+  EXPECT_EQ(m.exit_code, 2) << m.err;
+  EXPECT_TRUE(has(m.ids, "container.no-gpu-runtime")) << show(m.ids);
+}
+
+TEST(DoctorSoftwareFixtures, Wsl2WithTheWindowsDriverIsNotFlagged) {
+  auto m = doctor_sw("wsl2", kVenv);
+  EXPECT_FALSE(has(m.ids, "wsl.driver-inside")) << show(m.ids);
+  EXPECT_FALSE(has(m.ids, "driver.no-kernel-module")) << show(m.ids);
+  EXPECT_LT(m.exit_code, 2) << show(m.ids) << m.err;
+}
+
+} // namespace
+} // namespace dlrig::test

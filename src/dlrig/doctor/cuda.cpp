@@ -67,7 +67,8 @@ std::vector<Finding> ld_shadows(const Snapshot &s, const kb::KnowledgeBase &,
       if (lib.origin == OptStr("pip") || lib.origin == OptStr("conda"))
         continue;
       std::string d = dir_of(lib.path);
-      if (std::find(dirs.begin(), dirs.end(), d) == dirs.end())
+      if (lib.via_ld_library_path != OptBool(true) &&
+          std::find(dirs.begin(), dirs.end(), d) == dirs.end())
         continue;
       if (std::find(shadow_dirs.begin(), shadow_dirs.end(), d) == shadow_dirs.end())
         shadow_dirs.push_back(d);

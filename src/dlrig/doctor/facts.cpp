@@ -122,71 +122,10 @@ std::optional<std::string> env_var(const Snapshot &s, std::string_view name) {
   return it->second;
 }
 
-namespace {
-
-struct ArchEntry {
-  bool ptx = false;
-  int major = 0, minor = 0;
-  bool specific = false; // sm_90a, sm_100f: not forward compatible
-};
-
-std::optional<ArchEntry> parse_arch(std::string_view a) {
-  ArchEntry e;
-  std::string_view num;
-  if (a.rfind("sm_", 0) == 0) {
-    num = a.substr(3);
-  } else if (a.rfind("compute_", 0) == 0) {
-    e.ptx = true;
-    num = a.substr(8);
-  } else {
-    // "8.6" or "8.6+PTX" (TORCH_CUDA_ARCH_LIST form)
-    auto v = parse_version(a);
-    if (v.size() < 2)
-      return std::nullopt;
-    e.major = v[0];
-    e.minor = v[1];
-    e.ptx = a.find("+PTX") != std::string_view::npos;
-    return e;
-  }
-  std::size_t i = 0;
-  int n = 0;
-  while (i < num.size() && std::isdigit(static_cast<unsigned char>(num[i])))
-    n = n * 10 + (num[i++] - '0');
-  if (i == 0)
-    return std::nullopt;
-  e.specific = i < num.size();
-  e.major = n / 10;
-  e.minor = n % 10;
-  return e;
-}
-
-} // namespace
-
 std::optional<bool> arch_covers(const std::vector<std::string> &arch_list, std::string_view cc) {
-  if (arch_list.empty())
+  if (arch_list.empty() || parse_version(cc).size() < 2)
     return std::nullopt;
-  auto v = parse_version(cc);
-  if (v.size() < 2)
-    return std::nullopt;
-  int major = v[0], minor = v[1];
-  for (const auto &a : arch_list) {
-    auto e = parse_arch(a);
-    if (!e)
-      continue;
-    if (e->specific) {
-      if (e->major == major && e->minor == minor)
-        return true;
-      continue;
-    }
-    if (e->ptx) {
-      if (e->major * 10 + e->minor <= major * 10 + minor)
-        return true;
-      continue;
-    }
-    if (e->major == major && e->minor <= minor)
-      return true;
-  }
-  return false;
+  return kb::arch_list_covers(arch_list, cc);
 }
 
 const kb::CudaDriverMin *min_driver_for(const kb::KnowledgeBase &kb, std::string_view cuda) {
@@ -202,36 +141,31 @@ const kb::CudaDriverMin *min_driver_for(const kb::KnowledgeBase &kb, std::string
 std::optional<std::string> driver_cuda(const Snapshot &s, const kb::KnowledgeBase &kb) {
   if (s.nvidia.cuda_driver_version)
     return major_minor(*s.nvidia.cuda_driver_version);
-  if (!s.nvidia.driver_version)
+  // Without NVML the kernel module's version is the driver's.
+  OptStr driver = s.nvidia.driver_version;
+  if (!driver)
+    driver = s.nvidia.kernel_module_version;
+  if (!driver)
+    driver = s.software.kernel.nvidia.version;
+  if (!driver)
     return std::nullopt;
-  std::optional<std::string> best;
-  for (const auto &row : kb.cuda)
-    if (!row.min_driver_linux.empty() &&
-        compare_versions(row.min_driver_linux, *s.nvidia.driver_version) <= 0 &&
-        (!best || compare_versions(row.cuda, *best) > 0))
-      best = major_minor(row.cuda);
+  std::string best = kb.max_cuda_for_driver(*driver);
+  if (best.empty())
+    return std::nullopt;
   return best;
 }
 
 const kb::TorchRelease *torch_release(const kb::KnowledgeBase &kb, std::string_view version) {
-  auto plus = version.find('+');
-  std::string_view base = version.substr(0, plus);
-  const kb::TorchRelease *by_minor = nullptr;
-  for (const auto &r : kb.torch) {
-    if (r.version == base)
-      return &r;
-    if (compare_versions(r.version, base) == 0)
-      return &r;
-    if (major_minor(r.version) == major_minor(base) && parse_version(r.version).size() == 2)
-      by_minor = &r;
-  }
-  return by_minor;
+  return kb.torch_release(version);
 }
 
 std::string reinstall_command(const kb::TorchRelease &r, const kb::TorchVariant &v) {
-  // kb's command starts "pip install "; replacing a wrong wheel needs --force-reinstall.
-  return "pip install --force-reinstall " +
-         kb::pip_command(r, v).substr(std::string("pip install ").size());
+  // The kb's exact install line, made to replace what is installed.
+  std::string cmd = kb::pip_command(r, v);
+  const std::string head = "pip install ";
+  if (cmd.rfind(head, 0) == 0)
+    cmd.insert(head.size(), "--force-reinstall ");
+  return cmd;
 }
 
 std::optional<WheelChoice> choose_wheel(const kb::KnowledgeBase &kb,
@@ -239,7 +173,7 @@ std::optional<WheelChoice> choose_wheel(const kb::KnowledgeBase &kb,
                                         const std::vector<std::string> &ccs,
                                         std::string_view prefer_version) {
   auto fits = [&](const kb::TorchVariant &v) {
-    if (v.cuda.empty() || v.index_url.empty())
+    if (v.cuda.empty() || v.index_url.empty() || v.arch_list_partial)
       return false;
     if (driver_cuda_version && compare_versions(v.cuda, *driver_cuda_version) > 0)
       return false;

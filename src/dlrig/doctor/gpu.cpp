@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 
 namespace dlrig::doctor {
 namespace {
@@ -216,7 +217,7 @@ std::vector<Finding> retired_pages(const Snapshot &s, const kb::KnowledgeBase &,
   return out;
 }
 
-// A server: NVSwitch, four or more NVIDIA GPUs, or a datacenter form factor (SXM/OAM) in the kb.
+// A server: NVSwitch, four or more NVIDIA GPUs, or an SXM/OAM module (kb form_factor).
 bool is_server(const Snapshot &s, const kb::KnowledgeBase &kb) {
   if (s.software.services.nvswitch_present == OptBool(true))
     return true;
@@ -224,10 +225,13 @@ bool is_server(const Snapshot &s, const kb::KnowledgeBase &kb) {
   if (nv.size() >= 4)
     return true;
   for (const auto *g : nv)
-    if (const auto *spec = gpu_spec(*g, kb);
-        spec && (spec->form_factor.find("SXM") != std::string::npos ||
-                 spec->form_factor.find("OAM") != std::string::npos))
-      return true;
+    if (const auto *spec = gpu_spec(*g, kb)) {
+      std::string ff = spec->form_factor;
+      std::transform(ff.begin(), ff.end(), ff.begin(),
+                     [](unsigned char c) { return std::tolower(c); });
+      if (ff.find("sxm") != std::string::npos || ff.find("oam") != std::string::npos)
+        return true;
+    }
   return false;
 }
 

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+
 namespace dlrig::doctor {
 namespace {
 
@@ -20,6 +22,14 @@ bool usable_nvidia(const Snapshot &s) {
       s.nvidia.nvml_status == OptStr("not-found") || s.nvidia.nvml_status == OptStr("init-failed");
   for (const auto *g : nvidia_gpus(s))
     if (g->driver == OptStr("nvidia") && !nvml_failed)
+      return true;
+  // Without NVML (--no-nvml, a partial probe): the module is loaded and a GPU node opens.
+  if (nvml_failed || nvidia_gpus(s).empty() || s.software.kernel.nvidia.loaded != OptBool(true))
+    return false;
+  for (const auto &n : s.software.device_nodes)
+    if (n.path.size() > 11 && n.path.rfind("/dev/nvidia", 0) == 0 &&
+        std::isdigit(static_cast<unsigned char>(n.path[11])) && n.exists == OptBool(true) &&
+        n.accessible != OptBool(false))
       return true;
   return false;
 }
@@ -74,7 +84,8 @@ std::vector<Finding> cpu_only_build(const Snapshot &s, const kb::KnowledgeBase &
 // The arch list of an install: its own, else what --deep asked torch, else the kb's for its
 // variant.
 std::vector<std::string> arch_list_of(const PythonEnv &env, const kb::KnowledgeBase &kb,
-                                      std::string *from) {
+                                      std::string *from, bool *partial) {
+  *partial = false;
   if (!env.torch->arch_list.empty()) {
     *from = "installed torch";
     return env.torch->arch_list;
@@ -89,6 +100,7 @@ std::vector<std::string> arch_list_of(const PythonEnv &env, const kb::KnowledgeB
       for (const auto &v : r->variants)
         if ((!tag.empty() && v.tag == tag) || (tag.empty() && v.pypi_default)) {
           *from = "knowledge base (" + r->version + " " + v.tag + ")";
+          *partial = v.arch_list_partial;
           return v.arch_list;
         }
     }
@@ -104,13 +116,15 @@ std::vector<Finding> arch_unsupported(const Snapshot &s, const kb::KnowledgeBase
     if (!env.torch || !env.torch->cuda || is_cpu_build(s, *env.torch))
       continue;
     std::string from;
-    auto archs = arch_list_of(env, kb, &from);
+    bool partial = false;
+    auto archs = arch_list_of(env, kb, &from, &partial);
     for (const auto *g : nvidia_gpus(s)) {
       auto cc = compute_capability(*g, kb);
       if (!cc)
         continue;
       auto covered = arch_covers(archs, *cc);
-      if (!covered) {
+      // A list the kb knows only in part cannot prove a capability missing.
+      if (!covered || (!*covered && partial)) {
         out.push_back(could_not_check("torch.arch-unsupported",
                                       "the arch list of torch in " + env.interpreter));
         break;

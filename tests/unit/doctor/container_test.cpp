@@ -44,7 +44,7 @@ Snapshot wsl() {
   Snapshot s = healthy_desktop();
   s.software.runtime = Runtime{"wsl2", std::nullopt, std::nullopt, "hyperv"};
   s.software.kernel.nvidia.loaded = false;
-  s.software.driver_libraries.libcuda = {{"/usr/lib/wsl/lib/libcuda.so.1", std::nullopt, "wsl"}};
+  s.software.driver_libraries.libcuda = {{"/usr/lib/wsl/lib/libcuda.so.1", std::nullopt, "wsl", std::nullopt}};
   return s;
 }
 
@@ -53,7 +53,7 @@ TEST(DoctorContainer, WslDriverInside) {
   Snapshot s = wsl();
   s.software.driver_libraries.libcuda.insert(
       s.software.driver_libraries.libcuda.begin(),
-      FoundLibrary{"/usr/lib/x86_64-linux-gnu/libcuda.so.1", "550.54.15", "system"});
+      FoundLibrary{"/usr/lib/x86_64-linux-gnu/libcuda.so.1", "550.54.15", "system", std::nullopt});
   auto f = run_check("wsl.driver-inside", s);
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].severity, Severity::fail);

@@ -21,7 +21,7 @@ TEST(DoctorCuda, LdLibraryPathShadowsTheWheel) {
   s.software.env["LD_LIBRARY_PATH"] = "/usr/local/cuda-11.8/lib64:/opt/other/lib";
   s.software.cuda_selection.by_ld_library_path = "/usr/local/cuda-11.8";
   s.software.libraries.cudnn = {
-      FoundLibrary{"/usr/local/cuda-11.8/lib64/libcudnn.so.8", "8.9.2", "system"}};
+      FoundLibrary{"/usr/local/cuda-11.8/lib64/libcudnn.so.8", "8.9.2", "system", std::nullopt}};
   auto f = run_check("cuda.ld-library-path-shadows", s);
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].severity, Severity::fail); // cuDNN 8 against torch's 9
@@ -31,7 +31,7 @@ TEST(DoctorCuda, LdLibraryPathShadowsTheWheel) {
 TEST(DoctorCuda, LdLibraryPathWarnsForSameMajorAndIgnoresPipCopies) {
   Snapshot s = healthy_desktop();
   s.software.env["LD_LIBRARY_PATH"] = "/usr/lib/cudnn";
-  s.software.libraries.cudnn = {FoundLibrary{"/usr/lib/cudnn/libcudnn.so.9", "9.5.1", "system"}};
+  s.software.libraries.cudnn = {FoundLibrary{"/usr/lib/cudnn/libcudnn.so.9", "9.5.1", "system", std::nullopt}};
   EXPECT_EQ(worst("cuda.ld-library-path-shadows", s), Severity::warn);
   s.software.libraries.cudnn[0].origin = "pip";
   EXPECT_TRUE(run_check("cuda.ld-library-path-shadows", s).empty());

@@ -63,6 +63,11 @@ TEST(DoctorDriver, TooOldForTorchCannotCheckWithoutDriverVersion) {
   Snapshot s = healthy_desktop();
   s.nvidia.cuda_driver_version.reset();
   s.nvidia.driver_version.reset();
+  // The kernel module's version stands in for the driver's when NVML did not say ...
+  EXPECT_EQ(worst("driver.too-old-for-torch", s), Severity::ok);
+  // ... and with no version anywhere the check says it could not decide.
+  s.nvidia.kernel_module_version.reset();
+  s.software.kernel.nvidia.version.reset();
   EXPECT_EQ(worst("driver.too-old-for-torch", s), Severity::info);
 }
 
@@ -94,7 +99,7 @@ TEST(DoctorDriver, CompatLibOnGeforce) {
   s.software.driver_libraries.compat_ahead = true;
   s.software.driver_libraries.libcuda.insert(
       s.software.driver_libraries.libcuda.begin(),
-      FoundLibrary{"/usr/local/cuda-12.8/compat/libcuda.so.1", "570.124.06", "compat"});
+      FoundLibrary{"/usr/local/cuda-12.8/compat/libcuda.so.1", "570.124.06", "compat", std::nullopt});
   EXPECT_EQ(worst("driver.compat-lib", s), Severity::fail);
   Snapshot dc = healthy_server();
   dc.software.driver_libraries.compat_ahead = true; // forward compat is for datacenter GPUs

@@ -119,9 +119,9 @@ void common_software(Snapshot &s) {
       s.software.device_nodes.push_back(
           {"/dev/nvidia" + std::to_string(g.nvml->index), true, true});
   s.software.driver_libraries.libcuda = {
-      {"/usr/lib/x86_64-linux-gnu/libcuda.so.1", "550.54.15", "system"}};
+      {"/usr/lib/x86_64-linux-gnu/libcuda.so.1", "550.54.15", "system", std::nullopt}};
   s.software.driver_libraries.libnvidia_ml = {
-      {"/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1", "550.54.15", "system"}};
+      {"/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1", "550.54.15", "system", std::nullopt}};
   s.software.driver_libraries.stub_ahead = false;
   s.software.driver_libraries.compat_ahead = false;
   s.software.master_port_in_use = false;
@@ -142,11 +142,21 @@ void common_software(Snapshot &s) {
 kb::KnowledgeBase test_kb() {
   kb::KnowledgeBase kb;
   // §3a: CUDA -> minimum Linux driver; the 12.x minor-version floor.
-  kb.cuda = {
-      {"11.8", "520.61.05", ">= 450.80.02", "§3a"}, {"12.1", "530.30.02", ">= 525.60.13", "§3a"},
-      {"12.4", "550.54.14", ">= 525.60.13", "§3a"}, {"12.4 U1", "550.54.15", ">= 525.60.13", "§3a"},
-      {"12.6", "560.28.03", ">= 525.60.13", "§3a"}, {"12.8", "570.26", ">= 525.60.13", "§3a"},
-      {"13.0", "580.65.06", ">= 580", "§3a"}};
+  auto row = [](std::string cuda, std::string version, std::string min, std::string compat) {
+    kb::CudaDriverMin r;
+    r.cuda = std::move(cuda);
+    r.version = std::move(version);
+    r.min_driver_linux = std::move(min);
+    r.minor_compat_min_driver = std::move(compat);
+    return r;
+  };
+  kb.cuda = {row("11.8", "11.8.0", "520.61.05", "450.80.02"),
+             row("12.1", "12.1.0", "530.30.02", "525.60.13"),
+             row("12.4", "12.4.0", "550.54.14", "525.60.13"),
+             row("12.4", "12.4.1", "550.54.15", "525.60.13"),
+             row("12.6", "12.6.0", "560.28.03", "525.60.13"),
+             row("12.8", "12.8.0", "570.26", "525.60.13"),
+             row("13.0", "13.0.0", "580.65.06", "580.65.06")};
   auto sm50_90 = archs({"sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"});
   auto sm37_90 = archs({"sm_37", "sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"});
   kb::TorchRelease r25;
@@ -166,10 +176,10 @@ kb::KnowledgeBase test_kb() {
                           archs({"sm_70", "sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"}),
                           "9.10.2.21", true)};
   kb.torch = {r25, r28};
-  kb.gpus = {spec("H100 SXM5 80GB", "9.0", "10de:2330", "SXM5", 80 * 1000000000ull),
-             spec("GeForce RTX 4090", "8.9", "10de:2684", "PCIe", 24 * GiB),
-             spec("GeForce RTX 5090", "12.0", "10de:2b85", "PCIe", 32 * GiB),
-             spec("Tesla P100 PCIe 16GB", "6.0", "10de:15f8", "PCIe", 16 * GiB)};
+  kb.gpus = {spec("H100 SXM5 80GB", "9.0", "10de:2330", "sxm", 80 * 1000000000ull),
+             spec("GeForce RTX 4090", "8.9", "10de:2684", "desktop", 24 * GiB),
+             spec("GeForce RTX 5090", "12.0", "10de:2b85", "desktop", 32 * GiB),
+             spec("Tesla P100 PCIe 16GB", "6.0", "10de:15f8", "pcie-server", 16 * GiB)};
   return kb;
 }
 

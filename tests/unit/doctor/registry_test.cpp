@@ -126,3 +126,44 @@ TEST(DoctorFacts, ChooseWheelPrefersTheInstalledRelease) {
 
 } // namespace
 } // namespace dlrig::doctor::test
+
+namespace dlrig::doctor::test {
+namespace {
+
+// The same rules against the embedded knowledge base: its rows, not the test subset.
+TEST(DoctorBuiltinKb, HealthyMachinesHaveNoAlarms) {
+  const auto &kb = kb::builtin();
+  for (const auto &s : {healthy_server(), healthy_desktop(), healthy_laptop()})
+    for (const auto &c : all_checks())
+      for (const auto &f : c.run(s, kb, {}))
+        EXPECT_LT(f.severity, Severity::warn) << f.id << ": " << f.title;
+}
+
+TEST(DoctorBuiltinKb, Rtx5090WithCu124GetsABlackwellWheel) {
+  Snapshot s = healthy_desktop();
+  s.gpus[0].nvml->name = "NVIDIA GeForce RTX 5090";
+  s.gpus[0].nvml->compute_capability = "12.0";
+  s.nvidia.driver_version = "570.124.06";
+  s.nvidia.cuda_driver_version = "12.8";
+  auto f = run_check("torch.arch-unsupported", s, kb::builtin());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::fail);
+  EXPECT_NE(f[0].fix[0].find("--index-url https://download.pytorch.org/whl/cu128"),
+            std::string::npos)
+      << f[0].fix[0];
+}
+
+TEST(DoctorBuiltinKb, CpuWheelOnA4090GetsTheSameReleaseWithCuda) {
+  Snapshot s = healthy_desktop();
+  auto &t = *s.software.python_envs[0].torch;
+  t.version = "2.5.1+cpu";
+  t.variant = "cpu";
+  t.cuda.reset();
+  auto f = run_check("torch.cpu-only-build", s, kb::builtin());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].fix[0], "pip install --force-reinstall torch==2.5.1 torchvision==0.20.1 "
+                         "torchaudio==2.5.1 --index-url https://download.pytorch.org/whl/cu124");
+}
+
+} // namespace
+} // namespace dlrig::doctor::test
