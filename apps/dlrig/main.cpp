@@ -30,6 +30,14 @@ void add_snapshot_options(CLI::App& sub, SnapshotSource& src, bool analysis) {
   sub.add_flag("--no-nvml", src.probe.skip_nvml, "Do not load NVML");
   sub.add_flag("--deep", src.probe.deep,
                "Also run each Python interpreter once to ask torch itself");
+  sub.add_option_function<double>(
+         "--deep-timeout",
+         [&src](double s) {
+           src.probe.deep_timeout = std::chrono::milliseconds(static_cast<long long>(s * 1000));
+         },
+         "Time limit of --deep, in seconds (default 10)")
+      ->type_name("SECONDS")
+      ->check(CLI::Range(0.1, 600.0));
   sub.add_option("--python", src.probe.pythons, "Also inspect this Python interpreter (repeatable)")
       ->type_name("PATH");
   sub.add_option("--data", src.probe.data_path, "Where the training data lives (storage checks)")

@@ -9,32 +9,34 @@
 namespace dlrig {
 
 struct KernelModule {
-  OptBool loaded;            // listed in /proc/modules
-  OptStr version;            // /sys/module/NAME/version
-  OptStr license;            // "NVIDIA" (proprietary) or "Dual MIT/GPL" (open)
-  OptBool blacklisted;       // a "blacklist NAME" line under /etc/modprobe.d
+  OptBool loaded;      // listed in /proc/modules
+  OptStr version;      // /sys/module/NAME/version
+  OptStr license;      // "NVIDIA" (proprietary) or "Dual MIT/GPL" (open)
+  OptBool blacklisted; // a "blacklist NAME" line under /etc/modprobe.d
 };
 DLRIG_JSON(KernelModule, loaded, version, license, blacklisted)
 
 struct KernelSide {
   KernelModule nvidia;
-  OptBool nvidia_open;       // the open kernel module (license "Dual MIT/GPL")
+  OptBool nvidia_open; // the open kernel module (license "Dual MIT/GPL")
   KernelModule nouveau;
   KernelModule nvidia_uvm;
   KernelModule nvidia_peermem;
   KernelModule nv_peer_mem;
-  OptStr cmdline;             // /proc/cmdline
-  OptStr iommu;               // pt | on | off | unknown: from the kernel command line
-  OptBool iommu_groups;       // /sys/kernel/iommu_groups populated
+  OptStr cmdline;       // /proc/cmdline
+  OptStr iommu;         // pt | on | off | unknown: from the kernel command line
+  OptBool iommu_groups; // /sys/kernel/iommu_groups populated
   OptBool secure_boot;
+  OptStr
+      proc_driver_version; // first line of /proc/driver/nvidia/version (kernel side of the driver)
 };
 DLRIG_JSON(KernelSide, nvidia, nvidia_open, nouveau, nvidia_uvm, nvidia_peermem, nv_peer_mem,
-           cmdline, iommu, iommu_groups, secure_boot)
+           cmdline, iommu, iommu_groups, secure_boot, proc_driver_version)
 
 struct DeviceNode {
-  std::string path;           // /dev/nvidia0
+  std::string path; // /dev/nvidia0
   OptBool exists;
-  OptBool accessible;         // readable and writable by this user
+  OptBool accessible; // readable and writable by this user
 };
 DLRIG_JSON(DeviceNode, path, exists, accessible)
 
@@ -42,7 +44,7 @@ struct Services {
   OptBool persistenced_running;
   OptBool fabricmanager_running;
   OptStr fabricmanager_version;
-  OptBool nvswitch_present;   // NVSwitch devices on the PCI bus
+  OptBool nvswitch_present; // NVSwitch devices on the PCI bus
 };
 DLRIG_JSON(Services, persistenced_running, fabricmanager_running, fabricmanager_version,
            nvswitch_present)
@@ -57,31 +59,34 @@ DLRIG_JSON(AcsBridge, bdf, redirect_enabled)
 struct FoundLibrary {
   std::string path;
   OptStr version;
-  OptStr origin;              // system | toolkit-stub | compat | wsl | conda | pip
+  OptStr origin;               // system | toolkit | toolkit-stub | compat | wsl | conda | pip
+  OptBool via_ld_library_path; // found in a directory LD_LIBRARY_PATH names
 };
-DLRIG_JSON(FoundLibrary, path, version, origin)
+DLRIG_JSON(FoundLibrary, path, version, origin, via_ld_library_path)
 
 struct DriverLibraries {
-  std::vector<FoundLibrary> libcuda;     // in loader order, the first one wins
+  std::vector<FoundLibrary> libcuda; // in loader order, the first one wins
   std::vector<FoundLibrary> libnvidia_ml;
-  OptBool stub_ahead;                    // a toolkit stub libcuda resolves before the driver's
-  OptBool compat_ahead;                  // a cuda-compat libcuda resolves before the driver's
+  OptBool stub_ahead;   // a toolkit stub libcuda resolves before the driver's
+  OptBool compat_ahead; // a cuda-compat libcuda resolves before the driver's
+  std::vector<std::string>
+      search_path; // loader directories in order: LD_LIBRARY_PATH, ld.so.conf, defaults
 };
-DLRIG_JSON(DriverLibraries, libcuda, libnvidia_ml, stub_ahead, compat_ahead)
+DLRIG_JSON(DriverLibraries, libcuda, libnvidia_ml, stub_ahead, compat_ahead, search_path)
 
 struct CudaToolkit {
-  std::string root;           // /usr/local/cuda-12.4
-  OptStr version;             // 12.4 (or 12.4.131)
-  OptStr nvcc;                // path of nvcc when present
+  std::string root;                  // /usr/local/cuda-12.4
+  OptStr version;                    // 12.4 (or 12.4.131)
+  OptStr nvcc;                       // path of nvcc when present
   std::vector<std::string> found_by; // usr-local | opt | conda | path | cuda-home | cuda-path
 };
 DLRIG_JSON(CudaToolkit, root, version, nvcc, found_by)
 
 struct CudaSelection {
-  OptStr by_path;             // root of the toolkit whose nvcc PATH finds first
-  OptStr by_ld_library_path;  // root of the toolkit LD_LIBRARY_PATH puts first
-  OptStr by_cuda_home;        // CUDA_HOME / CUDA_PATH
-  OptStr usr_local_cuda;      // target of /usr/local/cuda
+  OptStr by_path;            // root of the toolkit whose nvcc PATH finds first
+  OptStr by_ld_library_path; // root of the toolkit LD_LIBRARY_PATH puts first
+  OptStr by_cuda_home;       // CUDA_HOME / CUDA_PATH
+  OptStr usr_local_cuda;     // target of /usr/local/cuda
 };
 DLRIG_JSON(CudaSelection, by_path, by_ld_library_path, by_cuda_home, usr_local_cuda)
 
@@ -94,50 +99,57 @@ struct CudaLibraries {
 DLRIG_JSON(CudaLibraries, cudnn, nccl, cublas, tensorrt)
 
 struct TorchInstall {
-  OptStr version;             // 2.5.1+cu124
-  OptStr variant;             // cu124 | cpu | rocm6.2 | (none: default PyPI build)
-  OptStr cuda;                // torch.version.cuda, "12.4"; nullopt for CPU/ROCm builds
+  OptStr version; // 2.5.1+cu124
+  OptStr variant; // cu124 | cpu | rocm6.2 | (none: default PyPI build)
+  OptStr cuda;    // torch.version.cuda, "12.4"; nullopt for CPU/ROCm builds
   OptStr hip;
-  OptStr cudnn;               // bundled cuDNN version
-  OptStr nccl;                // bundled NCCL version
-  std::vector<std::string> arch_list; // sm_50 ... compute_90
+  OptStr cudnn;                       // bundled cuDNN version
+  OptStr nccl;                        // bundled NCCL version
+  std::vector<std::string> arch_list; // sm_50 ... compute_90; empty = unknown
+  OptStr arch_list_source;            // "deep" (torch.cuda.get_arch_list()); null when unknown
+  OptStr path;                        // the torch package folder
 };
-DLRIG_JSON(TorchInstall, version, variant, cuda, hip, cudnn, nccl, arch_list)
+DLRIG_JSON(TorchInstall, version, variant, cuda, hip, cudnn, nccl, arch_list, arch_list_source,
+           path)
 
 // What running the interpreter once (--deep) reported.
 struct DeepProbe {
-  OptBool ran;
+  OptBool ran; // the interpreter ran and printed a result
   OptBool cuda_available;
   std::optional<int> device_count;
   std::vector<std::string> arch_list;
-  OptStr error;               // CUDA initialisation error text, or why the run failed
+  OptStr error; // CUDA initialisation error text, or why the run failed
 };
 DLRIG_JSON(DeepProbe, ran, cuda_available, device_count, arch_list, error)
 
 struct PythonEnv {
-  std::string interpreter;    // path
-  OptStr kind;                // system | venv | conda | given
-  OptStr name;                // conda env name or venv folder
-  OptBool active;             // the active venv / conda env
+  std::string interpreter; // path
+  OptStr kind;             // system | venv | conda | given
+  OptStr name;             // conda env name or venv folder
+  OptBool active;          // the active venv / conda env
   OptStr python_version;
   OptStr site_packages;
   std::optional<TorchInstall> torch;
-  OptStr torchvision;         // versions, with their +cuXXX suffixes
+  OptStr torchvision; // versions, with their +cuXXX suffixes
   OptStr torchaudio;
   OptStr tensorflow;
   OptStr jax;
-  OptStr jaxlib_cuda;         // CUDA flavour of the jax plugin (cuda12...)
+  OptStr jaxlib;
+  OptStr jaxlib_cuda;                               // CUDA flavour of the jax plugin (cuda12...)
   std::map<std::string, std::string> nvidia_wheels; // nvidia-cudnn-cu12 -> 9.1.0.70
   std::optional<DeepProbe> deep;
+  OptStr root;                       // the environment's prefix (folder holding bin/)
+  std::vector<std::string> found_by; // path | virtual-env | conda-prefix | conda | given
 };
 DLRIG_JSON(PythonEnv, interpreter, kind, name, active, python_version, site_packages, torch,
-           torchvision, torchaudio, tensorflow, jax, jaxlib_cuda, nvidia_wheels, deep)
+           torchvision, torchaudio, tensorflow, jax, jaxlib_cuda, nvidia_wheels, deep, jaxlib, root,
+           found_by)
 
 struct Runtime {
-  OptStr kind;                // bare-metal | vm | container | wsl2
-  OptStr container_engine;    // docker | podman | kubernetes | lxc
-  OptBool nvidia_runtime;     // the NVIDIA container runtime injected the GPU
-  OptStr hypervisor;          // kvm, vmware, hyperv... when a VM
+  OptStr kind;             // bare-metal | vm | container | wsl2
+  OptStr container_engine; // docker | podman | kubernetes | lxc
+  OptBool nvidia_runtime;  // the NVIDIA container runtime injected the GPU
+  OptStr hypervisor;       // kvm, vmware, hyperv... when a VM
 };
 DLRIG_JSON(Runtime, kind, container_engine, nvidia_runtime, hypervisor)
 
@@ -153,11 +165,12 @@ struct SoftwareInfo {
   std::vector<PythonEnv> python_envs;
   std::map<std::string, std::string> env; // the variables that matter, as set
   OptBool master_port_in_use;
-  OptStr host_compiler_version; // gcc -dumpversion
+  std::optional<int> master_port; // MASTER_PORT, or 29500 (torch.distributed's default) when unset
+  OptStr host_compiler_version;   // gcc -dumpversion
   Runtime runtime;
 };
 DLRIG_JSON(SoftwareInfo, kernel, device_nodes, services, acs, driver_libraries, cuda_toolkits,
-           cuda_selection, libraries, python_envs, env, master_port_in_use,
-           host_compiler_version, runtime)
+           cuda_selection, libraries, python_envs, env, master_port_in_use, host_compiler_version,
+           runtime, master_port)
 
 } // namespace dlrig

@@ -1,3 +1,4 @@
 list(APPEND DLRIG_SOURCES
   platform/dynlib.cpp
-  platform/fs.cpp)
+  platform/fs.cpp
+  platform/process.cpp)

@@ -6,4 +6,9 @@ list(APPEND DLRIG_SOURCES
   probe/pci.cpp
   probe/pci_ids.cpp
   probe/probe.cpp
-  probe/software.cpp)
+  probe/software.cpp
+  probe/software_cuda.cpp
+  probe/software_env.cpp
+  probe/software_kernel.cpp
+  probe/software_parse.cpp
+  probe/software_python.cpp)

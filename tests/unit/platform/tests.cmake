@@ -1,2 +1,3 @@
 list(APPEND DLRIG_TEST_SOURCES
-  unit/platform/fs_test.cpp)
+  unit/platform/fs_test.cpp
+  unit/platform/process_test.cpp)

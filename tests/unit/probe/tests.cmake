@@ -4,4 +4,6 @@ list(APPEND DLRIG_TEST_SOURCES
   unit/probe/nvml_test.cpp
   unit/probe/parse_test.cpp
   unit/probe/pci_ids_test.cpp
-  unit/probe/pci_test.cpp)
+  unit/probe/pci_test.cpp
+  unit/probe/software_parse_test.cpp
+  unit/probe/software_probe_test.cpp)

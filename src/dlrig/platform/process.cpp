@@ -1,0 +1,190 @@
+#include "dlrig/platform/process.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace dlrig {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Child {
+  pid_t pid = -1;
+  int fds[2] = {-1, -1}; // stdout, stderr read ends; -1 once closed
+  bool reaped = false;
+};
+
+void close_fd(int &fd) {
+  if (fd >= 0)
+    ::close(fd);
+  fd = -1;
+}
+
+void record_status(ProcessResult &r, int status) {
+  if (WIFEXITED(status))
+    r.exit_code = WEXITSTATUS(status);
+  else if (WIFSIGNALED(status))
+    r.signal = WTERMSIG(status);
+}
+
+// Starts one program with stdout/stderr on pipes, in a process group of its own so that a
+// timeout can end everything it started.
+bool spawn(const ProcessSpec &spec, Child &child, ProcessResult &result) {
+  if (spec.argv.empty()) {
+    result.error = "no program given";
+    return false;
+  }
+  int out[2], err[2];
+  if (::pipe2(out, O_CLOEXEC) != 0) {
+    result.error = std::string("pipe: ") + std::strerror(errno);
+    return false;
+  }
+  if (::pipe2(err, O_CLOEXEC) != 0) {
+    result.error = std::string("pipe: ") + std::strerror(errno);
+    ::close(out[0]);
+    ::close(out[1]);
+    return false;
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, err[1], 2);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+
+  std::vector<std::string> env_s;
+  for (const auto &[k, v] : spec.env)
+    env_s.push_back(k + "=" + v);
+  std::vector<char *> argv, envp;
+  for (const auto &a : spec.argv)
+    argv.push_back(const_cast<char *>(a.c_str()));
+  argv.push_back(nullptr);
+  for (auto &e : env_s)
+    envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  pid_t pid = -1;
+  int rc = ::posix_spawn(&pid, spec.argv[0].c_str(), &actions, &attr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  ::close(out[1]);
+  ::close(err[1]);
+  if (rc != 0) {
+    ::close(out[0]);
+    ::close(err[0]);
+    result.error = spec.argv[0] + ": " + std::strerror(rc);
+    return false;
+  }
+  child.pid = pid;
+  child.fds[0] = out[0];
+  child.fds[1] = err[0];
+  result.started = true;
+  return true;
+}
+
+} // namespace
+
+std::vector<ProcessResult> run_processes(const std::vector<ProcessSpec> &specs,
+                                         std::chrono::milliseconds timeout,
+                                         std::size_t max_output) {
+  const auto deadline = Clock::now() + timeout;
+  std::vector<ProcessResult> results(specs.size());
+  std::vector<Child> children(specs.size());
+  for (std::size_t i = 0; i < specs.size(); ++i)
+    if (!spawn(specs[i], children[i], results[i]))
+      children[i].reaped = true;
+
+  auto reap = [&](std::size_t i, int flags) {
+    int status = 0;
+    if (children[i].reaped)
+      return;
+    pid_t got = ::waitpid(children[i].pid, &status, flags);
+    if (got == children[i].pid) {
+      record_status(results[i], status);
+      children[i].reaped = true;
+    } else if (got < 0 && errno != EINTR) {
+      children[i].reaped = true; // not our child any more; nothing to wait for
+    }
+  };
+
+  char buf[65536];
+  while (true) {
+    std::vector<pollfd> fds;
+    std::vector<std::pair<std::size_t, int>> owners;
+    bool waiting_exit = false;
+    for (std::size_t i = 0; i < children.size(); ++i) {
+      reap(i, WNOHANG);
+      for (int k = 0; k < 2; ++k)
+        if (children[i].fds[k] >= 0) {
+          fds.push_back({children[i].fds[k], POLLIN, 0});
+          owners.emplace_back(i, k);
+        }
+      if (!children[i].reaped && children[i].fds[0] < 0 && children[i].fds[1] < 0)
+        waiting_exit = true;
+    }
+    if (fds.empty() && !waiting_exit)
+      break;
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0)
+      break;
+    // A child that closed its pipes but has not exited is checked again shortly.
+    auto wait_ms = waiting_exit ? std::min<long long>(left.count(), 10) : left.count();
+    int n = ::poll(fds.data(), fds.size(), static_cast<int>(wait_ms));
+    if (n < 0 && errno != EINTR)
+      break;
+    for (std::size_t j = 0; n > 0 && j < fds.size(); ++j) {
+      if (fds[j].revents == 0)
+        continue;
+      auto [i, k] = owners[j];
+      ssize_t got = ::read(fds[j].fd, buf, sizeof buf);
+      if (got > 0) {
+        auto &sink = k == 0 ? results[i].out : results[i].err;
+        auto room = max_output > sink.size() ? max_output - sink.size() : 0;
+        sink.append(buf, std::min<std::size_t>(room, static_cast<std::size_t>(got)));
+      } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
+        close_fd(children[i].fds[k]);
+      }
+    }
+  }
+
+  for (std::size_t i = 0; i < children.size(); ++i) {
+    auto &c = children[i];
+    if (!c.reaped && c.pid > 0) {
+      reap(i, WNOHANG);
+      if (!c.reaped) {
+        ::kill(-c.pid, SIGKILL);
+        results[i].timed_out = true;
+        reap(i, 0); // SIGKILL cannot be caught: this returns at once
+      }
+    }
+    if (c.pid > 0 && (c.fds[0] >= 0 || c.fds[1] >= 0))
+      ::kill(-c.pid, SIGKILL); // what it left behind still holds the pipes
+    close_fd(c.fds[0]);
+    close_fd(c.fds[1]);
+  }
+  return results;
+}
+
+bool is_executable_file(const std::string &host_path) {
+  struct stat st {};
+  return ::stat(host_path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+         ::access(host_path.c_str(), X_OK) == 0;
+}
+
+ProcessResult run_process(const ProcessSpec &spec, std::chrono::milliseconds timeout,
+                          std::size_t max_output) {
+  return run_processes({spec}, timeout, max_output).front();
+}
+
+} // namespace dlrig

@@ -1,0 +1,82 @@
+#include "dlrig/platform/process.hpp"
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+
+namespace dlrig {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+ProcessSpec sh(const std::string &script) {
+  return {{"/bin/sh", "-c", script}, {{"PATH", "/usr/bin:/bin"}}};
+}
+
+TEST(Process, CapturesStdoutStderrAndExitCode) {
+  auto r = run_process(sh("echo out; echo err >&2; exit 3"), 5s);
+  EXPECT_TRUE(r.started);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.out, "out\n");
+  EXPECT_EQ(r.err, "err\n");
+}
+
+TEST(Process, PassesOnlyTheGivenEnvironment) {
+  ProcessSpec spec{{"/bin/sh", "-c", "echo \"$DLRIG_X-$HOME\""}, {{"DLRIG_X", "given"}}};
+  EXPECT_EQ(run_process(spec, 5s).out, "given-\n");
+}
+
+TEST(Process, KillsAtTheDeadlineAndNeverWaitsPastIt) {
+  auto start = Clock::now();
+  // The shell starts a child that would keep the pipe open: the whole group must go.
+  auto r = run_process(sh("sleep 30; echo late"), 300ms);
+  auto took = Clock::now() - start;
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_EQ(r.signal, SIGKILL);
+  EXPECT_FALSE(r.exit_code);
+  EXPECT_LT(took, 2s);
+}
+
+TEST(Process, ReportsACrashBySignal) {
+  auto r = run_process(sh("kill -SEGV $$"), 5s);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.signal, SIGSEGV);
+}
+
+TEST(Process, RunsInParallelUnderOneDeadline) {
+  auto start = Clock::now();
+  auto rs = run_processes(
+      {sh("sleep 0.3; echo a"), sh("sleep 0.3; echo b"), sh("sleep 30"), sh("echo c")}, 2s);
+  auto took = Clock::now() - start;
+  ASSERT_EQ(rs.size(), 4u);
+  EXPECT_EQ(rs[0].out, "a\n");
+  EXPECT_EQ(rs[1].out, "b\n");
+  EXPECT_TRUE(rs[2].timed_out);
+  EXPECT_EQ(rs[3].out, "c\n");
+  EXPECT_LT(took, 3s); // not 0.3 + 0.3 + 2 in a row
+}
+
+TEST(Process, MissingProgramIsAnErrorNotAnException) {
+  auto r = run_process({{"/nonexistent/python3"}, {}}, 1s);
+  EXPECT_FALSE(r.started);
+  EXPECT_NE(r.error.find("/nonexistent/python3"), std::string::npos);
+  auto empty = run_process({{}, {}}, 1s);
+  EXPECT_FALSE(empty.started);
+}
+
+TEST(Process, CapsTheOutput) {
+  auto r = run_process(sh("head -c 100000 /dev/zero"), 5s, 1000);
+  EXPECT_EQ(r.out.size(), 1000u);
+  EXPECT_EQ(r.exit_code, 0);
+}
+
+TEST(Process, ExecutableFileCheck) {
+  EXPECT_TRUE(is_executable_file("/bin/sh"));
+  EXPECT_FALSE(is_executable_file("/etc/hostname-that-is-not-there"));
+  EXPECT_FALSE(is_executable_file("/tmp")); // a folder
+}
+
+} // namespace
+} // namespace dlrig

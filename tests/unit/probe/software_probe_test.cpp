@@ -1,0 +1,130 @@
+// probe_software on small sysroots built here: odd files leave fields unknown, never a crash.
+#include "dlrig/probe/probe.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+namespace dlrig {
+namespace {
+
+namespace stdfs = std::filesystem;
+
+class SoftwareProbeTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    root = stdfs::temp_directory_path() /
+           ("dlrig-sw-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    stdfs::remove_all(root);
+    stdfs::create_directories(root);
+  }
+  void TearDown() override { stdfs::remove_all(root); }
+  void file(const std::string &path, const std::string &text) {
+    auto full = root / path.substr(1);
+    stdfs::create_directories(full.parent_path());
+    std::ofstream(full, std::ios::binary) << text;
+  }
+  void link(const std::string &path, const std::string &target) {
+    auto full = root / path.substr(1);
+    stdfs::create_directories(full.parent_path());
+    stdfs::create_symlink(target, full);
+  }
+  SoftwareInfo probe(Environment env) {
+    Sysroot fs(root.string());
+    ProbeOptions options;
+    options.sysroot = root.string();
+    snap = Snapshot{};
+    ProbeContext ctx{fs, std::move(env), options, snap};
+    probe_software(ctx);
+    return snap.software;
+  }
+  stdfs::path root;
+  Snapshot snap;
+};
+
+TEST_F(SoftwareProbeTest, EmptyRootIsUnknownNotAbsent) {
+  auto sw = probe({});
+  EXPECT_FALSE(sw.kernel.nvidia.loaded);
+  EXPECT_FALSE(sw.kernel.iommu);
+  EXPECT_FALSE(sw.services.persistenced_running);
+  EXPECT_FALSE(sw.master_port_in_use);
+  EXPECT_FALSE(sw.runtime.kind);
+  EXPECT_TRUE(sw.python_envs.empty());
+  EXPECT_TRUE(sw.cuda_toolkits.empty());
+  for (const auto &node : sw.device_nodes)
+    EXPECT_FALSE(node.exists) << node.path; // /dev itself is not there: unknown
+  EXPECT_FALSE(snap.notes.empty());
+}
+
+TEST_F(SoftwareProbeTest, OddVersionFilesAreUnknown) {
+  file("/proc/modules", std::string("\0\0\xff garbage\n", 12));
+  file("/proc/driver/nvidia/version", "\n\n");
+  file("/proc/net/tcp", "not a table\n  1: zz:zz zz:zz 0A\n");
+  file("/usr/local/cuda-12.4/bin/nvcc", "");
+  file("/usr/local/cuda-12.4/version.json", "{\"cuda\": {\"version\": [12, 4]}}");
+  file("/usr/local/cuda-x/version.txt", "CUDA Version twelve\n");
+  file("/usr/local/cuda-x/bin/nvcc", "");
+  file("/home/u/venv/pyvenv.cfg", "version = ???\n");
+  file("/home/u/venv/bin/python3", "");
+  file("/home/u/venv/lib/python3.11/site-packages/torch/version.py",
+       "import os\n__version__ = os.environ['X']\n");
+  file("/home/u/venv/lib/python3.11/site-packages/not-a-dist.dist-info/METADATA", "");
+  file("/usr/lib/x86_64-linux-gnu/libcuda.so.1", "");
+  file("/etc/ld.so.conf", "include /etc/ld.so.conf.d/*.conf\n/usr/lib/x86_64-linux-gnu\n");
+  file("/etc/ld.so.conf.d/loop.conf", "include /etc/ld.so.conf\n"); // an include loop
+  auto sw = probe({{"PATH", "/home/u/venv/bin:/usr/bin"},
+                   {"VIRTUAL_ENV", "/home/u/venv"},
+                   {"MASTER_PORT", "not-a-port"}});
+  EXPECT_FALSE(sw.kernel.nvidia.version);
+  EXPECT_FALSE(sw.kernel.proc_driver_version);
+  ASSERT_EQ(sw.cuda_toolkits.size(), 2u);
+  EXPECT_EQ(sw.cuda_toolkits[0].version, "12.4"); // version.json odd: the folder name says it
+  EXPECT_FALSE(sw.cuda_toolkits[1].version);      // cuda-x: nothing says it
+  ASSERT_EQ(sw.python_envs.size(), 1u);
+  EXPECT_EQ(sw.python_envs[0].python_version, "3.11"); // from lib/python3.11
+  ASSERT_TRUE(sw.python_envs[0].torch);
+  EXPECT_FALSE(sw.python_envs[0].torch->version);
+  EXPECT_FALSE(sw.python_envs[0].torch->variant);
+  ASSERT_EQ(sw.driver_libraries.libcuda.size(), 1u);
+  EXPECT_FALSE(sw.driver_libraries.libcuda[0].version); // a plain file: no version in its name
+  EXPECT_FALSE(sw.master_port);
+  EXPECT_FALSE(sw.master_port_in_use);
+}
+
+TEST_F(SoftwareProbeTest, LoaderOrderFollowsLdSoConfIncludes) {
+  file("/etc/ld.so.conf", "include /etc/ld.so.conf.d/*.conf\n");
+  file("/etc/ld.so.conf.d/00-compat.conf", "/usr/local/cuda-12.4/compat\n");
+  file("/etc/ld.so.conf.d/x86_64-linux-gnu.conf", "/usr/lib/x86_64-linux-gnu\n");
+  file("/etc/ld.so.conf.d/notes.txt", "/not/included\n");
+  file("/usr/local/cuda-12.4/compat/libcuda.so.550.54.15", "");
+  link("/usr/local/cuda-12.4/compat/libcuda.so.1", "libcuda.so.550.54.15");
+  file("/usr/lib/x86_64-linux-gnu/libcuda.so.535.183.01", "");
+  link("/usr/lib/x86_64-linux-gnu/libcuda.so.1", "libcuda.so.535.183.01");
+  auto sw = probe({{"PATH", "/usr/bin"}});
+  const auto &dl = sw.driver_libraries;
+  ASSERT_EQ(dl.libcuda.size(), 2u);
+  EXPECT_EQ(dl.libcuda[0].origin, "compat");
+  EXPECT_EQ(dl.libcuda[0].version, "550.54.15");
+  EXPECT_EQ(dl.libcuda[1].version, "535.183.01");
+  EXPECT_EQ(dl.compat_ahead, true);
+  EXPECT_EQ(std::count(dl.search_path.begin(), dl.search_path.end(), "/not/included"), 0);
+}
+
+TEST_F(SoftwareProbeTest, ModulesFromSysModuleWhenProcModulesIsMissing) {
+  file("/sys/module/nvidia/version", "570.86.15\n");
+  file("/sys/module/nvidia/taint", "O\n");
+  file("/proc/cmdline", "intel_iommu=on iommu=pt\n");
+  auto sw = probe({});
+  EXPECT_EQ(sw.kernel.nvidia.loaded, true);
+  EXPECT_EQ(sw.kernel.nvidia.version, "570.86.15");
+  EXPECT_EQ(sw.kernel.nvidia_open, true);
+  EXPECT_EQ(sw.kernel.nvidia.license, "Dual MIT/GPL");
+  EXPECT_EQ(sw.kernel.nouveau.loaded, false);
+  EXPECT_EQ(sw.kernel.iommu, "pt");
+}
+
+} // namespace
+} // namespace dlrig
