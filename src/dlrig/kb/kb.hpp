@@ -93,11 +93,11 @@ struct TorchRelease {
   std::string torchvision, torchaudio;      // matching companion versions; empty = unknown
   std::string pypi_default_unverified;      // variant the reference names, marked UNVERIFIED
   const TorchVariant *variant(std::string_view tag) const;
-  // The exact install command for one of its variants (a member, so that it never collides
-  // through argument-dependent lookup with a caller's own pip_command):
-  // pip install torch==2.5.1 torchvision==0.20.1 torchaudio==2.5.1 --index-url URL
-  std::string pip_command(const TorchVariant &variant) const;
 };
+
+// The exact install command for one variant:
+// pip install torch==2.5.1 torchvision==0.20.1 torchaudio==2.5.1 --index-url URL
+std::string pip_command(const TorchRelease &release, const TorchVariant &variant);
 
 // data/cudnn.csv: cuDNN major (or range of minors) -> CUDA majors it is built for.
 struct CudnnCompat {
@@ -211,7 +211,7 @@ struct TorchChoice {
   const TorchRelease *release = nullptr;
   const TorchVariant *variant = nullptr;
   CudaSupport support = CudaSupport::unknown;
-  std::string pip; // release->pip_command(*variant)
+  std::string pip; // pip_command(*release, *variant)
 };
 
 // The newest release and CUDA variant whose CUDA the driver runs natively and whose (complete)

@@ -116,12 +116,12 @@ const TorchVariant *TorchRelease::variant(std::string_view tag) const {
   return nullptr;
 }
 
-std::string TorchRelease::pip_command(const TorchVariant &variant) const {
-  std::string cmd = "pip install torch==" + version;
-  if (!torchvision.empty())
-    cmd += " torchvision==" + torchvision;
-  if (!torchaudio.empty())
-    cmd += " torchaudio==" + torchaudio;
+std::string pip_command(const TorchRelease &release, const TorchVariant &variant) {
+  std::string cmd = "pip install torch==" + release.version;
+  if (!release.torchvision.empty())
+    cmd += " torchvision==" + release.torchvision;
+  if (!release.torchaudio.empty())
+    cmd += " torchaudio==" + release.torchaudio;
   return cmd + " --index-url " + variant.index_url;
 }
 
@@ -367,7 +367,7 @@ std::optional<TorchChoice> newest_torch_for(const KnowledgeBase &kb, std::string
         best = &v;
     }
     if (best)
-      return TorchChoice{&*rel, best, CudaSupport::native, rel->pip_command(*best)};
+      return TorchChoice{&*rel, best, CudaSupport::native, pip_command(*rel, *best)};
   }
   return std::nullopt;
 }

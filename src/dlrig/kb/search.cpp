@@ -557,7 +557,7 @@ Result<KbView> search_torch(const KnowledgeBase &kb, const KbQuery &q) {
                                                                : "";
       t.add({r.version, var.tag, var.status, or_na(var.cudnn), or_na(var.nccl), arch_text(var), py,
              or_na(r.torchvision), or_na(r.torchaudio), def});
-      auto cmd = r.pip_command(var);
+      auto cmd = pip_command(r, var);
       pip.add({r.version, var.tag, cmd});
       v.json["items"].push_back(Json{{"version", r.version},
                                      {"variant", var.tag},

@@ -108,7 +108,7 @@ TEST(KbLoader, TorchRowsGroupIntoReleases) {
   EXPECT_EQ(rel.variants[0].cuda, "12.4");
   EXPECT_TRUE(rel.variants[0].pypi_default);
   EXPECT_EQ(rel.variants[1].cuda, "");
-  EXPECT_EQ(rel.pip_command(rel.variants[0]),
+  EXPECT_EQ(pip_command(rel, rel.variants[0]),
             "pip install torch==2.5.1 torchvision==0.20.1 torchaudio==2.5.1 --index-url "
             "https://download.pytorch.org/whl/cu124");
 
