@@ -125,12 +125,24 @@ TEST(KbCli, ArchsLinksCloudFilters) {
 }
 
 TEST(KbCli, ModelsListCarriesDerivedParams) {
-  auto r = run_dlrig({"kb", "models", "--json"});
+  auto r = run_dlrig({"kb", "models", "llama", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
-  // Until the model catalog lands the list may be empty; every model listed has a params key.
-  for (const auto &m : j["items"])
-    EXPECT_TRUE(m.contains("params")) << m["name"];
-  EXPECT_TRUE(r.exit_code == 0 || j["items"].empty());
+  ASSERT_GE(j["items"].size(), 3u);
+  bool seen = false;
+  for (const auto &m : j["items"]) {
+    EXPECT_NE(m["name"].get<std::string>().find("llama"), std::string::npos);
+    ASSERT_TRUE(m["params"].is_number_integer()) << m["name"];
+    EXPECT_GT(m["params"].get<std::int64_t>(), 0) << m["name"];
+    if (m["name"] == "llama-2-7b") {
+      seen = true;
+      EXPECT_EQ(m["params"].get<std::int64_t>(), 6738415616); // memory.md §2, exact
+    }
+  }
+  EXPECT_TRUE(seen);
+  auto table = run_dlrig({"kb", "models", "llama-2-70b"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_TRUE(has(table.out, "64/8")) << table.out; // heads / KV heads (GQA)
 }
 
 } // namespace

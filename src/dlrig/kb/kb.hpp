@@ -188,6 +188,9 @@ struct KnowledgeBase {
   const LinkSpec *find_link(std::string_view name) const; // "PCIe 4.0 x16", "Thunderbolt 3"
   // The PCIe row of that generation (1..6); nullptr for others.
   const LinkSpec *pcie(int generation) const;
+  // Theoretical PCIe payload per direction for a generation and width (Gen3 x4 -> 3.94e9 B/s);
+  // nullopt for a generation the table does not hold.
+  OptF64 pcie_bytes_per_s(int generation, int lanes) const;
   const CloudInstance *find_cloud(std::string_view instance) const;
 
   // The highest CUDA (major.minor) this driver runs natively: the newest toolkit whose minimum

@@ -240,6 +240,13 @@ const LinkSpec *KnowledgeBase::pcie(int generation) const {
   return nullptr;
 }
 
+OptF64 KnowledgeBase::pcie_bytes_per_s(int generation, int lanes) const {
+  const auto *l = pcie(generation);
+  if (!l || !l->per_lane_bytes_per_s || lanes <= 0)
+    return std::nullopt;
+  return *l->per_lane_bytes_per_s * lanes;
+}
+
 const CloudInstance *KnowledgeBase::find_cloud(std::string_view instance) const {
   auto n = lower(trim(instance));
   for (const auto &c : cloud)

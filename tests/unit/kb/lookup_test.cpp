@@ -66,6 +66,14 @@ TEST(KbLookup, TorchRelease) {
   EXPECT_EQ(kb().torch_release("0.4.1"), nullptr);
 }
 
+TEST(KbLookup, PcieBandwidthForAWidth) {
+  // A Thunderbolt 3 eGPU's Gen3 x4 tunnel against a Gen4 x16 slot (links.md §1.1).
+  EXPECT_NEAR(*kb().pcie_bytes_per_s(3, 4), 3.94e9, 0.01e9);
+  EXPECT_NEAR(*kb().pcie_bytes_per_s(4, 16), 31.5e9, 0.01e9);
+  EXPECT_FALSE(kb().pcie_bytes_per_s(7, 16));
+  EXPECT_FALSE(kb().pcie_bytes_per_s(4, 0));
+}
+
 TEST(KbLookup, VersionsCompareNumerically) {
   EXPECT_LT(compare_versions("550.54.14", "550.100"), 0);
   EXPECT_GT(compare_versions("12.10", "12.9"), 0);
