@@ -95,7 +95,7 @@ TEST(InfoSoftwareCli, VenvTorch251IsAHealthyWorkstation) {
   EXPECT_TRUE(has(text, "Software: kernel and driver")) << text;
   EXPECT_TRUE(has(text, "loaded 550.54.15 (proprietary module)")) << text;
   EXPECT_TRUE(has(text, "2.5.1+cu124")) << text;
-  EXPECT_TRUE(has(text, "*active*")) << text;
+  EXPECT_TRUE(has(text, "(active)")) << text;
   EXPECT_TRUE(has(text, "bare-metal")) << text;
 }
 
@@ -357,6 +357,15 @@ TEST(InfoSoftwareCli, DesktopRtx4090IsHealthy) {
   EXPECT_EQ(venv["python_version"], "3.12.3");
   EXPECT_EQ(venv["torch"]["variant"], "cu124");
   EXPECT_TRUE(sw["acs"].empty()); // one GPU: no bridge between GPUs
+}
+
+TEST(InfoSoftwareCli, RedactTakesTheUserOutOfPaths) {
+  auto r = run_dlrig(
+      {"snapshot", "--no-nvml", "--redact", "--sysroot", fixture("sw-venv-torch251")}, kVenvEnv);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(has(r.out, "/home/user")) << r.out;
+  auto sw = json::parse(r.out)["software"];
+  EXPECT_EQ(sw["python_envs"][0]["interpreter"], "~/venv/bin/python3");
 }
 
 TEST(InfoSoftwareCli, JsonRoundTripKeepsTheSoftware) {

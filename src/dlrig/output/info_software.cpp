@@ -153,7 +153,7 @@ Table python_table(const SoftwareInfo &sw) {
     if (e.name)
       env = show(e.kind) + " " + *e.name + " (" + e.interpreter + ")";
     if (e.active.value_or(false))
-      env += " *active*";
+      env += " (active)";
     std::vector<std::string> others;
     if (e.torchvision)
       others.push_back("torchvision " + *e.torchvision);
