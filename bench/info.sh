@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# How long `dlrig info --json` takes: the median and 90th percentile of 20 runs, on the 8xH100
-# fixture (with the fake NVML when it is built and the fixture has a scenario) and on this machine.
+# How long `dlrig info --json` takes: the median and 90th percentile wall time of 20 runs and the
+# median CPU time, on the 8xH100 fixture (with the fake NVML when it is built and the fixture has a scenario) and on
+# this machine.
 # Builds nothing: run scripts/build.sh first. Usage: bench/info.sh [RUNS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,46 +11,49 @@ bin=build/dlrig
 fixture=tests/data/server-8xh100
 fake=build/tests/fake_nvml/libnvidia-ml-fake.so
 
-# Wall time of one run in milliseconds (date +%s%N: nanoseconds).
-time_ms() {
-  local t0 t1
-  t0=$(date +%s%N)
-  "$@" >/dev/null 2>&1 || true
-  t1=$(date +%s%N)
-  echo $(( (t1 - t0) / 1000 ))
+# One run: "WALL_MS CPU_MS" (CPU = user + system). CPU time is what to compare on a loaded machine:
+# wall time there includes waiting for a core.
+one_run() {
+  local TIMEFORMAT='%3R %3U %3S' t
+  t=$({ time "$@" >/dev/null 2>&1; } 2>&1) || true
+  awk '{ printf "%.0f %.0f\n", $1 * 1000, ($2 + $3) * 1000 }' <<<"$t"
 }
 
-# "median p90" in ms of RUNS runs of the command, after one warm-up run (page cache).
+# Median and 90th percentile of numbers on stdin.
+stats() {
+  sort -n | awk '{ v[NR] = $1 } END {
+    n = NR; med = (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+    i = int(0.9 * n + 0.999999); if (i < 1) i = 1; if (i > n) i = n
+    printf "%.0f %.0f\n", med, v[i] }'
+}
+
+# "wall_median wall_p90 cpu_median" in ms of RUNS runs, after one warm-up run (page cache).
 measure() {
-  time_ms "$@" >/dev/null
-  local samples=()
-  for _ in $(seq "$runs"); do samples+=("$(time_ms "$@")"); done
-  printf '%s\n' "${samples[@]}" | sort -n | awk -v n="$runs" '
-    { v[NR] = $1 }
-    END {
-      med = (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
-      i = int(0.9 * n + 0.999999); if (i < 1) i = 1; if (i > n) i = n
-      printf "%.1f %.1f\n", med / 1000, v[i] / 1000
-    }'
+  one_run "$@" >/dev/null
+  local out wall cpu
+  out=$(for _ in $(seq "$runs"); do one_run "$@"; done)
+  wall=$(cut -d' ' -f1 <<<"$out" | stats)
+  cpu=$(cut -d' ' -f2 <<<"$out" | stats)
+  echo "$wall ${cpu%% *}"
 }
 
 rows=()
 if [ -f "$fake" ] && [ -f "$fixture/nvml.json" ]; then
   what="server-8xh100 fixture, fake NVML"
-  read -r med p90 < <(DLRIG_NVML_LIBRARY="$PWD/$fake" DLRIG_FAKE_NVML_SCENARIO="$PWD/$fixture/nvml.json" \
+  read -r med p90 cpu < <(DLRIG_NVML_LIBRARY="$PWD/$fake" DLRIG_FAKE_NVML_SCENARIO="$PWD/$fixture/nvml.json" \
                       measure "$bin" info --json --sysroot "$fixture")
 else
   what="server-8xh100 fixture, no NVML"
-  read -r med p90 < <(DLRIG_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 \
+  read -r med p90 cpu < <(DLRIG_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 \
                       measure "$bin" info --json --sysroot "$fixture")
 fi
-rows+=("$what|$med|$p90")
-read -r med p90 < <(measure "$bin" info --json)
-rows+=("live machine ($(hostname))|$med|$p90")
+rows+=("$what|$med|$p90|$cpu")
+read -r med p90 cpu < <(measure "$bin" info --json)
+rows+=("live machine ($(hostname))|$med|$p90|$cpu")
 
-printf '%-40s  %10s  %10s\n' "dlrig info --json ($runs runs)" "median ms" "p90 ms"
-printf '%-40s  %10s  %10s\n' "----------------------------------------" "----------" "----------"
+printf '%-40s  %10s  %10s  %14s\n' "dlrig info --json ($runs runs)" "median ms" "p90 ms" "median CPU ms"
+printf '%-40s  %10s  %10s  %14s\n' "----------------------------------------" "----------" "----------" "--------------"
 for r in "${rows[@]}"; do
-  IFS='|' read -r a b c <<<"$r"
-  printf '%-40s  %10s  %10s\n' "$a" "$b" "$c"
+  IFS='|' read -r a b c d <<<"$r"
+  printf '%-40s  %10s  %10s  %14s\n' "$a" "$b" "$c" "$d"
 done

@@ -2,9 +2,11 @@
 set(DLRIG_DATA_FILES "")
 foreach(f IN ITEMS
     archs.csv
+    cloud.csv
     cuda_drivers.csv
     cudnn.csv
     gpus.csv
+    links.csv
     models.json
     torch.csv)
   list(APPEND DLRIG_DATA_FILES ${CMAKE_CURRENT_LIST_DIR}/${f})

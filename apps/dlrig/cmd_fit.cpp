@@ -1,11 +1,226 @@
+// `dlrig fit`: parses the command line into a model, a run and GPUs, and prints the library's
+// answer. Exit codes: 0 it fits (with --all-gpus: on at least one GPU), 1 it does not (or the GPU's
+// memory is unknown), 64 usage, 65 bad input files.
 #include "commands.hpp"
+#include "dlrig/fit/fit.hpp"
+#include "dlrig/fit/load.hpp"
+#include "dlrig/fit/report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <iostream>
 
 namespace dlrig::cli {
+namespace {
 
-Runner setup_fit(CLI::App&) {
-  return [] () -> ExitCode {
-    throw Failure(ExitCode::internal, "`dlrig fit` is not built yet in this version");
-  };
+struct FitArgs {
+  std::string model;
+  std::string params, family;
+  std::string mode = "train", precision = "bf16-amp", optimizer = "adamw", checkpointing = "none",
+              strategy = "ddp", offload = "none", attention = "sdpa", quant = "none";
+  fit::Run run;
+  std::string gpu;
+  bool all_gpus = false;
+  bool max_batch = false;
+  double dataset_tokens = 0, samples = 0; // 0 = not given
+  SnapshotSource src;
+  OutputOptions out;
+};
+
+template <class T> T need(Result<T> r, ExitCode code = ExitCode::usage) {
+  if (!r)
+    throw Failure(code, r.error().message);
+  return std::move(r).value();
+}
+
+// "7e9", "7000000000", "7B", "110M", "1.5T".
+Result<std::int64_t> parse_count(const std::string &s, const char *flag) {
+  if (s.empty())
+    return make_error(std::string(flag) + ": empty");
+  double mult = 1;
+  std::string num = s;
+  switch (s.back()) {
+  case 'k':
+  case 'K':
+    mult = 1e3;
+    break;
+  case 'm':
+  case 'M':
+    mult = 1e6;
+    break;
+  case 'b':
+  case 'B':
+    mult = 1e9;
+    break;
+  case 't':
+  case 'T':
+    mult = 1e12;
+    break;
+  default:
+    break;
+  }
+  if (mult != 1)
+    num.pop_back();
+  try {
+    std::size_t used = 0;
+    double v = std::stod(num, &used);
+    if (used != num.size() || !(v > 0) || !std::isfinite(v * mult) || v * mult > 1e15)
+      throw std::invalid_argument(s);
+    return static_cast<std::int64_t>(std::llround(v * mult));
+  } catch (const std::exception &) {
+    return make_error(std::string(flag) + " \"" + s +
+                      "\": expected a positive count such as 7000000000, 7e9, 7B or 110M");
+  }
+}
+
+ExitCode run_fit(FitArgs &a) {
+  const auto &kb = kb::builtin();
+  fit::Run run = a.run;
+  run.mode = need(fit::parse_mode(a.mode));
+  run.precision = need(fit::parse_precision(a.precision));
+  run.optimizer = need(fit::parse_optimizer(a.optimizer));
+  run.checkpointing = need(fit::parse_checkpointing(a.checkpointing));
+  run.strategy = need(fit::parse_strategy(a.strategy));
+  run.offload = need(fit::parse_offload(a.offload));
+  run.attention = need(fit::parse_attention(a.attention));
+  run.quant = need(fit::parse_quant(a.quant));
+  if (a.dataset_tokens != 0)
+    run.dataset_tokens = a.dataset_tokens;
+  if (a.samples != 0)
+    run.samples = a.samples;
+
+  std::optional<kb::ModelFamily> family;
+  if (!a.family.empty())
+    family = need(fit::parse_family(a.family));
+  fit::ModelInput model;
+  if (!a.params.empty()) {
+    if (!a.model.empty())
+      throw Failure(ExitCode::usage, "give either MODEL or --params N --family F, not both");
+    if (!family)
+      throw Failure(ExitCode::usage, "--params needs --family (decoder, moe-decoder, encoder, "
+                                     "encoder-decoder, cnn)");
+    model =
+        need(fit::model_from_params(need(parse_count(a.params, "--params")), *family, kb.models));
+  } else if (a.model.empty()) {
+    throw Failure(ExitCode::usage, "which model? give a catalog name (`dlrig kb models`), a "
+                                   "config.json, a .safetensors file or folder, or --params N "
+                                   "--family F");
+  } else {
+    auto loaded = fit::load_model(a.model, family, kb);
+    if (!loaded)
+      throw Failure(fit::names_a_file(a.model) ? ExitCode::bad_input : ExitCode::usage,
+                    loaded.error().message);
+    model = std::move(loaded).value();
+  }
+
+  std::vector<std::string> assumptions;
+  run = need(fit::resolve_run(model, run, &assumptions));
+
+  std::vector<fit::GpuTarget> gpus;
+  std::optional<fit::CpuTarget> cpu;
+  std::optional<Snapshot> snap;
+  if (!a.all_gpus || !a.src.from.empty())
+    snap = obtain_snapshot(a.src);
+  if (snap)
+    cpu = fit::cpu_target(snap->host.cpu);
+  if (a.all_gpus) {
+    for (const auto &g : kb.gpus)
+      gpus.push_back(fit::gpu_target(g));
+    if (gpus.empty())
+      throw Failure(ExitCode::usage, "--all-gpus: the knowledge base of this build has no GPUs");
+  } else if (!a.gpu.empty()) {
+    const auto *spec = kb.find_gpu(a.gpu);
+    if (!spec)
+      throw Failure(ExitCode::usage,
+                    "--gpu \"" + a.gpu + "\": no such GPU in the catalog (see `dlrig kb gpus`)");
+    gpus.push_back(fit::gpu_target(*spec));
+  } else {
+    gpus = fit::gpu_targets(*snap, kb);
+    if (gpus.empty())
+      throw Failure(ExitCode::usage, "this machine has no GPU to size against: give --gpu NAME "
+                                     "(a catalog GPU) or --all-gpus");
+    // Training runs on one kind of GPU: size against the first; several kinds are listed.
+    if (!a.all_gpus && gpus.size() > 1) {
+      std::vector<fit::GpuTarget> kinds;
+      for (const auto &g : gpus)
+        if (std::none_of(kinds.begin(), kinds.end(), [&](const fit::GpuTarget &k) {
+              return k.name == g.name && k.memory_bytes == g.memory_bytes;
+            }))
+          kinds.push_back(g);
+      gpus = std::move(kinds);
+    }
+  }
+
+  fit::FitOptions opts;
+  opts.max_batch = a.max_batch;
+  opts.suggestions = !a.all_gpus;
+  auto report = fit::fit(model, run, gpus, opts, cpu);
+  report.assumptions = std::move(assumptions);
+
+  if (a.out.json)
+    std::cout << fit::to_json(report).dump(2) << "\n";
+  else
+    std::cout << render(fit::to_tables(report, a.all_gpus), a.out.format());
+
+  bool any = std::any_of(report.gpus.begin(), report.gpus.end(),
+                         [](const fit::GpuFit &g) { return g.fits.value_or(false); });
+  bool ok = a.all_gpus ? any : report.all_fit();
+  return ok ? ExitCode::ok : ExitCode::warnings;
+}
+
+} // namespace
+
+Runner setup_fit(CLI::App &sub) {
+  auto a = std::make_shared<FitArgs>();
+  sub.add_option("model", a->model,
+                 "Catalog name, config.json (or its folder), .safetensors file or sharded folder")
+      ->type_name("MODEL");
+  sub.add_option("--params", a->params, "Parameter count instead of a model (7e9, 7B, 110M)")
+      ->type_name("N");
+  sub.add_option("--family", a->family,
+                 "decoder | moe-decoder | encoder | encoder-decoder | cnn (with --params, or a "
+                 "checkpoint without config.json)")
+      ->type_name("F");
+  sub.add_option("--mode", a->mode, "train | infer")->type_name("MODE");
+  sub.add_option("--batch", a->run.batch, "Micro-batch per GPU (data-parallel rank)")
+      ->type_name("N");
+  sub.add_option("--seq", a->run.seq, "Tokens per sample (default: 2048 or the model's context)")
+      ->type_name("N");
+  sub.add_option("--image-size", a->run.image_size, "Image side in pixels (CNN, ViT)")
+      ->type_name("PX");
+  sub.add_option("--precision", a->precision, "fp32 | tf32 | fp16-amp | bf16-amp | bf16 | fp8")
+      ->type_name("P");
+  sub.add_option("--optimizer", a->optimizer,
+                 "sgd | sgd-momentum | adam | adamw | adamw-8bit | adafactor | lion")
+      ->type_name("O");
+  sub.add_option("--checkpointing", a->checkpointing, "none | selective | full")->type_name("C");
+  sub.add_option("--grad-accum", a->run.grad_accum, "Micro-batches per optimizer step")
+      ->type_name("N");
+  sub.add_option("--gpus", a->run.gpus, "GPUs per node")->type_name("N");
+  sub.add_option("--nodes", a->run.nodes, "Nodes")->type_name("N");
+  sub.add_option("--strategy", a->strategy, "ddp | zero1 | zero2 | zero3 | fsdp")->type_name("S");
+  sub.add_option("--tp", a->run.tp, "Tensor-parallel degree")->type_name("N");
+  sub.add_option("--pp", a->run.pp, "Pipeline-parallel degree")->type_name("N");
+  sub.add_option("--offload", a->offload, "optimizer | params (to the CPU)")->type_name("WHAT");
+  sub.add_option("--lora", a->run.lora_rank, "Train LoRA adapters of rank R on a frozen base")
+      ->type_name("R");
+  sub.add_flag("--qlora", a->run.qlora, "LoRA on a 4-bit NF4 base (QLoRA)");
+  sub.add_option("--attention", a->attention, "eager | sdpa | flash")->type_name("A");
+  sub.add_option("--quant", a->quant, "Serving weights: int8 | int4")->type_name("Q");
+  sub.add_option("--max-tokens", a->run.max_tokens, "Serving: new tokens per request")
+      ->type_name("N");
+  sub.add_option("--concurrency", a->run.concurrency, "Serving: requests in flight")
+      ->type_name("N");
+  sub.add_flag("--max-batch", a->max_batch, "Also find the largest micro-batch that fits");
+  sub.add_option("--dataset-tokens", a->dataset_tokens, "Tokens per epoch (time per epoch)")
+      ->type_name("N");
+  sub.add_option("--samples", a->samples, "Samples per epoch (time per epoch)")->type_name("N");
+  auto *gpu = sub.add_option("--gpu", a->gpu, "Size for this catalog GPU instead of this machine's")
+                  ->type_name("NAME");
+  sub.add_flag("--all-gpus", a->all_gpus, "A table over every GPU of the catalog")->excludes(gpu);
+  add_snapshot_options(sub, a->src);
+  add_output_options(sub, a->out);
+  return [a]() { return run_fit(*a); };
 }
 
 } // namespace dlrig::cli

@@ -142,6 +142,29 @@ TEST(InfoHw, Mi300xVram) {
   EXPECT_TRUE(has(r.out, "191.7 GiB")) << r.out;
 }
 
+TEST(InfoHw, NouveauBoundGpuIsNotUsable) {
+  auto root =
+      std::filesystem::temp_directory_path() / ("dlrig-nouveau-" + std::to_string(::getpid()));
+  auto dev = root / "sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0";
+  std::filesystem::create_directories(dev);
+  std::filesystem::create_directories(root / "sys/bus/pci/drivers/nouveau");
+  std::filesystem::create_directories(root / "sys/bus/pci/devices");
+  std::filesystem::create_directory_symlink("../../../devices/pci0000:00/0000:00:01.0/0000:01:00.0",
+                                            root / "sys/bus/pci/devices/0000:01:00.0");
+  std::filesystem::create_directory_symlink("../../../../bus/pci/drivers/nouveau", dev / "driver");
+  std::ofstream(dev / "class") << "0x030000\n";
+  std::ofstream(dev / "vendor") << "0x10de\n";
+  std::ofstream(dev / "device") << "0x2684\n";
+  auto r = run_dlrig({"info", "--sysroot", root.string()}, {kPciIds});
+  auto j = run_dlrig({"info", "--json", "--sysroot", root.string()}, {kPciIds});
+  std::filesystem::remove_all(root);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(has(
+      r.out, "0000:01:00.0 GeForce RTX 4090: not usable by CUDA (driver: nouveau; needs nvidia)"))
+      << r.out;
+  EXPECT_EQ(json::parse(j.out)["gpus"][0]["driver"], "nouveau");
+}
+
 // A fixture with empty and garbage values: each reading is null with a note, and dlrig exits 0.
 TEST(InfoHw, GarbageSysfsIsNullWithNotes) {
   auto root =

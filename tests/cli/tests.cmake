@@ -1,7 +1,9 @@
 list(APPEND DLRIG_TEST_SOURCES
-  support/cli.cpp
+  cli/doctor_cli_test.cpp
+  cli/fit_cli_test.cpp
+  cli/info_hw_test.cpp
   cli/info_nvml_test.cpp
   cli/info_software_test.cpp
-  cli/snapshot_cli_test.cpp)
-list(APPEND DLRIG_TEST_SOURCES
-  cli/info_hw_test.cpp)
+  cli/kb_cli_test.cpp
+  cli/snapshot_cli_test.cpp
+  support/cli.cpp)

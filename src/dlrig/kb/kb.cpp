@@ -9,6 +9,7 @@
 
 #include <cctype>
 #include <set>
+#include <tuple>
 
 namespace dlrig::kb {
 
@@ -314,6 +315,101 @@ Result<std::vector<CudnnCompat>> parse_cudnn(std::string_view text, std::string_
       });
 }
 
+Result<std::vector<LinkSpec>> parse_links(std::string_view text, std::string_view file) {
+  static const std::vector<std::string_view> cols = {"name",
+                                                     "kind",
+                                                     "generation",
+                                                     "transfer_rate_gts",
+                                                     "encoding",
+                                                     "lanes",
+                                                     "per_lane_gbs",
+                                                     "raw_gbps",
+                                                     "theoretical_gbs",
+                                                     "bidirectional",
+                                                     "measured_h2d_gbs",
+                                                     "measured_d2h_gbs",
+                                                     "measured_source",
+                                                     "source",
+                                                     "notes"};
+  static const std::set<std::string> kinds = {"pcie",   "thunderbolt", "usb4",       "oculink",
+                                              "nvlink", "nvswitch",    "infiniband", "ethernet"};
+  std::set<std::string> names;
+  return parse_rows<LinkSpec>(text, file, cols, [&](const Row &r, std::vector<LinkSpec> &out) {
+    LinkSpec l;
+    l.name = r.required("name");
+    check_unique(names, r, "name", detail::lower(l.name));
+    l.kind = r.required("kind");
+    if (!kinds.count(l.kind))
+      r.fail("kind", "'" + l.kind + "' is not one of pcie, thunderbolt, usb4, oculink, nvlink, " +
+                         "nvswitch, infiniband, ethernet");
+    l.generation = r.str("generation");
+    l.transfer_rate_gts = r.number("transfer_rate_gts");
+    l.encoding = r.str("encoding");
+    l.lanes = r.integer("lanes");
+    l.per_lane_bytes_per_s = scaled(r.number("per_lane_gbs"), kGiga);
+    l.raw_bits_per_s = scaled(r.number("raw_gbps"), kGiga);
+    l.theoretical_bytes_per_s = scaled(r.number("theoretical_gbs"), kGiga);
+    l.bidirectional = r.yes_no("bidirectional").value_or(false);
+    if (auto h2d = r.range("measured_h2d_gbs")) {
+      l.measured_h2d_bytes_per_s = h2d->low * kGiga;
+      l.measured_h2d_high_bytes_per_s = h2d->high * kGiga;
+    }
+    l.measured_d2h_bytes_per_s = scaled(r.number("measured_d2h_gbs"), kGiga);
+    l.measured_source = r.str("measured_source");
+    if ((l.measured_h2d_bytes_per_s || l.measured_d2h_bytes_per_s) &&
+        detail::trim(l.measured_source).empty())
+      r.fail("measured_source", "blank: say where the measured figure comes from");
+    l.source = r.required("source");
+    l.notes = r.str("notes");
+    if (l.kind == "pcie" && (!l.lanes || !l.per_lane_bytes_per_s))
+      r.fail("lanes", "a PCIe row needs lanes and per_lane_gbs");
+    out.push_back(std::move(l));
+  });
+}
+
+Result<std::vector<CloudInstance>> parse_cloud(std::string_view text, std::string_view file) {
+  static const std::vector<std::string_view> cols = {
+      "provider",     "instance",        "gpu_count",    "gpu_model",          "gpu",
+      "gpu_memory",   "gpu_memory_unit", "host_memory",  "host_memory_unit",   "vcpus",
+      "interconnect", "network",         "network_gbps", "price_usd_per_hour", "price_region",
+      "price_date",   "source",          "notes"};
+  std::set<std::string> names;
+  return parse_rows<CloudInstance>(
+      text, file, cols, [&](const Row &r, std::vector<CloudInstance> &out) {
+        CloudInstance c;
+        c.provider = r.required("provider");
+        c.instance = r.required("instance");
+        check_unique(names, r, "instance", detail::lower(c.instance));
+        auto n = r.integer("gpu_count");
+        if (!n || *n < 1)
+          r.fail("gpu_count", "must be a whole number of GPUs, at least 1");
+        c.gpu_count = *n;
+        c.gpu_model = r.required("gpu_model");
+        c.gpu = r.str("gpu");
+        c.gpu_memory = r.number("gpu_memory");
+        c.gpu_memory_unit = r.str("gpu_memory_unit");
+        c.host_memory = r.number("host_memory");
+        c.host_memory_unit = r.str("host_memory_unit");
+        for (auto [value, unit, col] :
+             {std::tuple{c.gpu_memory.has_value(), c.gpu_memory_unit, "gpu_memory_unit"},
+              std::tuple{c.host_memory.has_value(), c.host_memory_unit, "host_memory_unit"}})
+          if (value && unit != "GB" && unit != "GiB")
+            r.fail(col, "'" + unit + "' is not GB or GiB");
+        c.vcpus = r.integer("vcpus");
+        c.interconnect = r.str("interconnect");
+        c.network = r.str("network");
+        c.network_bits_per_s = scaled(r.number("network_gbps"), kGiga);
+        c.price_usd_per_hour = r.number("price_usd_per_hour");
+        c.price_region = r.str("price_region");
+        c.price_date = r.str("price_date");
+        if (c.price_usd_per_hour && detail::trim(c.price_date).empty())
+          r.fail("price_date", "blank: a price needs the date it was read");
+        c.source = r.required("source");
+        c.notes = r.str("notes");
+        out.push_back(std::move(c));
+      });
+}
+
 namespace {
 
 template <class T, class Parse> std::vector<T> load(const char *name, Parse parse) {
@@ -335,6 +431,8 @@ KnowledgeBase load_builtin() {
   kb.cuda = load<CudaDriverMin>("cuda_drivers.csv", parse_cuda_drivers);
   kb.torch = load<TorchRelease>("torch.csv", parse_torch);
   kb.cudnn = load<CudnnCompat>("cudnn.csv", parse_cudnn);
+  kb.links = load<LinkSpec>("links.csv", parse_links);
+  kb.cloud = load<CloudInstance>("cloud.csv", parse_cloud);
   kb.models = load_model_catalog();
   return kb;
 }

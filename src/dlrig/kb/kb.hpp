@@ -116,11 +116,11 @@ struct LinkSpec {
   std::string kind;       // pcie | thunderbolt | usb4 | oculink | nvlink | nvswitch | infiniband |
                           // ethernet
   std::string generation; // "4.0", "3", "NDR"
-  OptF64 transfer_rate_gts; // PCIe GT/s per lane
-  std::string encoding;     // "128b/130b"
-  std::optional<int> lanes;
-  OptF64 per_lane_bytes_per_s;
-  OptF64 raw_bits_per_s;           // the link's signalling rate as marketed (40 Gb/s)
+  OptF64 transfer_rate_gts;    // PCIe GT/s per lane
+  std::string encoding;        // "128b/130b"
+  std::optional<int> lanes;    // PCIe lanes; links per GPU for NVLink; tunnel lanes for eGPU links
+  OptF64 per_lane_bytes_per_s; // per lane (PCIe) or per link (NVLink), per direction
+  OptF64 raw_bits_per_s;       // the link's signalling rate as marketed (40 Gb/s)
   OptF64 theoretical_bytes_per_s;  // payload the link can carry (the PCIe tunnel for eGPU links)
   bool bidirectional = false;      // theoretical rate counts both directions (NVLink convention)
   OptF64 measured_h2d_bytes_per_s; // typical measured host-to-device (low end of a range)
@@ -138,8 +138,9 @@ struct CloudInstance {
   int gpu_count = 0;
   std::string gpu_model;        // "H100 80GB"
   std::string gpu;              // gpus.csv name when the catalog has this GPU; empty otherwise
-  OptF64 gpu_memory_gb;         // total over the instance, as the provider states it
-  OptF64 host_memory_gb;        // in the provider's unit, see host_memory_unit
+  OptF64 gpu_memory;            // total over the instance, in gpu_memory_unit, as stated
+  std::string gpu_memory_unit;  // GB | GiB: providers differ, the figure is kept as given
+  OptF64 host_memory;           // in host_memory_unit
   std::string host_memory_unit; // GiB | GB
   std::optional<int> vcpus;
   std::string interconnect; // "NVSwitch, NVLink 4.0 (900 GB/s per GPU)"

@@ -124,6 +124,26 @@ std::int64_t derive_params(const ModelArch &m);
 // count; for every other family the same as derive_params. For FLOPs (6 × active × tokens).
 std::int64_t active_params(const ModelArch &m);
 
+// One kind of nn.Linear (GPT-2: Conv1D) in a transformer, repeated `count` times, for LoRA
+// (r · (in + out) per adapted module), QLoRA (only these weights are quantised; embeddings, norms
+// and the LM head stay 16-bit) and tensor parallelism. Embeddings, norms, positions and T5's
+// relative bias are not listed.
+struct LinearShape {
+  std::string role; // q, k, v, o, qkv (fused), gate, up, gate_up (fused), down, router, pooler,
+                    // classifier, lm_head; cross-attention roles carry a "cross_" prefix (T5)
+  std::string
+      module; // the module name PEFT's target_modules matches: q_proj, c_attn, query, wi_0...
+  std::int64_t in = 0;
+  std::int64_t out = 0;
+  std::int64_t count = 0; // instances in the model: layers (× experts)
+  bool bias = false;
+  std::int64_t params() const { return count * (in * out + (bias ? out : 0)); }
+};
+
+// The linear layers of a transformer model (decoder, MoE, BERT, ViT, T5), in layer order; empty
+// for CNNs and UNets.
+std::vector<LinearShape> linear_layers(const ModelArch &m);
+
 // One module's output for one sample, for activation memory of CNNs and UNets.
 struct LayerShape {
   std::string name; // module path as PyTorch names it: "layer1.0.conv1", "down_blocks.1.resnets.0"
@@ -157,6 +177,11 @@ Result<ModelArch> model_from_config_text(std::string_view text, const std::strin
 // plus name, display_name, family, published_params, published_rounded, source). A bad row throws
 // Failure(ExitCode::internal) naming `origin`, the row's name (or index) and the field.
 std::vector<ModelArch> parse_model_catalog(std::string_view text, std::string_view origin);
+
+// A model for `dlrig kb models --json` and reports: name, display_name, family, model_type, the
+// derived `params` (and `active_params` for MoE), published_params (null when none), the
+// hyperparameters the family uses, source, and the original `config`.
+Json to_json(const ModelArch &m);
 
 // The catalog embedded from data/models.json, validated; a bad row is a bug in dlrig's data and
 // throws Failure(internal) naming the file and the model.

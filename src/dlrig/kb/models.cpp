@@ -142,6 +142,68 @@ std::vector<ModelArch> parse_model_catalog(std::string_view text, std::string_vi
   return out;
 }
 
+Json to_json(const ModelArch &m) {
+  Json j;
+  j["name"] = m.name;
+  j["display_name"] = m.display_name;
+  j["family"] = to_string(m.family);
+  j["model_type"] = m.hf_model_type;
+  j["params"] = derive_params(m);
+  if (m.family == ModelFamily::moe_decoder)
+    j["active_params"] = active_params(m);
+  j["published_params"] = m.published_params;
+  if (!m.published_rounded.empty())
+    j["published_rounded"] = m.published_rounded;
+  Json h;
+  switch (m.family) {
+  case ModelFamily::cnn:
+    h = {{"block", m.cnn.block},
+         {"stage_blocks", m.cnn.stage_blocks},
+         {"stage_widths", m.cnn.stage_widths},
+         {"stem_width", m.cnn.stem_width},
+         {"num_classes", m.cnn.num_classes},
+         {"image_size", m.image_size}};
+    break;
+  case ModelFamily::unet:
+    h = {{"block_out_channels", m.unet.block_out_channels},
+         {"down_block_types", m.unet.down_block_types},
+         {"up_block_types", m.unet.up_block_types},
+         {"layers_per_block", m.unet.layers_per_block},
+         {"attention_heads", m.unet.attention_heads},
+         {"transformer_layers", m.unet.transformer_layers},
+         {"cross_attention_dim", m.unet.cross_attention_dim},
+         {"sample_size", m.unet.sample_size},
+         {"vae_scale_factor", m.unet.vae_scale_factor}};
+    break;
+  default:
+    h = {{"hidden", m.hidden},       {"layers", m.layers},     {"heads", m.heads},
+         {"kv_heads", m.kv_heads},   {"head_dim", m.head_dim}, {"intermediate", m.intermediate},
+         {"gated_mlp", m.gated_mlp}, {"norm", m.norm}};
+    if (m.vocab > 0) {
+      h["vocab"] = m.vocab;
+      h["tied_embeddings"] = m.tied_embeddings;
+    }
+    if (m.max_positions > 0)
+      h["max_positions"] = m.max_positions;
+    if (m.decoder_layers > 0)
+      h["decoder_layers"] = m.decoder_layers;
+    if (m.experts > 0) {
+      h["experts"] = m.experts;
+      h["experts_per_token"] = m.experts_per_token;
+    }
+    if (m.sliding_window > 0)
+      h["sliding_window"] = m.sliding_window;
+    if (m.image_size > 0) {
+      h["image_size"] = m.image_size;
+      h["patch_size"] = m.patch_size;
+    }
+  }
+  j["hyperparameters"] = std::move(h);
+  j["source"] = m.source;
+  j["config"] = m.extra;
+  return j;
+}
+
 std::vector<ModelArch> load_model_catalog() {
   auto bytes = embedded_file("models.json");
   if (!bytes)

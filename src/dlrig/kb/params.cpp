@@ -256,7 +256,96 @@ I64 walked_params(const ModelArch &m) {
   return total;
 }
 
+// Module names by model type, as the transformers implementations call them.
+struct LinearNames {
+  const char *q, *k, *v, *o, *gate, *up, *down;
+};
+LinearNames names_of(const std::string &type) {
+  if (type == "bert" || type == "vit")
+    return {"query",       "key", "value", "attention.output.dense", "", "intermediate.dense",
+            "output.dense"};
+  if (type == "t5")
+    return {"q", "k", "v", "o", "wi_0", "wi_1", "wo"};
+  if (type == "mixtral")
+    return {"q_proj", "k_proj", "v_proj", "o_proj", "w1", "w3", "w2"};
+  return {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
+}
+
+void add_attention(std::vector<LinearShape> &out, const ModelArch &m, const LinearNames &n,
+                   I64 count, const std::string &prefix) {
+  I64 q = m.heads * m.head_dim;
+  I64 kv = m.kv_heads * m.head_dim;
+  bool in_bias = m.attention_bias || m.qkv_bias;
+  bool out_bias = m.attention_bias || m.out_bias;
+  if (m.hf_model_type == "gpt2") {
+    out.push_back({"qkv", "c_attn", m.hidden, q + 2 * kv, count, in_bias});
+    out.push_back({"o", "c_proj", q, m.hidden, count, out_bias});
+    return;
+  }
+  if (m.fused_qkv) {
+    out.push_back({"qkv", "qkv_proj", m.hidden, q + 2 * kv, count, in_bias});
+  } else {
+    out.push_back({prefix + "q", n.q, m.hidden, q, count, in_bias});
+    out.push_back({prefix + "k", n.k, m.hidden, kv, count, in_bias});
+    out.push_back({prefix + "v", n.v, m.hidden, kv, count, in_bias});
+  }
+  out.push_back({prefix + "o", n.o, q, m.hidden, count, out_bias});
+}
+
+void add_mlp(std::vector<LinearShape> &out, const ModelArch &m, const LinearNames &n, I64 count) {
+  if (m.hf_model_type == "gpt2") {
+    out.push_back({"up", "c_fc", m.hidden, m.intermediate, count, m.mlp_bias});
+    out.push_back({"down", "c_proj", m.intermediate, m.hidden, count, m.mlp_bias});
+    return;
+  }
+  if (m.gated_mlp && m.fused_qkv) { // Phi-3 fuses gate and up as it fuses q, k and v
+    out.push_back({"gate_up", "gate_up_proj", m.hidden, 2 * m.intermediate, count, m.mlp_bias});
+  } else if (m.gated_mlp) {
+    out.push_back({"gate", n.gate, m.hidden, m.intermediate, count, m.mlp_bias});
+    out.push_back({"up", n.up, m.hidden, m.intermediate, count, m.mlp_bias});
+  } else {
+    out.push_back(
+        {"up", m.hf_model_type == "t5" ? "wi" : n.up, m.hidden, m.intermediate, count, m.mlp_bias});
+  }
+  out.push_back({"down", n.down, m.intermediate, m.hidden, count, m.mlp_bias});
+}
+
 } // namespace
+
+std::vector<LinearShape> linear_layers(const ModelArch &m) {
+  std::vector<LinearShape> out;
+  LinearNames n = names_of(m.hf_model_type);
+  switch (m.family) {
+  case ModelFamily::decoder:
+    add_attention(out, m, n, m.layers, "");
+    add_mlp(out, m, n, m.layers);
+    break;
+  case ModelFamily::moe_decoder:
+    add_attention(out, m, n, m.layers, "");
+    out.push_back({"router", "gate", m.hidden, m.experts, m.layers, false});
+    add_mlp(out, m, n, m.layers * m.experts);
+    break;
+  case ModelFamily::encoder:
+    add_attention(out, m, n, m.layers, "");
+    add_mlp(out, m, n, m.layers);
+    if (m.pooler)
+      out.push_back({"pooler", "pooler.dense", m.hidden, m.hidden, 1, true});
+    if (m.num_labels > 0)
+      out.push_back({"classifier", "classifier", m.hidden, m.num_labels, 1, true});
+    return out;
+  case ModelFamily::encoder_decoder:
+    add_attention(out, m, n, m.layers + m.decoder_layers, "");
+    add_attention(out, m, n, m.decoder_layers, "cross_");
+    add_mlp(out, m, n, m.layers + m.decoder_layers);
+    break;
+  case ModelFamily::cnn:
+  case ModelFamily::unet:
+    return out;
+  }
+  if (!m.tied_embeddings)
+    out.push_back({"lm_head", "lm_head", m.hidden, m.vocab, 1, false});
+  return out;
+}
 
 std::int64_t derive_params(const ModelArch &m) {
   switch (m.family) {

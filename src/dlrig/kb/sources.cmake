@@ -5,4 +5,5 @@ list(APPEND DLRIG_SOURCES
   kb/model_config.cpp
   kb/models.cpp
   kb/params.cpp
-  kb/row.cpp)
+  kb/row.cpp
+  kb/search.cpp)

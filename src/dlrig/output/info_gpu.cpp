@@ -42,10 +42,19 @@ std::string flags(const Gpu &g) {
   return out.empty() ? "-" : out;
 }
 
+// Usable bandwidth per direction: GT/s x lanes x line-code efficiency (8b/10b up to 5 GT/s,
+// 128b/130b from 8 GT/s), as probe/parse.hpp's pcie_link_gbps computes it for the narrowest hop.
+std::string link_gbps(double gts, int width) {
+  double eff = gts <= 5.0 ? 0.8 : gts < 64.0 ? 128.0 / 130.0 : 1.0;
+  return fmt::format("{:.1f} GB/s", gts * width * eff / 8.0);
+}
+
 std::string narrowest(const Gpu &g) {
   if (!g.narrowest_hop)
     return kUnknown;
   auto link = show_link(g.narrowest_gts, g.narrowest_width);
+  if (g.narrowest_gts && g.narrowest_width)
+    link += ", " + link_gbps(*g.narrowest_gts, *g.narrowest_width);
   return *g.narrowest_hop == g.bdf ? link + " (own link)" : link + " at " + *g.narrowest_hop;
 }
 
@@ -92,6 +101,17 @@ std::vector<Table> info_gpu_tables(const Snapshot &s) {
         Table{"",
               {},
               {{"note", "No NVIDIA or AMD GPU found on the PCI bus (only integrated graphics)"}}});
+  // A discrete GPU is usable by CUDA or ROCm only through its vendor's driver.
+  Table unusable{"", {}, {}};
+  for (const auto &g : s.gpus) {
+    const char *wanted = g.vendor == "NVIDIA" ? "nvidia" : g.vendor == "AMD" ? "amdgpu" : nullptr;
+    if (wanted && g.driver != wanted)
+      unusable.add({"note", fmt::format("{} {}: not usable by {} (driver: {}; needs {})", g.bdf,
+                                        show(g.name), g.vendor == "NVIDIA" ? "CUDA" : "ROCm",
+                                        g.driver.value_or("none"), wanted)});
+  }
+  if (!unusable.rows.empty())
+    out.push_back(std::move(unusable));
 
   Table paths{"PCIe paths (root port first)", {"GPU", "path", "Thunderbolt", "switch"}, {}};
   for (const auto &g : s.gpus)

@@ -33,6 +33,10 @@ Result<std::string> Sysroot::read(const std::string& path, std::size_t max_bytes
   // Grows with the file instead of allocating max_bytes up front: a megabyte buffer per sysfs
   // attribute costs page faults that dominated `dlrig info` (bench/info.sh).
   std::string data;
+  std::error_code ec;
+  auto size = stdfs::file_size(host_path(path), ec); // procfs says 0, sysfs 4096: only a hint
+  if (!ec && size > 0)
+    data.reserve(static_cast<std::size_t>(std::min<std::uintmax_t>(size, max_bytes)));
   char chunk[16384];
   while (data.size() < max_bytes && in) {
     in.read(chunk, static_cast<std::streamsize>(std::min(sizeof chunk, max_bytes - data.size())));

@@ -36,9 +36,9 @@ std::optional<std::string> read_for(const ProbeContext &ctx, const std::string &
 
 template <class Parse>
 auto parse_for(const ProbeContext &ctx, const std::string &path, const std::string &field,
-               Parse parse)
+               Parse parse, std::size_t max_bytes = 64 * 1024)
     -> std::optional<std::decay_t<decltype(parse(std::string_view()).value())>> {
-  auto text = read_for(ctx, path, field, 64 * 1024);
+  auto text = read_for(ctx, path, field, max_bytes);
   if (!text)
     return std::nullopt;
   auto v = parse(*text);
@@ -226,11 +226,12 @@ bool plumbing_mountpoint(const std::string &mp) {
        {"/proc", "/sys", "/run", "/snap", "/etc/", "/var/lib/docker", "/var/snap"})
     if (mp == prefix || starts_with(mp, std::string(prefix) + (prefix.back() == '/' ? "" : "/")))
       return true;
-  return starts_with(mp, "/dev") && mp != "/dev/shm";
+  return mp == "/dev" || (starts_with(mp, "/dev/") && mp != "/dev/shm");
 }
 
 void probe_storage(const ProbeContext &ctx, HostInfo &host) {
-  auto entries = parse_for(ctx, "/proc/mounts", "host.mounts", probe::parse_mounts);
+  // Kubernetes nodes and container hosts can list thousands of mounts.
+  auto entries = parse_for(ctx, "/proc/mounts", "host.mounts", probe::parse_mounts, 16u << 20);
   if (!entries)
     return;
   const probe::MountEntry *shm = nullptr;

@@ -230,3 +230,79 @@ TEST(KbData, TorchCudnnMatchesCudnnTable) {
 
 } // namespace
 } // namespace dlrig::kb
+
+namespace dlrig::kb {
+namespace {
+
+TEST(KbLinks, PcieRowsAreConsistent) {
+  double prev = 0;
+  for (int gen = 1; gen <= 6; ++gen) {
+    const auto *l = builtin().pcie(gen);
+    ASSERT_NE(l, nullptr) << gen;
+    ASSERT_TRUE(l->per_lane_bytes_per_s && l->theoretical_bytes_per_s && l->lanes);
+    // Each generation roughly doubles the per-lane rate.
+    if (prev > 0) {
+      EXPECT_GT(*l->per_lane_bytes_per_s / prev, 1.9) << gen;
+      EXPECT_LT(*l->per_lane_bytes_per_s / prev, 2.1) << gen;
+    }
+    prev = *l->per_lane_bytes_per_s;
+    // x16 = 16 x per lane, within rounding.
+    EXPECT_NEAR(*l->theoretical_bytes_per_s, *l->per_lane_bytes_per_s * *l->lanes,
+                0.01 * *l->theoretical_bytes_per_s)
+        << gen;
+  }
+  EXPECT_EQ(builtin().pcie(7), nullptr);
+}
+
+TEST(KbLinks, MeasuredNeverExceedsTheoretical) {
+  for (const auto &l : builtin().links) {
+    EXPECT_FALSE(l.source.empty()) << l.name;
+    if (l.theoretical_bytes_per_s) {
+      EXPECT_GT(*l.theoretical_bytes_per_s, 0.1e9) << l.name;
+      EXPECT_LT(*l.theoretical_bytes_per_s, 2000e9) << l.name;
+      for (const auto *m : {&l.measured_h2d_bytes_per_s, &l.measured_h2d_high_bytes_per_s,
+                            &l.measured_d2h_bytes_per_s})
+        if (*m) {
+          EXPECT_LE(**m, *l.theoretical_bytes_per_s) << l.name;
+        }
+    }
+    if (l.measured_h2d_bytes_per_s) {
+      EXPECT_LE(*l.measured_h2d_bytes_per_s, *l.measured_h2d_high_bytes_per_s) << l.name;
+      EXPECT_FALSE(l.measured_source.empty()) << l.name;
+    }
+  }
+  // An eGPU link is a small fraction of an x16 slot.
+  const auto *tb3 = builtin().find_link("Thunderbolt 3");
+  ASSERT_NE(tb3, nullptr);
+  EXPECT_LT(*tb3->theoretical_bytes_per_s, *builtin().pcie(3)->theoretical_bytes_per_s / 3.9);
+}
+
+TEST(KbCloud, InstancesAgreeWithTheGpuCatalog) {
+  for (const auto &c : builtin().cloud) {
+    EXPECT_TRUE(c.provider == "AWS" || c.provider == "Azure" || c.provider == "GCP") << c.instance;
+    EXPECT_GE(c.gpu_count, 1) << c.instance;
+    EXPECT_FALSE(c.source.empty()) << c.instance;
+    if (c.price_usd_per_hour) {
+      EXPECT_GT(*c.price_usd_per_hour, 0) << c.instance;
+      EXPECT_LT(*c.price_usd_per_hour, 200) << c.instance;
+      EXPECT_GE(c.price_date.substr(0, 4), "2025") << c.instance;
+    }
+    if (c.vcpus) {
+      EXPECT_GE(*c.vcpus, c.gpu_count) << c.instance;
+    }
+    if (!c.gpu.empty()) {
+      const auto *g = builtin().find_gpu(c.gpu);
+      ASSERT_NE(g, nullptr) << c.instance << ": " << c.gpu << " is not in gpus.csv";
+      EXPECT_EQ(g->name, c.gpu);
+      // Instance GPU memory = count x the GPU's memory, as both state it.
+      if (c.gpu_memory) {
+        EXPECT_NEAR(*c.gpu_memory, c.gpu_count * *g->memory_gb, 0.5) << c.instance;
+      }
+    }
+  }
+  ASSERT_NE(builtin().find_cloud("p5.48xlarge"), nullptr);
+  EXPECT_EQ(builtin().find_cloud("p5.48xlarge")->gpu_count, 8);
+}
+
+} // namespace
+} // namespace dlrig::kb

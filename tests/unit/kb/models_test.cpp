@@ -5,10 +5,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <ostream>
 #include <set>
 #include <string>
 
 namespace dlrig::kb {
+
+// Names the catalog model in test output instead of dumping its bytes.
+void PrintTo(const ModelArch &m, std::ostream *os) {
+  *os << m.name;
+}
+
 namespace {
 
 const std::vector<ModelArch> &catalog() {
@@ -214,6 +221,19 @@ TEST(ModelCatalog, KeepsWhatTheEstimatorNeeds) {
   EXPECT_EQ(model("sdxl-unet").unet.up_transformer_layers, (std::vector<std::int64_t>{10, 2, 1}));
 }
 
+TEST(ModelCatalog, JsonCarriesTheDerivedCount) {
+  Json j = to_json(model("mixtral-8x7b"));
+  EXPECT_EQ(j.at("params"), 46'702'792'704LL);
+  EXPECT_EQ(j.at("active_params"), active_params(model("mixtral-8x7b")));
+  EXPECT_EQ(j.at("family"), "moe_decoder");
+  EXPECT_EQ(j.at("hyperparameters").at("kv_heads"), 8);
+  EXPECT_EQ(j.at("config").at("rope_theta"), 1000000.0);
+  Json g = to_json(model("gpt-3-175b"));
+  EXPECT_TRUE(g.at("published_params").is_null());
+  EXPECT_EQ(g.at("published_rounded"), "175B");
+  EXPECT_EQ(to_json(model("resnet-50")).at("hyperparameters").at("block"), "bottleneck");
+}
+
 // ---- Derivation beyond the catalog --------------------------------------------------------------
 
 TEST(DeriveParams, FollowsTheLlamaFormulaOfMemoryMd) {
@@ -260,6 +280,55 @@ TEST(DeriveParams, TFiveLargeAndThreeB) {
   t5.head_dim = 128;
   t5.intermediate = 16384;
   EXPECT_EQ(derive_params(t5), 2'851'598'336LL);
+}
+
+// ---- Linear layers (LoRA, QLoRA, tensor parallelism)
+// ---------------------------------------------
+
+std::int64_t lora_params(const ModelArch &m, std::int64_t r, std::set<std::string> modules) {
+  std::int64_t total = 0;
+  for (const auto &l : linear_layers(m))
+    if (modules.count(l.module))
+      total += l.count * r * (l.in + l.out);
+  return total;
+}
+
+TEST(LinearLayers, GiveThePeftTrainableCounts) {
+  // PEFT print_trainable_parameters for Llama-2-7b, r = 8 on q_proj and v_proj: "trainable params:
+  // 4,194,304 || all params: 6,742,609,920" (the all-params figure is 6,738,415,616 + 4,194,304).
+  EXPECT_EQ(lora_params(model("llama-2-7b"), 8, {"q_proj", "v_proj"}), 4'194'304);
+  // reference/memory.md §1.7: Llama-3.2-3B, r = 32 on q_proj and v_proj → 9,175,040 (PEFT results).
+  EXPECT_EQ(lora_params(model("llama-3.2-3b"), 32, {"q_proj", "v_proj"}), 9'175'040);
+}
+
+TEST(LinearLayers, AreEverythingButEmbeddingsAndNorms) {
+  auto linear_total = [](const ModelArch &m) {
+    std::int64_t t = 0;
+    for (const auto &l : linear_layers(m))
+      t += l.params();
+    return t;
+  };
+  const ModelArch &llama = model("llama-2-7b");
+  EXPECT_EQ(derive_params(llama) - linear_total(llama), 32000LL * 4096 + (2 * 32 + 1) * 4096);
+  const ModelArch &gpt2 = model("gpt2");
+  EXPECT_EQ(derive_params(gpt2) - linear_total(gpt2),
+            (50257 + 1024) * 768 + (2 * 12 + 1) * 2 * 768);
+  const ModelArch &bert = model("bert-base-uncased");
+  EXPECT_EQ(derive_params(bert) - linear_total(bert),
+            (30522 + 512 + 2) * 768 + 2 * 768 + 12 * 2 * 2 * 768);
+  const ModelArch &mx = model("mixtral-8x7b");
+  EXPECT_EQ(derive_params(mx) - linear_total(mx), 32000LL * 4096 + (2 * 32 + 1) * 4096);
+  const ModelArch &phi = model("phi-3-mini");
+  EXPECT_EQ(linear_layers(phi).front().module, "qkv_proj");
+  EXPECT_EQ(derive_params(phi) - linear_total(phi), 32064LL * 3072 + (2 * 32 + 1) * 3072);
+  const ModelArch &t5 = model("t5-base");
+  EXPECT_EQ(derive_params(t5) - linear_total(t5),
+            32128LL * 768 + 2 * 32 * 12 + (12 * 2 + 12 * 3 + 2) * 768);
+  for (const auto &m : catalog())
+    if (m.family == ModelFamily::cnn || m.family == ModelFamily::unet)
+      EXPECT_TRUE(linear_layers(m).empty()) << m.name;
+    else
+      EXPECT_LT(linear_total(m), derive_params(m)) << m.name;
 }
 
 // ---- config.json parsing ------------------------------------------------------------------------

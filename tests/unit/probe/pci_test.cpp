@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 namespace dlrig::test {
 namespace {
@@ -135,6 +136,55 @@ TEST_F(GarbagePci, UnknownWithReasons) {
   EXPECT_TRUE(has_note(snap, "gpus[0].numa_node"));
   EXPECT_TRUE(has_note(snap, "gpus[0].link.current_gts"));
   EXPECT_TRUE(has_note(snap, "gpus[0].link.current_width"));
+}
+
+// A USB4 bridge that is not in the id table (ASMedia's): recognised by "removable" while a
+// Thunderbolt/USB4 domain is up, and only then.
+class RemovableBridge : public ::testing::Test {
+protected:
+  void SetUp() override {
+    root = std::filesystem::temp_directory_path() / ("dlrig-usb4-" + std::to_string(::getpid()));
+    auto rp = root / "sys/devices/pci0000:00/0000:00:07.0";
+    auto br = rp / "0000:05:00.0";
+    auto gpu = br / "0000:06:00.0";
+    std::filesystem::create_directories(gpu);
+    std::filesystem::create_directories(root / "sys/bus/pci/devices");
+    std::filesystem::create_directory_symlink(
+        "../../../devices/pci0000:00/0000:00:07.0/0000:05:00.0/0000:06:00.0",
+        root / "sys/bus/pci/devices/0000:06:00.0");
+    for (auto [dir, vendor, device, cls, removable] :
+         {std::tuple{rp, "0x1022", "0x1483", "0x060400", "fixed"},
+          std::tuple{br, "0x1b21", "0x2463", "0x060400", "removable"},
+          std::tuple{gpu, "0x10de", "0x2684", "0x030000", "removable"}}) {
+      std::ofstream(dir / "vendor") << vendor << "\n";
+      std::ofstream(dir / "device") << device << "\n";
+      std::ofstream(dir / "class") << cls << "\n";
+      std::ofstream(dir / "removable") << removable << "\n";
+    }
+  }
+  void TearDown() override { std::filesystem::remove_all(root); }
+  Gpu probe() {
+    Sysroot fs(root.string());
+    Snapshot snap;
+    ProbeContext ctx{fs, {}, {}, snap};
+    probe_pci_gpus(ctx);
+    EXPECT_EQ(snap.gpus.size(), 1u);
+    return snap.gpus.empty() ? Gpu{} : snap.gpus[0];
+  }
+  std::filesystem::path root;
+};
+
+TEST_F(RemovableBridge, ThunderboltOnlyWithADomain) {
+  auto g = probe();
+  EXPECT_EQ(g.behind_thunderbolt, false);
+  ASSERT_EQ(g.path.size(), 2u);
+  EXPECT_EQ(g.path[0].kind, "bridge");
+  EXPECT_EQ(g.path[1].kind, "root-port");
+  std::filesystem::create_directories(root / "sys/bus/thunderbolt/devices/0-1");
+  g = probe();
+  EXPECT_EQ(g.behind_thunderbolt, true);
+  EXPECT_EQ(g.path[0].kind, "thunderbolt");
+  EXPECT_EQ(g.path[1].kind, "root-port");
 }
 
 TEST(ProbePci, NoSysfsIsANote) {

@@ -1,0 +1,83 @@
+#pragma once
+// `dlrig doctor`: checks are pure functions of a snapshot and the knowledge base, listed in one
+// registry with stable ids (a contract for scripts and tests: never rename an id). Each rule
+// group lives in its own file (gpu.cpp, driver.cpp, ...) and returns its table of checks.
+#include "dlrig/core/snapshot.hpp"
+#include "dlrig/kb/kb.hpp"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dlrig::doctor {
+
+// Ordered from harmless to blocking; the worst finding decides the exit code.
+enum class Severity { ok, info, warn, fail };
+std::string_view to_string(Severity s);
+
+// One value a check read, as it printed it: "driver_version" = "550.54.15".
+struct Evidence {
+  std::string key;
+  std::string value;
+};
+
+struct Finding {
+  std::string id; // the check's id
+  Severity severity = Severity::ok;
+  std::string title;              // one line, specific to what was found
+  std::vector<Evidence> evidence; // the values the check read
+  std::string why;                // why it matters
+  std::vector<std::string> fix;   // commands or steps to copy, in order
+
+  Finding &with(std::string key, std::string value) {
+    evidence.push_back({std::move(key), std::move(value)});
+    return *this;
+  }
+};
+
+// What the user told doctor beyond the snapshot.
+struct DoctorOptions {
+  std::string data_path;         // --data PATH: where the training data lives
+  std::vector<std::string> only; // --only AREA (repeatable); empty = every area
+};
+
+using CheckFn = std::vector<Finding> (*)(const Snapshot &, const kb::KnowledgeBase &,
+                                         const DoctorOptions &);
+
+// A registry entry. Texts are for --list-checks, --explain and docs/doctor.md; the findings a
+// check returns carry the specific title, evidence and fix. An empty result means "passed".
+struct Check {
+  std::string_view id; // area.name, stable
+  std::string_view
+      area; // gpu | driver | torch | cuda | kernel | link | host | dist | env | container | wsl
+  Severity severity;       // the worst severity this check can report
+  std::string_view title;  // what it looks for
+  std::string_view reads;  // the snapshot fields (and kb tables) it reads
+  std::string_view fires;  // when it fires
+  std::string_view fix;    // the fix, in general terms
+  std::string_view source; // where the fact comes from
+  CheckFn run;
+};
+
+// Every check, in area order; built once (thread-safe).
+const std::vector<Check> &all_checks();
+// nullptr when no check has this id.
+const Check *find_check(std::string_view id);
+// Up to `count` ids closest to `id` (edit distance), for "did you mean".
+std::vector<std::string> nearest_ids(std::string_view id, std::size_t count = 3);
+// The areas in registry order, without repeats.
+std::vector<std::string> all_areas();
+
+// Rule groups, one per file.
+std::vector<Check> gpu_checks();       // gpu.cpp
+std::vector<Check> driver_checks();    // driver.cpp
+std::vector<Check> torch_checks();     // torch.cpp
+std::vector<Check> cuda_checks();      // cuda.cpp
+std::vector<Check> kernel_checks();    // kernel.cpp
+std::vector<Check> link_checks();      // link.cpp
+std::vector<Check> host_checks();      // host.cpp
+std::vector<Check> dist_checks();      // dist.cpp
+std::vector<Check> env_checks();       // env.cpp
+std::vector<Check> container_checks(); // container.cpp (containers and WSL2)
+
+} // namespace dlrig::doctor

@@ -1,0 +1,306 @@
+// CUDA toolkit and library-path checks: which toolkit builds extensions, which libraries the
+// loader finds first. Facts: reference/environment.md §2 (#9, #31, #32, #34, #35), §3b (wheels
+// link their nvidia-* libraries through RPATH, so LD_LIBRARY_PATH entries shadow them).
+#include "dlrig/doctor/facts.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace dlrig::doctor {
+namespace {
+
+std::vector<std::string> split_path(const std::string &v) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= v.size()) {
+    auto end = v.find(':', start);
+    if (end == std::string::npos)
+      end = v.size();
+    std::string part = v.substr(start, end - start);
+    while (part.size() > 1 && part.back() == '/')
+      part.pop_back();
+    if (!part.empty())
+      out.push_back(part);
+    start = end + 1;
+  }
+  return out;
+}
+
+std::string dir_of(const std::string &path) {
+  auto p = path.rfind('/');
+  return p == std::string::npos ? "" : path.substr(0, p);
+}
+
+const CudaToolkit *toolkit_at(const Snapshot &s, const OptStr &root) {
+  if (!root)
+    return nullptr;
+  for (const auto &t : s.software.cuda_toolkits)
+    if (t.root == *root)
+      return &t;
+  return nullptr;
+}
+
+std::optional<std::string> torch_cuda(const Snapshot &s) {
+  for (const auto &env : s.software.python_envs)
+    if (env.torch && env.torch->cuda)
+      return major_minor(*env.torch->cuda);
+  return std::nullopt;
+}
+
+std::vector<Finding> ld_shadows(const Snapshot &s, const kb::KnowledgeBase &,
+                                const DoctorOptions &) {
+  auto ld = env_var(s, "LD_LIBRARY_PATH");
+  if (!ld)
+    return {};
+  const PythonEnv *pip_torch = nullptr;
+  for (const auto &env : s.software.python_envs)
+    if (env.torch && env.torch->cuda)
+      pip_torch = &env;
+  if (!pip_torch)
+    return {};
+  auto dirs = split_path(*ld);
+  std::vector<std::string> shadow_dirs, shadow_libs;
+  bool version_differs = false;
+  auto scan = [&](const std::vector<FoundLibrary> &libs, const OptStr &torch_ver) {
+    for (const auto &lib : libs) {
+      if (lib.origin == OptStr("pip") || lib.origin == OptStr("conda"))
+        continue;
+      std::string d = dir_of(lib.path);
+      if (std::find(dirs.begin(), dirs.end(), d) == dirs.end())
+        continue;
+      if (std::find(shadow_dirs.begin(), shadow_dirs.end(), d) == shadow_dirs.end())
+        shadow_dirs.push_back(d);
+      shadow_libs.push_back(lib.path + (lib.version ? " (" + *lib.version + ")" : ""));
+      if (torch_ver && lib.version && !parse_version(*lib.version).empty() &&
+          !parse_version(*torch_ver).empty() &&
+          parse_version(*lib.version)[0] != parse_version(*torch_ver)[0])
+        version_differs = true;
+    }
+  };
+  scan(s.software.libraries.cudnn, pip_torch->torch->cudnn);
+  scan(s.software.libraries.cublas, std::nullopt);
+  scan(s.software.libraries.nccl, std::nullopt);
+  // A toolkit's lib64 on LD_LIBRARY_PATH shadows the wheel's cuBLAS, cuSPARSE, nvJitLink...
+  if (const auto *t = toolkit_at(s, s.software.cuda_selection.by_ld_library_path))
+    for (const auto &d : dirs)
+      if (d.rfind(t->root, 0) == 0 &&
+          std::find(shadow_dirs.begin(), shadow_dirs.end(), d) == shadow_dirs.end()) {
+        shadow_dirs.push_back(d);
+        shadow_libs.push_back("CUDA " + t->version.value_or("?") + " libraries in " + d);
+      }
+  if (shadow_dirs.empty())
+    return {};
+  std::vector<std::string> kept;
+  for (const auto &d : dirs)
+    if (std::find(shadow_dirs.begin(), shadow_dirs.end(), d) == shadow_dirs.end())
+      kept.push_back(d);
+  Finding f = make_finding(
+      "cuda.ld-library-path-shadows", version_differs ? Severity::fail : Severity::warn,
+      "LD_LIBRARY_PATH puts system CUDA libraries ahead of the ones torch bundles",
+      "PyTorch wheels load their own cuDNN, cuBLAS and NCCL from site-packages/nvidia; a "
+      "directory on LD_LIBRARY_PATH wins over them, and another version fails at import "
+      "(\"undefined symbol: __nvJitLinkComplete_12_4\") or at the first convolution (\"cuDNN "
+      "version incompatibility\").",
+      {kept.empty() ? std::string("unset LD_LIBRARY_PATH")
+                    : "export LD_LIBRARY_PATH=" + join(kept, ":"),
+       "and remove those directories where LD_LIBRARY_PATH is set (~/.bashrc, the activate "
+       "script)"});
+  f.with("LD_LIBRARY_PATH", *ld)
+      .with("shadowing", join(shadow_libs, "; "))
+      .with("python", pip_torch->interpreter)
+      .with("torch", pip_torch->torch->version.value_or("n/a"));
+  if (pip_torch->torch->cudnn)
+    f.with("torch_cudnn", *pip_torch->torch->cudnn);
+  return {f};
+}
+
+std::vector<Finding> multiple_toolkits(const Snapshot &s, const kb::KnowledgeBase &,
+                                       const DoctorOptions &) {
+  const auto &sel = s.software.cuda_selection;
+  if (s.software.cuda_toolkits.size() < 2)
+    return {};
+  std::vector<std::pair<std::string, std::string>> chosen;
+  if (sel.by_path)
+    chosen.emplace_back("PATH (nvcc)", *sel.by_path);
+  if (sel.by_cuda_home)
+    chosen.emplace_back("CUDA_HOME", *sel.by_cuda_home);
+  if (sel.by_ld_library_path)
+    chosen.emplace_back("LD_LIBRARY_PATH", *sel.by_ld_library_path);
+  bool disagree = false;
+  for (const auto &c : chosen)
+    disagree = disagree || c.second != chosen.front().second;
+  if (!disagree)
+    return {};
+  // Point all three at the toolkit that matches torch's CUDA when there is one.
+  std::string target = chosen.front().second;
+  if (auto tc = torch_cuda(s))
+    for (const auto &t : s.software.cuda_toolkits)
+      if (t.version && major_minor(*t.version) == *tc)
+        target = t.root;
+  Finding f = make_finding(
+      "cuda.multiple-toolkits", Severity::warn,
+      "Several CUDA toolkits, and PATH, CUDA_HOME and LD_LIBRARY_PATH pick different ones",
+      "Extensions are then compiled by one toolkit's nvcc and linked or loaded against another's "
+      "libraries: builds fail with \"The detected CUDA version mismatches\" or load with "
+      "undefined symbols.",
+      {"export CUDA_HOME=" + target, "export PATH=$CUDA_HOME/bin:$PATH",
+       "export LD_LIBRARY_PATH=$CUDA_HOME/lib64   # plus what else you need, without other "
+       "toolkits"});
+  for (const auto &[k, v] : chosen) {
+    const auto *t = toolkit_at(s, v);
+    f.with(k, v + (t && t->version ? " (" + *t->version + ")" : ""));
+  }
+  std::vector<std::string> roots;
+  for (const auto &t : s.software.cuda_toolkits)
+    roots.push_back(t.root);
+  f.with("toolkits", join(roots, ", "));
+  return {f};
+}
+
+// The toolkit whose nvcc builds extensions: CUDA_HOME first (what torch.utils.cpp_extension
+// uses), else the nvcc on PATH, else /usr/local/cuda.
+const CudaToolkit *build_toolkit(const Snapshot &s, std::string *by) {
+  const auto &sel = s.software.cuda_selection;
+  if (const auto *t = toolkit_at(s, sel.by_cuda_home)) {
+    *by = "CUDA_HOME";
+    return t;
+  }
+  if (const auto *t = toolkit_at(s, sel.by_path)) {
+    *by = "PATH";
+    return t;
+  }
+  if (const auto *t = toolkit_at(s, sel.usr_local_cuda)) {
+    *by = "/usr/local/cuda";
+    return t;
+  }
+  if (s.software.cuda_toolkits.size() == 1) {
+    *by = "the only toolkit";
+    return &s.software.cuda_toolkits.front();
+  }
+  return nullptr;
+}
+
+std::vector<Finding> toolkit_newer_than_driver(const Snapshot &s, const kb::KnowledgeBase &kb,
+                                               const DoctorOptions &) {
+  std::string by;
+  const auto *t = build_toolkit(s, &by);
+  auto dc = driver_cuda(s, kb);
+  if (!t || !t->version || !dc || compare_versions(major_minor(*t->version), *dc) <= 0)
+    return {};
+  const auto *row = min_driver_for(kb, *t->version);
+  Finding f = make_finding(
+      "cuda.toolkit-newer-than-driver", Severity::warn,
+      fmt::format("nvcc is CUDA {} but the driver supports CUDA {}", major_minor(*t->version), *dc),
+      "Extensions and kernels built with this nvcc compile fine but fail to load or JIT on this "
+      "driver (\"the provided PTX was compiled with an unsupported toolchain\", \"CUDA driver "
+      "version is insufficient\").");
+  if (row)
+    f.fix.push_back(fmt::format("upgrade the driver to {} or newer (sudo ubuntu-drivers install)",
+                                row->min_driver_linux));
+  for (const auto &other : s.software.cuda_toolkits)
+    if (other.version && compare_versions(major_minor(*other.version), *dc) <= 0) {
+      f.fix.push_back("or build with the older toolkit: export CUDA_HOME=" + other.root +
+                      " PATH=" + other.root + "/bin:$PATH");
+      break;
+    }
+  f.with("toolkit", t->root)
+      .with("toolkit_version", *t->version)
+      .with("selected_by", by)
+      .with("driver_version", s.nvidia.driver_version.value_or("n/a"))
+      .with("driver_cuda", *dc);
+  return {f};
+}
+
+std::vector<Finding> toolkit_mismatches_torch(const Snapshot &s, const kb::KnowledgeBase &,
+                                              const DoctorOptions &) {
+  std::string by;
+  const auto *t = build_toolkit(s, &by);
+  auto tc = torch_cuda(s);
+  if (!t || !t->version || !tc)
+    return {};
+  auto tv = parse_version(*t->version), pv = parse_version(*tc);
+  if (tv.empty() || pv.empty() || tv[0] == pv[0])
+    return {};
+  Finding f = make_finding(
+      "cuda.toolkit-mismatches-torch", Severity::warn,
+      fmt::format("The toolkit that builds extensions is CUDA {}, torch was built with CUDA {}",
+                  major_minor(*t->version), *tc),
+      "torch.utils.cpp_extension (and pip packages that compile CUDA code: flash-attn, apex, "
+      "xformers...) refuse a toolkit of another CUDA major: \"The detected CUDA version "
+      "mismatches the version that was used to compile PyTorch\".");
+  bool have = false;
+  for (const auto &other : s.software.cuda_toolkits)
+    if (other.version && major_minor(*other.version) == *tc) {
+      f.fix = {"export CUDA_HOME=" + other.root, "export PATH=$CUDA_HOME/bin:$PATH"};
+      have = true;
+    }
+  if (!have) {
+    auto v = parse_version(*tc);
+    f.fix = {fmt::format("sudo apt install cuda-toolkit-{}-{}", v[0], v.size() > 1 ? v[1] : 0),
+             fmt::format("export CUDA_HOME=/usr/local/cuda-{}", *tc),
+             "export PATH=$CUDA_HOME/bin:$PATH"};
+  }
+  f.with("toolkit", t->root)
+      .with("toolkit_version", *t->version)
+      .with("selected_by", by)
+      .with("torch_cuda", *tc);
+  return {f};
+}
+
+std::vector<Finding> no_cuda_home(const Snapshot &s, const kb::KnowledgeBase &,
+                                  const DoctorOptions &) {
+  if (nvidia_gpus(s).empty() || !s.software.cuda_toolkits.empty() || env_var(s, "CUDA_HOME") ||
+      env_var(s, "CUDA_PATH") || !torch_cuda(s))
+    return {};
+  Finding f = make_finding(
+      "cuda.no-toolkit", Severity::info,
+      "No CUDA toolkit: PyTorch runs, but CUDA extensions cannot be built",
+      "Wheels bundle the CUDA runtime, so training needs no toolkit; packages that compile CUDA "
+      "code at install time fail with \"CUDA_HOME environment variable is not set\".",
+      {"only if you build extensions: sudo apt install cuda-toolkit-X-Y (matching torch's CUDA) "
+       "&& export CUDA_HOME=/usr/local/cuda-X.Y"});
+  f.with("torch_cuda", *torch_cuda(s)).with("toolkits", "none");
+  return {f};
+}
+
+} // namespace
+
+std::vector<Check> cuda_checks() {
+  return {
+      {"cuda.ld-library-path-shadows", "cuda", Severity::fail,
+       "LD_LIBRARY_PATH puts a system CUDA or cuDNN ahead of what the wheel bundles",
+       "software.env.LD_LIBRARY_PATH, software.libraries (cudnn, cublas, nccl), "
+       "software.cuda_selection.by_ld_library_path, software.python_envs[].torch",
+       "a CUDA torch is installed and a system cuDNN/cuBLAS/NCCL or a toolkit's lib64 sits in an "
+       "LD_LIBRARY_PATH directory; fail when that cuDNN's major differs from torch's",
+       "export LD_LIBRARY_PATH without those directories (the exact value is printed)",
+       "reference/environment.md §2 #31, #32; §3b (RPATH)", ld_shadows},
+      {"cuda.multiple-toolkits", "cuda", Severity::warn,
+       "Several toolkits, and PATH, CUDA_HOME and LD_LIBRARY_PATH disagree",
+       "software.cuda_toolkits, software.cuda_selection",
+       "two or more toolkits and the ones PATH, CUDA_HOME and LD_LIBRARY_PATH select differ",
+       "point CUDA_HOME, PATH and LD_LIBRARY_PATH at one toolkit (torch's CUDA when installed)",
+       "reference/environment.md §2 #34", multiple_toolkits},
+      {"cuda.toolkit-newer-than-driver", "cuda", Severity::warn,
+       "nvcc newer than the driver supports",
+       "software.cuda_selection, software.cuda_toolkits, nvidia.cuda_driver_version, kb cuda",
+       "the toolkit that builds extensions (CUDA_HOME, PATH, /usr/local/cuda) is newer than the "
+       "driver's CUDA",
+       "upgrade the driver, or build with an older toolkit", "reference/environment.md §2 #9; §3a",
+       toolkit_newer_than_driver},
+      {"cuda.toolkit-mismatches-torch", "cuda", Severity::warn,
+       "The extension-building toolkit's CUDA major differs from torch's",
+       "software.cuda_selection, software.cuda_toolkits, software.python_envs[].torch.cuda",
+       "CUDA_HOME/nvcc major differs from torch.version.cuda major",
+       "export CUDA_HOME to a toolkit of torch's CUDA, or install one",
+       "reference/environment.md §2 #34", toolkit_mismatches_torch},
+      {"cuda.no-toolkit", "cuda", Severity::info, "No CUDA toolkit for building extensions",
+       "software.cuda_toolkits, software.env.CUDA_HOME/CUDA_PATH, software.python_envs[].torch",
+       "a CUDA torch, an NVIDIA GPU and no toolkit or CUDA_HOME (info only)",
+       "install cuda-toolkit-X-Y and export CUDA_HOME when building extensions",
+       "reference/environment.md §2 #35", no_cuda_home},
+  };
+}
+
+} // namespace dlrig::doctor

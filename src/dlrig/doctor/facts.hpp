@@ -1,0 +1,93 @@
+#pragma once
+// Helpers the checks share: reading the snapshot the same way everywhere, comparing versions,
+// and asking the knowledge base the questions the rules need (rule R1 of arch coverage, the
+// driver a CUDA build needs, the wheel that fits this driver and these GPUs). All pure.
+#include "dlrig/doctor/check.hpp"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dlrig::doctor {
+
+// "550.54.15" -> {550, 54, 15}; "12.4" -> {12, 4}; "2.5.1+cu124" -> {2, 5, 1}. Empty when the
+// text does not start with a number.
+std::vector<int> parse_version(std::string_view v);
+// <0, 0, >0 like strcmp; missing components count as 0.
+int compare_versions(std::string_view a, std::string_view b);
+// "12.4.131" -> "12.4"; "" when not a version.
+std::string major_minor(std::string_view v);
+
+bool is_nvidia(const Gpu &g);
+bool is_amd(const Gpu &g);
+std::vector<const Gpu *> nvidia_gpus(const Snapshot &s);
+// NVIDIA GPUs NVML could see (the driver works for them).
+std::vector<const Gpu *> nvml_gpus(const Snapshot &s);
+// A short name for messages: "GPU 0 (NVIDIA H100 80GB HBM3, 0000:18:00.0)".
+std::string gpu_label(const Gpu &g);
+std::string gpu_name(const Gpu &g);
+// Compute capability from NVML, else from the knowledge base by PCI id; nullopt when unknown.
+std::optional<std::string> compute_capability(const Gpu &g, const kb::KnowledgeBase &kb);
+const kb::GpuSpec *gpu_spec(const Gpu &g, const kb::KnowledgeBase &kb);
+
+// The environment variable as probed; nullopt when not set.
+std::optional<std::string> env_var(const Snapshot &s, std::string_view name);
+
+// Rule R1 (reference/environment.md §2): a GPU of compute capability M.m runs a wheel when the
+// arch list has a cubin sm_Mk with k <= m, or PTX compute_XY with XY <= Mm. Arch-specific (a)
+// and family (f) targets only cover their exact capability. Accepts "sm_86", "compute_90",
+// "8.6" and "8.6+PTX" forms. nullopt when the list is empty (unknown).
+std::optional<bool> arch_covers(const std::vector<std::string> &arch_list, std::string_view cc);
+
+// The driver's highest CUDA: NVML's cuda_driver_version, else derived from the driver version
+// and the kb's CUDA -> minimum driver table.
+std::optional<std::string> driver_cuda(const Snapshot &s, const kb::KnowledgeBase &kb);
+// The lowest Linux driver the kb lists for this CUDA major.minor (the GA row); nullptr if none.
+const kb::CudaDriverMin *min_driver_for(const kb::KnowledgeBase &kb, std::string_view cuda);
+// The kb release of an installed version ("2.5.1+cu124" -> 2.5.1); nullptr if none.
+const kb::TorchRelease *torch_release(const kb::KnowledgeBase &kb, std::string_view version);
+
+// A wheel that runs here: a variant whose CUDA the driver supports natively and whose arch
+// list covers every compute capability given. Prefers `prefer_version`'s release, else the
+// newest release that fits. nullopt when the kb has none.
+struct WheelChoice {
+  const kb::TorchRelease *release = nullptr;
+  const kb::TorchVariant *variant = nullptr;
+  std::string pip; // the exact command, with its index URL
+};
+std::optional<WheelChoice> choose_wheel(const kb::KnowledgeBase &kb,
+                                        const std::optional<std::string> &driver_cuda_version,
+                                        const std::vector<std::string> &ccs,
+                                        std::string_view prefer_version = {});
+std::string pip_command(const kb::TorchRelease &r, const kb::TorchVariant &v);
+
+// Compute capabilities of every NVIDIA GPU whose capability is known.
+std::vector<std::string> nvidia_ccs(const Snapshot &s, const kb::KnowledgeBase &kb);
+
+// The PCIe payload bandwidth per direction in bytes/s of `width` lanes at `gts`, after line
+// encoding (reference/links.md §1.1); nullopt for a rate that table does not list.
+std::optional<double> pcie_bytes_per_s(double gts, int width);
+
+std::string show_opt(const OptBool &v);   // yes | no | n/a
+std::string fmt_gib(std::uint64_t bytes); // "63.9 GiB"
+std::string fmt_gbs(double bytes_per_s);  // "3.9 GB/s"
+std::string join(const std::vector<std::string> &parts, std::string_view sep);
+
+// A check result saying why it could not decide; info, never warn or fail.
+Finding could_not_check(std::string id, std::string what);
+
+} // namespace dlrig::doctor
+
+namespace dlrig::doctor {
+inline Finding make_finding(std::string id, Severity sev, std::string title, std::string why,
+                            std::vector<std::string> fix = {}) {
+  Finding f;
+  f.id = std::move(id);
+  f.severity = sev;
+  f.title = std::move(title);
+  f.why = std::move(why);
+  f.fix = std::move(fix);
+  return f;
+}
+} // namespace dlrig::doctor

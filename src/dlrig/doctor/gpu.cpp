@@ -1,0 +1,451 @@
+// GPU state checks: can the GPU be used at all, and is it healthy (clocks, memory errors,
+// modes). Facts: reference/environment.md §2 (failure modes 10, 12, 17, 22, 23, 25-28, 49-52).
+#include "dlrig/doctor/facts.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace dlrig::doctor {
+namespace {
+
+// NVML nvmlClocksEventReasons bits (reference/environment.md §1.3).
+constexpr std::uint64_t kHwSlowdown = 0x8;
+constexpr std::uint64_t kSwThermal = 0x20;
+constexpr std::uint64_t kHwThermal = 0x40;
+constexpr std::uint64_t kHwPowerBrake = 0x80;
+// How close to the slowdown temperature counts as "near": dlrig's margin, not a vendor figure.
+constexpr double kNearSlowdownC = 5.0;
+
+bool hides_all(const std::optional<std::string> &cvd) {
+  return cvd && (cvd->empty() || *cvd == "-1" || *cvd == "none" || *cvd == "NoDevFiles");
+}
+
+std::vector<Finding> none_visible(const Snapshot &s, const kb::KnowledgeBase &,
+                                  const DoctorOptions &) {
+  auto nv = nvidia_gpus(s);
+  if (nv.empty())
+    return {};
+  std::vector<std::string> reasons;
+  Finding f = make_finding(
+      "gpu.none-visible", Severity::fail, "An NVIDIA GPU is in the machine but CUDA cannot use it",
+      "PyTorch only sees GPUs that the nvidia driver owns, that CUDA_VISIBLE_DEVICES lets "
+      "through and whose /dev/nvidia* nodes this user can open; otherwise "
+      "torch.cuda.is_available() is False and training silently runs on the CPU.");
+  const bool nvml_failed =
+      s.nvidia.nvml_status == OptStr("not-found") || s.nvidia.nvml_status == OptStr("init-failed");
+  bool any_usable = false;
+  for (const auto *g : nv) {
+    bool usable = g->nvml.has_value() || (g->driver == OptStr("nvidia") && !nvml_failed);
+    any_usable = any_usable || usable;
+    if (g->nvml)
+      continue;
+    if (g->driver == OptStr("nouveau")) {
+      reasons.push_back(g->bdf + " is driven by nouveau");
+      f.fix.push_back("see `dlrig doctor --explain kernel.nouveau-loaded`: blacklist nouveau, "
+                      "install the NVIDIA driver, reboot");
+    } else if (g->driver == OptStr("vfio-pci")) {
+      reasons.push_back(g->bdf + " is bound to vfio-pci (reserved for a virtual machine)");
+      f.fix.push_back("to use it here, unbind it from vfio-pci (remove its id from the vfio-pci "
+                      "ids= option) and reboot");
+    } else if (!g->driver && s.nvidia.nvml_status != OptStr("not-probed")) {
+      reasons.push_back(g->bdf + " has no kernel driver bound");
+      f.fix.push_back("install the driver and reboot: `sudo ubuntu-drivers install` (or `sudo apt "
+                      "install nvidia-driver-XXX-open`), then `sudo modprobe nvidia`");
+    }
+    f.with(g->bdf + ".driver", g->driver.value_or("none"));
+  }
+  if (nvml_failed) {
+    reasons.push_back("NVML: " + s.nvidia.nvml_error.value_or(*s.nvidia.nvml_status));
+    f.with("nvml_status", *s.nvidia.nvml_status);
+  }
+  auto cvd = env_var(s, "CUDA_VISIBLE_DEVICES");
+  if (hides_all(cvd)) {
+    any_usable = false;
+    reasons.push_back("CUDA_VISIBLE_DEVICES=\"" + *cvd + "\" hides every GPU");
+    f.with("CUDA_VISIBLE_DEVICES", *cvd);
+    f.fix.push_back("unset CUDA_VISIBLE_DEVICES   # or list the GPUs to use: "
+                    "export CUDA_VISIBLE_DEVICES=0");
+  }
+  bool nodes_bad = false;
+  for (const auto &n : s.software.device_nodes) {
+    if (n.path != "/dev/nvidiactl" && n.path.rfind("/dev/nvidia", 0) != 0)
+      continue;
+    if (n.path == "/dev/nvidia-uvm-tools" || n.path.rfind("/dev/nvidia-caps", 0) == 0)
+      continue;
+    if (n.exists == OptBool(false)) {
+      reasons.push_back(n.path + " is missing");
+      nodes_bad = true;
+    } else if (n.accessible == OptBool(false)) {
+      reasons.push_back(n.path + " is not readable and writable by this user");
+      nodes_bad = true;
+    }
+  }
+  if (nodes_bad) {
+    any_usable = false;
+    f.fix.push_back("sudo nvidia-modprobe -u -c=0   # creates the missing /dev/nvidia* nodes");
+    f.fix.push_back("sudo usermod -aG video,render $USER   # then log in again");
+    f.fix.push_back("in a container: `docker run --gpus all ...` so the nodes are passed in");
+  }
+  if (any_usable || reasons.empty())
+    return {};
+  f.with("reasons", join(reasons, "; "));
+  f.title += ": " + reasons.front();
+  return {f};
+}
+
+std::vector<Finding> thermal_throttle(const Snapshot &s, const kb::KnowledgeBase &,
+                                      const DoctorOptions &) {
+  std::vector<Finding> out;
+  for (const auto *g : nvml_gpus(s)) {
+    const auto &n = *g->nvml;
+    std::uint64_t mask = n.throttle_reasons_mask.value_or(0);
+    bool throttling = (mask & (kHwSlowdown | kSwThermal | kHwThermal)) != 0;
+    bool near = n.temperature_c && n.slowdown_temperature_c &&
+                *n.temperature_c >= *n.slowdown_temperature_c - kNearSlowdownC;
+    if (!throttling && !near)
+      continue;
+    Finding f = make_finding(
+        "gpu.thermal-throttle", Severity::warn,
+        throttling ? gpu_label(*g) + " is slowing its clocks for heat"
+                   : gpu_label(*g) + " runs within a few degrees of its slowdown temperature",
+        "A GPU that reaches its slowdown temperature lowers its clocks, so training gets slower "
+        "over time while nothing reports an error.",
+        {"improve airflow: clear the intake, raise fan speed, clean the heatsink",
+         fmt::format("lower the power limit to cut heat: sudo nvidia-smi -i {} -pl <watts>",
+                     n.index)});
+    if (g->behind_thunderbolt == OptBool(true))
+      f.fix.push_back("an eGPU dock: use one with active cooling, leave space around its vents");
+    f.with("temperature_c", n.temperature_c ? fmt::format("{:.0f}", *n.temperature_c) : "n/a")
+        .with("slowdown_temperature_c",
+              n.slowdown_temperature_c ? fmt::format("{:.0f}", *n.slowdown_temperature_c) : "n/a")
+        .with("throttle_reasons", n.throttle_reasons.empty() ? fmt::format("{:#x}", mask)
+                                                             : join(n.throttle_reasons, ", "));
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::vector<Finding> power_throttle(const Snapshot &s, const kb::KnowledgeBase &,
+                                    const DoctorOptions &) {
+  std::vector<Finding> out;
+  for (const auto *g : nvml_gpus(s)) {
+    const auto &n = *g->nvml;
+    bool lowered = n.power_limit_w && n.power_default_limit_w &&
+                   *n.power_limit_w < *n.power_default_limit_w - 1.0;
+    bool brake = (n.throttle_reasons_mask.value_or(0) & kHwPowerBrake) != 0;
+    if (!lowered && !brake)
+      continue;
+    Finding f = make_finding(
+        "gpu.power-throttle", Severity::warn,
+        lowered ? fmt::format("{} has its power limit lowered to {:.0f} W (default {:.0f} W)",
+                              gpu_label(*g), *n.power_limit_w, *n.power_default_limit_w)
+                : gpu_label(*g) + " is held back by the hardware power brake",
+        "A lowered power cap or an active power brake keeps the clocks below what the GPU "
+        "delivers at its default limit, so every step is slower.");
+    if (lowered)
+      f.fix.push_back(
+          fmt::format("sudo nvidia-smi -i {} -pl {:.0f}", n.index, *n.power_default_limit_w));
+    if (brake)
+      f.fix.push_back("the power brake is asserted by the board or the system: check the PSU "
+                      "and the power cables to the GPU");
+    if (n.power_limit_w)
+      f.with("power_limit_w", fmt::format("{:.0f}", *n.power_limit_w));
+    if (n.power_default_limit_w)
+      f.with("power_default_limit_w", fmt::format("{:.0f}", *n.power_default_limit_w));
+    f.with("throttle_reasons", join(n.throttle_reasons, ", "));
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::vector<Finding> ecc_errors(const Snapshot &s, const kb::KnowledgeBase &,
+                                const DoctorOptions &) {
+  std::vector<Finding> out;
+  for (const auto *g : nvml_gpus(s)) {
+    const auto &n = *g->nvml;
+    std::uint64_t vol = n.ecc_uncorrected_volatile.value_or(0);
+    std::uint64_t agg = n.ecc_uncorrected_aggregate.value_or(0);
+    if (vol == 0 && agg == 0)
+      continue;
+    Finding f = make_finding(
+        "gpu.ecc-errors", vol > 0 ? Severity::fail : Severity::warn,
+        vol > 0
+            ? fmt::format("{} had {} uncorrectable ECC errors since the driver loaded",
+                          gpu_label(*g), vol)
+            : fmt::format("{} has {} uncorrectable ECC errors in its lifetime", gpu_label(*g), agg),
+        "An uncorrectable memory error kills the process that touched it (\"CUDA error: "
+        "uncorrectable ECC error encountered\"); errors that recur mean failing memory.",
+        {fmt::format("stop the jobs on it, then reset it: sudo nvidia-smi -r -i {}", n.index),
+         fmt::format("watch the counters: nvidia-smi -q -d ECC -i {}", n.index),
+         "if they come back after the reset, ask the vendor for a replacement (RMA)"});
+    f.with("ecc_uncorrected_volatile", std::to_string(vol))
+        .with("ecc_uncorrected_aggregate", std::to_string(agg));
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::vector<Finding> retired_pages(const Snapshot &s, const kb::KnowledgeBase &,
+                                   const DoctorOptions &) {
+  std::vector<Finding> out;
+  for (const auto *g : nvml_gpus(s)) {
+    const auto &n = *g->nvml;
+    bool failure = n.remapped_rows.failure == OptBool(true);
+    bool pending =
+        n.remapped_rows.pending == OptBool(true) || n.retired_pages_pending == OptBool(true);
+    if (!failure && !pending)
+      continue;
+    Finding f = make_finding(
+        "gpu.retired-pages", failure ? Severity::fail : Severity::warn,
+        failure ? gpu_label(*g) + " failed to remap a bad memory row"
+                : gpu_label(*g) + " has a memory page or row waiting to be retired",
+        failure ? "The GPU ran out of spare rows: bad memory stays in use and jobs will crash."
+                : "The bad memory stays in use until the GPU is reset; jobs may hit ECC errors "
+                  "until then.");
+    if (failure)
+      f.fix = {"ask the vendor for a replacement (RMA): row remapping failed"};
+    else
+      f.fix = {fmt::format("stop its jobs and reset it: sudo nvidia-smi -r -i {}   # or reboot",
+                           n.index)};
+    f.with("remapped_rows.pending", show_opt(n.remapped_rows.pending))
+        .with("remapped_rows.failure", show_opt(n.remapped_rows.failure))
+        .with("retired_pages_pending", show_opt(n.retired_pages_pending));
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+// A server: NVSwitch, four or more NVIDIA GPUs, or a datacenter form factor (SXM/OAM) in the kb.
+bool is_server(const Snapshot &s, const kb::KnowledgeBase &kb) {
+  if (s.software.services.nvswitch_present == OptBool(true))
+    return true;
+  auto nv = nvidia_gpus(s);
+  if (nv.size() >= 4)
+    return true;
+  for (const auto *g : nv)
+    if (const auto *spec = gpu_spec(*g, kb);
+        spec && (spec->form_factor.find("SXM") != std::string::npos ||
+                 spec->form_factor.find("OAM") != std::string::npos))
+      return true;
+  return false;
+}
+
+std::vector<Finding> persistence_off(const Snapshot &s, const kb::KnowledgeBase &kb,
+                                     const DoctorOptions &) {
+  if (!is_server(s, kb) || s.software.services.persistenced_running == OptBool(true))
+    return {};
+  std::vector<std::string> off;
+  for (const auto *g : nvml_gpus(s))
+    if (g->nvml->persistence_mode == OptBool(false))
+      off.push_back(std::to_string(g->nvml->index));
+  if (off.empty())
+    return {};
+  Finding f = make_finding(
+      "gpu.persistence-off", Severity::warn,
+      "Persistence mode is off on this server (GPUs " + join(off, ", ") + ")",
+      "Without persistence the driver tears the GPUs down when the last process exits, so each "
+      "new job and each nvidia-smi call waits seconds for them to initialise again.",
+      {"sudo systemctl enable --now nvidia-persistenced", "or: sudo nvidia-smi -pm 1"});
+  f.with("persistence_off_gpus", join(off, ", "))
+      .with("nvidia_persistenced_running", show_opt(s.software.services.persistenced_running));
+  return {f};
+}
+
+std::vector<Finding> mig_enabled(const Snapshot &s, const kb::KnowledgeBase &,
+                                 const DoctorOptions &) {
+  std::vector<std::string> on;
+  for (const auto *g : nvml_gpus(s))
+    if (g->nvml->mig_enabled == OptBool(true))
+      on.push_back(std::to_string(g->nvml->index));
+  if (on.empty())
+    return {};
+  auto cvd = env_var(s, "CUDA_VISIBLE_DEVICES");
+  bool selected = cvd && cvd->find("MIG-") != std::string::npos;
+  Finding f = make_finding(
+      "gpu.mig-enabled", selected ? Severity::info : Severity::warn,
+      "MIG is enabled on GPUs " + join(on, ", "),
+      "With MIG on, a process sees at most one MIG instance, not the whole GPU: "
+      "torch.cuda.device_count() is 0 or 1 and multi-GPU code fails with \"invalid device "
+      "ordinal\".",
+      {"pick an instance: nvidia-smi -L, then export CUDA_VISIBLE_DEVICES=MIG-<uuid>",
+       "or turn MIG off: sudo nvidia-smi -i <N> -mig 0 && sudo nvidia-smi -i <N> -r"});
+  f.with("mig_enabled_gpus", join(on, ", "));
+  if (cvd)
+    f.with("CUDA_VISIBLE_DEVICES", *cvd);
+  return {f};
+}
+
+std::vector<Finding> fabric_manager(const Snapshot &s, const kb::KnowledgeBase &,
+                                    const DoctorOptions &) {
+  const auto &sv = s.software.services;
+  if (sv.nvswitch_present != OptBool(true))
+    return {};
+  std::string branch = "<branch>";
+  if (s.nvidia.driver_version)
+    if (auto v = parse_version(*s.nvidia.driver_version); !v.empty())
+      branch = std::to_string(v[0]);
+  bool not_running = sv.fabricmanager_running == OptBool(false);
+  bool version_differs = sv.fabricmanager_running == OptBool(true) && sv.fabricmanager_version &&
+                         s.nvidia.driver_version &&
+                         compare_versions(*sv.fabricmanager_version, *s.nvidia.driver_version) != 0;
+  if (!not_running && !version_differs)
+    return {};
+  Finding f = make_finding(
+      "gpu.fabric-manager", Severity::fail,
+      not_running ? "NVSwitch system without Fabric Manager running"
+                  : "Fabric Manager's version differs from the driver's",
+      "On NVSwitch systems CUDA cannot start until Fabric Manager has set up the NVLink fabric: "
+      "\"cuda runtime error (802): system not yet initialized\".",
+      {"sudo apt install nvidia-fabricmanager-" + branch + "   # same version as the driver",
+       "sudo systemctl enable --now nvidia-fabricmanager"});
+  f.with("nvswitch_present", "yes")
+      .with("fabricmanager_running", show_opt(sv.fabricmanager_running))
+      .with("fabricmanager_version", sv.fabricmanager_version.value_or("n/a"))
+      .with("driver_version", s.nvidia.driver_version.value_or("n/a"));
+  return {f};
+}
+
+std::vector<Finding> compute_mode(const Snapshot &s, const kb::KnowledgeBase &,
+                                  const DoctorOptions &) {
+  std::vector<Finding> out;
+  for (const auto *g : nvml_gpus(s)) {
+    const auto &mode = g->nvml->compute_mode;
+    if (!mode || *mode == "default")
+      continue;
+    bool prohibited = *mode == "prohibited";
+    Finding f = make_finding(
+        "gpu.compute-mode", prohibited ? Severity::fail : Severity::warn,
+        fmt::format("{} is in compute mode {}", gpu_label(*g), *mode),
+        prohibited ? "No process may create a CUDA context on a prohibited GPU."
+                   : "An exclusive GPU takes one process (one context) at a time: a second one "
+                     "fails with \"all CUDA-capable devices are busy or unavailable\" (DataLoader "
+                     "workers or a second job touching CUDA included).",
+        {fmt::format("sudo nvidia-smi -i {} -c DEFAULT", g->nvml->index)});
+    f.with("compute_mode", *mode);
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::vector<Finding> memory_in_use(const Snapshot &s, const kb::KnowledgeBase &,
+                                   const DoctorOptions &) {
+  std::vector<Finding> out;
+  for (const auto *g : nvml_gpus(s)) {
+    const auto &n = *g->nvml;
+    if (!n.memory_total_bytes || !n.memory_used_bytes || n.processes.empty() ||
+        *n.memory_total_bytes == 0)
+      continue;
+    double share = static_cast<double>(*n.memory_used_bytes) / *n.memory_total_bytes;
+    if (share < 0.5)
+      continue;
+    std::vector<std::string> procs;
+    for (const auto &p : n.processes)
+      procs.push_back(fmt::format("{} {} ({})", p.pid, p.name.value_or("?"),
+                                  p.used_memory_bytes ? fmt_gib(*p.used_memory_bytes) : "n/a"));
+    Finding f = make_finding(
+        "gpu.memory-in-use", Severity::warn,
+        fmt::format("{}: {:.0f}% of its memory is held by other processes", gpu_label(*g),
+                    share * 100),
+        "Memory another process holds is not available to yours: a model that fits an empty "
+        "GPU fails with \"CUDA out of memory ... Process N has X GiB memory in use\".",
+        {"nvidia-smi --query-compute-apps=pid,used_memory --format=csv",
+         "kill <pid>   # when the process is stale or not yours to keep"});
+    f.with("memory_used", fmt_gib(*n.memory_used_bytes))
+        .with("memory_total", fmt_gib(*n.memory_total_bytes))
+        .with("processes", join(procs, "; "));
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::vector<Finding> display_attached(const Snapshot &s, const kb::KnowledgeBase &,
+                                      const DoctorOptions &) {
+  std::vector<Finding> out;
+  for (const auto *g : nvml_gpus(s)) {
+    if (g->nvml->display_active != OptBool(true))
+      continue;
+    Finding f = make_finding(
+        "gpu.display-attached", Severity::info, gpu_label(*g) + " also drives a display",
+        "With a display on it, the display watchdog may kill a long-running kernel (\"the "
+        "launch timed out and was terminated\") and the desktop takes some of its memory.",
+        {"for long jobs, drive the display from another GPU or run headless: sudo systemctl "
+         "stop display-manager"});
+    f.with("display_active", "yes");
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+} // namespace
+
+std::vector<Check> gpu_checks() {
+  return {
+      {"gpu.none-visible", "gpu", Severity::fail,
+       "No NVIDIA GPU usable though one is on the PCI bus",
+       "gpus[].driver, gpus[].nvml, nvidia.nvml_status, software.env.CUDA_VISIBLE_DEVICES, "
+       "software.device_nodes",
+       "an NVIDIA GPU is on the PCI bus and none is usable: no driver, nouveau or vfio-pci "
+       "bound, NVML failing, CUDA_VISIBLE_DEVICES empty or -1, /dev/nvidia* missing or not "
+       "accessible",
+       "install/load the driver, unset CUDA_VISIBLE_DEVICES, create the device nodes or add the "
+       "user to video/render",
+       "reference/environment.md §2 #10, #12, #17, #23; DCGM Software::checkPermissions",
+       none_visible},
+      {"gpu.thermal-throttle", "gpu", Severity::warn,
+       "Clocks slowed for heat, or temperature near the slowdown threshold",
+       "gpus[].nvml.throttle_reasons_mask, temperature_c, slowdown_temperature_c",
+       "throttle bits HW slowdown (0x8), SW thermal (0x20) or HW thermal (0x40) are active, or "
+       "the temperature is within 5 °C of the slowdown temperature",
+       "airflow, fans, a cleaner heatsink, a lower power limit; an eGPU dock with active cooling",
+       "reference/environment.md §1.3 (NVML bits), §2 #49", thermal_throttle},
+      {"gpu.power-throttle", "gpu", Severity::warn,
+       "Power limit lowered below the default, or the hardware power brake active",
+       "gpus[].nvml.power_limit_w, power_default_limit_w, throttle_reasons_mask",
+       "enforced power limit below the default limit, or throttle bit HW power brake (0x80)",
+       "sudo nvidia-smi -i N -pl <default W>; check PSU and cables",
+       "reference/environment.md §2 #50", power_throttle},
+      {"gpu.ecc-errors", "gpu", Severity::fail, "Uncorrectable ECC memory errors",
+       "gpus[].nvml.ecc_uncorrected_volatile, ecc_uncorrected_aggregate",
+       "fail: uncorrectable errors since the driver loaded; warn: in the GPU's lifetime",
+       "reset the GPU (nvidia-smi -r); RMA when they recur", "reference/environment.md §2 #52",
+       ecc_errors},
+      {"gpu.retired-pages", "gpu", Severity::fail,
+       "Memory pages pending retirement or row remapping failed",
+       "gpus[].nvml.retired_pages_pending, remapped_rows.pending, remapped_rows.failure",
+       "warn: a retirement or remap is pending (needs a reset); fail: remapping failed",
+       "reset or reboot; RMA on remap failure", "reference/environment.md §2 #52", retired_pages},
+      {"gpu.persistence-off", "gpu", Severity::warn, "Persistence mode off on a server",
+       "gpus[].nvml.persistence_mode, software.services.persistenced_running, nvswitch_present, "
+       "kb gpus form_factor",
+       "on a server (NVSwitch, 4+ NVIDIA GPUs, or an SXM/OAM GPU) persistence is off and "
+       "nvidia-persistenced is not running",
+       "sudo systemctl enable --now nvidia-persistenced", "reference/environment.md §2 #51",
+       persistence_off},
+      {"gpu.mig-enabled", "gpu", Severity::warn, "MIG mode enabled",
+       "gpus[].nvml.mig_enabled, software.env.CUDA_VISIBLE_DEVICES",
+       "MIG is on (info only when CUDA_VISIBLE_DEVICES already names a MIG instance)",
+       "export CUDA_VISIBLE_DEVICES=MIG-<uuid>, or nvidia-smi -mig 0 and reset",
+       "reference/environment.md §2 #25", mig_enabled},
+      {"gpu.fabric-manager", "gpu", Severity::fail, "NVSwitch system without Fabric Manager",
+       "software.services.nvswitch_present, fabricmanager_running, fabricmanager_version, "
+       "nvidia.driver_version",
+       "NVSwitch present and Fabric Manager not running, or its version differs from the driver",
+       "apt install nvidia-fabricmanager-<branch>; systemctl enable --now nvidia-fabricmanager",
+       "reference/environment.md §2 #22", fabric_manager},
+      {"gpu.compute-mode", "gpu", Severity::fail, "Compute mode exclusive or prohibited",
+       "gpus[].nvml.compute_mode", "warn: exclusive-process/exclusive-thread; fail: prohibited",
+       "sudo nvidia-smi -i N -c DEFAULT", "reference/environment.md §2 #26", compute_mode},
+      {"gpu.memory-in-use", "gpu", Severity::warn, "GPU memory held by other processes",
+       "gpus[].nvml.memory_used_bytes, memory_total_bytes, processes",
+       "processes hold half or more of a GPU's memory",
+       "find them with nvidia-smi --query-compute-apps and stop the stale ones",
+       "reference/environment.md §2 #28", memory_in_use},
+      {"gpu.display-attached", "gpu", Severity::info, "GPU also drives a display",
+       "gpus[].nvml.display_active", "a display is active on the GPU (info only)",
+       "drive the display from another GPU or run headless for long jobs",
+       "reference/environment.md §2 #27", display_attached},
+  };
+}
+
+} // namespace dlrig::doctor

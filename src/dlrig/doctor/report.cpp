@@ -1,0 +1,279 @@
+#include "dlrig/doctor/report.hpp"
+#include "dlrig/doctor/facts.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace dlrig::doctor {
+
+Severity CheckResult::worst() const {
+  Severity w = Severity::ok;
+  for (const auto &f : findings)
+    w = std::max(w, f.severity);
+  return w;
+}
+
+std::size_t DoctorReport::count(Severity s) const {
+  std::size_t n = 0;
+  for (const auto &r : results) {
+    if (s == Severity::ok) {
+      n += r.findings.empty() ? 1 : 0;
+      continue;
+    }
+    for (const auto &f : r.findings)
+      n += f.severity == s ? 1 : 0;
+  }
+  return n;
+}
+
+Severity DoctorReport::worst() const {
+  Severity w = Severity::ok;
+  for (const auto &r : results)
+    w = std::max(w, r.worst());
+  return w;
+}
+
+ExitCode DoctorReport::exit_code() const {
+  switch (worst()) {
+  case Severity::fail:
+    return ExitCode::failures;
+  case Severity::warn:
+    return ExitCode::warnings;
+  default:
+    return ExitCode::ok;
+  }
+}
+
+DoctorReport run_doctor(const Snapshot &s, const kb::KnowledgeBase &kb,
+                        const DoctorOptions &options) {
+  DoctorReport r;
+  r.context.host = s.host.hostname;
+  r.context.driver_version = s.nvidia.driver_version;
+  r.context.snapshot_time = s.context.captured_at;
+  for (const auto &c : all_checks()) {
+    if (!options.only.empty() &&
+        std::find(options.only.begin(), options.only.end(), c.area) == options.only.end())
+      continue;
+    CheckResult cr{&c, c.run(s, kb, options)};
+    // A check reports only under its own id; keep that true whatever a rule group does.
+    for (auto &f : cr.findings)
+      f.id = std::string(c.id);
+    r.results.push_back(std::move(cr));
+  }
+  return r;
+}
+
+namespace {
+
+std::string plural(std::size_t n, const char *one, const char *many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
+struct Flat {
+  const Check *check;
+  const Finding *finding;
+};
+
+// Findings grouped by area, areas ordered by their worst finding, findings worst first.
+std::vector<std::pair<std::string, std::vector<Flat>>> grouped(const DoctorReport &r) {
+  std::vector<std::pair<std::string, std::vector<Flat>>> groups;
+  for (const auto &cr : r.results)
+    for (const auto &f : cr.findings) {
+      auto it = std::find_if(groups.begin(), groups.end(),
+                             [&](const auto &g) { return g.first == cr.check->area; });
+      if (it == groups.end()) {
+        groups.emplace_back(std::string(cr.check->area), std::vector<Flat>{});
+        it = groups.end() - 1;
+      }
+      it->second.push_back({cr.check, &f});
+    }
+  for (auto &g : groups)
+    std::stable_sort(g.second.begin(), g.second.end(), [](const Flat &a, const Flat &b) {
+      return a.finding->severity > b.finding->severity;
+    });
+  std::stable_sort(groups.begin(), groups.end(), [](const auto &a, const auto &b) {
+    return a.second.front().finding->severity > b.second.front().finding->severity;
+  });
+  return groups;
+}
+
+std::string label(Severity s) {
+  switch (s) {
+  case Severity::fail:
+    return "FAIL";
+  case Severity::warn:
+    return "WARN";
+  case Severity::info:
+    return "INFO";
+  case Severity::ok:
+    return "OK";
+  }
+  return "OK";
+}
+
+std::string colourise(const std::string &text, Severity s, bool colour) {
+  if (!colour)
+    return text;
+  const char *code = s == Severity::fail   ? "\033[1;31m"
+                     : s == Severity::warn ? "\033[1;33m"
+                     : s == Severity::info ? "\033[36m"
+                                           : "\033[32m";
+  return code + text + "\033[0m";
+}
+
+std::string evidence_line(const Finding &f) {
+  std::vector<std::string> parts;
+  for (const auto &e : f.evidence)
+    parts.push_back(e.key + "=" + e.value);
+  return join(parts, ", ");
+}
+
+} // namespace
+
+std::string summary_line(const DoctorReport &r) {
+  std::vector<std::string> parts;
+  if (auto n = r.count(Severity::fail))
+    parts.push_back(plural(n, "failure", "failures"));
+  if (auto n = r.count(Severity::warn))
+    parts.push_back(plural(n, "warning", "warnings"));
+  if (auto n = r.count(Severity::info))
+    parts.push_back(plural(n, "note", "notes"));
+  parts.push_back(plural(r.count(Severity::ok), "check passed", "checks passed"));
+  return join(parts, ", ");
+}
+
+std::string render_text(const DoctorReport &r, bool colour) {
+  std::string out;
+  for (const auto &[area, items] : grouped(r)) {
+    out += colour ? "\033[1m" + area + "\033[0m\n" : area + "\n";
+    for (const auto &it : items) {
+      const Finding &f = *it.finding;
+      out += "  " + colourise(fmt::format("{:<4}", label(f.severity)), f.severity, colour) + "  " +
+             f.id + "  " + f.title + "\n";
+      if (!f.evidence.empty())
+        out += "        evidence: " + evidence_line(f) + "\n";
+      if (!f.why.empty())
+        out += "        why: " + f.why + "\n";
+      if (!f.fix.empty()) {
+        out += "        fix:\n";
+        for (const auto &step : f.fix)
+          out += "          " + step + "\n";
+      }
+    }
+    out += "\n";
+  }
+  if (r.worst() == Severity::ok || r.worst() == Severity::info)
+    out += "Nothing to fix. ";
+  out += summary_line(r) + "\n";
+  return out;
+}
+
+std::string render_markdown(const DoctorReport &r) {
+  std::string out = "## dlrig doctor\n\n";
+  out += "**" + summary_line(r) + "**";
+  if (r.context.driver_version)
+    out += " · driver " + *r.context.driver_version;
+  out += "\n\n";
+  Table t;
+  t.header = {"severity", "check", "finding"};
+  for (const auto &[area, items] : grouped(r))
+    for (const auto &it : items)
+      t.add({label(it.finding->severity), "`" + it.finding->id + "`", it.finding->title});
+  if (!t.rows.empty())
+    out += dlrig::render_markdown(t) + "\n";
+  for (const auto &[area, items] : grouped(r))
+    for (const auto &it : items) {
+      const Finding &f = *it.finding;
+      out += "### " + label(f.severity) + " `" + f.id + "`: " + f.title + "\n\n";
+      if (!f.evidence.empty()) {
+        for (const auto &e : f.evidence)
+          out += "- " + e.key + ": `" + e.value + "`\n";
+        out += "\n";
+      }
+      if (!f.why.empty())
+        out += f.why + "\n\n";
+      if (!f.fix.empty()) {
+        out += "```sh\n";
+        for (const auto &step : f.fix)
+          out += step + "\n";
+        out += "```\n\n";
+      }
+    }
+  return out;
+}
+
+Json to_json(const DoctorReport &r) {
+  Json j;
+  j["schema_version"] = kDoctorSchemaVersion;
+  j["context"] = {{"tool", "dlrig"},           {"tool_version", r.context.tool_version},
+                  {"host", r.context.host},    {"driver_version", r.context.driver_version},
+                  {"time", r.context.time},    {"snapshot_time", r.context.snapshot_time},
+                  {"source", r.context.source}};
+  j["summary"] = {{"fail", r.count(Severity::fail)},
+                  {"warn", r.count(Severity::warn)},
+                  {"info", r.count(Severity::info)},
+                  {"passed", r.count(Severity::ok)},
+                  {"checks", r.results.size()},
+                  {"worst", std::string(to_string(r.worst()))},
+                  {"exit_code", static_cast<int>(r.exit_code())}};
+  Json findings = Json::array();
+  for (const auto &[area, items] : grouped(r))
+    for (const auto &it : items) {
+      const Finding &f = *it.finding;
+      Json ev = Json::object();
+      for (const auto &e : f.evidence)
+        ev[e.key] = e.value;
+      findings.push_back({{"id", f.id},
+                          {"area", std::string(it.check->area)},
+                          {"severity", std::string(to_string(f.severity))},
+                          {"title", f.title},
+                          {"evidence", ev},
+                          {"why", f.why},
+                          {"fix", f.fix}});
+    }
+  j["findings"] = findings;
+  Json passed = Json::array();
+  for (const auto &cr : r.results)
+    if (cr.findings.empty())
+      passed.push_back(std::string(cr.check->id));
+  j["passed"] = passed;
+  return j;
+}
+
+std::string render_check_list(Format f) {
+  Table t;
+  t.header = {"id", "area", "worst", "looks for"};
+  for (const auto &c : all_checks())
+    t.add({std::string(c.id), std::string(c.area), std::string(to_string(c.severity)),
+           std::string(c.title)});
+  if (f == Format::json) {
+    Json j = Json::array();
+    for (const auto &c : all_checks())
+      j.push_back({{"id", c.id},
+                   {"area", c.area},
+                   {"severity", to_string(c.severity)},
+                   {"title", c.title},
+                   {"reads", c.reads},
+                   {"fires", c.fires},
+                   {"fix", c.fix},
+                   {"source", c.source}});
+    return j.dump(2) + "\n";
+  }
+  std::string out = f == Format::markdown ? dlrig::render_markdown(t) : dlrig::render_text(t);
+  return out + fmt::format("{} checks\n", all_checks().size());
+}
+
+std::string render_explain(const Check &c) {
+  std::string out;
+  out += std::string(c.id) + " (" + std::string(c.area) + ", up to " +
+         std::string(to_string(c.severity)) + ")\n";
+  out += "  " + std::string(c.title) + "\n\n";
+  out += "  reads:  " + std::string(c.reads) + "\n";
+  out += "  fires:  " + std::string(c.fires) + "\n";
+  out += "  fix:    " + std::string(c.fix) + "\n";
+  out += "  source: " + std::string(c.source) + "\n";
+  return out;
+}
+
+} // namespace dlrig::doctor

@@ -1,0 +1,600 @@
+#include "dlrig/fit/fit.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace dlrig::fit {
+namespace {
+
+bool is_transformer(kb::ModelFamily f) {
+  return f != kb::ModelFamily::cnn && f != kb::ModelFamily::unet;
+}
+
+std::string strip0x(const std::optional<std::string> &s) {
+  if (!s)
+    return {};
+  auto v = *s;
+  if (v.rfind("0x", 0) == 0 || v.rfind("0X", 0) == 0)
+    v = v.substr(2);
+  std::transform(v.begin(), v.end(), v.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return v;
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j)
+    prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1,
+                         prev[j - 1] + (std::tolower(a[i - 1]) == std::tolower(b[j - 1]) ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+bool fits_on(const MemoryEstimate &m, const GpuTarget &g) {
+  return g.memory_bytes && m.device <= *g.memory_bytes;
+}
+
+// Seconds of device time per sample, for comparing a change with the run as given. The
+// throughput cancels out when both use the same precision; nullopt when it is unknown.
+std::optional<double> per_sample_seconds(const ModelInput &model, const Run &run,
+                                         const GpuTarget &gpu) {
+  auto t = estimate_time(model, run, gpu);
+  if (!t.samples_per_s || *t.samples_per_s <= 0)
+    return std::nullopt;
+  return 1.0 / *t.samples_per_s;
+}
+
+} // namespace
+
+bool FitReport::all_fit() const {
+  return !gpus.empty() && std::all_of(gpus.begin(), gpus.end(),
+                                      [](const GpuFit &g) { return g.fits.value_or(false); });
+}
+
+Result<Run> resolve_run(const ModelInput &model, Run run, std::vector<std::string> *assumptions) {
+  const auto &arch = model.arch;
+  const Dims d = dims_of(arch);
+  auto note = [&](std::string s) {
+    if (assumptions)
+      assumptions->push_back(std::move(s));
+  };
+  auto positive = [](std::int64_t v) { return v >= 1; };
+  if (!positive(run.batch))
+    return make_error("--batch must be at least 1");
+  if (!positive(run.grad_accum))
+    return make_error("--grad-accum must be at least 1");
+  if (run.gpus < 1 || run.nodes < 1)
+    return make_error("--gpus and --nodes must be at least 1");
+  if (run.tp < 1 || run.pp < 1)
+    return make_error("--tp and --pp must be at least 1");
+  if (run.concurrency < 1)
+    return make_error("--concurrency must be at least 1");
+  if (run.max_tokens < 0 || run.seq < 0 || run.image_size < 0 || run.lora_rank < 0)
+    return make_error("--max-tokens, --seq, --image-size and --lora must not be negative");
+  if (run.world() % (run.tp * run.pp) != 0)
+    return make_error(fmt::format(
+        "--gpus {} x --nodes {} = {} GPUs is not a multiple of --tp {} x --pp {} = {}: use a GPU "
+        "count that is a multiple of {}, or a smaller --tp/--pp",
+        run.gpus, run.nodes, run.world(), run.tp, run.pp, run.tp * run.pp, run.tp * run.pp));
+  if (run.dataset_tokens && *run.dataset_tokens <= 0)
+    return make_error("--dataset-tokens must be positive");
+  if (run.samples && *run.samples <= 0)
+    return make_error("--samples must be positive");
+
+  if (run.mode == Mode::train) {
+    if (run.quant != Quant::none)
+      return make_error("--quant is for --mode infer; to train on a 4-bit base use --qlora");
+    if (run.max_tokens > 0 || run.concurrency > 1)
+      return make_error("--max-tokens and --concurrency are for --mode infer");
+  } else {
+    if (run.lora())
+      return make_error("--lora/--qlora are for --mode train");
+    if (run.grad_accum > 1 || run.offload != Offload::none || run.strategy != Strategy::ddp ||
+        run.checkpointing != Checkpointing::none)
+      return make_error("--grad-accum, --offload, --strategy and --checkpointing are for --mode "
+                        "train; serving shards with --tp/--pp");
+  }
+  if (run.offload == Offload::params && run.strategy != Strategy::zero3 &&
+      run.strategy != Strategy::fsdp)
+    return make_error("--offload params needs --strategy zero3 or fsdp (parameter offload "
+                      "exists only with full sharding)");
+  if (run.offload == Offload::optimizer && run.strategy == Strategy::ddp)
+    return make_error("--offload optimizer needs --strategy zero1, zero2, zero3 or fsdp (DeepSpeed "
+                      "ZeRO-Offload or FSDP CPU offload); plain DDP cannot offload");
+
+  if (is_transformer(arch.family)) {
+    if (run.image_size > 0 && arch.patch_size <= 0)
+      return make_error("--image-size applies to image models; " + arch.name +
+                        " takes --seq (tokens)");
+    if (d.heads > 0 && d.heads % run.tp != 0)
+      return make_error(fmt::format("--tp {} does not divide {}'s {} attention heads: use a --tp "
+                                    "that divides {}",
+                                    run.tp, arch.name, d.heads, d.heads));
+    if (arch.kv_heads > 0 && run.tp > 1 && arch.kv_heads % run.tp != 0 &&
+        run.tp % arch.kv_heads != 0)
+      return make_error(fmt::format("--tp {} and {}'s {} key/value heads: one must divide the "
+                                    "other; use a --tp that divides {}",
+                                    run.tp, arch.name, arch.kv_heads, arch.kv_heads));
+    const auto layers = std::max(d.layers, d.decoder_layers);
+    if (layers > 0 && run.pp > 1 && layers % run.pp != 0)
+      return make_error(fmt::format("--pp {} does not divide {}'s {} layers: use a --pp that "
+                                    "divides {}",
+                                    run.pp, arch.name, layers, layers));
+    if (arch.patch_size > 0) {
+      if (run.seq > 0)
+        return make_error("--seq does not apply to " + arch.name + "; give --image-size");
+      if (run.image_size == 0)
+        run.image_size = arch.image_size;
+      auto side = run.image_size / arch.patch_size;
+      run.seq = side * side + 1;
+    } else if (run.seq == 0) {
+      run.seq = d.default_seq;
+      note(fmt::format("--seq not given: {} tokens per sample", run.seq));
+    }
+    if (arch.learned_positions && arch.max_positions > 0 && run.seq > arch.max_positions)
+      return make_error(fmt::format("--seq {} is longer than {}'s {} learned positions: use "
+                                    "--seq {} or less",
+                                    run.seq, arch.name, arch.max_positions, arch.max_positions));
+    if (run.mode == Mode::infer && arch.learned_positions && arch.max_positions > 0 &&
+        run.seq + run.max_tokens > arch.max_positions)
+      return make_error(fmt::format("--seq + --max-tokens = {} is longer than {}'s {} positions",
+                                    run.seq + run.max_tokens, arch.name, arch.max_positions));
+  } else {
+    if (run.seq > 0)
+      return make_error("--seq applies to transformers; " + arch.name + " takes --image-size");
+    if (run.dataset_tokens)
+      return make_error("--dataset-tokens applies to transformers; give --samples (images)");
+    if (run.tp > 1 || run.pp > 1)
+      return make_error("--tp/--pp are modelled for transformers only");
+    if (run.lora())
+      return make_error("--lora/--qlora are modelled for transformers only");
+    if (run.checkpointing != Checkpointing::none)
+      return make_error(
+          "--checkpointing is modelled for transformers only (not for CNNs and UNets yet)");
+    if (run.image_size == 0) {
+      run.image_size = arch.family == kb::ModelFamily::unet ? unet_default_image(arch)
+                       : arch.image_size > 0                ? arch.image_size
+                                                            : 224;
+      note(fmt::format("--image-size not given: {} x {} pixels", run.image_size, run.image_size));
+    }
+    if (run.image_size < 32)
+      return make_error("--image-size must be at least 32 pixels for " + arch.name);
+    if (arch.family == kb::ModelFamily::unet) {
+      if (!unet_cost(arch, run.image_size))
+        return make_error(arch.name + ": the UNet's block_out_channels are not in its config; "
+                                      "give the diffusers unet/config.json");
+    } else if (resnet_layers(arch, run.image_size).empty())
+      return make_error(arch.name + ": the CNN's layer shapes are unknown (a ResNet with "
+                                    "extra.layers and extra.block is modelled)");
+  }
+  if (run.qlora && run.lora_rank == 0) {
+    run.lora_rank = 8;
+    note("--qlora without --lora: rank 8 (PEFT's default r)");
+  }
+  return run;
+}
+
+std::optional<std::int64_t> max_micro_batch(const ModelInput &model, const Run &run,
+                                            const GpuTarget &gpu) {
+  if (!gpu.memory_bytes)
+    return std::nullopt;
+  Run r = run;
+  auto fits = [&](std::int64_t b) {
+    r.batch = b;
+    return fits_on(estimate_memory(model, r, gpu), gpu);
+  };
+  if (!fits(1))
+    return 0;
+  std::int64_t lo = 1, hi = 2;
+  constexpr std::int64_t kCap = std::int64_t{1} << 24;
+  while (hi <= kCap && fits(hi)) {
+    lo = hi;
+    hi *= 2;
+  }
+  if (hi > kCap)
+    return lo;
+  while (hi - lo > 1) {
+    auto mid = lo + (hi - lo) / 2;
+    (fits(mid) ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+namespace {
+
+struct Candidate {
+  Suggestion s;
+  Run run;
+};
+
+// The command-line flags that turn `from` into `to`.
+std::string flags_between(const Run &from, const Run &to) {
+  std::vector<std::string> f;
+  auto num = [&](const char *flag, auto a, auto b) {
+    if (a != b)
+      f.push_back(fmt::format("{} {}", flag, b));
+  };
+  auto named = [&](const char *flag, auto a, auto b) {
+    if (a != b)
+      f.push_back(fmt::format("{} {}", flag, name(b)));
+  };
+  named("--precision", from.precision, to.precision);
+  named("--optimizer", from.optimizer, to.optimizer);
+  named("--checkpointing", from.checkpointing, to.checkpointing);
+  num("--batch", from.batch, to.batch);
+  num("--grad-accum", from.grad_accum, to.grad_accum);
+  num("--gpus", from.gpus, to.gpus);
+  num("--nodes", from.nodes, to.nodes);
+  named("--strategy", from.strategy, to.strategy);
+  num("--tp", from.tp, to.tp);
+  num("--pp", from.pp, to.pp);
+  named("--offload", from.offload, to.offload);
+  num("--lora", from.lora_rank, to.lora_rank);
+  if (to.qlora && !from.qlora)
+    f.push_back("--qlora");
+  named("--quant", from.quant, to.quant);
+  num("--concurrency", from.concurrency, to.concurrency);
+  std::string out;
+  for (const auto &x : f)
+    out += (out.empty() ? "" : " ") + x;
+  return out;
+}
+
+std::vector<Candidate> single_changes(const ModelInput &model, const Run &run, const GpuTarget &gpu,
+                                      std::optional<double> base_time) {
+  std::vector<Candidate> out;
+  const Dims d = dims_of(model.arch);
+  auto add = [&](const Run &r, std::string change, std::string cost) {
+    if (!resolve_run(model, r, nullptr))
+      return;
+    Candidate c;
+    c.run = r;
+    c.s.change = std::move(change);
+    c.s.flags = flags_between(run, r);
+    auto m = estimate_memory(model, r, gpu);
+    c.s.device_bytes = m.device;
+    c.s.fits = fits_on(m, gpu);
+    auto t = per_sample_seconds(model, r, gpu);
+    if (t && base_time && *base_time > 0)
+      c.s.relative_time = *t / *base_time;
+    c.s.extra_gpus = r.world() - run.world();
+    c.s.alters_training = r.lora() != run.lora() || r.qlora != run.qlora;
+    c.s.cost = std::move(cost);
+    out.push_back(std::move(c));
+  };
+
+  if (run.mode == Mode::train) {
+    if (run.batch > 1) {
+      // The largest micro-batch that fits, or 1 (still lighter) when none does.
+      auto b = std::max<std::int64_t>(1, max_micro_batch(model, run, gpu).value_or(0));
+      if (b < run.batch) {
+        Run r = run;
+        r.batch = b;
+        r.grad_accum = (run.batch * run.grad_accum + b - 1) / b;
+        add(r, fmt::format("micro-batch {} with gradient accumulation {}", r.batch, r.grad_accum),
+            "same samples per optimizer step; smaller GEMMs may use the GPU less well");
+      }
+    }
+    if (run.precision == Precision::fp32 || run.precision == Precision::tf32) {
+      Run r = run;
+      r.precision = gpu.bf16_flops ? Precision::bf16_amp : Precision::fp16_amp;
+      add(r, fmt::format("mixed precision ({})", name(r.precision)),
+          "16-bit activations and tensor-core speed; fp16 needs loss scaling");
+    }
+    if (is_transformer(model.arch.family)) {
+      if (run.checkpointing == Checkpointing::none) {
+        Run r = run;
+        r.checkpointing = Checkpointing::selective;
+        add(r, "selective activation recomputation (attention core)",
+            "recomputes the attention core in backward");
+      }
+      if (run.checkpointing != Checkpointing::full) {
+        Run r = run;
+        r.checkpointing = Checkpointing::full;
+        add(r, "full activation checkpointing",
+            "one more forward pass in backward (about +33% compute)");
+      }
+    }
+    if (!run.lora() && (run.optimizer == Optimizer::adam || run.optimizer == Optimizer::adamw)) {
+      Run r = run;
+      r.optimizer = Optimizer::adamw_8bit;
+      add(r, "8-bit AdamW (bitsandbytes)",
+          "2 bytes of state per parameter instead of 8; small quality risk");
+    }
+    if (run.dp() > 1 && !run.lora() && run.strategy != Strategy::fsdp) {
+      for (Strategy s : {Strategy::zero1, Strategy::zero2, Strategy::zero3}) {
+        if (static_cast<int>(s) <= static_cast<int>(run.strategy))
+          continue; // the enum lists ddp, zero1, zero2, zero3 in order of sharding
+        Run r = run;
+        r.strategy = s;
+        add(r, fmt::format("ZeRO stage {}", static_cast<int>(s)),
+            s == Strategy::zero3 ? "1.5x the data-parallel communication volume (ZeRO paper)"
+                                 : "same communication volume as DDP (ZeRO paper)");
+      }
+    }
+    // More GPUs: sharded states shrink with the data-parallel degree; when that is not enough,
+    // the same with full checkpointing (activations do not shrink with more data-parallel GPUs).
+    for (bool ckpt : {false, true}) {
+      if (ckpt && (!is_transformer(model.arch.family) || run.checkpointing == Checkpointing::full))
+        break;
+      Run r = run;
+      if (r.strategy == Strategy::ddp && !run.lora())
+        r.strategy = Strategy::zero3;
+      if (ckpt)
+        r.checkpointing = Checkpointing::full;
+      bool found = false;
+      for (int mult = 2; mult <= 1024 && !found; mult *= 2) {
+        r.gpus = run.gpus * mult;
+        if (r.gpus > 8 && run.gpus <= 8) {
+          r.gpus = 8;
+          r.nodes = run.nodes * run.gpus * mult / 8;
+        }
+        if (fits_on(estimate_memory(model, r, gpu), gpu)) {
+          add(r,
+              fmt::format("{} GPUs ({} per node x {} node{}) with {}{}", r.world(), r.gpus, r.nodes,
+                          r.nodes > 1 ? "s" : "", name(r.strategy),
+                          ckpt ? " and full checkpointing" : ""),
+              "more hardware; communication across GPUs (not modelled in the time)");
+          found = true;
+        }
+      }
+      if (found)
+        break;
+    }
+    if (is_transformer(model.arch.family)) {
+      for (int tp : {2, 4, 8}) {
+        if (d.heads > 0 && d.heads % tp != 0)
+          continue;
+        Run r = run;
+        r.tp = run.tp * tp;
+        r.gpus = run.gpus * tp;
+        auto m = estimate_memory(model, r, gpu);
+        if (fits_on(m, gpu)) {
+          add(r, fmt::format("tensor parallelism {} over {} GPUs", r.tp, r.world()),
+              "per-layer all-reduces: needs NVLink-class links between the GPUs");
+          break;
+        }
+      }
+      const auto layers = std::max(d.layers, d.decoder_layers);
+      for (int pp : {2, 4, 8}) {
+        if (layers % pp != 0)
+          continue;
+        Run r = run;
+        r.pp = run.pp * pp;
+        r.gpus = run.gpus * pp;
+        r.grad_accum = std::max<std::int64_t>(run.grad_accum, 4 * r.pp);
+        auto m = estimate_memory(model, r, gpu);
+        if (fits_on(m, gpu)) {
+          add(r,
+              fmt::format("pipeline parallelism {} over {} GPUs, {} micro-batches", r.pp, r.world(),
+                          r.grad_accum),
+              "pipeline bubble (p-1)/m of the step");
+          break;
+        }
+      }
+    }
+    if (!run.lora() && run.offload == Offload::none) {
+      Run r = run;
+      if (r.strategy == Strategy::ddp)
+        r.strategy = Strategy::zero2;
+      r.offload = Offload::optimizer;
+      add(r, fmt::format("optimizer offload to the CPU ({})", name(r.strategy)),
+          "the optimizer step runs on the CPU; gradients cross PCIe every step (slower, not "
+          "modelled in the time)");
+      if (r.strategy == Strategy::zero3 || r.strategy == Strategy::fsdp) {
+        r.offload = Offload::params;
+        add(r, fmt::format("parameter and optimizer offload ({})", name(r.strategy)),
+            "parameters stream over PCIe every forward and backward (much slower)");
+      }
+    }
+    if (!run.lora() && is_transformer(model.arch.family)) {
+      Run r = run;
+      r.lora_rank = 16;
+      add(r, "LoRA rank 16 (frozen base)",
+          "trains adapters only: a different (parameter-efficient) fine-tune");
+      r.qlora = true;
+      add(r, "QLoRA (4-bit NF4 base, LoRA rank 16)",
+          "dequantisation in every matmul (slower than LoRA); a 4-bit base");
+    } else if (run.lora() && !run.qlora) {
+      Run r = run;
+      r.qlora = true;
+      add(r, "QLoRA (4-bit NF4 base)", "dequantisation in every matmul (slower than LoRA)");
+    }
+  } else {
+    for (Quant q : {Quant::int8, Quant::int4}) {
+      if (static_cast<int>(q) <= static_cast<int>(run.quant))
+        continue;
+      Run r = run;
+      r.quant = q;
+      add(r, fmt::format("{} weights", name(q)),
+          "quantised weights (bitsandbytes); some quality loss");
+    }
+    if (run.concurrency > 1) {
+      Run r = run;
+      r.concurrency = std::max<std::int64_t>(1, run.concurrency / 2);
+      add(r, fmt::format("{} concurrent requests", r.concurrency), "less throughput");
+    }
+    for (int tp : {2, 4, 8}) {
+      if (d.heads > 0 && d.heads % tp != 0)
+        continue;
+      Run r = run;
+      r.tp = run.tp * tp;
+      r.gpus = std::max(run.gpus, r.tp * r.pp);
+      auto m = estimate_memory(model, r, gpu);
+      if (fits_on(m, gpu)) {
+        add(r, fmt::format("tensor parallelism {}", r.tp), "needs NVLink-class links");
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+bool adds_hardware(const Run &a, const Run &b) {
+  return b.world() > a.world();
+}
+
+} // namespace
+
+std::vector<Suggestion> suggest(const ModelInput &model, const Run &run, const GpuTarget &gpu) {
+  const auto base_time = per_sample_seconds(model, run, gpu);
+  const std::uint64_t base_bytes = estimate_memory(model, run, gpu).device;
+  std::vector<Suggestion> out;
+  for (auto &c : single_changes(model, run, gpu, base_time))
+    if (c.s.device_bytes < base_bytes) // a change that saves nothing here is noise
+      out.push_back(std::move(c.s));
+  if (std::none_of(out.begin(), out.end(), [](const Suggestion &s) { return s.fits; })) {
+    // No single change is enough: combine them greedily on the same GPUs, each time taking the
+    // change that leaves the least memory, until it fits.
+    Run cur = run;
+    std::vector<std::string> steps;
+    std::uint64_t cur_bytes = base_bytes;
+    bool fits = false;
+    for (int i = 0; i < 6 && !fits; ++i) {
+      std::optional<Candidate> best;
+      for (auto &c : single_changes(model, cur, gpu, base_time))
+        if (!adds_hardware(run, c.run) && (!best || c.s.device_bytes < best->s.device_bytes))
+          best = std::move(c);
+      if (!best || best->s.device_bytes >= cur_bytes)
+        break;
+      cur = best->run;
+      cur_bytes = best->s.device_bytes;
+      fits = best->s.fits;
+      steps.push_back(best->s.change);
+    }
+    if (steps.size() > 1) {
+      Suggestion s;
+      for (const auto &st : steps)
+        s.change += (s.change.empty() ? "" : " + ") + st;
+      s.flags = flags_between(run, cur);
+      s.alters_training = cur.lora() != run.lora();
+      s.device_bytes = cur_bytes;
+      s.fits = fits;
+      auto t = per_sample_seconds(model, cur, gpu);
+      if (t && base_time && *base_time > 0)
+        s.relative_time = *t / *base_time;
+      s.cost = "the costs of each change together";
+      out.push_back(std::move(s));
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Suggestion &a, const Suggestion &b) {
+    if (a.fits != b.fits)
+      return a.fits;
+    if ((a.extra_gpus > 0) != (b.extra_gpus > 0))
+      return a.extra_gpus <= 0; // changes on the same GPUs before buying more
+    if (a.alters_training != b.alters_training)
+      return !a.alters_training; // the same training before a parameter-efficient one
+    double ta = a.relative_time.value_or(2.0), tb = b.relative_time.value_or(2.0);
+    if (ta != tb)
+      return ta < tb;
+    return a.device_bytes < b.device_bytes;
+  });
+  return out;
+}
+
+FitReport fit(const ModelInput &model, const Run &run, const std::vector<GpuTarget> &gpus,
+              const FitOptions &options, const std::optional<CpuTarget> &cpu) {
+  FitReport rep;
+  rep.model = model;
+  rep.run = run;
+  for (const auto &g : gpus) {
+    GpuFit f;
+    f.gpu = g;
+    f.memory = estimate_memory(model, run, g);
+    if (g.memory_bytes) {
+      f.fits = f.memory.device <= *g.memory_bytes;
+      f.headroom =
+          static_cast<std::int64_t>(*g.memory_bytes) - static_cast<std::int64_t>(f.memory.device);
+    }
+    if (options.max_batch)
+      f.max_batch = max_micro_batch(model, run, g);
+    f.time = estimate_time(model, run, g);
+    if (options.suggestions && f.fits && !*f.fits)
+      f.suggestions = suggest(model, run, g);
+    rep.gpus.push_back(std::move(f));
+  }
+  if (cpu)
+    rep.cpu = estimate_time_cpu(model, run, *cpu);
+  return rep;
+}
+
+GpuTarget gpu_target(const kb::GpuSpec &spec) {
+  GpuTarget g;
+  g.name = spec.name;
+  g.memory_bytes = spec.memory_bytes;
+  g.compute_capability = spec.compute_capability;
+  g.fp32_flops = spec.fp32_flops;
+  g.tf32_flops = spec.tf32_flops;
+  g.fp16_flops = spec.fp16_flops;
+  g.bf16_flops = spec.bf16_flops;
+  g.fp8_flops = spec.fp8_flops;
+  g.memory_bandwidth_bytes_per_s = spec.memory_bandwidth_bytes_per_s;
+  g.origin = "catalog";
+  return g;
+}
+
+std::vector<GpuTarget> gpu_targets(const Snapshot &snap, const kb::KnowledgeBase &kb) {
+  std::vector<GpuTarget> out;
+  for (const auto &gpu : snap.gpus) {
+    std::optional<std::uint64_t> memory;
+    std::string name = gpu.name.value_or(gpu.bdf);
+    std::string cc;
+    if (gpu.nvml) {
+      memory = gpu.nvml->memory_total_bytes;
+      if (gpu.nvml->name)
+        name = *gpu.nvml->name;
+      cc = gpu.nvml->compute_capability.value_or("");
+    } else if (gpu.amd) {
+      memory = gpu.amd->vram_total_bytes;
+    }
+    const kb::GpuSpec *spec = kb.find_gpu_by_pci(strip0x(gpu.vendor_id), strip0x(gpu.device_id));
+    if (!spec)
+      spec = kb.find_gpu(name);
+    if (!memory && !spec)
+      continue; // an integrated or unknown display controller: nothing to size against
+    GpuTarget t = spec ? gpu_target(*spec) : GpuTarget{};
+    t.name = name;
+    if (memory)
+      t.memory_bytes = memory; // what the driver reports beats the catalog's nominal size
+    if (!cc.empty())
+      t.compute_capability = cc;
+    t.origin = "this machine (" + gpu.bdf + ")";
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+Result<ModelInput> model_from_catalog(std::string_view name, const kb::KnowledgeBase &kb) {
+  const kb::ModelArch *m = kb.find_model(name);
+  if (!m) {
+    std::vector<std::pair<std::size_t, std::string>> near;
+    for (const auto &c : kb.models)
+      near.emplace_back(edit_distance(name, c.name), c.name);
+    std::sort(near.begin(), near.end());
+    std::string list;
+    for (std::size_t i = 0; i < near.size() && i < 3; ++i)
+      list += (i ? ", " : "") + near[i].second;
+    return make_error(fmt::format("no model named \"{}\" in the catalog{}; give a catalog name "
+                                  "(`dlrig kb models`), a config.json, a .safetensors file or "
+                                  "--params N --family F",
+                                  name, list.empty() ? "" : " (nearest: " + list + ")"));
+  }
+  ModelInput in;
+  in.arch = *m;
+  in.params = params_of(*m);
+  in.origin = "catalog";
+  if (in.params <= 0)
+    return make_error(fmt::format("catalog model {} has no derivable parameter count in this "
+                                  "build; give its config.json or --params",
+                                  m->name));
+  return in;
+}
+
+} // namespace dlrig::fit

@@ -1,0 +1,78 @@
+#pragma once
+// `dlrig fit` as pure functions: a model, a run and GPUs in; per-GPU memory with a verdict, the
+// largest micro-batch, ranked changes when it does not fit, and time out.
+#include "dlrig/core/snapshot.hpp"
+#include "dlrig/fit/memory.hpp"
+#include "dlrig/fit/time.hpp"
+#include "dlrig/kb/kb.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dlrig::fit {
+
+// A change that makes a run lighter, with what it leads to.
+struct Suggestion {
+  std::string change;             // "gradient checkpointing (full)"
+  std::string flags;              // "--checkpointing full"
+  std::uint64_t device_bytes = 0; // per-GPU peak after the change (device level)
+  bool fits = false;
+  std::optional<double> relative_time; // time per sample after / before (more GPUs: < 1)
+  int extra_gpus = 0;                  // GPUs the change adds
+  bool alters_training = false;        // LoRA/QLoRA instead of full fine-tuning
+  std::string cost;                    // what it costs, in words
+};
+
+struct GpuFit {
+  GpuTarget gpu;
+  MemoryEstimate memory;
+  std::optional<bool> fits;              // nullopt when the GPU's memory is unknown
+  std::optional<std::int64_t> headroom;  // memory - device-level peak (negative: short by)
+  std::optional<std::int64_t> max_batch; // --max-batch: largest micro-batch that fits (0: none)
+  TimeEstimate time;
+  std::vector<Suggestion> suggestions; // ranked, when it does not fit
+};
+
+struct FitReport {
+  ModelInput model;
+  Run run;
+  std::vector<GpuFit> gpus;
+  std::optional<TimeEstimate> cpu;
+  std::vector<std::string> assumptions; // defaults taken, shapes guessed: said in the output
+  bool all_fit() const;
+};
+
+// Fills what the user left to the model (sequence length, image size) and checks the run against
+// the model; errors name the flag and the fix (the front door's exit 64).
+Result<Run> resolve_run(const ModelInput &model, Run run, std::vector<std::string> *assumptions);
+
+// The largest micro-batch that fits the GPU (binary search over the memory model); 0 when not
+// even one does, nullopt when the GPU's memory is unknown.
+std::optional<std::int64_t> max_micro_batch(const ModelInput &model, const Run &run,
+                                            const GpuTarget &gpu);
+
+// The changes that make the run lighter, ranked: those that fit first, then those on the same GPUs
+// before those that add GPUs, then the same training before LoRA/QLoRA, then by their cost in
+// speed, then by memory. When no single change
+// fits, a combination of them (on the same GPUs) is added.
+std::vector<Suggestion> suggest(const ModelInput &model, const Run &run, const GpuTarget &gpu);
+
+struct FitOptions {
+  bool max_batch = false;
+  bool suggestions = true; // for GPUs where it does not fit
+};
+
+FitReport fit(const ModelInput &model, const Run &run, const std::vector<GpuTarget> &gpus,
+              const FitOptions &options, const std::optional<CpuTarget> &cpu);
+
+// GPU targets from the catalog or from a snapshot (NVML / amdgpu memory, with the catalog's
+// throughput matched by PCI id or name).
+GpuTarget gpu_target(const kb::GpuSpec &spec);
+std::vector<GpuTarget> gpu_targets(const Snapshot &snap, const kb::KnowledgeBase &kb);
+
+// Looks a model up: a catalog name; errors list the nearest names.
+Result<ModelInput> model_from_catalog(std::string_view name, const kb::KnowledgeBase &kb);
+
+} // namespace dlrig::fit

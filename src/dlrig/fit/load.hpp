@@ -1,0 +1,26 @@
+#pragma once
+// Where the model comes from: a catalog name, a config.json (or a folder holding one), a
+// .safetensors file or a sharded folder. Reading files is this module's only I/O; the estimator
+// itself stays pure.
+#include "dlrig/core/result.hpp"
+#include "dlrig/fit/model_input.hpp"
+#include "dlrig/kb/kb.hpp"
+
+#include <optional>
+#include <string>
+
+namespace dlrig::fit {
+
+// True when spec names a file or folder (it exists, or it looks like a path: a '/', or a .json /
+// .safetensors name); a bad one is bad input (exit 65), an unknown catalog name a usage error.
+bool names_a_file(const std::string &spec);
+
+// Parses a config.json's text into a model (kb::model_from_config); errors name the file and the
+// line and column.
+Result<kb::ModelArch> parse_model_config(std::string_view text, const std::string &where);
+
+// Reads the model a spec names. family is --family, used when a checkpoint has no config.json.
+Result<ModelInput> load_model(const std::string &spec, std::optional<kb::ModelFamily> family,
+                              const kb::KnowledgeBase &kb);
+
+} // namespace dlrig::fit

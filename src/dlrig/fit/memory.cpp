@@ -1,0 +1,489 @@
+#include "dlrig/fit/memory.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace dlrig::fit {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr double kMiB = 1024.0 * 1024.0;
+
+// memory.md §4.1: CUDA context with lazy module loading (the default since CUDA 11.7 / torch
+// 1.13): 0.47 GiB measured on A100 80GB with torch 2.1.1 (stas00/ml-engineering).
+constexpr double kCudaContext = 0.47 * kGiB;
+// memory.md §4.2: torch.distributed init + first collective on 2 GPUs: +1.45 GiB per GPU.
+constexpr double kNcclInit = 1.45 * kGiB;
+// memory.md §4.4: observed reserved/allocated ratios 1.00-1.14; the upper end is the margin.
+constexpr double kFragmentation = 0.14;
+// memory.md §4.3: cuBLAS workspace per handle and stream: 4096 KiB x 2 + 16 KiB x 8 before Hopper,
+// 4096 KiB x 8 on sm90+; cuBLASLt: 1 MiB, 4 MiB on Ampere with >= 24 GB, 32 MiB on Hopper+.
+constexpr double kCublasPreHopper = 8'519'680;
+constexpr double kCublasHopper = 32 * kMiB;
+// memory.md §1.3 (EleutherAI cookbook): ZeRO's all-gather bucket, 5e8 elements.
+constexpr double kZeroBucketElements = 5e8;
+// memory.md §1.7: NF4 + double quantisation = 4.127 bits/param (QLoRA); bitsandbytes' plain
+// load_in_4bit default (FP4, no double quantisation) = 4.5 bits/param.
+constexpr double kNf4DqBytes = 4.127 / 8;
+constexpr double kFp4Bytes = 4.5 / 8;
+// memory.md §1.9: HF models materialise the logits as bf16 then fp32: "a factor of 6 instead of 4"
+// bytes per element of b x s x V in 16-bit training; fp32 logits + fp32 log-softmax (8) in fp32.
+constexpr double kLogitsBytes16 = 6;
+constexpr double kLogitsBytes32 = 8;
+
+bool mixed(Precision p) {
+  return p == Precision::fp16_amp || p == Precision::bf16_amp || p == Precision::fp8;
+}
+bool full32(Precision p) {
+  return p == Precision::fp32 || p == Precision::tf32;
+}
+bool is_zero(Strategy s) {
+  return s == Strategy::zero1 || s == Strategy::zero2 || s == Strategy::zero3;
+}
+bool is_transformer(kb::ModelFamily f) {
+  return f != kb::ModelFamily::cnn && f != kb::ModelFamily::unet;
+}
+
+// Optimizer states in bytes per parameter when held in fp32 (memory.md §1.3: AdamW 8 for m and v,
+// SGD+momentum 4, bitsandbytes 8-bit Adam 2; Lion keeps one momentum).
+double optimizer_state_bytes(Optimizer o, double adafactor_bytes_per_param) {
+  switch (o) {
+  case Optimizer::sgd:
+    return 0;
+  case Optimizer::sgd_momentum:
+  case Optimizer::lion:
+    return 4;
+  case Optimizer::adam:
+  case Optimizer::adamw:
+    return 8;
+  case Optimizer::adamw_8bit:
+    return 2;
+  case Optimizer::adafactor:
+    return adafactor_bytes_per_param;
+  }
+  return 8;
+}
+
+// Adafactor keeps factored second moments: a row and a column vector per matrix (fp32).
+double adafactor_bytes_per_param(const ModelInput &m, const Dims &d) {
+  double rc = 0;
+  if (m.arch.family == kb::ModelFamily::cnn) {
+    for (const auto &c : resnet_layers(m.arch, 224))
+      if (c.kernel > 0)
+        rc += static_cast<double>(c.out_ch + c.in_ch * c.kernel * c.kernel);
+  } else {
+    double h = static_cast<double>(d.hidden), q = static_cast<double>(d.q_dim);
+    double kv = static_cast<double>(d.kv_dim), i = static_cast<double>(d.intermediate);
+    double per_layer =
+        2 * (h + q) + 2 * (h + kv) +
+        (d.gated ? 3 : 2) * (h + i) * std::max<double>(1, static_cast<double>(d.experts));
+    rc = per_layer * static_cast<double>(d.layers + d.decoder_layers) +
+         (static_cast<double>(d.vocab) + h) * (d.tied ? 1 : 2);
+  }
+  return m.params > 0 ? 4 * rc / static_cast<double>(m.params) : 0;
+}
+
+// Registered buffers that live on the GPU beside the weights: BERT-style models keep int64
+// position_ids and token_type_ids of max_positions entries each (memory.md §1.1: the 8,192 B that
+// accelerate's bert-base-cased total includes).
+double buffer_bytes(const kb::ModelArch &m) {
+  if (m.type_vocab > 0 && m.max_positions > 0)
+    return 2.0 * 8 * static_cast<double>(m.max_positions);
+  return 0;
+}
+
+bool pytorch_foreach_temp(Optimizer o) {
+  return o == Optimizer::adam || o == Optimizer::adamw;
+}
+
+struct States {
+  double weights = 0, cache = 0, gradients = 0, optimizer = 0, step_temp = 0, live = 0;
+  double host = 0;
+};
+
+// Model states per GPU for full training of p parameters (already divided by TP x PP), before
+// offload. See docs/fit.md "Model states" for the table this implements.
+States full_states(double p, double live_unit_params, const Run &run, double k) {
+  States s;
+  const double n = run.dp();
+  const bool zero = is_zero(run.strategy);
+  const bool fsdp = run.strategy == Strategy::fsdp;
+  double w = 4, g = 4, o = k, temp = 0, cache = 0;
+  if (mixed(run.precision)) {
+    if (zero) {
+      // DeepSpeed: fp16 params and grads, fp32 master + states in the optimizer (ZeRO paper K=12);
+      // stage 3 reduces straight into an fp32 gradient partition, stages 1-2 build one at the
+      // step (memory.md §1.2: 2Psi + 18Psi/N, LL + 18Psi/N).
+      w = 2;
+      g = run.strategy == Strategy::zero3 ? 4 : 2;
+      o = 4 + k;
+      temp = run.strategy == Strategy::zero3 ? 0 : 4;
+    } else {
+      // PyTorch autocast (ddp) and FSDP mixed precision: fp32 params, grads and states; the
+      // 16-bit weight copies live during forward/backward (autocast's cache, FSDP's gathered
+      // units). fp8 (Transformer Engine) adds 1-byte copies.
+      cache = run.strategy == Strategy::fsdp ? 0 : (run.precision == Precision::fp8 ? 3 : 2);
+    }
+  } else if (run.precision == Precision::bf16) {
+    w = 2;
+    g = 2;
+    o = run.optimizer == Optimizer::adamw_8bit ? k : k / 2; // states in bf16
+  }
+  if (!zero && pytorch_foreach_temp(run.optimizer))
+    temp = run.precision == Precision::bf16 ? 2 : 4; // torch._foreach_sqrt(exp_avg_sqs)
+  const bool shard_w = run.strategy == Strategy::zero3 || fsdp;
+  const bool shard_g = run.strategy == Strategy::zero2 || shard_w;
+  const bool shard_o = zero || fsdp;
+  s.weights = p * w / (shard_w ? n : 1);
+  s.cache = p * cache;
+  s.gradients = p * g / (shard_g ? n : 1);
+  s.optimizer = p * o / (shard_o ? n : 1);
+  s.step_temp = p * temp / (shard_o ? n : 1);
+  if (shard_w)
+    s.live = 4 * live_unit_params; // gathered 16-bit params + their grads (memory.md §1.2 LL)
+  // DDP keeps bucket copies of the gradients (memory.md §1.9, without gradient_as_bucket_view).
+  if (run.strategy == Strategy::ddp && n > 1)
+    s.gradients *= 2;
+  if (run.offload != Offload::none) {
+    s.host = s.gradients + s.optimizer + s.step_temp;
+    s.gradients = s.optimizer = s.step_temp = 0;
+    if (run.offload == Offload::params) {
+      s.host += s.weights;
+      s.weights = 0;
+    }
+  }
+  return s;
+}
+
+double bytes_per_weight_infer(Precision p) {
+  if (full32(p))
+    return 4;
+  if (p == Precision::fp8)
+    return 1;
+  return 2;
+}
+
+// One transformer layer split into what stays whole under TP and what Megatron shards.
+struct LayerParts {
+  double replicated = 0, sharded = 0, scores = 0;
+};
+
+LayerParts layer_parts(const Dims &d, double s, double b, double ab, Attention attention,
+                       bool training, bool cross_attention = false) {
+  const double h = static_cast<double>(d.hidden);
+  const double sbh = s * b * h;
+  const double fq = d.hidden > 0 ? static_cast<double>(d.q_dim) / h : 1;
+  const double fkv = d.hidden > 0 ? static_cast<double>(d.kv_dim) / h : 1;
+  const bool drop = training && d.dropout;
+  LayerParts p;
+  // Norm inputs (LayerNorm: the input; Hugging Face RMSNorm: an fp32 copy plus the normalised
+  // tensor), the attention and MLP inputs, and the two dropout masks.
+  double norm = d.rmsnorm ? (ab >= 4 ? 2 * ab : 4 + ab) : ab;
+  int blocks = cross_attention ? 3 : 2;
+  p.replicated = sbh * (blocks * norm + blocks * ab + (drop ? blocks : 0));
+  // Hugging Face's eager and SDPA paths repeat K and V to every query head (repeat_kv) before
+  // the kernel, which then saves the repeated copies; flash-attention takes GQA natively.
+  double kv_saved = attention == Attention::flash ? fkv : fq;
+  double attn = ab * (fq + 2 * kv_saved) + ab * fq; // Q, K, V, output-projection input
+  if (attention != Attention::eager)
+    attn += ab * fq; // the fused kernel saves its output for backward
+  if (cross_attention)
+    attn *= 2;
+  double experts = d.experts > 0 ? static_cast<double>(d.experts_per_token) : 1;
+  double i_ratio = static_cast<double>(d.intermediate) / h;
+  double mlp = (d.gated ? 4 : 2) * ab * i_ratio * experts;
+  if (d.experts > 0)
+    mlp += ab * experts + 4 * static_cast<double>(d.experts) / h; // expert inputs, fp32 router
+  p.sharded = sbh * (attn + mlp);
+  if (attention == Attention::eager && d.heads > 0) {
+    const double a = static_cast<double>(d.heads);
+    p.scores = a * s * s * b * (ab + (drop ? 1 + ab : 0)) * (cross_attention ? 2 : 1);
+  }
+  return p;
+}
+
+double cnn_activation_bytes(const kb::ModelArch &m, double side, double b, double ab) {
+  double total = static_cast<double>(m.channels > 0 ? m.channels : 3) * side * side * b * ab;
+  for (const auto &c : resnet_layers(m, static_cast<std::int64_t>(side))) {
+    double elems = static_cast<double>(c.out_ch * c.out_side * c.out_side) * b;
+    total += elems * ab * c.saved_outputs;
+    if (c.kernel == 0)
+      total += elems * 8; // max-pool's int64 indices
+  }
+  return total;
+}
+
+} // namespace
+
+std::string_view level_name(Level l) {
+  switch (l) {
+  case Level::allocated:
+    return "allocated";
+  case Level::reserved:
+    return "reserved";
+  case Level::device:
+    return "device";
+  }
+  return "?";
+}
+
+int GpuTarget::cc_major() const {
+  if (compute_capability.empty() || compute_capability[0] < '0' || compute_capability[0] > '9')
+    return 0;
+  return std::atoi(compute_capability.c_str());
+}
+
+double zero_model_states(double params, int stage, double dp, double k) {
+  switch (stage) {
+  case 0:
+    return (2 + 2 + k) * params;
+  case 1:
+    return 2 * params + 2 * params + k * params / dp;
+  case 2:
+    return 2 * params + (2 + k) * params / dp;
+  default:
+    return (2 + 2 + k) * params / dp;
+  }
+}
+
+ModelStates deepspeed_model_states(double params, double largest_layer, int stage, int gpus,
+                                   int gpus_per_node, Offload offload) {
+  Run run;
+  run.precision = Precision::fp16_amp;
+  run.optimizer = Optimizer::adam;
+  run.strategy = stage >= 3 ? Strategy::zero3 : stage == 2 ? Strategy::zero2 : Strategy::zero1;
+  run.gpus = gpus;
+  run.offload = offload;
+  auto s = full_states(params, largest_layer, run, 8);
+  ModelStates out;
+  out.weights = s.weights;
+  out.gradients = s.gradients;
+  out.optimizer = s.optimizer;
+  out.step_temp = s.step_temp;
+  out.live = s.live;
+  // DeepSpeed's host-side figure (memory.md §1.2) is what loading needs per node, with its 1.5
+  // buffer factor, not the steady state; kept for comparison with its estimators.
+  const double n = gpus, nn = gpus_per_node, nodes = std::ceil(n / nn);
+  if (stage < 3)
+    out.host =
+        offload == Offload::none ? params * 4 * nn * 1.5 : params * std::max(4 * n, 16.0) * 1.5;
+  else if (offload == Offload::params)
+    out.host = params * std::max(4 * nn, 18 / nodes) * 1.5;
+  else if (offload == Offload::optimizer)
+    out.host = params * std::max(4 * nn, 16 / nodes) * 1.5;
+  else
+    out.host = params * 4 * nn * 1.5;
+  return out;
+}
+
+double korthikanti_layer_bytes(KorthikantiCase c, double s, double b, double h, double a,
+                               double t) {
+  const double sbh = s * b * h;
+  switch (c) {
+  case KorthikantiCase::none:
+    return sbh * (34 + 5 * a * s / h);
+  case KorthikantiCase::tensor_parallel:
+    return sbh * (10 + 24 / t + 5 * a * s / (h * t));
+  case KorthikantiCase::tp_sequence_parallel:
+    return sbh / t * (34 + 5 * a * s / h);
+  case KorthikantiCase::tp_selective:
+    return sbh * (10 + 24 / t);
+  case KorthikantiCase::tp_sp_selective:
+    return 34 * sbh / t;
+  case KorthikantiCase::full:
+    return 2 * sbh;
+  }
+  return 0;
+}
+
+std::uint64_t kv_bytes_per_token(const Dims &d, double bytes) {
+  return static_cast<std::uint64_t>(2.0 * static_cast<double>(d.layers + d.decoder_layers) *
+                                    static_cast<double>(d.kv_dim) * bytes);
+}
+
+double transformer_layer_activation_bytes(const Dims &d, double s, double b, double ab, int tp,
+                                          Attention attention, bool training) {
+  auto p = layer_parts(d, s, b, ab, attention, training);
+  return p.replicated + (p.sharded + p.scores) / tp;
+}
+
+MemoryEstimate estimate_memory(const ModelInput &model, const Run &run, const GpuTarget &gpu) {
+  MemoryEstimate e;
+  const auto &arch = model.arch;
+  const Dims d = dims_of(arch);
+  const bool transformer = is_transformer(arch.family);
+  const double P = static_cast<double>(model.params);
+  const double shard = static_cast<double>(run.tp) * run.pp;
+  const double p_gpu = P / shard;
+  const double ab = full32(run.precision) ? 4 : 2; // bytes per stored activation element
+  const double b = static_cast<double>(run.batch);
+  const double s = static_cast<double>(run.seq);
+
+  double weights = 0, cache = 0, grads = 0, opt = 0, temp = 0, acts = 0, kv = 0;
+
+  if (run.mode == Mode::train) {
+    const double k = optimizer_state_bytes(run.optimizer, adafactor_bytes_per_param(model, d));
+    const double live_unit = run.strategy == Strategy::fsdp
+                                 ? static_cast<double>(layer_params(d))
+                                 : static_cast<double>(largest_layer_params(arch, d));
+    if (run.lora()) {
+      // Frozen base in 16-bit (or NF4 + double quantisation for QLoRA on the nn.Linear weights),
+      // adapters r x (d_in + d_out) on the query and value projections (PEFT's default targets)
+      // trained in fp32 with their own gradients and optimizer states (memory.md §1.7).
+      const double r = run.lora_rank > 0 ? run.lora_rank : 8;
+      const double layers = static_cast<double>(d.layers + d.decoder_layers);
+      const double adapters =
+          layers * r * static_cast<double>(2 * d.hidden + d.q_dim + d.kv_dim) / shard;
+      const double base_bytes = full32(run.precision) ? 4 : 2;
+      const double qparams = static_cast<double>(quantizable_params(d, model.params)) / shard;
+      double base =
+          run.qlora ? qparams * kNf4DqBytes + (p_gpu - qparams) * base_bytes : p_gpu * base_bytes;
+      if (run.strategy == Strategy::zero3 || run.strategy == Strategy::fsdp)
+        base /= run.dp();
+      weights = base + adapters * 4;
+      grads = adapters * 4;
+      opt = adapters * k;
+      temp = pytorch_foreach_temp(run.optimizer) ? adapters * 4 : 0;
+      e.notes.push_back("LoRA adapters on the query and value projections (PEFT's default)");
+    } else {
+      auto st = full_states(p_gpu, live_unit / shard, run, k);
+      weights = st.weights + st.live;
+      cache = st.cache;
+      grads = st.gradients;
+      opt = st.optimizer;
+      temp = st.step_temp;
+      e.host_bytes = static_cast<std::uint64_t>(st.host);
+    }
+
+    if (transformer) {
+      // Pipeline: the first stage holds its L/p layers for min(p, micro-batches) micro-batches
+      // in flight (1F1B; memory.md §1.4, Megatron).
+      const double in_flight = std::min<double>(run.pp, static_cast<double>(run.grad_accum));
+      const double layers_enc = static_cast<double>(d.layers) / run.pp;
+      const double layers_dec = static_cast<double>(d.decoder_layers) / run.pp;
+      // Selective recompute keeps Q, K, V and recomputes the attention core (Korthikanti §5): no
+      // s^2 scores, no saved kernel output, as with flash-attention.
+      const Attention att =
+          run.checkpointing == Checkpointing::selective ? Attention::flash : run.attention;
+      auto one = layer_parts(d, s, b, ab, att, true);
+      double per_layer = one.replicated + (one.sharded + one.scores) / run.tp;
+      auto cross = layer_parts(d, s, b, ab, att, true, true);
+      double per_dec_layer = cross.replicated + (cross.sharded + cross.scores) / run.tp;
+      if (run.checkpointing == Checkpointing::full) {
+        // Only each layer's input is kept (Korthikanti: 2sbh at 16-bit), plus one layer's full
+        // working set while it is recomputed during backward (memory.md §1.10).
+        auto full_one = layer_parts(d, s, b, ab, run.attention, true);
+        double working = full_one.replicated + (full_one.sharded + full_one.scores) / run.tp;
+        acts = in_flight * (layers_enc + layers_dec) * ab * s * b * static_cast<double>(d.hidden) +
+               working;
+      } else {
+        acts = in_flight * (layers_enc * per_layer + layers_dec * per_dec_layer);
+      }
+      acts += 8 * s * b; // int64 token ids
+      if (d.dropout)
+        acts += s * b * static_cast<double>(d.hidden); // embedding dropout mask
+      if (run.pp == 1 && d.vocab > 0 && arch.family != kb::ModelFamily::encoder)
+        acts += (full32(run.precision) ? kLogitsBytes32 : kLogitsBytes16) * b * s *
+                static_cast<double>(d.vocab) / run.tp;
+      if (arch.family == kb::ModelFamily::encoder && arch.patch_size > 0)
+        acts += 3.0 * static_cast<double>(run.image_size * run.image_size) * b * ab;
+    } else if (arch.family == kb::ModelFamily::cnn) {
+      acts = cnn_activation_bytes(arch, static_cast<double>(run.image_size), b, ab);
+    } else if (auto u = unet_cost(arch, run.image_size)) {
+      acts = (u->saved_elements + (run.attention == Attention::eager ? u->score_elements : 0)) *
+             ab * b;
+      e.notes.push_back("UNet only: the VAE and text encoder are not counted (frozen, or their "
+                        "outputs precomputed)");
+    }
+  } else {
+    // Serving: weights at the precision (or int8 / int4 on nn.Linear weights), the KV cache for
+    // every request's prompt + new tokens, one layer's working set at prefill and the logits.
+    const double qparams = static_cast<double>(quantizable_params(d, model.params)) / shard;
+    const double wb = bytes_per_weight_infer(run.precision);
+    if (run.quant == Quant::int8)
+      weights = qparams * 1 + (p_gpu - qparams) * 2;
+    else if (run.quant == Quant::int4)
+      weights = qparams * kFp4Bytes + (p_gpu - qparams) * 2;
+    else
+      weights = p_gpu * wb;
+    const double seqs = b * static_cast<double>(run.concurrency);
+    if (transformer) {
+      const double kv_elem = full32(run.precision) ? 4 : 2;
+      const double tokens = s + static_cast<double>(run.max_tokens);
+      kv = static_cast<double>(kv_bytes_per_token(d, kv_elem)) * tokens * seqs / shard;
+      auto one = layer_parts(d, s, seqs, ab, run.attention, false);
+      acts = one.replicated + (one.sharded + one.scores) / run.tp;
+      acts += 4 * seqs * static_cast<double>(d.vocab) / run.tp; // fp32 logits, last position
+    } else if (arch.family == kb::ModelFamily::cnn) {
+      // No graph is kept: the largest layer's input and output at once.
+      double best = 0;
+      for (const auto &c : resnet_layers(arch, run.image_size))
+        best = std::max(best, static_cast<double>(c.out_ch * c.out_side * c.out_side));
+      acts = 2 * best * seqs * ab;
+    } else if (auto u = unet_cost(arch, run.image_size)) {
+      acts = (u->infer_elements + (run.attention == Attention::eager ? u->infer_scores : 0)) * ab *
+             seqs;
+    }
+  }
+
+  weights += buffer_bytes(arch);
+
+  // The peak phase: forward/backward holds activations and autocast's weight copies; the
+  // optimizer step holds the step's temporaries instead (memory.md §1.12).
+  const double fwd = weights + cache + grads + opt + acts + kv;
+  const double step = weights + grads + opt + temp;
+  if (run.mode == Mode::infer) {
+    e.peak_phase = run.max_tokens > 0 ? "prefill + full KV cache" : "prefill";
+  } else if (step > fwd) {
+    e.peak_phase = "optimizer step";
+    opt += temp;
+    acts = 0;
+    cache = 0;
+  } else {
+    e.peak_phase = "forward/backward";
+    weights += cache;
+  }
+  auto u = [](double v) { return static_cast<std::uint64_t>(std::llround(std::max(0.0, v))); };
+  e.weights = u(weights);
+  e.gradients = u(grads);
+  e.optimizer = u(opt);
+  e.activations = u(acts);
+  e.kv_cache = u(kv);
+
+  const int cc = gpu.cc_major();
+  const bool hopper = cc >= 9;
+  e.overhead_parts.push_back(
+      {"cuBLAS workspace", u(hopper ? kCublasHopper : kCublasPreHopper), Level::allocated});
+  double lt =
+      hopper ? 32 * kMiB
+             : (cc == 8 && gpu.memory_bytes && *gpu.memory_bytes >= 24e9 ? 4 * kMiB : 1 * kMiB);
+  e.overhead_parts.push_back({"cuBLASLt workspace", u(lt), Level::allocated});
+  if (run.mode == Mode::train && is_zero(run.strategy) && !run.lora())
+    e.overhead_parts.push_back(
+        {"ZeRO all-gather bucket",
+         u(std::min(kZeroBucketElements, p_gpu) * (full32(run.precision) ? 4 : 2)),
+         Level::allocated});
+  double allocated = e.weights + e.gradients + e.optimizer + e.activations + e.kv_cache;
+  for (const auto &o : e.overhead_parts)
+    allocated += static_cast<double>(o.bytes);
+  e.overhead_parts.push_back(
+      {"allocator rounding and fragmentation", u(allocated * kFragmentation), Level::reserved});
+  e.overhead_parts.push_back({"CUDA context", u(kCudaContext), Level::device});
+  if (run.world() > 1)
+    e.overhead_parts.push_back({"NCCL / torch.distributed", u(kNcclInit), Level::device});
+
+  e.allocated = u(allocated);
+  std::uint64_t reserved = e.allocated, device = 0;
+  for (const auto &o : e.overhead_parts) {
+    e.overhead += o.bytes;
+    if (o.level == Level::reserved)
+      reserved += o.bytes;
+    if (o.level == Level::device)
+      device += o.bytes;
+  }
+  e.reserved = reserved;
+  e.device = reserved + device;
+  return e;
+}
+
+} // namespace dlrig::fit

@@ -1,0 +1,98 @@
+#pragma once
+// The memory model: per-GPU peak bytes of a run, by component, at the level each is counted.
+// Every formula and constant is in docs/fit.md with its source (reference/memory.md).
+#include "dlrig/fit/model_input.hpp"
+#include "dlrig/fit/run.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dlrig::fit {
+
+// Where a number is counted:
+//  allocated: live tensors (torch.cuda.max_memory_allocated);
+//  reserved:  the caching allocator's segments (torch.cuda.max_memory_reserved) >= allocated;
+//  device:    what nvidia-smi / NVML shows used: reserved + CUDA context + NCCL buffers.
+// An out-of-memory error happens when the device level passes the GPU's memory, so the verdict is
+// judged there.
+enum class Level { allocated, reserved, device };
+std::string_view level_name(Level l);
+
+// The GPU a run is sized for. Unknown figures are nullopt.
+struct GpuTarget {
+  std::string name;
+  std::optional<std::uint64_t> memory_bytes;
+  std::string compute_capability; // "8.9"; empty when unknown
+  std::optional<double> fp32_flops, tf32_flops, fp16_flops, bf16_flops, fp8_flops;
+  std::optional<double> memory_bandwidth_bytes_per_s;
+  std::string origin; // "catalog" | "this machine (NVML)" ...
+  int cc_major() const;
+};
+
+struct OverheadPart {
+  std::string name; // "CUDA context", "cuBLAS workspace"...
+  std::uint64_t bytes = 0;
+  Level level = Level::allocated;
+};
+
+struct MemoryEstimate {
+  // The peak phase's components, per GPU, in bytes (allocated level).
+  std::uint64_t weights = 0;
+  std::uint64_t gradients = 0;
+  std::uint64_t optimizer = 0;
+  std::uint64_t activations = 0;
+  std::uint64_t kv_cache = 0;
+  std::vector<OverheadPart> overhead_parts;
+  std::uint64_t overhead = 0; // sum of overhead_parts
+
+  std::uint64_t allocated = 0;  // peak allocated
+  std::uint64_t reserved = 0;   // peak reserved
+  std::uint64_t device = 0;     // as nvidia-smi shows it: the level the verdict is judged at
+  std::string peak_phase;       // "forward/backward" | "optimizer step" | "prefill" | "decode"
+  std::uint64_t host_bytes = 0; // CPU memory held for offloaded states
+  std::vector<std::string> notes;
+};
+
+// The ZeRO paper's model-state bytes per device for mixed-precision training (memory.md §1.5):
+// (2 + 2 + K)Psi at stage 0, 2Psi + 2Psi + K Psi/N at stage 1, 2Psi + (2 + K)Psi/N at 2,
+// (2 + 2 + K)Psi/N at 3.
+double zero_model_states(double params, int stage, double dp, double k = 12);
+
+// What DeepSpeed's ZeRO allocates per GPU for model states in mixed precision with Adam,
+// as its estimators count it (memory.md §1.2): fp16 params, gradients, fp32 master + Adam
+// (optimizer) and the fp32 gradient partition of the step, on the GPU; the rest on the host.
+struct ModelStates {
+  double weights = 0, gradients = 0, optimizer = 0, step_temp = 0, live = 0; // GPU bytes
+  double host = 0;                                                           // CPU bytes
+  double gpu() const { return weights + gradients + optimizer + step_temp + live; }
+};
+ModelStates deepspeed_model_states(double params, double largest_layer_params, int stage, int gpus,
+                                   int gpus_per_node, Offload offload);
+
+// Korthikanti et al. 2022 Table 2, bytes of activations per transformer layer with 16-bit
+// activations and 1-byte dropout masks (memory.md §1.4).
+enum class KorthikantiCase {
+  none,
+  tensor_parallel,
+  tp_sequence_parallel,
+  tp_selective,
+  tp_sp_selective,
+  full
+};
+double korthikanti_layer_bytes(KorthikantiCase c, double s, double b, double h, double a, double t);
+
+// KV cache bytes per token of one sequence: 2 x L x kv_heads x head_dim x bytes (memory.md §1.6).
+std::uint64_t kv_bytes_per_token(const Dims &d, double bytes_per_element);
+
+// Activation bytes of one transformer layer on one GPU, generalised from Korthikanti's count
+// (see docs/fit.md): Q/K/V, attention output, MLP intermediates, norms, dropout masks, the s^2
+// scores when attention is eager, TP sharding of the parts Megatron shards.
+double transformer_layer_activation_bytes(const Dims &d, double s, double b, double bytes, int tp,
+                                          Attention attention, bool training);
+
+// The whole estimate. seq/image size must already be resolved (resolve_defaults in fit.hpp).
+MemoryEstimate estimate_memory(const ModelInput &model, const Run &run, const GpuTarget &gpu);
+
+} // namespace dlrig::fit

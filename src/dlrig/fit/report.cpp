@@ -1,0 +1,311 @@
+#include "dlrig/fit/report.hpp"
+
+#include <fmt/format.h>
+
+namespace dlrig::fit {
+namespace {
+
+Json time_json(const TimeEstimate &t) {
+  Json j;
+  j["peak_flops"] = t.peak_flops;
+  j["throughput_source"] = t.throughput_source;
+  j["utilisation"] = t.utilisation;
+  j["flops_per_step"] = t.flops_per_step;
+  j["seconds_per_step"] = t.seconds_per_step;
+  j["tokens_per_s"] = t.tokens_per_s;
+  j["samples_per_s"] = t.samples_per_s;
+  j["seconds_per_epoch"] = t.seconds_per_epoch;
+  j["prefill_s"] = t.prefill_s;
+  j["decode_tokens_per_s"] = t.decode_tokens_per_s;
+  j["notes"] = t.notes;
+  return j;
+}
+
+std::string verdict(const GpuFit &g) {
+  if (!g.fits)
+    return "unknown";
+  return *g.fits ? "fits" : "does-not-fit";
+}
+
+std::string gb(std::uint64_t v) {
+  return show_bytes_si(OptU64(v));
+}
+
+std::string signed_gb(std::int64_t v) {
+  if (v >= 0)
+    return gb(static_cast<std::uint64_t>(v));
+  return "-" + gb(static_cast<std::uint64_t>(-v));
+}
+
+std::string count(double v) {
+  if (v >= 1e12)
+    return fmt::format("{:.2f}T", v / 1e12);
+  if (v >= 1e9)
+    return fmt::format("{:.2f}B", v / 1e9);
+  if (v >= 1e6)
+    return fmt::format("{:.1f}M", v / 1e6);
+  if (v >= 1e3)
+    return fmt::format("{:.1f}k", v / 1e3);
+  return fmt::format("{:.1f}", v);
+}
+
+std::string run_line(const FitReport &r) {
+  const auto &run = r.run;
+  std::string s = fmt::format("{}, {}", name(run.mode), name(run.precision));
+  if (run.mode == Mode::train) {
+    s += fmt::format(", {}", name(run.optimizer));
+    if (run.lora())
+      s += fmt::format(", {} rank {}", run.qlora ? "QLoRA" : "LoRA", run.lora_rank);
+  } else if (run.quant != Quant::none) {
+    s += fmt::format(", {} weights", name(run.quant));
+  }
+  s += fmt::format(", micro-batch {}", run.batch);
+  if (run.seq > 0)
+    s += fmt::format(" x {} tokens", run.seq);
+  if (run.image_size > 0)
+    s += fmt::format(" x {}px", run.image_size);
+  if (run.grad_accum > 1)
+    s += fmt::format(", grad-accum {}", run.grad_accum);
+  if (run.mode == Mode::infer)
+    s += fmt::format(", +{} new tokens, {} concurrent", run.max_tokens, run.concurrency);
+  s += fmt::format(", {} GPU{}", run.world(), run.world() > 1 ? "s" : "");
+  if (run.world() > 1 || run.strategy != Strategy::ddp)
+    s += fmt::format(" ({}", name(run.strategy));
+  if (run.tp > 1 || run.pp > 1)
+    s += fmt::format(", tp {} pp {}", run.tp, run.pp);
+  if (run.world() > 1 || run.strategy != Strategy::ddp)
+    s += ")";
+  if (run.checkpointing != Checkpointing::none)
+    s += fmt::format(", checkpointing {}", name(run.checkpointing));
+  if (run.offload != Offload::none)
+    s += fmt::format(", offload {}", name(run.offload));
+  if (run.attention != Attention::sdpa)
+    s += fmt::format(", attention {}", name(run.attention));
+  return s;
+}
+
+std::string time_cell(const TimeEstimate &t) {
+  if (!t.seconds_per_step)
+    return kUnknown;
+  return show_duration(*t.seconds_per_step);
+}
+
+} // namespace
+
+std::string show_duration(double s) {
+  if (s < 1e-3)
+    return fmt::format("{:.1f} us", s * 1e6);
+  if (s < 1)
+    return fmt::format("{:.1f} ms", s * 1e3);
+  if (s < 120)
+    return fmt::format("{:.2f} s", s);
+  if (s < 7200)
+    return fmt::format("{:.1f} min", s / 60);
+  if (s < 172800)
+    return fmt::format("{:.1f} h", s / 3600);
+  return fmt::format("{:.1f} days", s / 86400);
+}
+
+Json to_json(const FitReport &r) {
+  Json j;
+  j["schema_version"] = kFitSchemaVersion;
+  j["context"] = {{"tool_version", DLRIG_VERSION}};
+  const auto &m = r.model;
+  j["model"] = {{"name", m.arch.name},
+                {"family", std::string(family_name(m.arch.family))},
+                {"params", m.params},
+                {"origin", m.origin},
+                {"source", m.arch.source}};
+  if (m.checkpoint)
+    j["model"]["checkpoint"] = {{"files", m.checkpoint->files},
+                                {"tensors", m.checkpoint->tensors.size()},
+                                {"params", m.checkpoint->params},
+                                {"weight_bytes", m.checkpoint->weight_bytes}};
+  const auto &run = r.run;
+  j["run"] = {{"mode", name(run.mode)},
+              {"batch", run.batch},
+              {"seq", run.seq > 0 ? Json(run.seq) : Json(nullptr)},
+              {"image_size", run.image_size > 0 ? Json(run.image_size) : Json(nullptr)},
+              {"precision", name(run.precision)},
+              {"optimizer", name(run.optimizer)},
+              {"checkpointing", name(run.checkpointing)},
+              {"grad_accum", run.grad_accum},
+              {"gpus_per_node", run.gpus},
+              {"nodes", run.nodes},
+              {"world", run.world()},
+              {"strategy", name(run.strategy)},
+              {"tp", run.tp},
+              {"pp", run.pp},
+              {"dp", run.dp()},
+              {"offload", name(run.offload)},
+              {"lora_rank", run.lora_rank},
+              {"qlora", run.qlora},
+              {"attention", name(run.attention)},
+              {"quant", name(run.quant)},
+              {"max_tokens", run.max_tokens},
+              {"concurrency", run.concurrency},
+              {"dataset_tokens", run.dataset_tokens},
+              {"samples", run.samples}};
+  j["assumptions"] = r.assumptions;
+  j["gpus"] = Json::array();
+  for (const auto &g : r.gpus) {
+    const auto &e = g.memory;
+    Json gj;
+    gj["name"] = g.gpu.name;
+    gj["origin"] = g.gpu.origin;
+    gj["memory_bytes"] = g.gpu.memory_bytes;
+    gj["total_bytes"] = e.device;
+    gj["allocated_bytes"] = e.allocated;
+    gj["reserved_bytes"] = e.reserved;
+    gj["device_bytes"] = e.device;
+    gj["breakdown"] = {{"weights", e.weights},     {"gradients", e.gradients},
+                       {"optimizer", e.optimizer}, {"activations", e.activations},
+                       {"kv_cache", e.kv_cache},   {"overhead", e.overhead}};
+    Json parts = Json::array();
+    for (const auto &o : e.overhead_parts)
+      parts.push_back({{"name", o.name}, {"bytes", o.bytes}, {"level", level_name(o.level)}});
+    gj["overhead_detail"] = parts;
+    gj["peak_phase"] = e.peak_phase;
+    gj["host_bytes"] = e.host_bytes;
+    gj["verdict"] = verdict(g);
+    gj["judged_at"] = "device";
+    gj["headroom_bytes"] = g.headroom;
+    gj["max_batch"] = g.max_batch;
+    gj["notes"] = e.notes;
+    gj["time"] = time_json(g.time);
+    Json sj = Json::array();
+    for (const auto &s : g.suggestions)
+      sj.push_back({{"change", s.change},
+                    {"flags", s.flags},
+                    {"device_bytes", s.device_bytes},
+                    {"fits", s.fits},
+                    {"relative_time", s.relative_time},
+                    {"extra_gpus", s.extra_gpus},
+                    {"alters_training", s.alters_training},
+                    {"cost", s.cost}});
+    gj["suggestions"] = sj;
+    j["gpus"].push_back(std::move(gj));
+  }
+  j["cpu"] = r.cpu ? time_json(*r.cpu) : Json(nullptr);
+  return j;
+}
+
+std::vector<Table> to_tables(const FitReport &r, bool summary) {
+  std::vector<Table> out;
+  Table head;
+  head.title = "dlrig fit";
+  head.add({"model", fmt::format("{} ({} parameters, {})", r.model.arch.name,
+                                 count(static_cast<double>(r.model.params)), r.model.origin)});
+  head.add({"run", run_line(r)});
+  for (const auto &a : r.assumptions)
+    head.add({"assumed", a});
+  for (const auto &a : r.model.assumptions)
+    head.add({"assumed", a});
+  out.push_back(head);
+
+  if (summary) {
+    Table t;
+    t.title = "Per-GPU peak on every catalog GPU (as nvidia-smi would show it)";
+    t.header = {"GPU", "memory", "needs", "verdict", "headroom", "max batch", "step", "throughput"};
+    for (const auto &g : r.gpus) {
+      std::string thr = kUnknown;
+      if (g.time.tokens_per_s)
+        thr = count(*g.time.tokens_per_s) + " tok/s";
+      else if (g.time.samples_per_s)
+        thr = fmt::format("{:.1f} samples/s", *g.time.samples_per_s);
+      t.add({g.gpu.name, show_bytes_si(g.gpu.memory_bytes), gb(g.memory.device), verdict(g),
+             g.headroom ? signed_gb(*g.headroom) : kUnknown,
+             g.max_batch ? std::to_string(*g.max_batch) : kUnknown, time_cell(g.time), thr});
+    }
+    out.push_back(t);
+    return out;
+  }
+
+  for (const auto &g : r.gpus) {
+    const auto &e = g.memory;
+    Table t;
+    t.title = fmt::format("Memory per GPU on {} ({}, {}); peak in {}", g.gpu.name,
+                          show_bytes_si(g.gpu.memory_bytes), g.gpu.origin, e.peak_phase);
+    t.header = {"component", "bytes", "level"};
+    t.add({"weights", gb(e.weights), "allocated"});
+    t.add({"gradients", gb(e.gradients), "allocated"});
+    t.add({"optimizer", gb(e.optimizer), "allocated"});
+    t.add({"activations", gb(e.activations), "allocated"});
+    t.add({"kv_cache", gb(e.kv_cache), "allocated"});
+    for (const auto &o : e.overhead_parts)
+      t.add({"overhead: " + o.name, gb(o.bytes), std::string(level_name(o.level))});
+    t.add({"total allocated", gb(e.allocated), "allocated"});
+    t.add({"total reserved", gb(e.reserved), "reserved"});
+    t.add({"total as nvidia-smi shows it", gb(e.device), "device"});
+    if (e.host_bytes > 0)
+      t.add({"host memory (offloaded)", gb(e.host_bytes), "host"});
+    out.push_back(t);
+
+    Table v;
+    v.title = "Verdict";
+    if (!g.fits)
+      v.add({"verdict", "unknown: the GPU's memory size is unknown"});
+    else if (*g.fits)
+      v.add({"verdict", fmt::format("fits, {} to spare (judged as nvidia-smi shows it)",
+                                    signed_gb(*g.headroom))});
+    else
+      v.add({"verdict", fmt::format("does not fit: short by {} (judged as nvidia-smi shows it)",
+                                    gb(static_cast<std::uint64_t>(-*g.headroom)))});
+    if (g.max_batch)
+      v.add({"max micro-batch", *g.max_batch > 0 ? std::to_string(*g.max_batch)
+                                                 : "none: not even micro-batch 1 fits"});
+    const auto &tm = g.time;
+    v.add({"FLOPs per step", count(tm.flops_per_step)});
+    v.add({"throughput", tm.peak_flops ? fmt::format("{} FLOP/s x {:.0f}% utilisation ({})",
+                                                     count(*tm.peak_flops), tm.utilisation * 100,
+                                                     tm.throughput_source)
+                                       : std::string(kUnknown)});
+    if (r.run.mode == Mode::train) {
+      v.add({"time per step", time_cell(tm)});
+      if (tm.tokens_per_s)
+        v.add({"tokens per second", count(*tm.tokens_per_s)});
+      if (tm.samples_per_s)
+        v.add({"samples per second", fmt::format("{:.2f}", *tm.samples_per_s)});
+      if (tm.seconds_per_epoch)
+        v.add({"time per epoch", show_duration(*tm.seconds_per_epoch)});
+    } else {
+      v.add({"prefill", tm.prefill_s ? show_duration(*tm.prefill_s) : kUnknown});
+      if (tm.decode_tokens_per_s)
+        v.add(
+            {"decode", fmt::format("{} tokens/s (all sequences)", count(*tm.decode_tokens_per_s))});
+    }
+    for (const auto &n : tm.notes)
+      v.add({"note", n});
+    for (const auto &n : e.notes)
+      v.add({"note", n});
+    out.push_back(v);
+
+    if (!g.suggestions.empty()) {
+      Table s;
+      s.title = "Changes, best first (fits; on the same GPUs before more GPUs; least slowdown; "
+                "least memory)";
+      s.header = {"change", "flags", "per-GPU peak", "fits", "time per sample", "cost"};
+      for (const auto &c : g.suggestions)
+        s.add({c.change, c.flags, gb(c.device_bytes), c.fits ? "yes" : "no",
+               c.relative_time ? fmt::format("x{:.2f}", *c.relative_time) : std::string(kUnknown),
+               c.cost});
+      out.push_back(s);
+    }
+  }
+  if (r.cpu) {
+    Table c;
+    c.title = "The same on this machine's CPU";
+    c.add({"throughput", fmt::format("{} FLOP/s x {:.0f}% ({})", count(*r.cpu->peak_flops),
+                                     r.cpu->utilisation * 100, r.cpu->throughput_source)});
+    c.add({"time per step", time_cell(*r.cpu)});
+    if (r.cpu->seconds_per_epoch)
+      c.add({"time per epoch", show_duration(*r.cpu->seconds_per_epoch)});
+    if (!r.gpus.empty() && r.gpus.front().time.seconds_per_step && r.cpu->seconds_per_step)
+      c.add({"GPU speed-up", fmt::format("x{:.0f}", *r.cpu->seconds_per_step /
+                                                        *r.gpus.front().time.seconds_per_step)});
+    out.push_back(c);
+  }
+  return out;
+}
+
+} // namespace dlrig::fit

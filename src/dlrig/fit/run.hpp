@@ -1,0 +1,75 @@
+#pragma once
+// What the user wants to run: training or serving, batch, sequence, precision, optimizer,
+// parallelism. Plain values; validate_run (fit.hpp) checks them against a model.
+#include "dlrig/core/result.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dlrig::fit {
+
+enum class Mode { train, infer };
+enum class Precision { fp32, tf32, fp16_amp, bf16_amp, bf16, fp8 };
+enum class Optimizer { sgd, sgd_momentum, adam, adamw, adamw_8bit, adafactor, lion };
+enum class Checkpointing { none, selective, full };
+enum class Strategy { ddp, zero1, zero2, zero3, fsdp };
+enum class Offload { none, optimizer, params };
+enum class Attention { eager, sdpa, flash };
+enum class Quant { none, int8, int4 };
+
+struct Run {
+  Mode mode = Mode::train;
+  std::int64_t batch = 1;      // micro-batch per data-parallel rank (samples or sequences)
+  std::int64_t seq = 0;        // tokens per sample; 0 = the model's default (resolve_defaults)
+  std::int64_t image_size = 0; // CNN / ViT / UNet input side in pixels; 0 = the model's default
+  Precision precision = Precision::bf16_amp;
+  Optimizer optimizer = Optimizer::adamw;
+  Checkpointing checkpointing = Checkpointing::none;
+  std::int64_t grad_accum = 1; // micro-batches per optimizer step
+  int gpus = 1;                // GPUs per node
+  int nodes = 1;
+  Strategy strategy = Strategy::ddp;
+  int tp = 1;
+  int pp = 1;
+  Offload offload = Offload::none;
+  int lora_rank = 0; // 0 = full fine-tuning
+  bool qlora = false;
+  Attention attention = Attention::sdpa;
+  Quant quant = Quant::none;
+  std::int64_t max_tokens = 0;  // serving: new tokens generated per request
+  std::int64_t concurrency = 1; // serving: requests in flight (each of --batch sequences)
+  std::optional<double> dataset_tokens;
+  std::optional<double> samples;
+
+  int world() const { return gpus * nodes; }
+  int dp() const { return world() / (tp * pp); }
+  bool lora() const { return lora_rank > 0 || qlora; }
+};
+
+// Names as the command line spells them ("bf16-amp", "sgd-momentum", "zero3"...).
+std::string_view name(Mode v);
+std::string_view name(Precision v);
+std::string_view name(Optimizer v);
+std::string_view name(Checkpointing v);
+std::string_view name(Strategy v);
+std::string_view name(Offload v);
+std::string_view name(Attention v);
+std::string_view name(Quant v);
+
+// Parsers for the command line; the error lists the accepted names.
+Result<Mode> parse_mode(std::string_view s);
+Result<Precision> parse_precision(std::string_view s);
+Result<Optimizer> parse_optimizer(std::string_view s);
+Result<Checkpointing> parse_checkpointing(std::string_view s);
+Result<Strategy> parse_strategy(std::string_view s);
+Result<Offload> parse_offload(std::string_view s);
+Result<Attention> parse_attention(std::string_view s);
+Result<Quant> parse_quant(std::string_view s);
+
+// All accepted names of an enum (for --help and suggestions).
+template <class E> std::vector<std::string_view> names();
+
+} // namespace dlrig::fit

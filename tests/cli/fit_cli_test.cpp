@@ -1,0 +1,295 @@
+// `dlrig fit` end to end: the real binary on checkpoints and snapshots written by the tests, the
+// guides' examples on the catalog, usage errors (64) and bad files (65).
+#include "dlrig/core/json.hpp"
+#include "dlrig/kb/kb.hpp"
+#include "support/cli.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace dlrig::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string le64(std::uint64_t n) {
+  std::string s(8, '\0');
+  for (int i = 0; i < 8; ++i)
+    s[static_cast<std::size_t>(i)] = static_cast<char>((n >> (8 * i)) & 0xff);
+  return s;
+}
+
+// Writes a safetensors file whose data part is sparse (no disk blocks): the header is real.
+void write_safetensors(
+    const fs::path &p,
+    const std::vector<std::pair<std::string, std::vector<std::uint64_t>>> &tensors) {
+  Json h = Json::object();
+  std::uint64_t at = 0;
+  for (const auto &[name, shape] : tensors) {
+    std::uint64_t n = 2;
+    for (auto d : shape)
+      n *= d;
+    h[name] = {{"dtype", "BF16"}, {"shape", shape}, {"data_offsets", {at, at + n}}};
+    at += n;
+  }
+  auto text = h.dump();
+  {
+    std::ofstream out(p, std::ios::binary);
+    out << le64(text.size()) << text;
+  }
+  fs::resize_file(p, 8 + text.size() + at);
+}
+
+// A Llama-3-8B-shaped sharded checkpoint (two shards and an index), no config.json.
+fs::path llama3_8b_folder() {
+  auto dir = fs::temp_directory_path() / "dlrig-fit-cli-llama3-8b";
+  if (fs::exists(dir / "model.safetensors.index.json"))
+    return dir;
+  fs::create_directories(dir);
+  std::vector<std::pair<std::string, std::vector<std::uint64_t>>> a, b;
+  Json map = Json::object();
+  a.push_back({"model.embed_tokens.weight", {128256, 4096}});
+  for (int l = 0; l < 32; ++l) {
+    auto &shard = l < 16 ? a : b;
+    auto p = "model.layers." + std::to_string(l) + ".";
+    shard.push_back({p + "self_attn.q_proj.weight", {4096, 4096}});
+    shard.push_back({p + "self_attn.k_proj.weight", {1024, 4096}});
+    shard.push_back({p + "self_attn.v_proj.weight", {1024, 4096}});
+    shard.push_back({p + "self_attn.o_proj.weight", {4096, 4096}});
+    shard.push_back({p + "mlp.gate_proj.weight", {14336, 4096}});
+    shard.push_back({p + "mlp.up_proj.weight", {14336, 4096}});
+    shard.push_back({p + "mlp.down_proj.weight", {4096, 14336}});
+    shard.push_back({p + "input_layernorm.weight", {4096}});
+    shard.push_back({p + "post_attention_layernorm.weight", {4096}});
+  }
+  b.push_back({"model.norm.weight", {4096}});
+  b.push_back({"lm_head.weight", {128256, 4096}});
+  for (const auto &[n, s] : a)
+    map[n] = "model-00001-of-00002.safetensors";
+  for (const auto &[n, s] : b)
+    map[n] = "model-00002-of-00002.safetensors";
+  write_safetensors(dir / "model-00001-of-00002.safetensors", a);
+  write_safetensors(dir / "model-00002-of-00002.safetensors", b);
+  std::ofstream(dir / "model.safetensors.index.json") << Json{{"weight_map", map}}.dump(1);
+  return dir;
+}
+
+// A saved snapshot of a machine with one 24 GiB NVIDIA GPU and an AVX2 CPU.
+std::string snapshot_24gb() {
+  auto p = fs::temp_directory_path() / "dlrig-fit-cli-snapshot.json";
+  Json snap = {
+      {"schema_version", 1},
+      {"host",
+       {{"cpu",
+         {{"model", "Test CPU"}, {"cores", 16}, {"max_hz", 4.0e9}, {"isa", {"avx2", "fma"}}}}}},
+      {"gpus",
+       {{{"bdf", "0000:01:00.0"},
+         {"vendor", "NVIDIA"},
+         {"nvml",
+          {{"index", 0},
+           {"name", "Test GPU 24GB"},
+           {"memory_total_bytes", 25757220864ull},
+           {"compute_capability", "8.9"}}}}}}};
+  std::ofstream(p) << snap.dump();
+  return p.string();
+}
+
+bool catalog_landed() {
+  const auto &kb = kb::builtin();
+  return !kb.gpus.empty() && !kb.models.empty();
+}
+
+TEST(FitCli, ShardedCheckpointOnTheSnapshotsGpu) {
+  auto r = run_dlrig({"fit", llama3_8b_folder().string(), "--from", snapshot_24gb(), "--lora", "16",
+                      "--seq", "512", "--json"});
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+  auto j = Json::parse(r.out);
+  EXPECT_EQ(j["model"]["params"], 8'030'261'248ll) << "the header's exact count";
+  ASSERT_EQ(j["gpus"].size(), 1u);
+  const auto &g = j["gpus"][0];
+  EXPECT_EQ(g["name"], "Test GPU 24GB");
+  EXPECT_EQ(g["memory_bytes"], 25757220864ull);
+  std::uint64_t sum = 0;
+  for (const char *k : {"weights", "gradients", "optimizer", "activations", "kv_cache", "overhead"})
+    sum += g["breakdown"][k].get<std::uint64_t>();
+  EXPECT_EQ(sum, g["total_bytes"].get<std::uint64_t>());
+  // A frozen bf16 base of 8.03B parameters is 16.06 GB.
+  EXPECT_GT(g["breakdown"]["weights"].get<double>(), 16.0e9);
+  EXPECT_LT(g["breakdown"]["weights"].get<double>(), 16.2e9);
+  EXPECT_EQ(g["verdict"], r.exit_code == 0 ? "fits" : "does-not-fit");
+  EXPECT_EQ(g["headroom_bytes"].get<std::int64_t>(),
+            25757220864ll - g["total_bytes"].get<std::int64_t>());
+  // The snapshot's CPU (16 AVX2 cores at 4 GHz) gives the CPU comparison.
+  EXPECT_GT(j["cpu"]["seconds_per_step"].get<double>(), 0) << j["cpu"].dump();
+  EXPECT_DOUBLE_EQ(j["cpu"]["peak_flops"].get<double>(), 16 * 4.0e9 * 32);
+}
+
+TEST(FitCli, FullFineTuneDoesNotFitAndSaysWhatWould) {
+  auto r = run_dlrig({"fit", llama3_8b_folder().string(), "--from", snapshot_24gb(), "--seq",
+                      "1024", "--batch", "2"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.out.find("does not fit: short by"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--lora 16"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("total as nvidia-smi shows it"), std::string::npos);
+  EXPECT_NE(r.out.find("The same on this machine's CPU"), std::string::npos);
+}
+
+TEST(FitCli, MaxBatch) {
+  auto r = run_dlrig({"fit", llama3_8b_folder().string(), "--from", snapshot_24gb(), "--qlora",
+                      "--seq", "512", "--max-batch", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  auto j = Json::parse(r.out);
+  auto b = j["gpus"][0]["max_batch"].get<std::int64_t>();
+  EXPECT_GT(b, 1);
+  // One more than the maximum does not fit; the maximum does.
+  auto over = run_dlrig({"fit", llama3_8b_folder().string(), "--from", snapshot_24gb(), "--qlora",
+                         "--seq", "512", "--batch", std::to_string(b + 1)});
+  EXPECT_EQ(over.exit_code, 1);
+  auto at = run_dlrig({"fit", llama3_8b_folder().string(), "--from", snapshot_24gb(), "--qlora",
+                       "--seq", "512", "--batch", std::to_string(b)});
+  EXPECT_EQ(at.exit_code, 0);
+}
+
+TEST(FitCli, ServingWithKvCache) {
+  auto r =
+      run_dlrig({"fit", llama3_8b_folder().string(), "--from", snapshot_24gb(), "--mode", "infer",
+                 "--seq", "1000", "--max-tokens", "24", "--concurrency", "4", "--json"});
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+  auto j = Json::parse(r.out);
+  // 131,072 bytes per token x 1024 tokens x 4 requests.
+  EXPECT_EQ(j["gpus"][0]["breakdown"]["kv_cache"], 131072ull * 1024 * 4);
+}
+
+TEST(FitCli, ImpossibleRunsAreUsageErrors) {
+  auto dir = llama3_8b_folder().string();
+  auto snap = snapshot_24gb();
+  auto r = run_dlrig({"fit", dir, "--from", snap, "--tp", "3", "--gpus", "3"});
+  EXPECT_EQ(r.exit_code, 64);
+  EXPECT_NE(r.err.find("--tp 3"), std::string::npos) << r.err;
+  r = run_dlrig({"fit", dir, "--from", snap, "--gpus", "6", "--tp", "4"});
+  EXPECT_EQ(r.exit_code, 64);
+  EXPECT_NE(r.err.find("not a multiple"), std::string::npos) << r.err;
+  r = run_dlrig({"fit", dir, "--from", snap, "--precision", "fp64"});
+  EXPECT_EQ(r.exit_code, 64);
+  EXPECT_NE(r.err.find("--precision"), std::string::npos) << r.err;
+  r = run_dlrig({"fit", "--params", "lots", "--family", "decoder", "--from", snap});
+  EXPECT_EQ(r.exit_code, 64);
+  EXPECT_NE(r.err.find("--params"), std::string::npos) << r.err;
+  r = run_dlrig({"fit", "--from", snap});
+  EXPECT_EQ(r.exit_code, 64);
+  r = run_dlrig({"fit", "no-such-model-anywhere", "--from", snap});
+  EXPECT_EQ(r.exit_code, 64);
+  EXPECT_NE(r.err.find("no-such-model-anywhere"), std::string::npos) << r.err;
+  r = run_dlrig({"fit", dir, "--gpu", "No Such GPU 9000", "--from", snap});
+  EXPECT_EQ(r.exit_code, 64);
+  r = run_dlrig({"fit", dir, "--from", snap, "--offload", "params"});
+  EXPECT_EQ(r.exit_code, 64);
+  EXPECT_NE(r.err.find("--offload params"), std::string::npos) << r.err;
+}
+
+TEST(FitCli, BadFilesAreBadInput) {
+  auto dir = fs::temp_directory_path() / "dlrig-fit-cli-bad";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  auto snap = snapshot_24gb();
+  auto hostile = (dir / "hostile.safetensors").string();
+  std::ofstream(hostile, std::ios::binary) << le64(std::uint64_t{1} << 60) << "{}";
+  auto r = run_dlrig({"fit", hostile, "--from", snap});
+  EXPECT_EQ(r.exit_code, 65);
+  EXPECT_NE(r.err.find(hostile), std::string::npos) << r.err;
+
+  r = run_dlrig({"fit", "/nonexistent/model.safetensors", "--from", snap});
+  EXPECT_EQ(r.exit_code, 65);
+  EXPECT_NE(r.err.find("/nonexistent/model.safetensors"), std::string::npos) << r.err;
+
+  auto cfg = (dir / "config.json").string();
+  std::ofstream(cfg) << "{\n  \"model_type\": \"llama\",\n  \"hidden_size\": }";
+  r = run_dlrig({"fit", cfg, "--from", snap});
+  EXPECT_EQ(r.exit_code, 65);
+  EXPECT_NE(r.err.find(cfg), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("line 3"), std::string::npos) << r.err;
+
+  auto shard_dir = dir / "sharded";
+  fs::create_directories(shard_dir);
+  std::ofstream(shard_dir / "model.safetensors.index.json")
+      << R"({"weight_map":{"a.weight":"missing.safetensors"}})";
+  r = run_dlrig({"fit", shard_dir.string(), "--from", snap});
+  EXPECT_EQ(r.exit_code, 65);
+  EXPECT_NE(r.err.find("missing.safetensors"), std::string::npos) << r.err;
+  fs::remove_all(dir);
+}
+
+// The guides' examples (reference: ../shared/guides): they need the knowledge base's catalog.
+class FitGuides : public ::testing::Test {
+protected:
+  void SetUp() override {
+    if (!catalog_landed())
+      GTEST_SKIP() << "the knowledge base's GPU and model catalog is not in this build yet";
+  }
+  static std::string snap() { return snapshot_24gb(); }
+};
+
+TEST_F(FitGuides, ResNet50OnRtx3060) {
+  auto r = run_dlrig({"fit", "resnet50", "--gpu", "GeForce RTX 3060 12GB", "--batch", "64",
+                      "--precision", "fp16-amp", "--from", snap(), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_EQ(Json::parse(r.out)["gpus"][0]["verdict"], "fits");
+}
+
+TEST_F(FitGuides, BertBaseFineTuning) {
+  // The guide: "BERT-base needs 12 GB for full fine-tuning".
+  auto r = run_dlrig({"fit", "bert-base-uncased", "--gpu", "GeForce RTX 3060 12GB", "--seq", "512",
+                      "--batch", "8", "--precision", "fp16-amp", "--from", snap(), "--json"});
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+  auto total = Json::parse(r.out)["gpus"][0]["total_bytes"].get<double>();
+  EXPECT_GT(total, 4e9);
+  EXPECT_LT(total, 16e9);
+}
+
+TEST_F(FitGuides, Llama3_8bLoraOnRtx4090) {
+  auto r = run_dlrig({"fit", "llama-3-8b", "--gpu", "GeForce RTX 4090", "--lora", "16", "--seq",
+                      "512", "--from", snap(), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+}
+
+TEST_F(FitGuides, Gpt3_175bOnA100sNeedsManyOfThem) {
+  auto one = run_dlrig(
+      {"fit", "gpt-3-175b", "--gpu", "NVIDIA A100 80GB SXM4", "--seq", "2048", "--from", snap()});
+  EXPECT_EQ(one.exit_code, 1) << one.err;
+  auto many = run_dlrig({"fit",
+                         "gpt-3-175b",
+                         "--gpu",
+                         "NVIDIA A100 80GB SXM4",
+                         "--seq",
+                         "2048",
+                         "--gpus",
+                         "8",
+                         "--nodes",
+                         "16",
+                         "--tp",
+                         "8",
+                         "--pp",
+                         "8",
+                         "--checkpointing",
+                         "full",
+                         "--grad-accum",
+                         "16",
+                         "--strategy",
+                         "zero1",
+                         "--from",
+                         snap()});
+  EXPECT_EQ(many.exit_code, 0) << many.err << many.out;
+}
+
+TEST_F(FitGuides, AllGpusTable) {
+  auto r = run_dlrig({"fit", "llama-3-70b", "--mode", "infer", "--seq", "4096", "--all-gpus",
+                      "--max-batch", "--json"});
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+  auto j = Json::parse(r.out);
+  EXPECT_EQ(j["gpus"].size(), kb::builtin().gpus.size());
+}
+
+} // namespace
+} // namespace dlrig::test

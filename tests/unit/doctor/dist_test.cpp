@@ -1,0 +1,62 @@
+#include "unit/doctor/machines.hpp"
+
+#include <gtest/gtest.h>
+
+namespace dlrig::doctor::test {
+namespace {
+
+TEST(DoctorDist, MasterPortInUse) {
+  Snapshot s = healthy_server();
+  s.software.master_port_in_use = true;
+  s.software.env["MASTER_PORT"] = "29500";
+  auto f = run_check("dist.master-port-in-use", s);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].fix[0], "find the holder: ss -ltnp 'sport = :29500'");
+  EXPECT_TRUE(run_check("dist.master-port-in-use", healthy_server()).empty());
+}
+
+TEST(DoctorDist, NcclEnvLeftFromDebugging) {
+  Snapshot s = healthy_server();
+  s.software.env["NCCL_DEBUG"] = "INFO";
+  s.software.env["NCCL_P2P_DISABLE"] = "1";
+  s.software.env["NCCL_IB_DISABLE"] = "1";
+  auto f = run_check("dist.nccl-env", s);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].fix.size(), 3u);
+  Snapshot warn_level = healthy_server();
+  warn_level.software.env["NCCL_DEBUG"] = "WARN";
+  EXPECT_TRUE(run_check("dist.nccl-env", warn_level).empty());
+  // P2P disabled on PCIe-only GPUs is the documented stopgap, not a mistake.
+  Snapshot desk = healthy_desktop();
+  desk.software.env["NCCL_P2P_DISABLE"] = "1";
+  EXPECT_TRUE(run_check("dist.nccl-env", desk).empty());
+}
+
+TEST(DoctorDist, SocketIfname) {
+  Snapshot s = healthy_server();
+  s.software.env["NCCL_SOCKET_IFNAME"] = "eth0";
+  EXPECT_EQ(worst("dist.socket-ifname", s), Severity::fail);
+  s.software.env["NCCL_SOCKET_IFNAME"] = "enp";
+  EXPECT_TRUE(run_check("dist.socket-ifname", s).empty());
+  s.software.env["NCCL_SOCKET_IFNAME"] = "^docker,lo";
+  EXPECT_TRUE(run_check("dist.socket-ifname", s).empty());
+  s.software.env["NCCL_SOCKET_IFNAME"] = "=enp170s0";
+  EXPECT_EQ(worst("dist.socket-ifname", s), Severity::fail);
+}
+
+TEST(DoctorDist, RankEnv) {
+  Snapshot s = healthy_server();
+  s.software.env["RANK"] = "4";
+  s.software.env["WORLD_SIZE"] = "4";
+  EXPECT_EQ(worst("dist.rank-env", s), Severity::fail);
+  s.software.env["RANK"] = "3";
+  EXPECT_TRUE(run_check("dist.rank-env", s).empty());
+  s.software.env["LOCAL_RANK"] = "8";
+  EXPECT_EQ(worst("dist.rank-env", s), Severity::fail);
+  Snapshot bad = healthy_server();
+  bad.software.env["MASTER_PORT"] = "auto";
+  EXPECT_EQ(worst("dist.rank-env", bad), Severity::fail);
+}
+
+} // namespace
+} // namespace dlrig::doctor::test

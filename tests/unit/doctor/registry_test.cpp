@@ -1,0 +1,128 @@
+#include "dlrig/doctor/facts.hpp"
+#include "unit/doctor/machines.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace dlrig::doctor::test {
+namespace {
+
+// The ids issue 5 promises to scripts: never rename them.
+const char *const kContract[] = {"gpu.none-visible",
+                                 "driver.nvml-mismatch",
+                                 "driver.too-old-for-torch",
+                                 "torch.cpu-only-build",
+                                 "torch.arch-unsupported",
+                                 "torch.companion-mismatch",
+                                 "cuda.ld-library-path-shadows",
+                                 "cuda.multiple-toolkits",
+                                 "cuda.toolkit-newer-than-driver",
+                                 "kernel.nouveau-loaded",
+                                 "link.egpu-bandwidth",
+                                 "link.pcie-downtrained",
+                                 "link.p2p-blocked",
+                                 "gpu.thermal-throttle",
+                                 "gpu.power-throttle",
+                                 "gpu.ecc-errors",
+                                 "gpu.retired-pages",
+                                 "gpu.persistence-off",
+                                 "gpu.mig-enabled",
+                                 "gpu.fabric-manager",
+                                 "host.shm-small",
+                                 "host.memlock-limit",
+                                 "host.ram-vs-vram",
+                                 "host.cpu-cores-per-gpu",
+                                 "host.dataset-on-slow-disk",
+                                 "dist.master-port-in-use",
+                                 "dist.nccl-env",
+                                 "env.cuda-launch-blocking",
+                                 "container.no-gpu-runtime",
+                                 "wsl.driver-inside"};
+
+TEST(DoctorRegistry, HoldsEveryContractIdAndAtLeast45Checks) {
+  for (const char *id : kContract)
+    EXPECT_NE(find_check(id), nullptr) << id;
+  EXPECT_GE(all_checks().size(), 45u);
+}
+
+TEST(DoctorRegistry, IdsAreUniqueAndStartWithTheirArea) {
+  std::set<std::string_view> seen;
+  for (const auto &c : all_checks()) {
+    EXPECT_TRUE(seen.insert(c.id).second) << c.id;
+    EXPECT_EQ(c.id.substr(0, c.area.size() + 1), std::string(c.area) + ".") << c.id;
+    EXPECT_FALSE(c.title.empty() || c.reads.empty() || c.fires.empty() || c.fix.empty() ||
+                 c.source.empty())
+        << c.id;
+    EXPECT_NE(c.run, nullptr) << c.id;
+  }
+}
+
+TEST(DoctorRegistry, NearestIdsForATypo) {
+  auto near = nearest_ids("kernel.noveau-loaded");
+  ASSERT_FALSE(near.empty());
+  EXPECT_EQ(near[0], "kernel.nouveau-loaded");
+  EXPECT_EQ(nearest_ids("shm")[0], "host.shm-small");
+}
+
+// False alarms are bugs: healthy machines give no warn and no fail.
+TEST(DoctorRegistry, HealthyServerHasNoAlarms) {
+  EXPECT_EQ(alarms(healthy_server()), std::vector<std::string>{});
+}
+TEST(DoctorRegistry, HealthyDesktopHasNoAlarms) {
+  EXPECT_EQ(alarms(healthy_desktop()), std::vector<std::string>{});
+}
+TEST(DoctorRegistry, HealthyLaptopHasNoAlarms) {
+  EXPECT_EQ(alarms(healthy_laptop()), std::vector<std::string>{});
+}
+TEST(DoctorRegistry, EmptySnapshotHasNoAlarms) {
+  // Everything unknown: nothing may fire a warn or fail on an unknown.
+  EXPECT_EQ(alarms(Snapshot{}), std::vector<std::string>{});
+}
+TEST(DoctorRegistry, HealthyMachinesHaveNoAlarmsWithAnEmptyKnowledgeBase) {
+  kb::KnowledgeBase empty;
+  for (const auto &s : {healthy_server(), healthy_desktop(), healthy_laptop()})
+    for (const auto &c : all_checks())
+      for (const auto &f : c.run(s, empty, {}))
+        EXPECT_LT(f.severity, Severity::warn) << f.id << ": " << f.title;
+}
+
+TEST(DoctorFacts, VersionsCompareNumerically) {
+  EXPECT_LT(compare_versions("550.54.14", "550.54.15"), 0);
+  EXPECT_GT(compare_versions("12.10", "12.9"), 0);
+  EXPECT_EQ(compare_versions("2.5.1+cu124", "2.5.1"), 0);
+  EXPECT_EQ(major_minor("12.4.131"), "12.4");
+  EXPECT_EQ(major_minor("n/a"), "");
+}
+
+TEST(DoctorFacts, RuleR1ArchCoverage) {
+  std::vector<std::string> cu124 = {"sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"};
+  EXPECT_EQ(arch_covers(cu124, "8.9"), true);                    // sm_86 cubin runs on 8.9
+  EXPECT_EQ(arch_covers(cu124, "12.0"), false);                  // RTX 50: no sm_12x, no PTX
+  EXPECT_EQ(arch_covers(cu124, "3.7"), false);                   // Kepler dropped
+  EXPECT_EQ(arch_covers({"sm_90", "compute_90"}, "12.0"), true); // PTX JIT forward
+  EXPECT_EQ(arch_covers({"sm_90a"}, "9.0"), true);
+  EXPECT_EQ(arch_covers({"sm_90a"}, "10.0"), false); // arch-specific: not forward
+  EXPECT_EQ(arch_covers({"sm_100"}, "10.3"), true);
+  EXPECT_EQ(arch_covers({"7.5", "8.0", "8.6", "9.0", "10.0", "12.0+PTX"}, "12.1"), true);
+  EXPECT_EQ(arch_covers({}, "8.0"), std::nullopt);
+}
+
+TEST(DoctorFacts, PcieBandwidthFromTheLinksTable) {
+  EXPECT_NEAR(*pcie_bytes_per_s(8, 4), 3.94e9, 0.01e9);
+  EXPECT_NEAR(*pcie_bytes_per_s(16, 16), 31.5e9, 0.1e9);
+  EXPECT_EQ(pcie_bytes_per_s(7, 16), std::nullopt);
+}
+
+TEST(DoctorFacts, ChooseWheelPrefersTheInstalledRelease) {
+  auto kb = test_kb();
+  auto w = choose_wheel(kb, std::string("12.4"), {"8.9"}, "2.5.1+cpu");
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->release->version, "2.5.1");
+  EXPECT_EQ(w->variant->tag, "cu124");
+  auto blackwell = choose_wheel(kb, std::string("12.4"), {"12.0"});
+  EXPECT_FALSE(blackwell); // cu128 needs a CUDA 12.8 driver
+}
+
+} // namespace
+} // namespace dlrig::doctor::test

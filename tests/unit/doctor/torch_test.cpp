@@ -1,0 +1,164 @@
+#include "unit/doctor/machines.hpp"
+
+#include <gtest/gtest.h>
+
+namespace dlrig::doctor::test {
+namespace {
+
+TorchInstall &torch_of(Snapshot &s) {
+  return *s.software.python_envs[0].torch;
+}
+
+TEST(DoctorTorch, CpuOnlyBuildGivesThePipLineForThisDriverAndGpu) {
+  Snapshot s = healthy_desktop();
+  auto &t = torch_of(s);
+  t.version = "2.5.1+cpu";
+  t.variant = "cpu";
+  t.cuda.reset();
+  t.arch_list.clear();
+  auto f = run_check("torch.cpu-only-build", s);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::fail);
+  EXPECT_EQ(f[0].fix[0], "pip install --force-reinstall torch==2.5.1 torchvision==0.20.1 "
+                         "torchaudio==2.5.1 --index-url https://download.pytorch.org/whl/cu124");
+}
+
+TEST(DoctorTorch, CpuOnlyBuildOnAarch64PypiWheel) {
+  Snapshot s = healthy_desktop();
+  s.host.os.arch = "aarch64";
+  auto &t = torch_of(s);
+  t.version = "2.5.1";
+  t.variant.reset();
+  t.cuda.reset();
+  EXPECT_EQ(worst("torch.cpu-only-build", s), Severity::fail);
+}
+
+TEST(DoctorTorch, CpuOnlyBuildQuietWithoutUsableGpu) {
+  Snapshot s = healthy_desktop();
+  auto &t = torch_of(s);
+  t.version = "2.5.1+cpu";
+  t.variant = "cpu";
+  t.cuda.reset();
+  s.gpus.clear();
+  EXPECT_TRUE(run_check("torch.cpu-only-build", s).empty());
+  EXPECT_TRUE(run_check("torch.cpu-only-build", healthy_desktop()).empty());
+}
+
+Snapshot rtx5090_with_cu124() {
+  Snapshot s = healthy_desktop();
+  s.gpus[0].nvml->name = "NVIDIA GeForce RTX 5090";
+  s.gpus[0].nvml->compute_capability = "12.0";
+  s.gpus[0].device_id = "0x2b85";
+  s.nvidia.driver_version = "570.124.06";
+  s.nvidia.cuda_driver_version = "12.8";
+  return s;
+}
+
+TEST(DoctorTorch, ArchUnsupportedNamesTheWheelThatFits) {
+  auto f = run_check("torch.arch-unsupported", rtx5090_with_cu124());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::fail);
+  EXPECT_NE(f[0].fix[0].find("torch==2.8.0"), std::string::npos) << f[0].fix[0];
+  EXPECT_NE(f[0].fix[0].find("/whl/cu128"), std::string::npos) << f[0].fix[0];
+}
+
+TEST(DoctorTorch, ArchUnsupportedForPascalOnCu128) {
+  Snapshot s = healthy_desktop();
+  s.gpus[0].nvml->name = "Tesla P100-PCIE-16GB";
+  s.gpus[0].nvml->compute_capability = "6.0";
+  s.nvidia.driver_version = "570.124.06";
+  s.nvidia.cuda_driver_version = "12.8";
+  auto &t = torch_of(s);
+  t.version = "2.8.0+cu128";
+  t.variant = "cu128";
+  t.cuda = "12.8";
+  t.arch_list = {"sm_70", "sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"};
+  auto f = run_check("torch.arch-unsupported", s);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NE(f[0].fix[0].find("/whl/cu126"), std::string::npos) << f[0].fix[0];
+}
+
+TEST(DoctorTorch, ArchCoveredBySameMajorCubinAndUsesKbListWhenUnread) {
+  // sm_86 runs on 8.9 (rule R1): the desktop's 4090 with sm_50..sm_90 is covered.
+  EXPECT_TRUE(run_check("torch.arch-unsupported", healthy_desktop()).empty());
+  Snapshot s = rtx5090_with_cu124();
+  torch_of(s).arch_list.clear(); // unread: the kb's cu124 list decides
+  EXPECT_EQ(worst("torch.arch-unsupported", s), Severity::fail);
+}
+
+TEST(DoctorTorch, ArchUnknownSaysItCouldNotCheck) {
+  Snapshot s = healthy_desktop();
+  auto &t = torch_of(s);
+  t.arch_list.clear();
+  t.version = "2.9.0+cu128"; // not in the test kb
+  t.variant = "cu128";
+  EXPECT_EQ(worst("torch.arch-unsupported", s), Severity::info);
+}
+
+TEST(DoctorTorch, CompanionMismatchBySuffixAndByVersion) {
+  Snapshot s = healthy_desktop();
+  s.software.python_envs[0].torchvision = "0.20.1+cu121";
+  auto f = run_check("torch.companion-mismatch", s);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NE(f[0].title.find("cu121"), std::string::npos);
+  EXPECT_NE(f[0].fix[0].find("torchvision==0.20.1"), std::string::npos);
+  Snapshot v = healthy_desktop();
+  v.software.python_envs[0].torchaudio = "2.4.0+cu124";
+  EXPECT_EQ(worst("torch.companion-mismatch", v), Severity::fail);
+  EXPECT_TRUE(run_check("torch.companion-mismatch", healthy_desktop()).empty());
+}
+
+TEST(DoctorTorch, TritonUnsupportedBelowSeven) {
+  Snapshot s = healthy_desktop();
+  s.gpus[0].nvml->compute_capability = "6.1";
+  EXPECT_EQ(worst("torch.triton-unsupported", s), Severity::warn);
+  EXPECT_TRUE(run_check("torch.triton-unsupported", healthy_desktop()).empty());
+}
+
+TEST(DoctorTorch, VendorMismatch) {
+  Snapshot amd;
+  Gpu g;
+  g.bdf = "0000:0c:00.0";
+  g.vendor = "AMD";
+  g.vendor_id = "0x1002";
+  g.driver = "amdgpu";
+  g.amd = AmdGpu{};
+  amd.gpus = {g};
+  amd.software.python_envs = healthy_desktop().software.python_envs;
+  auto f = run_check("torch.vendor-mismatch", amd);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NE(f[0].fix[0].find("/whl/rocm6.2"), std::string::npos) << f[0].fix[0];
+  Snapshot rocm = healthy_desktop();
+  torch_of(rocm).cuda.reset();
+  torch_of(rocm).hip = "6.2.41133";
+  torch_of(rocm).variant = "rocm6.2";
+  EXPECT_EQ(worst("torch.vendor-mismatch", rocm), Severity::fail);
+  EXPECT_TRUE(run_check("torch.vendor-mismatch", healthy_desktop()).empty());
+}
+
+TEST(DoctorTorch, CudaUnavailableFromDeepProbe) {
+  Snapshot s = healthy_desktop();
+  s.software.python_envs[0].deep = DeepProbe{true, false, 0, {}, "CUDA unknown error"};
+  auto f = run_check("torch.cuda-unavailable", s);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].evidence.back().value, "CUDA unknown error");
+  s.software.python_envs[0].deep->cuda_available = true;
+  EXPECT_TRUE(run_check("torch.cuda-unavailable", s).empty());
+}
+
+TEST(DoctorTorch, CudnnWheelOfAnotherMajor) {
+  Snapshot s = healthy_desktop();
+  s.software.python_envs[0].nvidia_wheels["nvidia-cudnn-cu12"] = "8.9.2.26";
+  EXPECT_EQ(worst("torch.cudnn-wheel-mismatch", s), Severity::fail);
+  EXPECT_TRUE(run_check("torch.cudnn-wheel-mismatch", healthy_desktop()).empty());
+}
+
+TEST(DoctorTorch, Tf32AdviceIsInfoOnAmpereAndNewer) {
+  EXPECT_EQ(worst("torch.tf32-off-by-default", healthy_desktop()), Severity::info);
+  Snapshot s = healthy_desktop();
+  s.gpus[0].nvml->compute_capability = "7.5";
+  EXPECT_EQ(worst("torch.tf32-off-by-default", s), Severity::ok);
+}
+
+} // namespace
+} // namespace dlrig::doctor::test

@@ -1,0 +1,316 @@
+#include "dlrig/fit/fit.hpp"
+#include "dlrig/fit/report.hpp"
+#include "unit/fit/models.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+namespace dlrig::fit {
+namespace {
+
+TEST(ResolveRun, ImpossibleRunsNameTheFlagAndTheFix) {
+  auto model = test::llama3_8b(); // 32 heads, 8 KV heads, 32 layers
+  fit::Run run;
+  run.tp = 3;
+  run.gpus = 3;
+  auto r = resolve_run(model, run, nullptr);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("--tp 3 does not divide"), std::string::npos)
+      << r.error().message;
+  EXPECT_NE(r.error().message.find("32 attention heads"), std::string::npos);
+
+  run = fit::Run{};
+  run.gpus = 6;
+  run.tp = 4;
+  r = resolve_run(model, run, nullptr);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("not a multiple of --tp 4 x --pp 1"), std::string::npos)
+      << r.error().message;
+
+  run = fit::Run{};
+  run.pp = 3;
+  run.gpus = 3;
+  r = resolve_run(model, run, nullptr);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("--pp 3 does not divide"), std::string::npos);
+
+  run = fit::Run{};
+  run.offload = Offload::params;
+  run.strategy = Strategy::zero2;
+  EXPECT_NE(resolve_run(model, run, nullptr).error().message.find("--offload params"),
+            std::string::npos);
+
+  run = fit::Run{};
+  run.quant = Quant::int4;
+  EXPECT_NE(resolve_run(model, run, nullptr).error().message.find("--quant"), std::string::npos);
+
+  run = fit::Run{};
+  run.seq = 4096;
+  auto gpt2 = test::gpt2();
+  EXPECT_NE(resolve_run(gpt2, run, nullptr).error().message.find("1024 learned positions"),
+            std::string::npos);
+
+  run = fit::Run{};
+  run.seq = 128;
+  EXPECT_NE(resolve_run(test::resnet("resnet50"), run, nullptr).error().message.find("--seq"),
+            std::string::npos);
+}
+
+TEST(ResolveRun, DefaultsAreSaid) {
+  std::vector<std::string> said;
+  auto r = resolve_run(test::gpt2(), fit::Run{}, &said);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->seq, 1024);
+  ASSERT_EQ(said.size(), 1u);
+  EXPECT_NE(said[0].find("--seq not given"), std::string::npos);
+  said.clear();
+  r = resolve_run(test::resnet("resnet50"), fit::Run{}, &said);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->image_size, 224);
+  EXPECT_EQ(said.size(), 1u);
+}
+
+TEST(MaxBatch, IsTheLargestThatFits) {
+  auto model = test::llama3_8b();
+  fit::Run run;
+  run.seq = 2048;
+  run.lora_rank = 16;
+  auto gpu = test::gpu_80gb();
+  auto b = max_micro_batch(model, run, gpu);
+  ASSERT_TRUE(b.has_value());
+  ASSERT_GT(*b, 0);
+  run.batch = *b;
+  EXPECT_LE(estimate_memory(model, run, gpu).device, *gpu.memory_bytes);
+  run.batch = *b + 1;
+  EXPECT_GT(estimate_memory(model, run, gpu).device, *gpu.memory_bytes);
+}
+
+TEST(MaxBatch, ZeroWhenNothingFits) {
+  fit::Run run;
+  run.seq = 2048;
+  EXPECT_EQ(max_micro_batch(test::gpt3_175b(), run, test::gpu_80gb()), 0);
+  auto unknown = test::gpu_80gb();
+  unknown.memory_bytes.reset();
+  EXPECT_FALSE(max_micro_batch(test::gpt2(), run, unknown).has_value());
+}
+
+TEST(Suggest, RankedAndEachWithItsMemory) {
+  // Full fine-tuning of an 8B model on a 24 GB card does not fit; the changes say what does.
+  auto model = test::llama3_8b();
+  fit::Run run;
+  run.seq = 2048;
+  run.batch = 4;
+  auto gpu = test::gpu_24gb();
+  auto base = estimate_memory(model, run, gpu);
+  ASSERT_GT(base.device, *gpu.memory_bytes);
+  auto s = suggest(model, run, gpu);
+  ASSERT_FALSE(s.empty());
+  EXPECT_TRUE(s.front().fits) << s.front().change;
+  bool seen_unfit = false;
+  for (const auto &c : s) {
+    EXPECT_GT(c.device_bytes, 0u);
+    EXPECT_FALSE(c.flags.empty());
+    if (!c.fits)
+      seen_unfit = true;
+    else
+      EXPECT_FALSE(seen_unfit) << "fitting changes come first: " << c.change;
+  }
+  bool lora = false, ckpt = false;
+  for (const auto &c : s) {
+    lora |= c.flags.find("--lora") != std::string::npos;
+    ckpt |= c.flags == "--checkpointing full";
+  }
+  EXPECT_TRUE(lora);
+  EXPECT_TRUE(ckpt);
+}
+
+TEST(Time, SixTimesParamsTimesTokensPlusAttention) {
+  auto model = test::gpt3_175b();
+  fit::Run run;
+  run.seq = 2048;
+  run.batch = 1;
+  run.attention = Attention::flash;
+  const double p = static_cast<double>(model.params);
+  const double attn = 12.0 * 2048 * 2048 * 96 * 12288 / 2; // causal
+  EXPECT_DOUBLE_EQ(step_flops(model, run), 6 * p * 2048 + attn);
+  run.checkpointing = Checkpointing::full;
+  EXPECT_DOUBLE_EQ(step_flops(model, run), 8 * p * 2048 + attn * 4 / 3);
+  fit::Run plain;
+  plain.seq = 2048;
+  auto t = estimate_time(model, plain, test::gpu_80gb());
+  ASSERT_TRUE(t.seconds_per_step.has_value());
+  EXPECT_NEAR(*t.seconds_per_step, t.flops_per_step / (312e12 * kUtilisation), 1e-9);
+  EXPECT_NEAR(*t.tokens_per_s, 2048 / *t.seconds_per_step, 1e-6);
+}
+
+TEST(Time, EpochFromDatasetTokensOrSamples) {
+  auto model = test::gpt2();
+  fit::Run run;
+  run.seq = 1024;
+  run.batch = 8;
+  run.dataset_tokens = 1e9;
+  auto t = estimate_time(model, run, test::gpu_80gb());
+  ASSERT_TRUE(t.seconds_per_epoch.has_value());
+  EXPECT_NEAR(*t.seconds_per_epoch, 1e9 / *t.tokens_per_s, 1e-6);
+  auto cnn = test::resnet("resnet50");
+  fit::Run r2;
+  r2.image_size = 224;
+  r2.batch = 32;
+  r2.samples = 1'281'167; // ImageNet-1k train
+  auto t2 = estimate_time(cnn, r2, test::gpu_80gb());
+  ASSERT_TRUE(t2.seconds_per_epoch.has_value());
+  EXPECT_NEAR(*t2.seconds_per_epoch, 1'281'167 / *t2.samples_per_s, 1e-6);
+}
+
+TEST(Time, UnknownThroughputIsUnknownNotZero) {
+  auto gpu = test::gpu_80gb();
+  gpu.fp8_flops.reset();
+  fit::Run run;
+  run.seq = 128;
+  run.precision = Precision::fp8;
+  auto t = estimate_time(test::gpt2(), run, gpu);
+  EXPECT_FALSE(t.seconds_per_step.has_value());
+  EXPECT_FALSE(t.notes.empty());
+}
+
+TEST(Time, CpuPeakFromIsaFlags) {
+  CpuInfo cpu;
+  cpu.cores = 28;
+  cpu.max_hz = 3.8e9;
+  cpu.isa = {"avx2", "fma", "avx512f"};
+  auto c = cpu_target(cpu);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_DOUBLE_EQ(c->peak(), 28 * 3.8e9 * 64);
+  cpu.isa = {"avx2", "fma"};
+  EXPECT_DOUBLE_EQ(cpu_target(cpu)->flops_per_cycle, 32);
+  cpu.isa = {};
+  EXPECT_FALSE(cpu_target(cpu).has_value()) << "no rated ISA: unknown, not a guess";
+  cpu.isa = {"avx2", "fma"};
+  cpu.cores.reset();
+  EXPECT_FALSE(cpu_target(cpu).has_value());
+}
+
+TEST(Cnn, ResnetParamsAndMacsMatchTorchvision) {
+  // torchvision's published num_params (memory.md §2.2) and ResNet-50's 4.09 GFLOPS (MACs).
+  EXPECT_EQ(test::resnet("resnet50").params, 25'557'032);
+  EXPECT_EQ(test::resnet("resnet18").params, 11'689'512);
+  fit::Run run;
+  run.mode = Mode::infer;
+  run.image_size = 224;
+  EXPECT_NEAR(step_flops(test::resnet("resnet50"), run) / 2, 4.09e9, 0.01e9);
+  EXPECT_NEAR(step_flops(test::resnet("resnet18"), run) / 2, 1.81e9, 0.01e9);
+}
+
+TEST(Unet, WalkReproducesTheStableDiffusionParameterCount) {
+  auto model = test::sd15_unet();
+  auto u = unet_cost(model.arch, 512);
+  ASSERT_TRUE(u.has_value());
+  EXPECT_EQ(u->latent_side, 64);
+  EXPECT_DOUBLE_EQ(u->params, 859'520'964) << "the walk has the UNet's structure";
+}
+
+TEST(Unet, ActivationsScaleWithBatchAndEagerAttentionCosts) {
+  auto model = test::sd15_unet();
+  std::vector<std::string> said;
+  auto run = resolve_run(model, fit::Run{}, &said);
+  ASSERT_TRUE(run.ok()) << run.error().message;
+  EXPECT_EQ(run->image_size, 512);
+  auto gpu = test::gpu_80gb();
+  run->optimizer = Optimizer::sgd;
+  auto one = estimate_memory(model, *run, gpu);
+  run->batch = 4;
+  auto four = estimate_memory(model, *run, gpu);
+  EXPECT_NEAR(static_cast<double>(four.activations), 4.0 * one.activations, 4);
+  run->attention = Attention::eager;
+  auto eager = estimate_memory(model, *run, gpu);
+  // 16 self-attention layers; at the 64 x 64 latent: 8 heads x 4096^2 scores x 2 B per image.
+  EXPECT_GT(eager.activations, four.activations + 4ull * 2 * 8 * 4096 * 4096);
+}
+
+TEST(Checkpoint, DecoderShapeFromTensorNames) {
+  std::vector<SafeTensor> t;
+  auto add = [&](std::string n, std::vector<std::uint64_t> shape) {
+    SafeTensor s;
+    s.name = std::move(n);
+    s.dtype = "BF16";
+    s.shape = std::move(shape);
+    s.end = s.elements() * 2;
+    t.push_back(s);
+  };
+  add("model.embed_tokens.weight", {128256, 4096});
+  for (int l = 0; l < 32; ++l) {
+    auto p = "model.layers." + std::to_string(l) + ".";
+    add(p + "self_attn.q_proj.weight", {4096, 4096});
+    add(p + "self_attn.k_proj.weight", {1024, 4096});
+    add(p + "mlp.gate_proj.weight", {14336, 4096});
+    add(p + "input_layernorm.weight", {4096});
+  }
+  add("lm_head.weight", {128256, 4096});
+  auto c = summarise_checkpoint(t, {"x"});
+  auto arch = arch_from_checkpoint(c, kb::ModelFamily::decoder, "x");
+  ASSERT_TRUE(arch.ok()) << arch.error().message;
+  EXPECT_EQ(arch->layers, 32);
+  EXPECT_EQ(arch->hidden, 4096);
+  EXPECT_EQ(arch->vocab, 128256);
+  EXPECT_EQ(arch->heads * arch->head_dim, 4096);
+  EXPECT_EQ(arch->kv_heads * arch->head_dim, 1024);
+  EXPECT_EQ(arch->intermediate, 14336);
+  EXPECT_TRUE(arch->gated_mlp);
+  EXPECT_FALSE(arch->tied_embeddings);
+  EXPECT_EQ(arch->norm, "rmsnorm");
+  // The KV cache needs only kv_heads x head_dim: exact without a config.json.
+  EXPECT_EQ(kv_bytes_per_token(dims_of(*arch), 2), 131'072u);
+
+  std::vector<SafeTensor> nothing{t[1]};
+  EXPECT_FALSE(
+      arch_from_checkpoint(summarise_checkpoint(nothing, {"y"}), kb::ModelFamily::decoder, "y")
+          .ok());
+}
+
+TEST(Fit, VerdictHeadroomAndJson) {
+  auto model = test::llama3_8b();
+  fit::Run run;
+  run.seq = 2048;
+  run.lora_rank = 16;
+  FitOptions opts;
+  opts.max_batch = true;
+  auto rep = fit(model, run, {test::gpu_80gb(), test::gpu_24gb()}, opts, std::nullopt);
+  ASSERT_EQ(rep.gpus.size(), 2u);
+  const auto &g = rep.gpus[0];
+  ASSERT_TRUE(g.fits.has_value());
+  EXPECT_TRUE(*g.fits);
+  EXPECT_EQ(*g.headroom, 80'000'000'000 - static_cast<std::int64_t>(g.memory.device));
+  auto j = to_json(rep);
+  EXPECT_EQ(j["schema_version"], 1);
+  const auto &gj = j["gpus"][0];
+  EXPECT_EQ(gj["total_bytes"], g.memory.device);
+  for (const char *k : {"weights", "gradients", "optimizer", "activations", "kv_cache", "overhead"})
+    EXPECT_TRUE(gj["breakdown"].contains(k)) << k;
+  EXPECT_EQ(gj["verdict"], "fits");
+  EXPECT_EQ(gj["judged_at"], "device");
+  EXPECT_TRUE(gj["max_batch"].is_number_integer());
+}
+
+TEST(Fit, OneEstimateIsUnderAMillisecond) {
+  auto model = test::llama3_8b();
+  fit::Run run;
+  run.seq = 4096;
+  run.gpus = 8;
+  run.strategy = Strategy::zero3;
+  auto gpu = test::gpu_80gb();
+  auto start = std::chrono::steady_clock::now();
+  constexpr int kRuns = 1000;
+  std::uint64_t sink = 0;
+  for (int i = 0; i < kRuns; ++i) {
+    run.batch = 1 + i % 8;
+    sink += estimate_memory(model, run, gpu).device;
+  }
+  auto per =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / kRuns;
+  EXPECT_GT(sink, 0u);
+  EXPECT_LT(per, 1e-3) << per * 1e6 << " us per estimate";
+}
+
+} // namespace
+} // namespace dlrig::fit

@@ -1,0 +1,4 @@
+list(APPEND DLRIG_TEST_SOURCES
+  unit/fit/fit_test.cpp
+  unit/fit/memory_test.cpp
+  unit/fit/safetensors_test.cpp)

@@ -1,0 +1,112 @@
+#include "dlrig/kb/search.hpp"
+
+#include <gtest/gtest.h>
+
+namespace dlrig::kb {
+namespace {
+
+TEST(KbSearch, EditDistance) {
+  EXPECT_EQ(edit_distance("kitten", "sitting"), 3u);
+  EXPECT_EQ(edit_distance("", "abc"), 3u);
+  EXPECT_EQ(edit_distance("4090", "4090"), 0u);
+  EXPECT_EQ(edit_distance("4009", "4090"), 1u); // a swap of neighbours is one typo
+}
+
+TEST(KbSearch, NearestNamesPreferTheClosestStretch) {
+  std::vector<std::string> names = {"GeForce RTX 4090", "NVIDIA H100 SXM5", "GeForce RTX 3060 12GB",
+                                    "NVIDIA L4"};
+  auto n = nearest_names(names, "rtx 4009", 2);
+  ASSERT_EQ(n.size(), 2u);
+  EXPECT_EQ(n[0], "GeForce RTX 4090");
+  EXPECT_EQ(nearest_names(names, "h10", 1), std::vector<std::string>{"NVIDIA H100 SXM5"});
+}
+
+TEST(KbSearch, ParseSizeGb) {
+  EXPECT_DOUBLE_EQ(*parse_size_gb("24GB"), 24);
+  EXPECT_DOUBLE_EQ(*parse_size_gb(" 24 gb "), 24);
+  EXPECT_DOUBLE_EQ(*parse_size_gb("80"), 80);
+  EXPECT_NEAR(*parse_size_gb("1GiB"), 1.073741824, 1e-9);
+  EXPECT_FALSE(parse_size_gb("lots"));
+  EXPECT_FALSE(parse_size_gb("GB"));
+  EXPECT_FALSE(parse_size_gb("-3GB"));
+  EXPECT_FALSE(parse_size_gb("24TB"));
+}
+
+TEST(KbSearch, UsageErrors) {
+  const auto &kb = builtin();
+  EXPECT_FALSE(kb_search(kb, {"dogs", "", std::nullopt, ""}));
+  EXPECT_FALSE(kb_search(kb, {"gpus", "", std::nullopt, "colour"}));
+  EXPECT_FALSE(kb_search(kb, {"cuda", "", 24.0, ""}));
+  EXPECT_FALSE(kb_search(kb, {"torch", "", std::nullopt, "bf16"}));
+}
+
+TEST(KbSearch, GpuListFiltersAndSorts) {
+  auto v = kb_search(builtin(), {"gpus", "nvidia", 80.0, "fp32"});
+  ASSERT_TRUE(v) << v.error().message;
+  ASSERT_GT(v->matches, 3u);
+  const auto &items = v->json["items"];
+  for (std::size_t i = 1; i < items.size(); ++i)
+    if (!items[i]["fp32_flops"].is_null()) {
+      EXPECT_LE(items[i]["fp32_flops"].get<double>(), items[i - 1]["fp32_flops"].get<double>());
+    }
+  for (const auto &g : items) {
+    EXPECT_EQ(g["vendor"], "NVIDIA");
+    EXPECT_GE(g["memory_gb"].get<double>(), 80);
+  }
+  EXPECT_EQ(v->tables.size(), 1u);
+  EXPECT_EQ(v->tables[0].rows.size(), v->matches);
+}
+
+TEST(KbSearch, NoMatchGivesSuggestions) {
+  auto v = kb_search(builtin(), {"gpus", "radeon 7900 xtz", std::nullopt, ""});
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->matches, 0u);
+  ASSERT_FALSE(v->suggestions.empty());
+  EXPECT_EQ(v->suggestions[0], "AMD Radeon RX 7900 XTX");
+  EXPECT_EQ(v->json["suggestions"][0], "AMD Radeon RX 7900 XTX");
+}
+
+TEST(KbSearch, ModelsCarryDerivedParams) {
+  KnowledgeBase kb;
+  ModelArch m;
+  m.name = "tiny-llama-test";
+  m.family = ModelFamily::decoder;
+  m.hidden = 64;
+  m.layers = 2;
+  m.heads = 4;
+  m.kv_heads = 2;
+  m.intermediate = 128;
+  m.vocab = 100;
+  kb.models.push_back(m);
+  auto v = kb_search(kb, {"models", "llama", std::nullopt, ""});
+  ASSERT_TRUE(v);
+  ASSERT_EQ(v->matches, 1u);
+  const auto &item = v->json["items"][0];
+  ASSERT_TRUE(item.contains("params"));
+  auto derived = derive_params(m);
+  if (derived > 0) {
+    EXPECT_EQ(item["params"].get<std::int64_t>(), derived);
+  } else {
+    EXPECT_TRUE(item["params"].is_null()); // no derivation yet: unknown, never 0
+  }
+  EXPECT_EQ(v->tables[0].rows[0][4], "4/2"); // heads/kv heads
+  auto none = kb_search(kb, {"models", "bert", std::nullopt, ""});
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->matches, 0u);
+  EXPECT_EQ(none->suggestions, std::vector<std::string>{"tiny-llama-test"});
+}
+
+TEST(KbSearch, TorchFilterByVersionAndVariant) {
+  auto v = kb_search(builtin(), {"torch", "2.1", std::nullopt, ""});
+  ASSERT_TRUE(v);
+  for (const auto &item : v->json["items"])
+    EXPECT_EQ(item["version"], "2.1.2"); // not 2.10 or 2.11
+  auto cu = kb_search(builtin(), {"torch", "cu118", std::nullopt, ""});
+  ASSERT_TRUE(cu);
+  EXPECT_GE(cu->matches, 5u);
+  for (const auto &item : cu->json["items"])
+    EXPECT_EQ(item["cuda"], "11.8");
+}
+
+} // namespace
+} // namespace dlrig::kb
