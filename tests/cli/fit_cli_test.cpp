@@ -232,7 +232,7 @@ protected:
 };
 
 TEST_F(FitGuides, ResNet50OnRtx3060) {
-  auto r = run_dlrig({"fit", "resnet50", "--gpu", "GeForce RTX 3060 12GB", "--batch", "64",
+  auto r = run_dlrig({"fit", "resnet-50", "--gpu", "GeForce RTX 3060 12GB", "--batch", "64",
                       "--precision", "fp16-amp", "--from", snap(), "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   EXPECT_EQ(Json::parse(r.out)["gpus"][0]["verdict"], "fits");
@@ -281,6 +281,42 @@ TEST_F(FitGuides, Gpt3_175bOnA100sNeedsManyOfThem) {
                          "--from",
                          snap()});
   EXPECT_EQ(many.exit_code, 0) << many.err << many.out;
+}
+
+TEST_F(FitGuides, ConfigJsonAndParamsFamily) {
+  auto dir = fs::temp_directory_path() / "dlrig-fit-cli-config";
+  fs::create_directories(dir);
+  std::ofstream(dir / "config.json") << Json{
+      {"model_type", "llama"},       {"hidden_size", 4096},
+      {"num_hidden_layers", 32},     {"num_attention_heads", 32},
+      {"num_key_value_heads", 8},    {"intermediate_size", 14336},
+      {"vocab_size", 128256},        {"max_position_embeddings", 8192},
+      {"tie_word_embeddings", false}}.dump();
+  auto r = run_dlrig({"fit", dir.string(), "--gpu", "NVIDIA H100 SXM5", "--seq", "1024", "--lora",
+                      "16", "--from", snap(), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Json::parse(r.out)["model"]["params"], 8'030'261'248ll);
+  auto p = run_dlrig({"fit", "--params", "7B", "--family", "decoder", "--gpu", "NVIDIA H100 SXM5",
+                      "--seq", "1024", "--from", snap(), "--json"});
+  ASSERT_TRUE(p.exit_code == 0 || p.exit_code == 1) << p.err;
+  auto j = Json::parse(p.out);
+  EXPECT_EQ(j["model"]["params"], 7'000'000'000ll);
+  EXPECT_FALSE(j["assumptions"].empty() && j["model"]["origin"].get<std::string>().empty());
+}
+
+TEST_F(FitGuides, CatalogResnetAndUnetMatchTheirPublishedCounts) {
+  // The estimator's own layer walks agree with the catalog's derived counts.
+  auto r =
+      run_dlrig({"fit", "resnet-50", "--gpu", "NVIDIA A100 80GB SXM4", "--from", snap(), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Json::parse(r.out)["model"]["params"], 25'557'032);
+  auto u = run_dlrig({"fit", "sd-1.5-unet", "--gpu", "NVIDIA A100 80GB SXM4", "--batch", "8",
+                      "--from", snap(), "--json"});
+  ASSERT_EQ(u.exit_code, 0) << u.err;
+  auto j = Json::parse(u.out);
+  EXPECT_EQ(j["model"]["params"], 859'520'964);
+  EXPECT_EQ(j["run"]["image_size"], 512);
+  EXPECT_GT(j["gpus"][0]["breakdown"]["activations"].get<double>(), 1e9);
 }
 
 TEST_F(FitGuides, AllGpusTable) {

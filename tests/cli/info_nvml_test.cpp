@@ -34,6 +34,7 @@ TEST(InfoNvmlCli, ServerJsonHasEightH100OnNvSwitch) {
     buses.insert(g.at("bdf").get<std::string>());
     EXPECT_EQ(g.at("nvml").at("name"), "NVIDIA H100 80GB HBM3");
     EXPECT_EQ(g.at("nvml").at("compute_capability"), "9.0");
+    EXPECT_EQ(g.at("nvml").at("architecture"), "Hopper");
     EXPECT_EQ(g.at("nvml").at("nvlinks").size(), 18u);
   }
   EXPECT_EQ(buses, (std::set<std::string>{"0000:18:00.0", "0000:2a:00.0", "0000:3a:00.0",
@@ -137,6 +138,20 @@ TEST(InfoNvmlCli, HealthViewShowsThrottlingAndMemoryFaults) {
   EXPECT_NE(ecc.out.find("3 retired pages, retirement pending"), std::string::npos) << ecc.out;
   EXPECT_NE(ecc.out.find("REMAP FAILED"), std::string::npos) << ecc.out;
   EXPECT_NE(ecc.out.find("on, 5 uncorrected (12 lifetime)"), std::string::npos) << ecc.out;
+}
+
+TEST(InfoNvmlCli, GpuOnTheBusWithoutNvmlSaysWhatThatMeans) {
+  auto r = run_dlrig({"info", "--sysroot", fixture("desktop-rtx4090")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("not loaded: /nonexistent/libnvidia-ml.so.1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("What it means  no NVIDIA user-space driver"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("NVIDIA GPUs (NVML)"), std::string::npos) << r.out;
+}
+
+TEST(InfoNvmlCli, NoNvidiaSectionOnAMachineWithoutNvidia) {
+  auto r = run_dlrig({"info", "--sysroot", fixture("laptop-no-gpu")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("NVIDIA driver"), std::string::npos) << r.out;
 }
 
 } // namespace

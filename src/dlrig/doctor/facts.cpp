@@ -228,15 +228,10 @@ const kb::TorchRelease *torch_release(const kb::KnowledgeBase &kb, std::string_v
   return by_minor;
 }
 
-std::string pip_command(const kb::TorchRelease &r, const kb::TorchVariant &v) {
-  std::string cmd = "pip install --force-reinstall torch==" + r.version;
-  if (!r.torchvision.empty())
-    cmd += " torchvision==" + r.torchvision;
-  if (!r.torchaudio.empty())
-    cmd += " torchaudio==" + r.torchaudio;
-  if (!v.index_url.empty())
-    cmd += " --index-url " + v.index_url;
-  return cmd;
+std::string reinstall_command(const kb::TorchRelease &r, const kb::TorchVariant &v) {
+  // kb's command starts "pip install "; replacing a wrong wheel needs --force-reinstall.
+  return "pip install --force-reinstall " +
+         kb::pip_command(r, v).substr(std::string("pip install ").size());
 }
 
 std::optional<WheelChoice> choose_wheel(const kb::KnowledgeBase &kb,
@@ -263,7 +258,7 @@ std::optional<WheelChoice> choose_wheel(const kb::KnowledgeBase &kb,
   if (!prefer_version.empty())
     if (const auto *r = torch_release(kb, prefer_version))
       if (const auto *v = best_in(*r))
-        return WheelChoice{r, v, pip_command(*r, *v)};
+        return WheelChoice{r, v, reinstall_command(*r, *v)};
   const kb::TorchRelease *best_r = nullptr;
   const kb::TorchVariant *best_v = nullptr;
   for (const auto &r : kb.torch)
@@ -274,7 +269,7 @@ std::optional<WheelChoice> choose_wheel(const kb::KnowledgeBase &kb,
     }
   if (!best_r)
     return std::nullopt;
-  return WheelChoice{best_r, best_v, pip_command(*best_r, *best_v)};
+  return WheelChoice{best_r, best_v, reinstall_command(*best_r, *best_v)};
 }
 
 std::vector<std::string> nvidia_ccs(const Snapshot &s, const kb::KnowledgeBase &kb) {

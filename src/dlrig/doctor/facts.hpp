@@ -60,7 +60,7 @@ std::optional<WheelChoice> choose_wheel(const kb::KnowledgeBase &kb,
                                         const std::optional<std::string> &driver_cuda_version,
                                         const std::vector<std::string> &ccs,
                                         std::string_view prefer_version = {});
-std::string pip_command(const kb::TorchRelease &r, const kb::TorchVariant &v);
+std::string reinstall_command(const kb::TorchRelease &r, const kb::TorchVariant &v);
 
 // Compute capabilities of every NVIDIA GPU whose capability is known.
 std::vector<std::string> nvidia_ccs(const Snapshot &s, const kb::KnowledgeBase &kb);

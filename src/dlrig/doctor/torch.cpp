@@ -181,7 +181,7 @@ std::vector<Finding> companion_mismatch(const Snapshot &s, const kb::KnowledgeBa
         if (v.tag == tag || (tag.empty() && v.pypi_default))
           same = &v;
       if (same)
-        f.fix.push_back(pip_command(*r, *same));
+        f.fix.push_back(reinstall_command(*r, *same));
     }
     if (f.fix.empty())
       f.fix.push_back("reinstall the three together from one index: pip install "
@@ -246,7 +246,7 @@ std::vector<Finding> vendor_mismatch(const Snapshot &s, const kb::KnowledgeBase 
             cmd.empty())
           for (const auto &v : r.variants)
             if (v.tag.rfind("rocm", 0) == 0 && !v.index_url.empty())
-              cmd = pip_command(r, v);
+              cmd = reinstall_command(r, v);
       f.fix.push_back(!cmd.empty() ? cmd
                                    : "pip install --force-reinstall torch torchvision torchaudio "
                                      "--index-url https://download.pytorch.org/whl/rocmX.Y");

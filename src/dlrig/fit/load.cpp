@@ -64,7 +64,7 @@ Result<kb::ModelArch> parse_model_config(std::string_view text, const std::strin
   Json j;
   try {
     j = Json::parse(text.begin(), text.end());
-  } catch (const Json::parse_error &e) {
+  } catch (const Json::exception &e) { // parse errors (with line and column) and number overflow
     return make_error(fmt::format("{}: malformed JSON: {}", where, e.what()));
   }
   if (!j.is_object())

@@ -466,8 +466,12 @@ MemoryEstimate estimate_memory(const ModelInput &model, const Run &run, const Gp
   double allocated = e.weights + e.gradients + e.optimizer + e.activations + e.kv_cache;
   for (const auto &o : e.overhead_parts)
     allocated += static_cast<double>(o.bytes);
+  // Serving allocates the weights once; the caching allocator's churn is in the activations and
+  // the growing KV cache, so the margin applies to those alone there.
+  const double churn =
+      run.mode == Mode::infer ? static_cast<double>(e.activations + e.kv_cache) : allocated;
   e.overhead_parts.push_back(
-      {"allocator rounding and fragmentation", u(allocated * kFragmentation), Level::reserved});
+      {"allocator rounding and fragmentation", u(churn * kFragmentation), Level::reserved});
   e.overhead_parts.push_back({"CUDA context", u(kCudaContext), Level::device});
   if (run.world() > 1)
     e.overhead_parts.push_back({"NCCL / torch.distributed", u(kNcclInit), Level::device});

@@ -73,11 +73,16 @@ long expert_index(std::string_view name) {
 std::vector<std::int64_t> resnet_blocks(const kb::ModelArch &m, bool &bottleneck) {
   std::vector<std::int64_t> blocks;
   bottleneck = false;
+  if (!m.cnn.stage_blocks.empty()) { // the catalog's parsed torchvision description
+    bottleneck = m.cnn.block == "bottleneck" || m.cnn.block == "Bottleneck";
+    return m.cnn.stage_blocks;
+  }
   if (m.extra.is_object() && m.extra.contains("layers") && m.extra["layers"].is_array()) {
     for (const auto &v : m.extra["layers"])
       if (v.is_number_integer())
         blocks.push_back(v.get<std::int64_t>());
-    bottleneck = m.extra.value("block", std::string()) == "bottleneck";
+    auto block = m.extra.value("block", std::string());
+    bottleneck = block == "bottleneck" || block == "Bottleneck";
     return blocks;
   }
   // torchvision's depths (pytorch/vision torchvision/models/resnet.py).
@@ -210,13 +215,19 @@ std::vector<ConvLayer> resnet_layers(const kb::ModelArch &m, std::int64_t side) 
     return {};
   std::vector<ConvLayer> out;
   std::int64_t x = conv_out(side, 7, 2);
-  out.push_back({m.channels > 0 ? m.channels : 3, 64, 7, 2, x, 2});
+  const std::int64_t stem = m.cnn.stem_width > 0 ? m.cnn.stem_width : 64;
+  auto width_of = [&](std::size_t stage) {
+    return stage < m.cnn.stage_widths.size() ? m.cnn.stage_widths[stage]
+                                             : std::int64_t{64} << stage;
+  };
+  out.push_back({m.channels > 0 ? m.channels : 3, stem, 7, 2, x, 2});
   x = conv_out(x, 3, 2);
-  out.push_back({64, 64, 0, 2, x, 1}); // max-pool: kernel 0 marks it (no weights, int64 indices)
-  std::int64_t in = 64;
+  out.push_back(
+      {stem, stem, 0, 2, x, 1}); // max-pool: kernel 0 marks it (no weights, int64 indices)
+  std::int64_t in = stem;
   const std::int64_t expansion = bottleneck ? 4 : 1;
   for (std::size_t stage = 0; stage < blocks.size(); ++stage) {
-    std::int64_t width = 64 << stage;
+    std::int64_t width = width_of(stage);
     for (std::int64_t b = 0; b < blocks[stage]; ++b) {
       std::int64_t stride = (stage > 0 && b == 0) ? 2 : 1;
       std::int64_t y = conv_out(x, 3, stride);
@@ -237,6 +248,12 @@ std::vector<ConvLayer> resnet_layers(const kb::ModelArch &m, std::int64_t side) 
   return out;
 }
 
+std::int64_t resnet_classes(const kb::ModelArch &m) {
+  if (m.cnn.num_classes > 0)
+    return m.cnn.num_classes;
+  return m.extra.is_object() ? m.extra.value("num_classes", std::int64_t{1000}) : 1000;
+}
+
 std::int64_t resnet_params(const kb::ModelArch &m) {
   auto convs = resnet_layers(m, 224);
   if (convs.empty())
@@ -245,7 +262,7 @@ std::int64_t resnet_params(const kb::ModelArch &m) {
   for (const auto &c : convs)
     if (c.kernel > 0)
       p += c.in_ch * c.out_ch * c.kernel * c.kernel + 2 * c.out_ch; // weight + BN affine
-  std::int64_t classes = m.extra.is_object() ? m.extra.value("num_classes", 1000) : 1000;
+  std::int64_t classes = resnet_classes(m);
   p += convs.back().out_ch * classes + classes; // fc
   return p;
 }

@@ -63,6 +63,8 @@ std::int64_t largest_layer_params(const kb::ModelArch &m, const Dims &d);
 // its depth. Depth comes from extra["layers"] (blocks per stage) and extra["block"]
 // ("basic"|"bottleneck"), or from a "resnetNN" name.
 std::vector<ConvLayer> resnet_layers(const kb::ModelArch &m, std::int64_t image_side);
+// The classifier's outputs (torchvision's num_classes, 1000 for ImageNet).
+std::int64_t resnet_classes(const kb::ModelArch &m);
 // ResNet parameters from the same walk (conv weights, BatchNorm affine, the fc head).
 std::int64_t resnet_params(const kb::ModelArch &m);
 

@@ -209,7 +209,9 @@ std::vector<Table> to_tables(const FitReport &r, bool summary) {
     t.header = {"GPU", "memory", "needs", "verdict", "headroom", "max batch", "step", "throughput"};
     for (const auto &g : r.gpus) {
       std::string thr = kUnknown;
-      if (g.time.tokens_per_s)
+      if (g.time.decode_tokens_per_s)
+        thr = count(*g.time.decode_tokens_per_s) + " tok/s decode";
+      else if (g.time.tokens_per_s)
         thr = count(*g.time.tokens_per_s) + " tok/s";
       else if (g.time.samples_per_s)
         thr = fmt::format("{:.1f} samples/s", *g.time.samples_per_s);

@@ -99,6 +99,8 @@ Result<SafetensorsHeader> parse_safetensors_header(std::string_view text, std::u
   } catch (const Json::parse_error &e) {
     return make_error(fmt::format("{}: header JSON is malformed at byte {} of the header: {}",
                                   where, e.byte + 8, e.what()));
+  } catch (const Json::exception &e) { // e.g. a number too large for any JSON number type
+    return make_error(fmt::format("{}: header JSON is malformed: {}", where, e.what()));
   }
   if (!j.is_object())
     return make_error(where + ": header is not a JSON object of tensors");
@@ -229,6 +231,8 @@ Result<std::map<std::string, std::string>> parse_safetensors_index(std::string_v
     j = Json::parse(text.begin(), text.end());
   } catch (const Json::parse_error &e) {
     return make_error(fmt::format("{}: malformed JSON at byte {}: {}", where, e.byte, e.what()));
+  } catch (const Json::exception &e) {
+    return make_error(fmt::format("{}: malformed JSON: {}", where, e.what()));
   }
   if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
     return make_error(where +

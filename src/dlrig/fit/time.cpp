@@ -42,7 +42,7 @@ double cnn_macs(const kb::ModelArch &m, std::int64_t side) {
       macs += static_cast<double>(c.in_ch * c.out_ch * c.kernel * c.kernel) *
               static_cast<double>(c.out_side * c.out_side);
   if (!convs.empty())
-    macs += static_cast<double>(convs.back().out_ch) * 1000;
+    macs += static_cast<double>(convs.back().out_ch * resnet_classes(m));
   return macs;
 }
 

@@ -104,8 +104,8 @@ struct ModelArch {
   CnnArch cnn;                                 // family == cnn
   UNetArch unet;                               // family == unet
 
-  // Everything else the family needs (CNN stages, UNet blocks, T5 relative buckets...), kept as
-  // the original config.json object so nothing is lost.
+  // The original config.json object (less the catalog's own keys), so nothing is lost: rope
+  // scaling, dtype, dropout rates, activation functions...
   Json extra;
 
   // The published exact count, for tests; nullopt when none is published (then

@@ -362,6 +362,7 @@ ModelArch read_resnet(const Fields &f) {
   CnnArch &c = m.cnn;
   if (f.has("block")) {
     // torchvision resnet.py: ResNet(block, layers, num_classes); widths are the planes per stage.
+    // block is "basic" or "bottleneck" (the catalog's spelling) or torchvision's class name.
     std::string block = f.text_or("block", "");
     if (block == "BasicBlock" || block == "basic")
       c.block = "basic";

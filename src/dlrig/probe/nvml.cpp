@@ -4,6 +4,7 @@
 // snapshot.nvidia and the GPUs keep what the PCI probe found.
 #include "dlrig/probe/nvml.hpp"
 
+#include "dlrig/kb/kb.hpp"
 #include "dlrig/platform/dynlib.hpp"
 
 #include <fmt/format.h>
@@ -520,6 +521,9 @@ NvmlGpu read_gpu(Caller &c, const ProbeContext &ctx, const Api &api, Device d, i
   if (c.call(api.device_get_cuda_compute_capability, "nvmlDeviceGetCudaComputeCapability",
              f + ".compute_capability", d, &major, &minor))
     g.compute_capability = fmt::format("{}.{}", major, minor);
+  if (g.compute_capability)
+    if (const kb::ArchSpec *arch = kb::builtin().arch(*g.compute_capability))
+      g.architecture = arch->name;
 
   auto clock = [&](Return (*fn)(Device, int, unsigned *), const char *symbol, int type,
                    const char *name) -> OptF64 {

@@ -1,5 +1,6 @@
 // PCI GPUs without any driver: every display/3D controller under /sys/bus/pci/devices, its ids,
 // driver, NUMA node, link, and the bridges between it and its root port.
+#include "dlrig/kb/kb.hpp"
 #include "dlrig/probe/parse.hpp"
 #include "dlrig/probe/pci_ids.hpp"
 #include "dlrig/probe/probe.hpp"
@@ -253,7 +254,14 @@ void probe_pci_gpus(const ProbeContext &ctx) {
       gpu.driver = basename(*drv);
     gpu.link = r.link(dir, field + ".link");
 
-    if (vid && did) {
+    // Names: the knowledge base first (its names match the rest of dlrig's answers), then pci.ids.
+    const kb::GpuSpec *spec = nullptr;
+    if (gpu.vendor_id && gpu.device_id)
+      spec = kb::builtin().find_gpu_by_pci(*gpu.vendor_id, *gpu.device_id);
+    if (spec) {
+      gpu.name = spec->name;
+      gpu.name_source = "kb";
+    } else if (vid && did) {
       auto names = ids.lookup(*vid, *did);
       if (names.device) {
         gpu.name = probe::pci_ids_short_name(*names.device);

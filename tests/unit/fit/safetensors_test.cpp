@@ -145,6 +145,12 @@ TEST_F(Safetensors, MalformedJson) {
   EXPECT_NE(msg.find("not a JSON object"), std::string::npos) << msg;
 }
 
+TEST_F(Safetensors, NumberTooLargeForJson) {
+  // nlohmann-json reports this as out_of_range, not a parse error (found by the fuzz target).
+  auto msg = error_of(R"({"a":{"dtype":"F32","shape":[1e999],"data_offsets":[0,4]}})", 4);
+  EXPECT_NE(msg.find("malformed"), std::string::npos) << msg;
+}
+
 TEST_F(Safetensors, UnknownDtype) {
   auto msg = error_of(R"({"a":{"dtype":"F128","shape":[1],"data_offsets":[0,16]}})", 16);
   EXPECT_NE(msg.find("unknown dtype \"F128\""), std::string::npos) << msg;

@@ -444,14 +444,14 @@ TEST(ModelFromConfig, ReadsADiffusersUnetConfigJson) {
   EXPECT_EQ(m.hf_model_type, "unet");
   EXPECT_EQ(derive_params(m), 859'520'964);
   // Stable Diffusion 2.x: the same UNet with a 1024-wide text encoder, linear projections and
-  // head dims [5, 10, 20, 20]: 865,910,724 (diffusers' SD 2 UNet, derived with the same modules).
+  // head counts [5, 10, 20, 20] (the catalog's sd-2.1-unet, published 865,910,724).
   Json cfg = m.extra;
   cfg["cross_attention_dim"] = 1024;
   cfg["use_linear_projection"] = true;
   cfg["attention_head_dim"] = {5, 10, 20, 20};
   auto sd2 = model_from_config(cfg, "sd2");
   ASSERT_TRUE(sd2.ok()) << sd2.error().message;
-  EXPECT_EQ(derive_params(*sd2), 865'910'724);
+  EXPECT_EQ(derive_params(*sd2), derive_params(model("sd-2.1-unet")));
 }
 
 TEST(ModelFromConfig, ReadsTransformersResNetAndViTConfigs) {
@@ -461,6 +461,16 @@ TEST(ModelFromConfig, ReadsTransformersResNetAndViTConfigs) {
     "hidden_act": "relu", "hidden_sizes": [256, 512, 1024, 2048], "layer_type": "bottleneck",
     "num_channels": 3, "num_labels": 1000})");
   EXPECT_EQ(derive_params(r), 25'557'032);
+  // torchvision's class names for the block, default widths and 1000 classes.
+  EXPECT_EQ(derive_params(parse(R"({"model_type": "resnet", "block": "Bottleneck",
+    "layers": [3, 4, 6, 3]})")),
+            25'557'032);
+  EXPECT_EQ(derive_params(parse(R"({"model_type": "resnet", "block": "BasicBlock",
+    "layers": [2, 2, 2, 2]})")),
+            11'689'512);
+  EXPECT_NE(error_of(R"({"model_type": "resnet", "block": "Wide", "layers": [2, 2, 2, 2]})")
+                .find("'block' = \"Wide\" must be BasicBlock or Bottleneck"),
+            std::string::npos);
   ModelArch v = parse(R"({"model_type": "vit", "hidden_size": 768, "num_hidden_layers": 12,
     "num_attention_heads": 12, "intermediate_size": 3072, "image_size": 224, "patch_size": 16,
     "id2label": {"0": "a", "1": "b"}})");
@@ -651,6 +661,10 @@ TEST(LayerShapes, UnetRunsOnTheLatent) {
   EXPECT_EQ(shape(*sd, "up_blocks.3.resnets.2").elements(), 320 * 64 * 64);
   EXPECT_EQ(sd->back().name, "conv_out");
   EXPECT_EQ(sd->back().elements(), 4 * 64 * 64);
+  auto sd2 = layer_shapes(model("sd-2.1-unet"), 768);
+  ASSERT_TRUE(sd2.ok());
+  EXPECT_EQ(shape(*sd2, "conv_in").height, 96);
+  EXPECT_EQ(shape(*sd2, "down_blocks.2.attentions.0").heads, 20);
   auto xl = layer_shapes(model("sdxl-unet"), 1024);
   ASSERT_TRUE(xl.ok());
   EXPECT_EQ(shape(*xl, "mid_block.attentions.0").transformer_layers, 10);

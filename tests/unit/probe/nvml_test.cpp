@@ -234,6 +234,7 @@ TEST_F(NvmlProbe, ServerEightH100WithNvSwitch) {
   EXPECT_EQ(g.memory_total_bytes, 81559ULL * 1024 * 1024);
   EXPECT_EQ(g.memory_used_bytes, 541ULL * 1024 * 1024); // v2: reserved counted as used
   EXPECT_EQ(g.compute_capability, "9.0");
+  EXPECT_EQ(g.architecture, "Hopper");
   EXPECT_EQ(g.sm_clock_hz, 345e6);
   EXPECT_EQ(g.sm_clock_max_hz, 1980e6);
   EXPECT_EQ(g.memory_clock_hz, 2619e6);
@@ -296,6 +297,7 @@ TEST_F(NvmlProbe, DesktopRtx4090) {
   const NvmlGpu &g = *gpu.nvml;
   EXPECT_EQ(g.name, "NVIDIA GeForce RTX 4090");
   EXPECT_EQ(g.compute_capability, "8.9");
+  EXPECT_EQ(g.architecture, "Ada Lovelace");
   EXPECT_EQ(g.memory_total_bytes, 24564ULL * 1024 * 1024);
   EXPECT_EQ(g.persistence_mode, false);
   EXPECT_EQ(g.display_active, true);
@@ -321,6 +323,7 @@ TEST_F(NvmlProbe, LaptopEgpuSeesTheDocksLink) {
   const NvmlGpu &g = *s.gpus[0].nvml;
   EXPECT_EQ(g.name, "NVIDIA GeForce RTX 3080");
   EXPECT_EQ(g.compute_capability, "8.6");
+  EXPECT_EQ(g.architecture, "Ampere");
   EXPECT_EQ(g.pcie_gen_current, 3);
   EXPECT_EQ(g.pcie_width_current, 4);
   EXPECT_EQ(g.pcie_width_max, 4);
@@ -407,6 +410,7 @@ TEST_F(NvmlProbe, EccRetiredPagesAndRowRemapFailure) {
   ASSERT_EQ(s.gpus.size(), 2u);
   const NvmlGpu &volta = *s.gpus[0].nvml;
   EXPECT_EQ(volta.compute_capability, "7.0");
+  EXPECT_EQ(volta.architecture, "Volta");
   EXPECT_EQ(volta.ecc_uncorrected_volatile, 2u);
   EXPECT_EQ(volta.ecc_corrected_volatile, 14u);
   EXPECT_EQ(volta.retired_pages, 3u);

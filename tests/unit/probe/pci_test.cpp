@@ -20,7 +20,7 @@ TEST(ProbePci, DesktopRtx4090) {
   EXPECT_EQ(g.device_id, "0x2684");
   EXPECT_EQ(g.pci_class, "0x030000");
   EXPECT_EQ(g.name, "GeForce RTX 4090");
-  EXPECT_EQ(g.name_source, "pci.ids");
+  EXPECT_EQ(g.name_source, "kb");
   EXPECT_EQ(g.driver, "nvidia");
   EXPECT_EQ(g.numa_node, std::nullopt); // numa_node -1: no affinity
   EXPECT_EQ(g.link.current_gts, 16.0);
@@ -81,11 +81,36 @@ TEST(ProbePci, VmGpuOnTheRootBus) {
   EXPECT_EQ(s.gpus[0].narrowest_hop, "0000:00:05.0");
 }
 
-TEST(ProbePci, UnknownIdGetsANote) {
+TEST(ProbePci, KnowledgeBaseNamesBeforePciIds) {
   auto s = probe_fixture("node-mi300x", probe_pci_gpus);
   ASSERT_EQ(s.gpus.size(), 2u);
-  EXPECT_FALSE(s.gpus[0].name); // 1002:74a1 is not in the test's pci.ids
-  EXPECT_TRUE(has_note(s, "gpus[0].name"));
+  EXPECT_EQ(s.gpus[0].name, "AMD Instinct MI300X"); // 1002:74a1 is not in the test's pci.ids
+  EXPECT_EQ(s.gpus[0].name_source, "kb");
+  auto vm = probe_fixture("container-shm64", probe_pci_gpus);
+  ASSERT_EQ(vm.gpus.size(), 1u);
+  EXPECT_EQ(vm.gpus[0].name_source, "pci.ids"); // the A100 80GB PCIe has no row in the kb
+}
+
+TEST(ProbePci, UnknownIdGetsANote) {
+  auto root =
+      std::filesystem::temp_directory_path() / ("dlrig-unknown-" + std::to_string(::getpid()));
+  auto dev = root / "sys/devices/pci0000:00/0000:00:02.0";
+  std::filesystem::create_directories(dev);
+  std::filesystem::create_directories(root / "sys/bus/pci/devices");
+  std::filesystem::create_directory_symlink("../../../devices/pci0000:00/0000:00:02.0",
+                                            root / "sys/bus/pci/devices/0000:00:02.0");
+  std::ofstream(dev / "class") << "0x030000\n";
+  std::ofstream(dev / "vendor") << "0x10de\n";
+  std::ofstream(dev / "device") << "0xfffe\n";
+  Sysroot fs(root.string());
+  Snapshot snap;
+  ProbeContext ctx{fs, {{"DLRIG_PCI_IDS", std::string(DLRIG_TEST_DATA) + "/pci.ids"}}, {}, snap};
+  probe_pci_gpus(ctx);
+  std::filesystem::remove_all(root);
+  ASSERT_EQ(snap.gpus.size(), 1u);
+  EXPECT_FALSE(snap.gpus[0].name);
+  EXPECT_TRUE(has_note(snap, "gpus[0].name"));
+  EXPECT_TRUE(snap.gpus[0].path.empty()); // on the root bus
 }
 
 TEST(ProbePci, TunnelBridgeTable) {
