@@ -95,7 +95,7 @@ TEST(InfoSoftwareCli, VenvTorch251IsAHealthyWorkstation) {
   EXPECT_TRUE(has(text, "Software: kernel and driver")) << text;
   EXPECT_TRUE(has(text, "loaded 550.54.15 (proprietary module)")) << text;
   EXPECT_TRUE(has(text, "2.5.1+cu124")) << text;
-  EXPECT_TRUE(has(text, "*active*")) << text;
+  EXPECT_TRUE(has(text, "(active)")) << text;
   EXPECT_TRUE(has(text, "bare-metal")) << text;
 }
 
@@ -303,6 +303,69 @@ TEST(InfoSoftwareCli, DeepArchListFillsTorch) {
                      env);
   EXPECT_TRUE(has(r.out, "sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90")) << r.out;
   EXPECT_TRUE(has(r.out, "deep: cuda available, 1 devices")) << r.out;
+}
+
+TEST(InfoSoftwareCli, Server8xH100IsHealthy) {
+  auto s = snapshot_of("server-8xh100", kVenvEnv);
+  const auto &sw = s["software"];
+  EXPECT_EQ(sw["kernel"]["nvidia"]["version"], "550.54.15");
+  EXPECT_EQ(sw["kernel"]["nvidia_uvm"]["loaded"], true);
+  EXPECT_EQ(sw["kernel"]["nvidia_peermem"]["loaded"], true);
+  EXPECT_EQ(sw["kernel"]["nouveau"]["loaded"], false);
+  EXPECT_EQ(sw["kernel"]["iommu"], "pt");
+  EXPECT_EQ(sw["kernel"]["iommu_groups"], true);
+  EXPECT_EQ(sw["services"]["persistenced_running"], true);
+  EXPECT_EQ(sw["services"]["fabricmanager_running"], true);
+  EXPECT_EQ(sw["services"]["nvswitch_present"], true); // 4 NVSwitches, class 0x068000
+  int gpu_nodes = 0;
+  for (const auto &node : sw["device_nodes"]) {
+    EXPECT_EQ(node["exists"], true) << node.dump();
+    EXPECT_EQ(node["accessible"], true) << node.dump();
+    auto path = node["path"].get<std::string>();
+    if (path.size() == 12 && path.rfind("/dev/nvidia", 0) == 0)
+      ++gpu_nodes; // /dev/nvidia0 .. /dev/nvidia7
+  }
+  EXPECT_EQ(gpu_nodes, 8);
+  EXPECT_EQ(sw["driver_libraries"]["libcuda"][0]["version"], "550.54.15");
+  EXPECT_EQ(sw["driver_libraries"]["stub_ahead"], false);
+  EXPECT_EQ(sw["driver_libraries"]["compat_ahead"], false);
+  EXPECT_EQ(sw["cuda_toolkits"][0]["version"], "12.4.131");
+  const auto &venv = env_named(sw, "venv");
+  EXPECT_EQ(venv["torch"]["version"], "2.5.1+cu124");
+  EXPECT_EQ(venv["torch"]["cudnn"], "9.1.0.70");
+  EXPECT_EQ(venv["torch"]["nccl"], "2.21.5");
+  EXPECT_EQ(sw["master_port_in_use"], false);
+  EXPECT_EQ(sw["runtime"]["kind"], "bare-metal");
+  // Eight GPUs behind PCIe switches: the bridges are listed, ACS unknown without root.
+  EXPECT_FALSE(sw["acs"].empty());
+  for (const auto &b : sw["acs"])
+    EXPECT_TRUE(b["redirect_enabled"].is_null()) << b.dump();
+  auto text = info_of("server-8xh100", kVenvEnv);
+  EXPECT_TRUE(has(text, "running (NVSwitch present)")) << text;
+}
+
+TEST(InfoSoftwareCli, DesktopRtx4090IsHealthy) {
+  auto sw = snapshot_of("desktop-rtx4090", kVenvEnv)["software"];
+  EXPECT_EQ(sw["kernel"]["nvidia"]["loaded"], true);
+  EXPECT_EQ(sw["kernel"]["nouveau"]["blacklisted"], true);
+  EXPECT_EQ(sw["services"]["nvswitch_present"], false);
+  EXPECT_EQ(sw["driver_libraries"]["libcuda"][0]["version"], "550.54.15");
+  EXPECT_TRUE(sw["cuda_toolkits"].empty());
+  EXPECT_FALSE(sw["env"].contains("LD_LIBRARY_PATH"));
+  const auto &venv = env_named(sw, "venv");
+  EXPECT_EQ(venv["active"], true);
+  EXPECT_EQ(venv["python_version"], "3.12.3");
+  EXPECT_EQ(venv["torch"]["variant"], "cu124");
+  EXPECT_TRUE(sw["acs"].empty()); // one GPU: no bridge between GPUs
+}
+
+TEST(InfoSoftwareCli, RedactTakesTheUserOutOfPaths) {
+  auto r = run_dlrig(
+      {"snapshot", "--no-nvml", "--redact", "--sysroot", fixture("sw-venv-torch251")}, kVenvEnv);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(has(r.out, "/home/user")) << r.out;
+  auto sw = json::parse(r.out)["software"];
+  EXPECT_EQ(sw["python_envs"][0]["interpreter"], "~/venv/bin/python3");
 }
 
 TEST(InfoSoftwareCli, JsonRoundTripKeepsTheSoftware) {

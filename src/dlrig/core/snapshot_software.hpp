@@ -1,7 +1,9 @@
 #pragma once
 // The software part of the machine snapshot: kernel modules, driver libraries, CUDA toolkits,
 // CUDA libraries, Python environments, environment variables and where dlrig runs.
-// nullopt means unknown (JSON null); docs/snapshot.md documents each field's source.
+// nullopt means unknown (JSON null); docs/snapshot.md documents each field's source. Members
+// added after the skeleton carry default initialisers, so aggregate initialisation written
+// before them still compiles under -Wmissing-field-initializers.
 #include "dlrig/core/snapshot_host.hpp"
 
 #include <map>
@@ -27,8 +29,8 @@ struct KernelSide {
   OptStr iommu;         // pt | on | off | unknown: from the kernel command line
   OptBool iommu_groups; // /sys/kernel/iommu_groups populated
   OptBool secure_boot;
-  OptStr
-      proc_driver_version; // first line of /proc/driver/nvidia/version (kernel side of the driver)
+  // First line of /proc/driver/nvidia/version: the kernel side of the driver.
+  OptStr proc_driver_version = std::nullopt;
 };
 DLRIG_JSON(KernelSide, nvidia, nvidia_open, nouveau, nvidia_uvm, nvidia_peermem, nv_peer_mem,
            cmdline, iommu, iommu_groups, secure_boot, proc_driver_version)
@@ -59,8 +61,8 @@ DLRIG_JSON(AcsBridge, bdf, redirect_enabled)
 struct FoundLibrary {
   std::string path;
   OptStr version;
-  OptStr origin;               // system | toolkit | toolkit-stub | compat | wsl | conda | pip
-  OptBool via_ld_library_path; // found in a directory LD_LIBRARY_PATH names
+  OptStr origin; // system | toolkit | toolkit-stub | compat | wsl | conda | pip
+  OptBool via_ld_library_path = std::nullopt; // found in a directory LD_LIBRARY_PATH names
 };
 DLRIG_JSON(FoundLibrary, path, version, origin, via_ld_library_path)
 
@@ -69,8 +71,8 @@ struct DriverLibraries {
   std::vector<FoundLibrary> libnvidia_ml;
   OptBool stub_ahead;   // a toolkit stub libcuda resolves before the driver's
   OptBool compat_ahead; // a cuda-compat libcuda resolves before the driver's
-  std::vector<std::string>
-      search_path; // loader directories in order: LD_LIBRARY_PATH, ld.so.conf, defaults
+  // Loader folders in order: LD_LIBRARY_PATH, ld.so.conf (with includes), the defaults.
+  std::vector<std::string> search_path = {};
 };
 DLRIG_JSON(DriverLibraries, libcuda, libnvidia_ml, stub_ahead, compat_ahead, search_path)
 
@@ -103,11 +105,11 @@ struct TorchInstall {
   OptStr variant; // cu124 | cpu | rocm6.2 | (none: default PyPI build)
   OptStr cuda;    // torch.version.cuda, "12.4"; nullopt for CPU/ROCm builds
   OptStr hip;
-  OptStr cudnn;                       // bundled cuDNN version
-  OptStr nccl;                        // bundled NCCL version
-  std::vector<std::string> arch_list; // sm_50 ... compute_90; empty = unknown
-  OptStr arch_list_source;            // "deep" (torch.cuda.get_arch_list()); null when unknown
-  OptStr path;                        // the torch package folder
+  OptStr cudnn;                           // bundled cuDNN version
+  OptStr nccl;                            // bundled NCCL version
+  std::vector<std::string> arch_list;     // sm_50 ... compute_90; empty = unknown
+  OptStr arch_list_source = std::nullopt; // "deep" (torch.cuda.get_arch_list()); null when unknown
+  OptStr path = std::nullopt;             // the torch package folder
 };
 DLRIG_JSON(TorchInstall, version, variant, cuda, hip, cudnn, nccl, arch_list, arch_list_source,
            path)
@@ -134,12 +136,12 @@ struct PythonEnv {
   OptStr torchaudio;
   OptStr tensorflow;
   OptStr jax;
-  OptStr jaxlib;
+  OptStr jaxlib = std::nullopt;
   OptStr jaxlib_cuda;                               // CUDA flavour of the jax plugin (cuda12...)
   std::map<std::string, std::string> nvidia_wheels; // nvidia-cudnn-cu12 -> 9.1.0.70
   std::optional<DeepProbe> deep;
-  OptStr root;                       // the environment's prefix (folder holding bin/)
-  std::vector<std::string> found_by; // path | virtual-env | conda-prefix | conda | given
+  OptStr root = std::nullopt;             // the environment's prefix (folder holding bin/)
+  std::vector<std::string> found_by = {}; // path | virtual-env | conda-prefix | conda | given
 };
 DLRIG_JSON(PythonEnv, interpreter, kind, name, active, python_version, site_packages, torch,
            torchvision, torchaudio, tensorflow, jax, jaxlib_cuda, nvidia_wheels, deep, jaxlib, root,
@@ -165,8 +167,9 @@ struct SoftwareInfo {
   std::vector<PythonEnv> python_envs;
   std::map<std::string, std::string> env; // the variables that matter, as set
   OptBool master_port_in_use;
-  std::optional<int> master_port; // MASTER_PORT, or 29500 (torch.distributed's default) when unset
-  OptStr host_compiler_version;   // gcc -dumpversion
+  OptStr host_compiler_version; // gcc major version, from the /usr/bin/gcc link's target
+  // MASTER_PORT, or 29500 (torch.distributed's default) when unset.
+  std::optional<int> master_port = std::nullopt;
   Runtime runtime;
 };
 DLRIG_JSON(SoftwareInfo, kernel, device_nodes, services, acs, driver_libraries, cuda_toolkits,

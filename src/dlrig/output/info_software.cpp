@@ -47,8 +47,15 @@ Table kernel_table(const SoftwareInfo &sw) {
     peer += "; nv_peer_mem " + module_state(k.nv_peer_mem);
   t.add({"nvidia_peermem", peer});
   std::vector<std::string> nodes;
+  int gpu_nodes = 0;
   for (const auto &n : sw.device_nodes) {
     std::string name = n.path.substr(n.path.rfind('/') + 1);
+    bool gpu = name.size() > 6 && name.find_first_not_of("0123456789", 6) == std::string::npos;
+    bool fine = n.exists.value_or(false) && n.accessible.value_or(false);
+    if (gpu && fine) {
+      ++gpu_nodes; // nvidia0..N are summed up below
+      continue;
+    }
     if (!n.exists)
       nodes.push_back(name + " n/a");
     else if (!*n.exists)
@@ -58,6 +65,9 @@ Table kernel_table(const SoftwareInfo &sw) {
     else
       nodes.push_back(name);
   }
+  if (gpu_nodes)
+    nodes.insert(nodes.begin(), gpu_nodes == 1 ? std::string("1 GPU node")
+                                               : std::to_string(gpu_nodes) + " GPU nodes");
   t.add({"/dev nodes", nodes.empty() ? kUnknown : join(nodes, ", ")});
   t.add({"nvidia-persistenced", show(sw.services.persistenced_running, "running", "not running")});
   if (sw.services.nvswitch_present.value_or(false) ||
@@ -70,10 +80,17 @@ Table kernel_table(const SoftwareInfo &sw) {
     iommu += *k.iommu_groups ? ", IOMMU groups present" : ", no IOMMU groups";
   t.add({"IOMMU", iommu});
   if (!sw.acs.empty()) {
-    std::vector<std::string> acs;
+    int redirect = 0, off = 0, unknown = 0;
     for (const auto &b : sw.acs)
-      acs.push_back(b.bdf + " " + show(b.redirect_enabled, "redirects P2P", "off"));
-    t.add({"ACS on GPU bridges", join(acs, ", ")});
+      ++(b.redirect_enabled ? (*b.redirect_enabled ? redirect : off) : unknown);
+    std::string acs = std::to_string(sw.acs.size()) + " bridges:";
+    if (redirect)
+      acs += " " + std::to_string(redirect) + " redirect P2P";
+    if (off)
+      acs += " " + std::to_string(off) + " off";
+    if (unknown)
+      acs += " " + std::to_string(unknown) + " unknown (readable by root only)";
+    t.add({"ACS on GPU bridges", acs});
   }
   t.add({"Secure Boot", show(k.secure_boot, "on", "off")});
   const auto &dl = sw.driver_libraries;
@@ -136,7 +153,7 @@ Table python_table(const SoftwareInfo &sw) {
     if (e.name)
       env = show(e.kind) + " " + *e.name + " (" + e.interpreter + ")";
     if (e.active.value_or(false))
-      env += " *active*";
+      env += " (active)";
     std::vector<std::string> others;
     if (e.torchvision)
       others.push_back("torchvision " + *e.torchvision);
