@@ -1,5 +1,7 @@
 #include "dlrig/doctor/facts.hpp"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -215,17 +217,12 @@ std::vector<std::string> nvidia_ccs(const Snapshot &s, const kb::KnowledgeBase &
   return out;
 }
 
-std::optional<double> pcie_bytes_per_s(double gts, int width) {
-  // Per-lane payload after encoding, GB/s per direction: reference/links.md §1.1 (Wikipedia
-  // "PCI Express" comparison table).
-  struct Row {
-    double gts, gb_per_lane;
-  };
-  static constexpr Row kRows[] = {{2.5, 0.250},  {5.0, 0.500},  {8.0, 0.985},
-                                  {16.0, 1.969}, {32.0, 3.938}, {64.0, 7.563}};
-  for (const auto &r : kRows)
-    if (gts > r.gts - 0.01 && gts < r.gts + 0.01)
-      return r.gb_per_lane * 1e9 * width;
+std::optional<double> pcie_bytes_per_s(const kb::KnowledgeBase &kb, double gts, int width) {
+  // Per-lane payload after line encoding, per direction: the PCIe rows of data/links.csv.
+  for (const auto &l : kb.links)
+    if (l.kind == "pcie" && l.transfer_rate_gts && l.per_lane_bytes_per_s &&
+        std::abs(*l.transfer_rate_gts - gts) < 0.01)
+      return *l.per_lane_bytes_per_s * width;
   return std::nullopt;
 }
 

@@ -67,7 +67,7 @@ std::vector<std::string> nvidia_ccs(const Snapshot &s, const kb::KnowledgeBase &
 
 // The PCIe payload bandwidth per direction in bytes/s of `width` lanes at `gts`, after line
 // encoding (reference/links.md §1.1); nullopt for a rate that table does not list.
-std::optional<double> pcie_bytes_per_s(double gts, int width);
+std::optional<double> pcie_bytes_per_s(const kb::KnowledgeBase &kb, double gts, int width);
 
 std::string show_opt(const OptBool &v);   // yes | no | n/a
 std::string fmt_gib(std::uint64_t bytes); // "63.9 GiB"

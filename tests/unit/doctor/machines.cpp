@@ -141,6 +141,7 @@ void common_software(Snapshot &s) {
 
 kb::KnowledgeBase test_kb() {
   kb::KnowledgeBase kb;
+  kb.links = kb::builtin().links; // link rates are plain facts: the shipped rows
   // §3a: CUDA -> minimum Linux driver; the 12.x minor-version floor.
   auto row = [](std::string cuda, std::string version, std::string min, std::string compat) {
     kb::CudaDriverMin r;

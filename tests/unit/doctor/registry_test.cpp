@@ -109,9 +109,10 @@ TEST(DoctorFacts, RuleR1ArchCoverage) {
 }
 
 TEST(DoctorFacts, PcieBandwidthFromTheLinksTable) {
-  EXPECT_NEAR(*pcie_bytes_per_s(8, 4), 3.94e9, 0.01e9);
-  EXPECT_NEAR(*pcie_bytes_per_s(16, 16), 31.5e9, 0.1e9);
-  EXPECT_EQ(pcie_bytes_per_s(7, 16), std::nullopt);
+  const auto &kb = kb::builtin();
+  EXPECT_NEAR(*pcie_bytes_per_s(kb, 8, 4), 3.94e9, 0.01e9);
+  EXPECT_NEAR(*pcie_bytes_per_s(kb, 16, 16), 31.5e9, 0.1e9);
+  EXPECT_EQ(pcie_bytes_per_s(kb, 7, 16), std::nullopt);
 }
 
 TEST(DoctorFacts, ChooseWheelPrefersTheInstalledRelease) {
