@@ -1,5 +1,6 @@
 // `dlrig info` PCI GPU tables: one row per display/3D controller, its links and the way to its
 // root port, and the amdgpu readings. NVML's view belongs to info_nvidia.cpp.
+#include "dlrig/core/pcie.hpp"
 #include "dlrig/output/info.hpp"
 
 #include <fmt/format.h>
@@ -42,11 +43,8 @@ std::string flags(const Gpu &g) {
   return out.empty() ? "-" : out;
 }
 
-// Usable bandwidth per direction: GT/s x lanes x line-code efficiency (8b/10b up to 5 GT/s,
-// 128b/130b from 8 GT/s), as probe/parse.hpp's pcie_link_gbps computes it for the narrowest hop.
 std::string link_gbps(double gts, int width) {
-  double eff = gts <= 5.0 ? 0.8 : gts < 64.0 ? 128.0 / 130.0 : 1.0;
-  return fmt::format("{:.1f} GB/s", gts * width * eff / 8.0);
+  return fmt::format("{:.1f} GB/s", pcie_link_gbps(gts, width));
 }
 
 std::string narrowest(const Gpu &g) {

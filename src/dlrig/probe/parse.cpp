@@ -465,13 +465,6 @@ Result<std::optional<int>> parse_numa_node(std::string_view text) {
   return std::optional<int>{static_cast<int>(*v)};
 }
 
-double pcie_link_gbps(double gts, int width) {
-  // PCIe 1.x/2.x use 8b/10b line coding, 3.0-5.0 use 128b/130b (PCI-SIG base specifications);
-  // 6.0's FLIT mode is counted at full rate.
-  double efficiency = gts <= 5.0 ? 8.0 / 10.0 : gts < 64.0 ? 128.0 / 130.0 : 1.0;
-  return gts * width * efficiency / 8.0;
-}
-
 // --- os-release
 // ------------------------------------------------------------------------------------
 

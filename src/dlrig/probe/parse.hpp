@@ -3,6 +3,7 @@
 // and returns values in base units (bytes, hertz, bits per second, GT/s per lane). They never read
 // the machine and never throw: empty, garbage or truncated input gives an Error whose message is
 // the reason the probe records in a ProbeNote. Thread-safe (no state).
+#include "dlrig/core/pcie.hpp"
 #include "dlrig/core/result.hpp"
 #include "dlrig/core/snapshot_host.hpp"
 
@@ -103,9 +104,7 @@ Result<double> parse_link_speed(std::string_view text);
 Result<int> parse_link_width(std::string_view text);
 // numa_node: "-1" means the platform gives no NUMA affinity (nullopt, not an error).
 Result<std::optional<int>> parse_numa_node(std::string_view text);
-// Usable bandwidth of a link in GB/s per direction: GT/s x lanes x line-code efficiency
-// (8b/10b up to 5 GT/s, 128b/130b from 8 GT/s; PCIe 6.0 FLIT counted as 1).
-double pcie_link_gbps(double gts, int width);
+using dlrig::pcie_link_gbps; // core/pcie.hpp
 
 // --- /etc/os-release
 // -------------------------------------------------------------------------------
