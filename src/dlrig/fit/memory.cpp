@@ -86,10 +86,17 @@ double adafactor_bytes_per_param(const ModelInput &m, const Dims &d) {
 // Registered buffers that live on the GPU beside the weights: BERT-style models keep int64
 // position_ids and token_type_ids of max_positions entries each (memory.md §1.1: the 8,192 B that
 // accelerate's bert-base-cased total includes).
+// A CNN's BatchNorm layers keep running_mean and running_var (fp32, one per channel) and an int64
+// num_batches_tracked (the rest of accelerate's resnet50 total, memory.md §1.1).
 double buffer_bytes(const kb::ModelArch &m) {
   if (m.type_vocab > 0 && m.max_positions > 0)
     return 2.0 * 8 * static_cast<double>(m.max_positions);
-  return 0;
+  double bytes = 0;
+  if (m.family == kb::ModelFamily::cnn)
+    for (const auto &c : resnet_layers(m, 224))
+      if (c.kernel > 0)
+        bytes += 2.0 * 4 * static_cast<double>(c.out_ch) + 8;
+  return bytes;
 }
 
 bool pytorch_foreach_temp(Optimizer o) {
@@ -274,6 +281,76 @@ ModelStates deepspeed_model_states(double params, double largest_layer, int stag
   else
     out.host = params * 4 * nn * 1.5;
   return out;
+}
+
+namespace {
+
+// accelerate's largest unit (memory.md §1.1): the embeddings (one module holding word, position and
+// type tables, LayerNorm and buffers in BERT; separate leaves elsewhere), one transformer layer
+// (encoder and decoder layers averaged for T5), the pooler; for a CNN its largest conv, BatchNorm
+// (with running statistics) or classifier.
+double accelerate_largest_bytes(const ModelInput &model) {
+  const auto &m = model.arch;
+  if (m.family == kb::ModelFamily::cnn) {
+    double best = 0;
+    for (const auto &c : resnet_layers(m, 224)) {
+      if (c.kernel == 0)
+        continue;
+      best = std::max(best, 4.0 * static_cast<double>(c.in_ch * c.out_ch * c.kernel * c.kernel));
+      best = std::max(best, 4.0 * 4 * static_cast<double>(c.out_ch) + 8);
+    }
+    auto convs = resnet_layers(m, 224);
+    const auto classes = static_cast<double>(resnet_classes(m));
+    if (!convs.empty())
+      best = std::max(best, 4 * (static_cast<double>(convs.back().out_ch) * classes + classes));
+    return best;
+  }
+  const double h = static_cast<double>(m.hidden);
+  double best = 0;
+  if (m.type_vocab > 0) {
+    const double rows = static_cast<double>(m.vocab + m.max_positions + m.type_vocab);
+    best = 4 * (rows * h + 2 * h) + buffer_bytes(m);
+  } else {
+    best = 4 * static_cast<double>(m.vocab) * h;
+    if (m.learned_positions)
+      best = std::max(best, 4 * static_cast<double>(m.max_positions) * h);
+  }
+  double layer = 0;
+  for (const auto &l : kb::linear_layers(m))
+    if (l.role != "lm_head" && l.role != "pooler" && l.role != "classifier")
+      layer += static_cast<double>(l.params());
+  const double layers = static_cast<double>(m.layers + m.decoder_layers);
+  const double norm = m.norm == "layernorm" ? 2 * h : h;
+  if (layers > 0)
+    best = std::max(best, 4 * (layer / layers + static_cast<double>(m.norms_per_layer) * norm));
+  if (m.pooler)
+    best = std::max(best, 4 * (h * h + h));
+  return best;
+}
+
+} // namespace
+
+std::vector<AccelerateRow> accelerate_rows(const ModelInput &model) {
+  if (model.arch.family == kb::ModelFamily::unet)
+    return {};
+  const double total32 = 4 * static_cast<double>(model.params) + buffer_bytes(model.arch);
+  const double largest32 = accelerate_largest_bytes(model);
+  std::vector<AccelerateRow> rows;
+  const std::pair<const char *, double> dtypes[] = {
+      {"float32", 1}, {"float16", 2}, {"int8", 4}, {"int4", 8}};
+  for (auto [name, div] : dtypes) {
+    AccelerateRow r;
+    r.dtype = name;
+    r.largest_layer = largest32 / div;
+    r.total = total32 / div;
+    r.training_docs = 4 * r.total;
+    if (div == 1)
+      r.training = 4 * total32;
+    else if (div == 2)
+      r.training = 2 * total32;
+    rows.push_back(r);
+  }
+  return rows;
 }
 
 double korthikanti_layer_bytes(KorthikantiCase c, double s, double b, double h, double a,

@@ -71,6 +71,23 @@ struct ModelStates {
 ModelStates deepspeed_model_states(double params, double largest_layer_params, int stage, int gpus,
                                    int gpus_per_node, Offload offload);
 
+// What `accelerate estimate-memory` prints for a model (memory.md §1.1), for comparison with
+// dlrig's estimate: parameters and buffers counted in fp32 and divided by 2, 4 or 8 for float16,
+// int8 and int4; the largest unit it would not split (an HF model's `_no_split_modules`: a BERT
+// embeddings module or one transformer layer; for a CNN the largest leaf module); "Training using
+// Adam" as its docs table prints it (4 x the row's total, the code before accelerate#2581) and as
+// its code prints it now (the largest of model, gradients, optimizer and step: 4 x the fp32 total
+// for float32, 2 x for 16-bit, none for int8/int4). Bytes; accelerate prints them / 2^20 or 2^30
+// labelled "MB"/"GB". No batch, no activations, no CUDA context. Empty for a UNet (accelerate
+// builds transformers and timm models only).
+struct AccelerateRow {
+  std::string dtype; // float32 | float16 | int8 | int4
+  double largest_layer = 0, total = 0;
+  double training_docs = 0;
+  std::optional<double> training; // nullopt: accelerate prints "N/A"
+};
+std::vector<AccelerateRow> accelerate_rows(const ModelInput &model);
+
 // Korthikanti et al. 2022 Table 2, bytes of activations per transformer layer with 16-bit
 // activations and 1-byte dropout masks (memory.md §1.4).
 enum class KorthikantiCase {

@@ -131,6 +131,60 @@ TEST(Accelerate, BertBaseCasedRows) {
   EXPECT_EQ(fmt::format("{:.2f}", states / kGiB), "1.61");
 }
 
+// accelerate's convert_bytes (memory.md §1.1): divide by 1024 until below 1024, Python's
+// round(x, 2), labelled bytes/KB/MB/GB/TB.
+std::string accelerate_text(double bytes) {
+  const char *units[] = {"bytes", "KB", "MB", "GB", "TB"};
+  for (const char *u : units) {
+    if (bytes < 1024) {
+      auto text = fmt::format("{}", std::round(bytes * 100) / 100);
+      if (text.find('.') == std::string::npos)
+        text += ".0";
+      return text + " " + u;
+    }
+    bytes /= 1024;
+  }
+  return "";
+}
+
+// Every row of accelerate's docs table and the byte constants of its tests/test_cli.py.
+TEST(Accelerate, EstimateMemoryRowsForBertBaseCasedAndResnet50) {
+  auto bert = accelerate_rows(test::bert_base_cased());
+  ASSERT_EQ(bert.size(), 4u);
+  EXPECT_EQ(bert[0].total, 433'249'280);
+  EXPECT_EQ(bert[0].largest_layer, 90'669'056);
+  const char *docs[][3] = {{"float32", "413.18 MB", "1.61 GB"},
+                           {"float16", "206.59 MB", "826.36 MB"},
+                           {"int8", "103.29 MB", "413.18 MB"},
+                           {"int4", "51.65 MB", "206.59 MB"}};
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(bert[i].dtype, docs[i][0]);
+    EXPECT_EQ(accelerate_text(bert[i].total), docs[i][1]);
+    EXPECT_EQ(accelerate_text(bert[i].training_docs), docs[i][2]);
+  }
+  // accelerate's code since #2581 prints the largest component: the same for float32 and
+  // float16, "N/A" for int8 and int4.
+  EXPECT_EQ(accelerate_text(*bert[0].training), "1.61 GB");
+  EXPECT_EQ(accelerate_text(*bert[1].training), "826.36 MB");
+  EXPECT_FALSE(bert[2].training);
+  EXPECT_FALSE(bert[3].training);
+  // The docs table's largest layer (84.95 MB) is the word-embedding table alone, V x h x 4.
+  EXPECT_EQ(accelerate_text(28996.0 * 768 * 4), "84.95 MB");
+
+  auto resnet = accelerate_rows(test::resnet("resnet50"));
+  ASSERT_EQ(resnet.size(), 4u);
+  EXPECT_EQ(resnet[0].total, 102'441'032);
+  EXPECT_EQ(resnet[0].largest_layer, 9'437'184);
+  EXPECT_EQ(accelerate_text(resnet[0].largest_layer), "9.0 MB");
+  EXPECT_EQ(accelerate_text(resnet[0].total), "97.7 MB");
+  EXPECT_EQ(accelerate_text(resnet[0].training_docs), "390.78 MB");
+  EXPECT_EQ(accelerate_text(resnet[1].largest_layer), "4.5 MB");
+  EXPECT_EQ(accelerate_text(resnet[1].total), "48.85 MB");
+  EXPECT_EQ(accelerate_text(resnet[1].training_docs), "195.39 MB");
+
+  EXPECT_TRUE(accelerate_rows(test::sd15_unet()).empty());
+}
+
 TEST(Korthikanti, Table2Formulas) {
   // GPT-3 175B: s 2048, h 12288, a 96: 5as/h = 80 against the 34 of the rest.
   const double s = 2048, b = 1, h = 12288, a = 96;
