@@ -5,6 +5,10 @@
 #include "dlrig/fit/fit.hpp"
 #include "dlrig/fit/load.hpp"
 #include "dlrig/fit/report.hpp"
+#include "dlrig/kb/search.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -129,11 +133,22 @@ ExitCode run_fit(FitArgs &a) {
     if (gpus.empty())
       throw Failure(ExitCode::usage, "--all-gpus: the knowledge base of this build has no GPUs");
   } else if (!a.gpu.empty()) {
-    const auto *spec = kb.find_gpu(a.gpu);
-    if (!spec)
+    auto found = kb.match_gpus(a.gpu);
+    if (found.size() != 1) {
+      std::vector<std::string> names;
+      for (const auto *g : found)
+        names.push_back(g->name);
+      if (names.empty()) {
+        for (const auto &g : kb.gpus)
+          names.push_back(g.name);
+        names = kb::nearest_names(names, a.gpu);
+      }
       throw Failure(ExitCode::usage,
-                    "--gpu \"" + a.gpu + "\": no such GPU in the catalog (see `dlrig kb gpus`)");
-    gpus.push_back(fit::gpu_target(*spec));
+                    fmt::format("--gpu \"{}\": {} in the catalog{}: {} (see `dlrig kb gpus`)",
+                                a.gpu, found.empty() ? "no such GPU" : "several GPUs match",
+                                found.empty() ? "; nearest" : "", fmt::join(names, ", ")));
+    }
+    gpus.push_back(fit::gpu_target(*found.front()));
   } else {
     gpus = fit::gpu_targets(*snap, kb);
     if (gpus.empty())

@@ -184,6 +184,11 @@ TEST(FitCli, ImpossibleRunsAreUsageErrors) {
   EXPECT_NE(r.err.find("no-such-model-anywhere"), std::string::npos) << r.err;
   r = run_dlrig({"fit", dir, "--gpu", "No Such GPU 9000", "--from", snap});
   EXPECT_EQ(r.exit_code, 64);
+  EXPECT_NE(r.err.find("nearest"), std::string::npos) << r.err;
+  r = run_dlrig({"fit", dir, "--gpu", "h100", "--from", snap});
+  EXPECT_EQ(r.exit_code, 64);
+  EXPECT_NE(r.err.find("NVIDIA H100 PCIe, NVIDIA H100 SXM5, NVIDIA H100 NVL"), std::string::npos)
+      << r.err;
   r = run_dlrig({"fit", dir, "--from", snap, "--offload", "params"});
   EXPECT_EQ(r.exit_code, 64);
   EXPECT_NE(r.err.find("--offload params"), std::string::npos) << r.err;

@@ -176,6 +176,9 @@ struct KnowledgeBase {
   // Exact name, case and punctuation aside; then the one GPU whose name holds every word of
   // `name` (a word like "80GB" matches the memory size). Ambiguous -> nullptr.
   const GpuSpec *find_gpu(std::string_view name) const;
+  // Every GPU a name could mean, best first: one for an exact or unique match, several when the
+  // name is ambiguous ("h100": PCIe, SXM5, NVL), none when nothing matches.
+  std::vector<const GpuSpec *> match_gpus(std::string_view name) const;
   const GpuSpec *find_gpu_by_pci(std::string_view vendor_id,        // "10de" or "0x10de"
                                  std::string_view device_id) const; // "2330"
   const ArchSpec *arch(std::string_view compute_capability) const;  // "8.9", "gfx942"

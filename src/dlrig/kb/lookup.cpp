@@ -125,25 +125,26 @@ std::string pip_command(const TorchRelease &release, const TorchVariant &variant
   return cmd + " --index-url " + variant.index_url;
 }
 
-const GpuSpec *KnowledgeBase::find_gpu(std::string_view name) const {
+std::vector<const GpuSpec *> KnowledgeBase::match_gpus(std::string_view name) const {
   auto query = key_words(name);
   if (query.empty())
-    return nullptr;
+    return {};
   for (const auto &g : gpus)
     if (key_words(g.name) == query)
-      return &g;
-  // Otherwise the GPU whose name holds every word of the query (a size like "80gb" or a memory
-  // type like "hbm3" may match the GPU's memory instead), with the fewest words left over.
-  const GpuSpec *best = nullptr;
+      return {&g};
+  // Otherwise the GPUs whose names hold every word of the query, a word matching a name's word or
+  // its start ("sxm" for "sxm5"; a size like "80gb" or a memory type like "hbm3" may match the
+  // GPU's memory instead), with the fewest words left over.
+  std::vector<const GpuSpec *> best;
   std::size_t best_extra = 0;
-  bool tie = false;
   for (const auto &g : gpus) {
     auto gw = key_words(g.name);
     auto mem = memory_word(g);
     auto types = words(g.memory_type);
     bool all = std::all_of(query.begin(), query.end(), [&](const std::string &q) {
-      return std::find(gw.begin(), gw.end(), q) != gw.end() || q == mem ||
-             std::find(types.begin(), types.end(), q) != types.end();
+      return std::any_of(gw.begin(), gw.end(),
+                         [&](const std::string &w) { return w.starts_with(q); }) ||
+             q == mem || std::find(types.begin(), types.end(), q) != types.end();
     });
     if (!all)
       continue;
@@ -151,15 +152,19 @@ const GpuSpec *KnowledgeBase::find_gpu(std::string_view name) const {
     for (const auto &w : gw)
       if (w != mem && std::find(query.begin(), query.end(), w) == query.end())
         ++extra;
-    if (!best || extra < best_extra) {
-      best = &g;
+    if (best.empty() || extra < best_extra) {
+      best = {&g};
       best_extra = extra;
-      tie = false;
     } else if (extra == best_extra) {
-      tie = true;
+      best.push_back(&g);
     }
   }
-  return tie ? nullptr : best;
+  return best;
+}
+
+const GpuSpec *KnowledgeBase::find_gpu(std::string_view name) const {
+  auto found = match_gpus(name);
+  return found.size() == 1 ? found.front() : nullptr;
 }
 
 const GpuSpec *KnowledgeBase::find_gpu_by_pci(std::string_view vendor_id,
