@@ -26,10 +26,14 @@ constexpr double kZeroBucketElements = 5e8;
 // load_in_4bit default (FP4, no double quantisation) = 4.5 bits/param.
 constexpr double kNf4DqBytes = 4.127 / 8;
 constexpr double kFp4Bytes = 4.5 / 8;
-// memory.md §1.9: HF models materialise the logits as bf16 then fp32: "a factor of 6 instead of 4"
-// bytes per element of b x s x V in 16-bit training; fp32 logits + fp32 log-softmax (8) in fp32.
-constexpr double kLogitsBytes16 = 6;
-constexpr double kLogitsBytes32 = 8;
+// memory.md §1.9: HF models materialise the logits as bf16 then fp32 ("a factor of 6 instead of
+// 4" bytes per element of b x s x V kept after the forward). The peak comes at the start of
+// backward, with every layer's activations still alive: the bf16 logits the output holds (2), the
+// saved log-softmax output (4), its incoming gradient (4) and the gradient it returns (4); 16 with
+// fp32 logits. transformers' ForCausalLMLoss (upcast, shift, contiguous, cross-entropy) measured
+// at 13.99 and 15.95 B per element with PyTorch 2.5.1's MemTracker (docs/fit-accuracy.md).
+constexpr double kLossPeakBytes16 = 14;
+constexpr double kLossPeakBytes32 = 16;
 
 bool mixed(Precision p) {
   return p == Precision::fp16_amp || p == Precision::bf16_amp || p == Precision::fp8;
@@ -198,7 +202,7 @@ LayerParts layer_parts(const Dims &d, double s, double b, double ab, Attention a
     attn *= 2;
   double experts = d.experts > 0 ? static_cast<double>(d.experts_per_token) : 1;
   double i_ratio = static_cast<double>(d.intermediate) / h;
-  double mlp = (d.gated ? 4 : 2) * ab * i_ratio * experts;
+  double mlp = ((d.gated ? 4 : 2) + d.act_extra) * ab * i_ratio * experts;
   if (d.experts > 0)
     mlp += ab * experts + 4 * static_cast<double>(d.experts) / h; // expert inputs, fp32 router
   p.sharded = sbh * (attn + mlp);
@@ -209,15 +213,40 @@ LayerParts layer_parts(const Dims &d, double s, double b, double ab, Attention a
   return p;
 }
 
-double cnn_activation_bytes(const kb::ModelArch &m, double side, double b, double ab) {
-  double total = static_cast<double>(m.channels > 0 ? m.channels : 3) * side * side * b * ab;
-  for (const auto &c : resnet_layers(m, static_cast<std::int64_t>(side))) {
+// A CNN's training peak during backward. Backward walks the layers from the classifier down,
+// freeing each layer's saved tensors and allocating its weights' gradients (zero_grad sets them to
+// None, so none exist before), so the peak is the largest (activations still saved + gradients
+// made so far) over that walk: early in the walk for a ResNet, whose big activations sit in its
+// first layers and big weights in its last. grad_bytes: bytes per parameter of the gradients made
+// during backward.
+struct BackwardPeak {
+  double activations = 0, gradients = 0;
+};
+BackwardPeak cnn_backward_peak(const kb::ModelArch &m, double side, double b, double ab,
+                               double grad_bytes) {
+  auto layers = resnet_layers(m, static_cast<std::int64_t>(side));
+  std::vector<double> saved;
+  double acts = static_cast<double>(m.channels > 0 ? m.channels : 3) * side * side * b * ab;
+  for (const auto &c : layers) {
     double elems = static_cast<double>(c.out_ch * c.out_side * c.out_side) * b;
-    total += elems * ab * c.saved_outputs;
-    if (c.kernel == 0)
-      total += elems * 8; // max-pool's int64 indices
+    saved.push_back(elems * ab * c.saved_outputs + (c.kernel == 0 ? elems * 8 : 0)); // max-pool
+    acts += saved.back();                                                            // indices
   }
-  return total;
+  const auto classes = static_cast<double>(resnet_classes(m));
+  double grads = layers.empty()
+                     ? 0
+                     : (static_cast<double>(layers.back().out_ch) * classes + classes) * grad_bytes;
+  BackwardPeak best{acts, grads};
+  for (std::size_t i = layers.size(); i-- > 0;) {
+    const auto &c = layers[i];
+    if (c.kernel > 0)
+      grads +=
+          static_cast<double>(c.in_ch * c.out_ch * c.kernel * c.kernel + 2 * c.out_ch) * grad_bytes;
+    acts -= saved[i];
+    if (acts + grads > best.activations + best.gradients)
+      best = {acts, grads};
+  }
+  return best;
 }
 
 } // namespace
@@ -397,6 +426,8 @@ MemoryEstimate estimate_memory(const ModelInput &model, const Run &run, const Gp
   const double s = static_cast<double>(run.seq);
 
   double weights = 0, cache = 0, grads = 0, opt = 0, temp = 0, acts = 0, kv = 0;
+  // Gradients that exist when backward starts, and those backward has made by its peak.
+  double grads_held = 0, grads_made = 0;
 
   if (run.mode == Mode::train) {
     const double k = optimizer_state_bytes(run.optimizer, adafactor_bytes_per_param(model, d));
@@ -432,6 +463,17 @@ MemoryEstimate estimate_memory(const ModelInput &model, const Run &run, const Gp
       e.host_bytes = static_cast<std::uint64_t>(st.host);
     }
 
+    // Gradients that exist before backward starts: those accumulated over earlier micro-batches,
+    // ZeRO-2/3's and FSDP's gradient partitions (allocated ahead), DDP's bucket copies; otherwise
+    // none. A UNet is counted with every gradient (no per-block walk of its weights yet: an upper
+    // bound).
+    const bool sharded_grads = run.strategy == Strategy::zero2 || run.strategy == Strategy::zero3 ||
+                               run.strategy == Strategy::fsdp;
+    if (run.grad_accum > 1 || sharded_grads || arch.family == kb::ModelFamily::unet)
+      grads_held = grads;
+    else if (run.strategy == Strategy::ddp && run.dp() > 1 && !run.lora())
+      grads_held = grads / 2;
+
     if (transformer) {
       // Pipeline: the first stage holds its L/p layers for min(p, micro-batches) micro-batches
       // in flight (1F1B; memory.md §1.4, Megatron).
@@ -460,12 +502,15 @@ MemoryEstimate estimate_memory(const ModelInput &model, const Run &run, const Gp
       if (d.dropout)
         acts += s * b * static_cast<double>(d.hidden); // embedding dropout mask
       if (run.pp == 1 && d.vocab > 0 && arch.family != kb::ModelFamily::encoder)
-        acts += (full32(run.precision) ? kLogitsBytes32 : kLogitsBytes16) * b * s *
+        acts += (full32(run.precision) ? kLossPeakBytes32 : kLossPeakBytes16) * b * s *
                 static_cast<double>(d.vocab) / run.tp;
       if (arch.family == kb::ModelFamily::encoder && arch.patch_size > 0)
         acts += 3.0 * static_cast<double>(run.image_size * run.image_size) * b * ab;
     } else if (arch.family == kb::ModelFamily::cnn) {
-      acts = cnn_activation_bytes(arch, static_cast<double>(run.image_size), b, ab);
+      auto peak = cnn_backward_peak(arch, static_cast<double>(run.image_size), b, ab,
+                                    P > 0 ? (grads - grads_held) / P : 0);
+      acts = peak.activations;
+      grads_made = peak.gradients;
     } else if (auto u = unet_cost(arch, run.image_size)) {
       acts = (u->saved_elements + (run.attention == Attention::eager ? u->score_elements : 0)) *
              ab * b;
@@ -505,9 +550,11 @@ MemoryEstimate estimate_memory(const ModelInput &model, const Run &run, const Gp
 
   weights += buffer_bytes(arch);
 
-  // The peak phase: forward/backward holds activations and autocast's weight copies; the
-  // optimizer step holds the step's temporaries instead (memory.md §1.12).
-  const double fwd = weights + cache + grads + opt + acts + kv;
+  // The peak phase: forward/backward holds activations, autocast's weight copies and the
+  // gradients that exist by then; the optimizer step holds every gradient and the step's
+  // temporaries instead (memory.md §1.12). The end of backward (every gradient, no activation)
+  // is never above the step.
+  const double fwd = weights + cache + grads_held + grads_made + opt + acts + kv;
   const double step = weights + grads + opt + temp;
   if (run.mode == Mode::infer) {
     e.peak_phase = run.max_tokens > 0 ? "prefill + full KV cache" : "prefill";
@@ -519,6 +566,11 @@ MemoryEstimate estimate_memory(const ModelInput &model, const Run &run, const Gp
   } else {
     e.peak_phase = "forward/backward";
     weights += cache;
+    if (grads_held + grads_made < grads)
+      e.notes.push_back(
+          "at this peak only part of the gradients exists: backward makes them as it frees "
+          "activations (zero_grad(set_to_none=True), PyTorch's default since 2.0)");
+    grads = grads_held + grads_made;
   }
   auto u = [](double v) { return static_cast<std::uint64_t>(std::llround(std::max(0.0, v))); };
   e.weights = u(weights);

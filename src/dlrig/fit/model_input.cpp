@@ -157,6 +157,14 @@ Dims dims_of(const kb::ModelArch &m) {
   d.experts = m.experts;
   d.experts_per_token = m.experts > 0 ? std::max<std::int64_t>(1, m.experts_per_token) : 0;
   d.gated = m.gated_mlp;
+  if (m.extra.is_object()) {
+    std::string act;
+    for (const char *key : {"activation_function", "hidden_act", "hidden_activation"})
+      if (m.extra.contains(key) && m.extra[key].is_string())
+        act = m.extra[key].get<std::string>();
+    if (act == "gelu_new" || act == "gelu_fast")
+      d.act_extra = 3;
+  }
   d.rmsnorm = m.norm == "rmsnorm";
   d.dropout = has_dropout(m);
   d.causal = m.family == kb::ModelFamily::decoder || m.family == kb::ModelFamily::moe_decoder;

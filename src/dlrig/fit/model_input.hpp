@@ -30,7 +30,11 @@ struct Dims {
   std::int64_t intermediate = 0; // I
   std::int64_t vocab = 0;
   std::int64_t experts = 0, experts_per_token = 0;
-  bool gated = false;   // SwiGLU/GeGLU MLP
+  bool gated = false; // SwiGLU/GeGLU MLP
+  // Tensors of the MLP's width that the activation function saves beyond its input: 3 for
+  // transformers' "gelu_new"/"gelu_fast" (a Python tanh formula: tanh, 0.5x and 1 + tanh are kept),
+  // 0 for the fused gelu, silu and gelu_pytorch_tanh kernels.
+  int act_extra = 0;
   bool rmsnorm = false; // Hugging Face RMSNorm upcasts to fp32 (saves more than LayerNorm)
   bool dropout = false; // the config trains with dropout (adds 1-byte masks)
   bool causal = true;

@@ -326,12 +326,89 @@ TEST(Estimate, ShardingShrinksStatesAndOffloadMovesThemToTheHost) {
   EXPECT_GT(off.host_bytes, 8'000'000'000u);
 }
 
+// At the start of backward every activation is alive but, with zero_grad(set_to_none=True), no
+// gradient exists yet; accumulating micro-batches hold every gradient through it.
+TEST(Estimate, GradientsAtTheBackwardPeak) {
+  auto model = test::llama3_8b();
+  fit::Run run;
+  run.seq = 4096;
+  run.batch = 8;
+  run.precision = Precision::bf16_amp;
+  auto one = estimate_memory(model, run, test::gpu_80gb());
+  ASSERT_EQ(one.peak_phase, "forward/backward");
+  EXPECT_EQ(one.gradients, 0u);
+  run.grad_accum = 4;
+  auto acc = estimate_memory(model, run, test::gpu_80gb());
+  EXPECT_EQ(acc.gradients, static_cast<std::uint64_t>(4.0 * static_cast<double>(model.params)));
+  EXPECT_EQ(acc.allocated - one.allocated, acc.gradients);
+}
+
+// A causal LM's loss holds 14 B per logit at the start of backward in 16-bit (16 in fp32):
+// measured 13.99 / 15.95 with transformers' ForCausalLMLoss (docs/fit-accuracy.md).
+TEST(Estimate, LossPeakPerLogit) {
+  auto small = test::llama3_8b();
+  auto big = small;
+  big.arch.vocab += 1000;
+  fit::Run run;
+  run.seq = 4096;
+  run.batch = 8;
+  for (auto [precision, bytes] : {std::pair{Precision::bf16_amp, 14.0}, {Precision::fp32, 16.0}}) {
+    run.precision = precision;
+    auto a = estimate_memory(small, run, test::gpu_80gb());
+    auto b = estimate_memory(big, run, test::gpu_80gb());
+    ASSERT_EQ(a.peak_phase, "forward/backward");
+    EXPECT_DOUBLE_EQ(static_cast<double>(b.activations - a.activations), bytes * 8 * 4096 * 1000);
+  }
+}
+
+// A ResNet's backward peak comes early in the walk down from the classifier: some gradients
+// exist, not all; fewer bytes than every gradient beside every activation.
+TEST(Estimate, CnnBackwardWalk) {
+  auto model = test::resnet("resnet50");
+  fit::Run run;
+  run.precision = Precision::fp32;
+  run.image_size = 224;
+  run.batch = 8;
+  auto e = estimate_memory(model, run, test::gpu_80gb());
+  ASSERT_EQ(e.peak_phase, "forward/backward");
+  const double all_grads = 4.0 * static_cast<double>(model.params);
+  EXPECT_GT(static_cast<double>(e.gradients), 0);
+  EXPECT_LT(static_cast<double>(e.gradients), all_grads);
+  run.grad_accum = 2;
+  auto acc = estimate_memory(model, run, test::gpu_80gb());
+  EXPECT_DOUBLE_EQ(static_cast<double>(acc.gradients), all_grads);
+  EXPECT_GT(acc.activations, e.activations);
+}
+
+// transformers' gelu_new is a Python tanh formula whose autograd graph keeps three more tensors
+// of the MLP's width than a fused GeLU (counted with saved-tensor hooks on a GPT2Block).
+TEST(Estimate, GeluNewKeepsThreeMoreMlpTensors) {
+  kb::ModelArch a;
+  a.family = kb::ModelFamily::decoder;
+  a.hidden = 768;
+  a.layers = 12;
+  a.heads = 12;
+  a.intermediate = 3072;
+  a.vocab = 50257;
+  a.norm = "layernorm";
+  a.extra = Json{{"activation_function", "gelu"}};
+  auto fused = dims_of(a);
+  a.extra["activation_function"] = "gelu_new";
+  auto python = dims_of(a);
+  EXPECT_EQ(python.act_extra, 3);
+  const double s = 256, b = 2;
+  EXPECT_DOUBLE_EQ(transformer_layer_activation_bytes(python, s, b, 4, 1, Attention::sdpa, true) -
+                       transformer_layer_activation_bytes(fused, s, b, 4, 1, Attention::sdpa, true),
+                   3 * 4 * s * b * 3072);
+}
+
 TEST(Estimate, QloraBaseIsAboutHalfAByteAParameter) {
   auto model = test::llama3_8b();
   fit::Run run;
   run.seq = 512;
   run.qlora = true;
   run.lora_rank = 16;
+  run.grad_accum = 2; // the adapters' gradients are held across micro-batches
   auto e = estimate_memory(model, run, test::gpu_80gb());
   // 4.127 bits for the linear weights, 16-bit embeddings and head (2 x 128256 x 4096 x 2 B).
   const double embed = 2.0 * 128256 * 4096;

@@ -30,7 +30,7 @@ TEST(KbLookup, GpuByName) {
   EXPECT_EQ(kb().find_gpu("Tesla V100-SXM2-16GB")->name, "Tesla V100 SXM2 16GB");
   EXPECT_EQ(kb().find_gpu("MI300X")->name, "AMD Instinct MI300X");
   EXPECT_EQ(kb().find_gpu("H100 SXM")->name, "NVIDIA H100 SXM5"); // a word's start
-  EXPECT_EQ(kb().find_gpu("H100"), nullptr); // PCIe, SXM5 or NVL: ambiguous
+  EXPECT_EQ(kb().find_gpu("H100"), nullptr);                      // PCIe, SXM5 or NVL: ambiguous
   auto h100 = kb().match_gpus("H100");
   ASSERT_EQ(h100.size(), 3u);
   EXPECT_EQ(kb().match_gpus("rtx 3090").size(), 1u);
