@@ -273,7 +273,10 @@ std::vector<Candidate> single_changes(const ModelInput &model, const Run &run, c
   if (run.mode == Mode::train) {
     if (run.batch > 1) {
       // The largest micro-batch that fits, or 1 (still lighter) when none does.
-      auto b = std::max<std::int64_t>(1, max_micro_batch(model, run, gpu).value_or(0));
+      // Sized with accumulation on: the gradients then live through every micro-batch.
+      Run accumulating = run;
+      accumulating.grad_accum = std::max<std::int64_t>(2, run.grad_accum);
+      auto b = std::max<std::int64_t>(1, max_micro_batch(model, accumulating, gpu).value_or(0));
       if (b < run.batch) {
         Run r = run;
         r.batch = b;

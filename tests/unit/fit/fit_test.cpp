@@ -125,6 +125,28 @@ TEST(Suggest, RankedAndEachWithItsMemory) {
   EXPECT_TRUE(ckpt);
 }
 
+// The smaller micro-batch with accumulation is sized with accumulation on (the gradients then
+// live through every micro-batch), so when it is offered as fitting it does fit.
+TEST(Suggest, GradientAccumulationIsSizedWithItsGradients) {
+  auto model = test::bert_base_cased();
+  fit::Run run;
+  run.seq = 512;
+  run.batch = 32;
+  run.precision = Precision::fp32;
+  auto gpu = test::gpu_24gb();
+  gpu.memory_bytes = 12'000'000'000;
+  ASSERT_GT(estimate_memory(model, run, gpu).device, *gpu.memory_bytes);
+  bool seen = false;
+  for (const auto &c : suggest(model, run, gpu)) {
+    if (c.flags.find("--grad-accum") == std::string::npos)
+      continue;
+    seen = true;
+    EXPECT_TRUE(c.fits) << c.change;
+    EXPECT_LE(c.device_bytes, *gpu.memory_bytes) << c.change;
+  }
+  EXPECT_TRUE(seen);
+}
+
 TEST(Time, SixTimesParamsTimesTokensPlusAttention) {
   auto model = test::gpt3_175b();
   fit::Run run;
