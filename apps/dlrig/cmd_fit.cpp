@@ -21,7 +21,8 @@ struct FitArgs {
   std::string model;
   std::string params, family;
   std::string mode = "train", precision = "bf16-amp", optimizer = "adamw", checkpointing = "none",
-              strategy = "ddp", offload = "none", attention = "sdpa", quant = "none";
+              strategy = "ddp", offload = "none", attention = "sdpa", quant = "none",
+              lora_targets = "qv";
   fit::Run run;
   std::string gpu;
   bool all_gpus = false;
@@ -87,6 +88,7 @@ ExitCode run_fit(FitArgs &a) {
   run.strategy = need(fit::parse_strategy(a.strategy));
   run.offload = need(fit::parse_offload(a.offload));
   run.attention = need(fit::parse_attention(a.attention));
+  run.lora_targets = need(fit::parse_lora_targets(a.lora_targets));
   run.quant = need(fit::parse_quant(a.quant));
   if (a.dataset_tokens != 0)
     run.dataset_tokens = a.dataset_tokens;
@@ -220,6 +222,9 @@ Runner setup_fit(CLI::App &sub) {
   sub.add_option("--lora", a->run.lora_rank, "Train LoRA adapters of rank R on a frozen base")
       ->type_name("R");
   sub.add_flag("--qlora", a->run.qlora, "LoRA on a 4-bit NF4 base (QLoRA)");
+  sub.add_option("--lora-targets", a->lora_targets,
+                 "qv (PEFT's default: query and value) | all-linear (every linear but the head)")
+      ->type_name("T");
   sub.add_option("--attention", a->attention, "eager | sdpa | flash")->type_name("A");
   sub.add_option("--quant", a->quant, "Serving weights: int8 | int4")->type_name("Q");
   sub.add_option("--max-tokens", a->run.max_tokens, "Serving: new tokens per request")

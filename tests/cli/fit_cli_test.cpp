@@ -185,6 +185,9 @@ TEST(FitCli, ImpossibleRunsAreUsageErrors) {
   r = run_dlrig({"fit", dir, "--gpu", "No Such GPU 9000", "--from", snap});
   EXPECT_EQ(r.exit_code, 64);
   EXPECT_NE(r.err.find("nearest"), std::string::npos) << r.err;
+  r = run_dlrig({"fit", dir, "--from", snap, "--lora", "8", "--lora-targets", "most"});
+  EXPECT_EQ(r.exit_code, 64);
+  EXPECT_NE(r.err.find("accepted: qv, all-linear"), std::string::npos) << r.err;
   r = run_dlrig({"fit", dir, "--gpu", "h100", "--from", snap});
   EXPECT_EQ(r.exit_code, 64);
   EXPECT_NE(r.err.find("NVIDIA H100 PCIe, NVIDIA H100 SXM5, NVIDIA H100 NVL"), std::string::npos)

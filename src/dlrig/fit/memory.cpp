@@ -103,6 +103,27 @@ double buffer_bytes(const kb::ModelArch &m) {
   return bytes;
 }
 
+// LoRA's trainable parameters: r x (in + out) per adapted linear (memory.md §1.7). PEFT's default
+// targets are the query and value projections (the fused c_attn / qkv_proj where a model fuses
+// them; T5's self- and cross-attention q and v); "all-linear" takes every linear but the output
+// head. Without a linear-layer table, the query and value shapes from the dimensions.
+double lora_adapter_params(const kb::ModelArch &m, const Dims &d, const Run &run) {
+  const double r = run.lora_rank > 0 ? run.lora_rank : 8;
+  double per_rank = 0;
+  for (const auto &l : kb::linear_layers(m)) {
+    bool take = run.lora_targets == LoraTargets::all_linear
+                    ? l.role != "lm_head" && l.role != "classifier"
+                    : l.role == "q" || l.role == "v" || l.role == "qkv" || l.role == "cross_q" ||
+                          l.role == "cross_v";
+    if (take)
+      per_rank += static_cast<double>(l.count * (l.in + l.out));
+  }
+  if (per_rank == 0)
+    per_rank =
+        static_cast<double>((d.layers + d.decoder_layers) * (2 * d.hidden + d.q_dim + d.kv_dim));
+  return r * per_rank;
+}
+
 bool pytorch_foreach_temp(Optimizer o) {
   return o == Optimizer::adam || o == Optimizer::adamw;
 }
@@ -436,12 +457,9 @@ MemoryEstimate estimate_memory(const ModelInput &model, const Run &run, const Gp
                                  : static_cast<double>(largest_layer_params(arch, d));
     if (run.lora()) {
       // Frozen base in 16-bit (or NF4 + double quantisation for QLoRA on the nn.Linear weights),
-      // adapters r x (d_in + d_out) on the query and value projections (PEFT's default targets)
-      // trained in fp32 with their own gradients and optimizer states (memory.md §1.7).
-      const double r = run.lora_rank > 0 ? run.lora_rank : 8;
-      const double layers = static_cast<double>(d.layers + d.decoder_layers);
-      const double adapters =
-          layers * r * static_cast<double>(2 * d.hidden + d.q_dim + d.kv_dim) / shard;
+      // adapters r x (d_in + d_out) on the target linears trained in fp32 with their own
+      // gradients and optimizer states (memory.md §1.7).
+      const double adapters = lora_adapter_params(arch, d, run) / shard;
       const double base_bytes = full32(run.precision) ? 4 : 2;
       const double qparams = static_cast<double>(quantizable_params(d, model.params)) / shard;
       double base =
@@ -452,7 +470,9 @@ MemoryEstimate estimate_memory(const ModelInput &model, const Run &run, const Gp
       grads = adapters * 4;
       opt = adapters * k;
       temp = pytorch_foreach_temp(run.optimizer) ? adapters * 4 : 0;
-      e.notes.push_back("LoRA adapters on the query and value projections (PEFT's default)");
+      e.notes.push_back(run.lora_targets == LoraTargets::qv
+                            ? "LoRA adapters on the query and value projections (PEFT's default)"
+                            : "LoRA adapters on every linear layer but the output head");
     } else {
       auto st = full_states(p_gpu, live_unit / shard, run, k);
       weights = st.weights + st.live;

@@ -55,7 +55,8 @@ std::string run_line(const FitReport &r) {
   if (run.mode == Mode::train) {
     s += fmt::format(", {}", name(run.optimizer));
     if (run.lora())
-      s += fmt::format(", {} rank {}", run.qlora ? "QLoRA" : "LoRA", run.lora_rank);
+      s += fmt::format(", {} rank {} on {}", run.qlora ? "QLoRA" : "LoRA", run.lora_rank,
+                       run.lora_targets == LoraTargets::qv ? "q, v" : "all linear layers");
   } else if (run.quant != Quant::none) {
     s += fmt::format(", {} weights", name(run.quant));
   }
@@ -140,6 +141,7 @@ Json to_json(const FitReport &r) {
               {"offload", name(run.offload)},
               {"lora_rank", run.lora_rank},
               {"qlora", run.qlora},
+              {"lora_targets", name(run.lora_targets)},
               {"attention", name(run.attention)},
               {"quant", name(run.quant)},
               {"max_tokens", run.max_tokens},

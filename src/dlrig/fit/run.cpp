@@ -57,6 +57,11 @@ template <> struct Names<Quant> {
       {{Quant::none, "none"}, {Quant::int8, "int8"}, {Quant::int4, "int4"}}};
 };
 
+template <> struct Names<LoraTargets> {
+  static constexpr std::array<std::pair<LoraTargets, std::string_view>, 2> v{
+      {{LoraTargets::qv, "qv"}, {LoraTargets::all_linear, "all-linear"}}};
+};
+
 template <class E> std::string_view name_of(E e) {
   for (const auto &[k, n] : Names<E>::v)
     if (k == e)
@@ -92,6 +97,7 @@ template std::vector<std::string_view> names<Strategy>();
 template std::vector<std::string_view> names<Offload>();
 template std::vector<std::string_view> names<Attention>();
 template std::vector<std::string_view> names<Quant>();
+template std::vector<std::string_view> names<LoraTargets>();
 
 std::string_view name(Mode v) {
   return name_of(v);
@@ -115,6 +121,9 @@ std::string_view name(Attention v) {
   return name_of(v);
 }
 std::string_view name(Quant v) {
+  return name_of(v);
+}
+std::string_view name(LoraTargets v) {
   return name_of(v);
 }
 
@@ -141,6 +150,9 @@ Result<Attention> parse_attention(std::string_view s) {
 }
 Result<Quant> parse_quant(std::string_view s) {
   return parse_of<Quant>(s, "--quant");
+}
+Result<LoraTargets> parse_lora_targets(std::string_view s) {
+  return parse_of<LoraTargets>(s, "--lora-targets");
 }
 
 } // namespace dlrig::fit

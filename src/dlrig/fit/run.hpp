@@ -19,6 +19,9 @@ enum class Strategy { ddp, zero1, zero2, zero3, fsdp };
 enum class Offload { none, optimizer, params };
 enum class Attention { eager, sdpa, flash };
 enum class Quant { none, int8, int4 };
+// The linear layers LoRA adapts: PEFT's default for the model type (query and value; GPT-2's fused
+// c_attn, Phi-3's qkv_proj), or every nn.Linear but the output head (PEFT's "all-linear").
+enum class LoraTargets { qv, all_linear };
 
 struct Run {
   Mode mode = Mode::train;
@@ -37,6 +40,7 @@ struct Run {
   Offload offload = Offload::none;
   int lora_rank = 0; // 0 = full fine-tuning
   bool qlora = false;
+  LoraTargets lora_targets = LoraTargets::qv;
   Attention attention = Attention::sdpa;
   Quant quant = Quant::none;
   std::int64_t max_tokens = 0;  // serving: new tokens generated per request
@@ -58,6 +62,7 @@ std::string_view name(Strategy v);
 std::string_view name(Offload v);
 std::string_view name(Attention v);
 std::string_view name(Quant v);
+std::string_view name(LoraTargets v);
 
 // Parsers for the command line; the error lists the accepted names.
 Result<Mode> parse_mode(std::string_view s);
@@ -68,6 +73,7 @@ Result<Strategy> parse_strategy(std::string_view s);
 Result<Offload> parse_offload(std::string_view s);
 Result<Attention> parse_attention(std::string_view s);
 Result<Quant> parse_quant(std::string_view s);
+Result<LoraTargets> parse_lora_targets(std::string_view s);
 
 // All accepted names of an enum (for --help and suggestions).
 template <class E> std::vector<std::string_view> names();

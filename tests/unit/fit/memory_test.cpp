@@ -402,6 +402,22 @@ TEST(Estimate, GeluNewKeepsThreeMoreMlpTensors) {
                    3 * 4 * s * b * 3072);
 }
 
+// LoRA's trainable parameters, r x (in + out) per adapted linear: Llama-3-8B at rank 16 has
+// 6,815,744 on q and v (PEFT's default) and 41,943,040 on every linear but lm_head (derived from
+// the shapes: q 4096x4096, k and v 4096x1024, o 4096x4096, gate/up 4096x14336, down 14336x4096).
+TEST(Estimate, LoraTargets) {
+  auto model = test::llama3_8b();
+  fit::Run run;
+  run.seq = 512;
+  run.lora_rank = 16;
+  run.optimizer = Optimizer::adamw; // 8 B of states per trainable parameter
+  auto qv = estimate_memory(model, run, test::gpu_80gb());
+  EXPECT_EQ(qv.optimizer, 8u * 6'815'744);
+  run.lora_targets = LoraTargets::all_linear;
+  auto all = estimate_memory(model, run, test::gpu_80gb());
+  EXPECT_EQ(all.optimizer, 8u * 41'943'040);
+}
+
 TEST(Estimate, QloraBaseIsAboutHalfAByteAParameter) {
   auto model = test::llama3_8b();
   fit::Run run;
