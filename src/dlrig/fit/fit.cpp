@@ -155,9 +155,13 @@ Result<Run> resolve_run(const ModelInput &model, Run run, std::vector<std::strin
       return make_error("--tp/--pp are modelled for transformers only");
     if (run.lora())
       return make_error("--lora/--qlora are modelled for transformers only");
-    if (run.checkpointing != Checkpointing::none)
-      return make_error(
-          "--checkpointing is modelled for transformers only (not for CNNs and UNets yet)");
+    if (run.checkpointing == Checkpointing::selective)
+      return make_error("--checkpointing selective recomputes a transformer layer's attention "
+                        "core; for " +
+                        arch.name + " give --checkpointing full");
+    if (run.checkpointing == Checkpointing::full && arch.family != kb::ModelFamily::unet)
+      return make_error("--checkpointing full is modelled for transformers and UNets (not for "
+                        "CNNs yet)");
     if (run.image_size == 0) {
       run.image_size = arch.family == kb::ModelFamily::unet ? unet_default_image(arch)
                        : arch.image_size > 0                ? arch.image_size
@@ -291,6 +295,13 @@ std::vector<Candidate> single_changes(const ModelInput &model, const Run &run, c
       add(r, fmt::format("mixed precision ({})", name(r.precision)),
           "16-bit activations and tensor-core speed; fp16 needs loss scaling");
     }
+    const bool unet = model.arch.family == kb::ModelFamily::unet;
+    if (unet && run.checkpointing != Checkpointing::full) {
+      Run r = run;
+      r.checkpointing = Checkpointing::full;
+      add(r, "full activation checkpointing (every ResNet and attention block)",
+          "one more forward pass in backward (about +33% compute)");
+    }
     if (is_transformer(model.arch.family)) {
       if (run.checkpointing == Checkpointing::none) {
         Run r = run;
@@ -325,7 +336,8 @@ std::vector<Candidate> single_changes(const ModelInput &model, const Run &run, c
     // More GPUs: sharded states shrink with the data-parallel degree; when that is not enough,
     // the same with full checkpointing (activations do not shrink with more data-parallel GPUs).
     for (bool ckpt : {false, true}) {
-      if (ckpt && (!is_transformer(model.arch.family) || run.checkpointing == Checkpointing::full))
+      if (ckpt && ((!is_transformer(model.arch.family) && !unet) ||
+                   run.checkpointing == Checkpointing::full))
         break;
       Run r = run;
       if (r.strategy == Strategy::ddp && !run.lora())

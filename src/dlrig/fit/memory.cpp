@@ -532,8 +532,11 @@ MemoryEstimate estimate_memory(const ModelInput &model, const Run &run, const Gp
       acts = peak.activations;
       grads_made = peak.gradients;
     } else if (auto u = unet_cost(arch, run.image_size)) {
-      acts = (u->saved_elements + (run.attention == Attention::eager ? u->score_elements : 0)) *
-             ab * b;
+      const bool eager = run.attention == Attention::eager;
+      if (run.checkpointing == Checkpointing::full)
+        acts = (u->ckpt_elements + u->ckpt_working + (eager ? u->ckpt_working_scores : 0)) * ab * b;
+      else
+        acts = (u->saved_elements + (eager ? u->score_elements : 0)) * ab * b;
       e.notes.push_back("UNet only: the VAE and text encoder are not counted (frozen, or their "
                         "outputs precomputed)");
     }

@@ -352,6 +352,8 @@ std::optional<UnetCost> unet_cost(const kb::ModelArch &m, std::int64_t image_sid
   // its output's size are kept (norm and activation inputs, conv inputs), and its convs' MACs.
   auto resnet = [&](double cin, double cout, double hw) {
     u.saved_elements += cin * hw + 5 * cout * hw;
+    u.ckpt_elements += cin * hw;
+    u.ckpt_working = std::max(u.ckpt_working, cin * hw + 5 * cout * hw);
     u.infer_elements = std::max(u.infer_elements, cin * hw + 2 * cout * hw);
     u.macs += 9 * cin * cout * hw + 9 * cout * cout * hw + (cin != cout ? cin * cout * hw : 0);
     // GroupNorm, conv, time-embedding projection, GroupNorm, conv, 1x1 shortcut when the
@@ -362,6 +364,7 @@ std::optional<UnetCost> unet_cost(const kb::ModelArch &m, std::int64_t image_sid
   // A Transformer2DModel: GroupNorm and proj in/out, then per layer self-attention, cross-attention
   // on the text context and a GEGLU feed-forward of 4C (counted like a gated transformer layer).
   auto transformer = [&](double c, double hw, double nlayers, double h) {
+    const double saved_before = u.saved_elements, scores_before = u.score_elements;
     u.saved_elements += 3 * c * hw;
     u.macs += 2 * c * c * hw;
     u.params += 2 * c + 2 * (c * c + c); // GroupNorm, proj_in and proj_out
@@ -380,9 +383,17 @@ std::optional<UnetCost> unet_cost(const kb::ModelArch &m, std::int64_t image_sid
       u.macs += hw * (4 * c * c + 2 * c * c + 12 * c * c) + 2 * ctx_tokens * ctx * c +
                 2 * hw * hw * c + 2 * hw * ctx_tokens * c;
     }
+    u.ckpt_elements += c * hw;
+    u.ckpt_working = std::max(u.ckpt_working, u.saved_elements - saved_before);
+    u.ckpt_working_scores = std::max(u.ckpt_working_scores, u.score_elements - scores_before);
+  };
+  // Layers outside the checkpointed modules keep what they save either way.
+  auto plain = [&](double elements) {
+    u.saved_elements += elements;
+    u.ckpt_elements += elements;
   };
   double hw = side * side;
-  u.saved_elements += static_cast<double>(in_ch) * hw + c0 * hw; // conv_in
+  plain(static_cast<double>(in_ch) * hw + c0 * hw); // conv_in
   u.params += 9 * static_cast<double>(in_ch) * c0 + c0;
   u.params += (c0 * temb + temb) + (temb * temb + temb); // timestep embedding MLP
   u.macs += 9 * static_cast<double>(in_ch) * c0 * hw;
@@ -399,7 +410,7 @@ std::optional<UnetCost> unet_cost(const kb::ModelArch &m, std::int64_t image_sid
     }
     if (i + 1 < nb) {
       hw /= 4;
-      u.saved_elements += c * hw; // downsampling conv output
+      plain(c * hw); // downsampling conv output
       u.macs += 9 * c * c * hw;
       u.params += 9 * c * c + c;
       skips.push_back(c);
@@ -423,12 +434,12 @@ std::optional<UnetCost> unet_cost(const kb::ModelArch &m, std::int64_t image_sid
     }
     if (j + 1 < nb) {
       hw *= 4;
-      u.saved_elements += 2 * c * hw; // nearest upsampling output and its conv's output
+      plain(2 * c * hw); // nearest upsampling output and its conv's output
       u.macs += 9 * c * c * hw;
       u.params += 9 * c * c + c;
     }
   }
-  u.saved_elements += 3 * c0 * hw; // norm_out, SiLU, conv_out inputs
+  plain(3 * c0 * hw); // norm_out, SiLU, conv_out inputs
   u.macs += 9 * c0 * static_cast<double>(in_ch) * hw;
   u.params += 2 * c0 + 9 * c0 * static_cast<double>(in_ch) + static_cast<double>(in_ch);
   return u;

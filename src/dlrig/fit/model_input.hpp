@@ -82,7 +82,12 @@ struct UnetCost {
   double macs = 0;           // multiply-accumulates of one forward
   double infer_elements = 0; // serving: the largest block's working set (no graph kept)
   double infer_scores = 0;   // serving with eager attention: the largest heads x s^2
-  double params = 0;         // parameters of the same walk (checks the walk's structure)
+  // Full checkpointing (diffusers' enable_gradient_checkpointing: every ResNet block and every
+  // Transformer2DModel recomputed in backward): the elements kept (each checkpointed module's
+  // input and the parts not checkpointed), and the largest module's saved elements and eager
+  // scores while it is recomputed.
+  double ckpt_elements = 0, ckpt_working = 0, ckpt_working_scores = 0;
+  double params = 0; // parameters of the same walk (checks the walk's structure)
   std::int64_t latent_side = 0;
 };
 // nullopt when the config does not give block_out_channels.

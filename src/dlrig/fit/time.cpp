@@ -94,8 +94,10 @@ double step_flops(const ModelInput &model, const Run &run) {
   }
   const double samples = static_cast<double>(run.batch * run.grad_accum) * run.dp();
   if (!is_transformer(arch.family)) {
-    // Forward 2 x MACs, backward twice the forward (memory.md §1.11's 2 + 4).
-    return 6 * image_macs(arch, run.image_size) * samples;
+    // Forward 2 x MACs, backward twice the forward (memory.md §1.11's 2 + 4); full checkpointing
+    // runs the forward once more (4 + 4).
+    const double f = (run.checkpointing == Checkpointing::full ? 8 : 6);
+    return f * image_macs(arch, run.image_size) * samples;
   }
   const double s = static_cast<double>(run.seq);
   const double tokens = samples * s;

@@ -250,6 +250,39 @@ TEST(Unet, ActivationsScaleWithBatchAndEagerAttentionCosts) {
   EXPECT_GT(eager.activations, four.activations + 4ull * 2 * 8 * 4096 * 4096);
 }
 
+// diffusers' gradient checkpointing keeps each ResNet and attention block's input and recomputes
+// one block at a time: far less than the whole graph, more than nothing, and the eager scores of
+// one attention block only.
+TEST(Unet, FullCheckpointingKeepsBlockInputsAndOneBlock) {
+  auto model = test::sd15_unet();
+  auto u = unet_cost(model.arch, 512);
+  ASSERT_TRUE(u);
+  EXPECT_GT(u->ckpt_elements, 0);
+  EXPECT_LT(u->ckpt_elements + u->ckpt_working, u->saved_elements / 3);
+  EXPECT_LT(u->ckpt_working_scores, u->score_elements);
+  auto run = resolve_run(model, fit::Run{}, nullptr);
+  ASSERT_TRUE(run.ok());
+  run->optimizer = Optimizer::sgd;
+  run->batch = 16; // forward/backward stays the peak
+  auto gpu = test::gpu_80gb();
+  auto none = estimate_memory(model, *run, gpu);
+  run->checkpointing = Checkpointing::full;
+  ASSERT_TRUE(resolve_run(model, *run, nullptr).ok());
+  auto full = estimate_memory(model, *run, gpu);
+  EXPECT_DOUBLE_EQ(static_cast<double>(full.activations),
+                   std::round((u->ckpt_elements + u->ckpt_working) * 2 * 16));
+  EXPECT_LT(full.activations, none.activations / 3);
+  // CNNs and selective recompute are refused with the flag named.
+  run->checkpointing = Checkpointing::selective;
+  EXPECT_FALSE(resolve_run(model, *run, nullptr).ok());
+  auto resnet = test::resnet("resnet50");
+  fit::Run r;
+  r.checkpointing = Checkpointing::full;
+  auto refused = resolve_run(resnet, r, nullptr);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("--checkpointing"), std::string::npos);
+}
+
 TEST(Checkpoint, DecoderShapeFromTensorNames) {
   std::vector<SafeTensor> t;
   auto add = [&](std::string n, std::vector<std::uint64_t> shape) {
