@@ -153,8 +153,10 @@ Result<Run> resolve_run(const ModelInput &model, Run run, std::vector<std::strin
       return make_error("--dataset-tokens applies to transformers; give --samples (images)");
     if (run.tp > 1 || run.pp > 1)
       return make_error("--tp/--pp are modelled for transformers only");
-    if (run.lora())
-      return make_error("--lora/--qlora are modelled for transformers only");
+    if (run.qlora)
+      return make_error("--qlora is modelled for transformers only");
+    if (run.lora() && arch.family != kb::ModelFamily::unet)
+      return make_error("--lora is modelled for transformers and UNets (not for CNNs yet)");
     if (run.checkpointing == Checkpointing::selective)
       return make_error("--checkpointing selective recomputes a transformer layer's attention "
                         "core; for " +

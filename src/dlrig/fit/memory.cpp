@@ -118,9 +118,14 @@ double lora_adapter_params(const kb::ModelArch &m, const Dims &d, const Run &run
     if (take)
       per_rank += static_cast<double>(l.count * (l.in + l.out));
   }
-  if (per_rank == 0)
+  if (m.family == kb::ModelFamily::unet) {
+    if (auto u = unet_cost(m, unet_default_image(m)))
+      per_rank = run.lora_targets == LoraTargets::all_linear ? u->lora_all_per_rank
+                                                             : u->lora_qkvo_per_rank;
+  } else if (per_rank == 0) {
     per_rank =
         static_cast<double>((d.layers + d.decoder_layers) * (2 * d.hidden + d.q_dim + d.kv_dim));
+  }
   return r * per_rank;
 }
 
@@ -470,9 +475,13 @@ MemoryEstimate estimate_memory(const ModelInput &model, const Run &run, const Gp
       grads = adapters * 4;
       opt = adapters * k;
       temp = pytorch_foreach_temp(run.optimizer) ? adapters * 4 : 0;
-      e.notes.push_back(run.lora_targets == LoraTargets::qv
-                            ? "LoRA adapters on the query and value projections (PEFT's default)"
-                            : "LoRA adapters on every linear layer but the output head");
+      const bool unet = arch.family == kb::ModelFamily::unet;
+      e.notes.push_back(run.lora_targets == LoraTargets::all_linear
+                            ? "LoRA adapters on every linear layer but the output head"
+                        : unet ? "LoRA adapters on the attention blocks' to_q, to_k, to_v and "
+                                 "to_out (diffusers' LoRA training default)"
+                               : "LoRA adapters on the query and value projections (PEFT's "
+                                 "default)");
     } else {
       auto st = full_states(p_gpu, live_unit / shard, run, k);
       weights = st.weights + st.live;

@@ -374,6 +374,11 @@ std::optional<UnetCost> unet_cost(const kb::ModelArch &m, std::int64_t image_sid
                            (8 * c * c + 8 * c) + (4 * c * c + c));
     u.infer_elements = std::max(u.infer_elements, 2 * c * hw + 8 * c * hw);
     u.infer_scores = std::max(u.infer_scores, h * hw * hw);
+    // r x (in + out): self-attention q, k, v, out (c -> c); cross-attention q and out (c -> c),
+    // k and v (ctx -> c). All linears add GEGLU (c -> 8c, 4c -> c) and proj_in/proj_out.
+    const double qkvo = nlayers * (8 * c + 4 * c + 2 * (ctx + c));
+    u.lora_qkvo_per_rank += qkvo;
+    u.lora_all_per_rank += qkvo + nlayers * (9 * c + 5 * c) + 2 * 2 * c;
     for (int l = 0; l < static_cast<int>(nlayers); ++l) {
       // Self-attention: norm input, Q, K, V, kernel output, output-projection input (6); cross-
       // attention: norm input, Q, kernel output, output-projection input (4), K and V of the

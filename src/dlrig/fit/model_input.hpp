@@ -87,6 +87,10 @@ struct UnetCost {
   // input and the parts not checkpointed), and the largest module's saved elements and eager
   // scores while it is recomputed.
   double ckpt_elements = 0, ckpt_working = 0, ckpt_working_scores = 0;
+  // LoRA parameters per unit of rank: diffusers' LoRA training targets (to_q, to_k, to_v, to_out.0
+  // of self- and cross-attention), and every linear of the attention blocks (adding the GEGLU
+  // feed-forward and proj_in/proj_out).
+  double lora_qkvo_per_rank = 0, lora_all_per_rank = 0;
   double params = 0; // parameters of the same walk (checks the walk's structure)
   std::int64_t latent_side = 0;
 };
