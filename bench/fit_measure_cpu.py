@@ -111,17 +111,25 @@ def cases():
     try:
         import torchvision
 
-        def resnet(precision):
+        def resnet(precision, ckpt=False):
             def build():
                 model = torchvision.models.resnet50()
+                extra = []
+                if ckpt:  # torch.utils.checkpoint around every residual block
+                    import torch.utils.checkpoint as cp
+                    for stage in (model.layer1, model.layer2, model.layer3, model.layer4):
+                        for blk in stage:
+                            blk.forward = (lambda f: lambda x: cp.checkpoint(f, x, use_reentrant=False))(blk.forward)
+                    extra = ["--checkpointing", "full"]
                 batch = lambda: torch.randn(8, 3, 224, 224)
                 cfg = {"model_type": "resnet", "architectures": ["ResNet"], "layers": [3, 4, 6, 3],
                        "block": "bottleneck", "num_classes": 1000, "image_size": 224}
-                return cfg, ["--image-size", "224", "--batch", "8", "--precision", precision], \
+                return cfg, ["--image-size", "224", "--batch", "8", "--precision", precision] + extra, \
                     lambda: train(model, batch, precision)
             return build
         out.append(("resnet50 fp32 b8", resnet("fp32")))
         out.append(("resnet50 bf16-amp b8", resnet("bf16-amp")))
+        out.append(("resnet50 fp32 b8 full-ckpt", resnet("fp32", ckpt=True)))
     except ImportError:
         print("torchvision missing: ResNet-50 skipped", file=sys.stderr)
     return out

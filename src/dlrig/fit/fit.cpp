@@ -161,9 +161,6 @@ Result<Run> resolve_run(const ModelInput &model, Run run, std::vector<std::strin
       return make_error("--checkpointing selective recomputes a transformer layer's attention "
                         "core; for " +
                         arch.name + " give --checkpointing full");
-    if (run.checkpointing == Checkpointing::full && arch.family != kb::ModelFamily::unet)
-      return make_error("--checkpointing full is modelled for transformers and UNets (not for "
-                        "CNNs yet)");
     if (run.image_size == 0) {
       run.image_size = arch.family == kb::ModelFamily::unet ? unet_default_image(arch)
                        : arch.image_size > 0                ? arch.image_size
@@ -298,10 +295,13 @@ std::vector<Candidate> single_changes(const ModelInput &model, const Run &run, c
           "16-bit activations and tensor-core speed; fp16 needs loss scaling");
     }
     const bool unet = model.arch.family == kb::ModelFamily::unet;
-    if (unet && run.checkpointing != Checkpointing::full) {
+    const bool cnn = model.arch.family == kb::ModelFamily::cnn;
+    if ((unet || cnn) && run.checkpointing != Checkpointing::full) {
       Run r = run;
       r.checkpointing = Checkpointing::full;
-      add(r, "full activation checkpointing (every ResNet and attention block)",
+      add(r,
+          unet ? "full activation checkpointing (every ResNet and attention block)"
+               : "full activation checkpointing (every residual block)",
           "one more forward pass in backward (about +33% compute)");
     }
     if (is_transformer(model.arch.family)) {
@@ -338,7 +338,7 @@ std::vector<Candidate> single_changes(const ModelInput &model, const Run &run, c
     // More GPUs: sharded states shrink with the data-parallel degree; when that is not enough,
     // the same with full checkpointing (activations do not shrink with more data-parallel GPUs).
     for (bool ckpt : {false, true}) {
-      if (ckpt && ((!is_transformer(model.arch.family) && !unet) ||
+      if (ckpt && ((!is_transformer(model.arch.family) && !unet && !cnn) ||
                    run.checkpointing == Checkpointing::full))
         break;
       Run r = run;

@@ -248,8 +248,12 @@ LayerParts layer_parts(const Dims &d, double s, double b, double ab, Attention a
 struct BackwardPeak {
   double activations = 0, gradients = 0;
 };
+//
+// With full checkpointing (torch.utils.checkpoint around each residual block, as torchvision
+// users wrap layer1..layer4) a block keeps only its input; its saved tensors come back while it is
+// recomputed in backward, one block at a time.
 BackwardPeak cnn_backward_peak(const kb::ModelArch &m, double side, double b, double ab,
-                               double grad_bytes) {
+                               double grad_bytes, bool checkpoint) {
   auto layers = resnet_layers(m, static_cast<std::int64_t>(side));
   std::vector<double> saved;
   double acts = static_cast<double>(m.channels > 0 ? m.channels : 3) * side * side * b * ab;
@@ -262,6 +266,38 @@ BackwardPeak cnn_backward_peak(const kb::ModelArch &m, double side, double b, do
   double grads = layers.empty()
                      ? 0
                      : (static_cast<double>(layers.back().out_ch) * classes + classes) * grad_bytes;
+  if (checkpoint) {
+    // Kept: the image, the stem's tensors and each block's input (the previous layer's output).
+    double kept = acts;
+    std::vector<double> block_saved, block_input, block_grads;
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+      const auto &c = layers[i];
+      if (c.block < 0)
+        continue;
+      kept -= saved[i];
+      const auto k = static_cast<std::size_t>(c.block);
+      if (k >= block_saved.size()) {
+        const auto &prev = layers[i - 1]; // the stem's max-pool or the previous block's output
+        block_input.push_back(static_cast<double>(prev.out_ch * prev.out_side * prev.out_side) * b *
+                              ab);
+        block_saved.push_back(0);
+        block_grads.push_back(0);
+        kept += block_input.back();
+      }
+      block_saved[k] += saved[i];
+      block_grads[k] +=
+          static_cast<double>(c.in_ch * c.out_ch * c.kernel * c.kernel + 2 * c.out_ch) * grad_bytes;
+    }
+    BackwardPeak best{kept, grads};
+    for (std::size_t k = block_saved.size(); k-- > 0;) {
+      grads += block_grads[k];
+      // The block recomputed: its saved tensors live beside every input still kept.
+      if (kept + block_saved[k] + grads > best.activations + best.gradients)
+        best = {kept + block_saved[k], grads};
+      kept -= block_input[k];
+    }
+    return best;
+  }
   BackwardPeak best{acts, grads};
   for (std::size_t i = layers.size(); i-- > 0;) {
     const auto &c = layers[i];
@@ -537,7 +573,8 @@ MemoryEstimate estimate_memory(const ModelInput &model, const Run &run, const Gp
         acts += 3.0 * static_cast<double>(run.image_size * run.image_size) * b * ab;
     } else if (arch.family == kb::ModelFamily::cnn) {
       auto peak = cnn_backward_peak(arch, static_cast<double>(run.image_size), b, ab,
-                                    P > 0 ? (grads - grads_held) / P : 0);
+                                    P > 0 ? (grads - grads_held) / P : 0,
+                                    run.checkpointing == Checkpointing::full);
       acts = peak.activations;
       grads_made = peak.gradients;
     } else if (auto u = unet_cost(arch, run.image_size)) {

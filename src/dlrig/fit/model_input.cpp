@@ -234,6 +234,7 @@ std::vector<ConvLayer> resnet_layers(const kb::ModelArch &m, std::int64_t side) 
       {stem, stem, 0, 2, x, 1}); // max-pool: kernel 0 marks it (no weights, int64 indices)
   std::int64_t in = stem;
   const std::int64_t expansion = bottleneck ? 4 : 1;
+  int block = 0;
   for (std::size_t stage = 0; stage < blocks.size(); ++stage) {
     std::int64_t width = width_of(stage);
     for (std::int64_t b = 0; b < blocks[stage]; ++b) {
@@ -249,6 +250,9 @@ std::vector<ConvLayer> resnet_layers(const kb::ModelArch &m, std::int64_t side) 
       }
       if (stride != 1 || in != width * expansion)
         out.push_back({in, width * expansion, 1, stride, y, 1});
+      for (auto it = out.rbegin(); it != out.rend() && it->block < 0 && it->kernel > 0; ++it)
+        it->block = block;
+      ++block;
       in = width * expansion;
       x = y;
     }

@@ -17,6 +17,7 @@ struct ConvLayer {
   std::int64_t in_ch = 0, out_ch = 0, kernel = 1, stride = 1;
   std::int64_t out_side = 0; // output height = width, for the model's default image size
   int saved_outputs = 2;     // tensors of the output's size kept for backward (BN input, ReLU out)
+  int block = -1;            // residual block index (stem and max-pool: -1)
 };
 
 // Transformer shapes (0 where the family has none).
