@@ -117,8 +117,9 @@ Result<SafetensorsHeader> parse_safetensors_header(std::string_view text, std::u
       }
       continue;
     }
+    const std::string &tensor = name; // a structured binding; clang before 16 cannot capture it
     auto bad = [&](const std::string &what) {
-      return make_error(fmt::format("{}: tensor \"{}\": {}", where, name, what));
+      return make_error(fmt::format("{}: tensor \"{}\": {}", where, tensor, what));
     };
     if (!v.is_object())
       return bad("entry must be an object with dtype, shape and data_offsets");
