@@ -89,5 +89,10 @@ printf '| --max-batch (70B serving, snapshot GPU) | %s | %s |\n' "$m" "$p"
 read -r m p < <(time_it "$DLRIG" fit "$WORK/llama-3-70b" --mode infer --seq 4096 --max-batch --all-gpus --json)
 printf '| --max-batch --all-gpus (70B serving) | %s | %s |\n' "$m" "$p"
 echo
-echo "One estimate inside the library (no process start): see the unit test"
-echo "Fit.OneEstimateIsUnderAMillisecond (build/dlrig_tests --gtest_filter=Fit.OneEstimate*)."
+BENCH=$(dirname "$DLRIG")/dlrig_bench_fit
+if [ -x "$BENCH" ]; then
+  echo "One estimate inside the library (memory + time, no process start):"
+  "$BENCH"
+else
+  echo "One estimate inside the library: build the dlrig_bench_fit target"
+fi
