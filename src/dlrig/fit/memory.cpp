@@ -384,13 +384,13 @@ double accelerate_largest_bytes(const ModelInput &model) {
   const auto &m = model.arch;
   if (m.family == kb::ModelFamily::cnn) {
     double best = 0;
-    for (const auto &c : resnet_layers(m, 224)) {
+    const auto convs = resnet_layers(m, 224);
+    for (const auto &c : convs) {
       if (c.kernel == 0)
         continue;
       best = std::max(best, 4.0 * static_cast<double>(c.in_ch * c.out_ch * c.kernel * c.kernel));
       best = std::max(best, 4.0 * 4 * static_cast<double>(c.out_ch) + 8);
     }
-    auto convs = resnet_layers(m, 224);
     const auto classes = static_cast<double>(resnet_classes(m));
     if (!convs.empty())
       best = std::max(best, 4 * (static_cast<double>(convs.back().out_ch) * classes + classes));
