@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -13,6 +15,21 @@ namespace dlrig::test {
 namespace {
 
 namespace fs = std::filesystem;
+
+// A scratch path of this test process, removed when it exits: ctest runs the tests in parallel
+// processes, and a file one of them rewrites must not be read half-written by another.
+fs::path scratch(const std::string &name) {
+  struct Cleanup {
+    fs::path root = fs::temp_directory_path() / ("dlrig-fit-cli-" + std::to_string(::getpid()));
+    ~Cleanup() {
+      std::error_code ec;
+      fs::remove_all(root, ec);
+    }
+  };
+  static Cleanup cleanup;
+  fs::create_directories(cleanup.root);
+  return cleanup.root / name;
+}
 
 std::string le64(std::uint64_t n) {
   std::string s(8, '\0');
@@ -44,7 +61,7 @@ void write_safetensors(
 
 // A Llama-3-8B-shaped sharded checkpoint (two shards and an index), no config.json.
 fs::path llama3_8b_folder() {
-  auto dir = fs::temp_directory_path() / "dlrig-fit-cli-llama3-8b";
+  auto dir = scratch("llama3-8b");
   if (fs::exists(dir / "model.safetensors.index.json"))
     return dir;
   fs::create_directories(dir);
@@ -78,7 +95,7 @@ fs::path llama3_8b_folder() {
 
 // A saved snapshot of a machine with one 24 GiB NVIDIA GPU and an AVX2 CPU.
 std::string snapshot_24gb() {
-  auto p = fs::temp_directory_path() / "dlrig-fit-cli-snapshot.json";
+  auto p = scratch("snapshot.json");
   Json snap = {
       {"schema_version", 1},
       {"host",
@@ -198,7 +215,7 @@ TEST(FitCli, ImpossibleRunsAreUsageErrors) {
 }
 
 TEST(FitCli, BadFilesAreBadInput) {
-  auto dir = fs::temp_directory_path() / "dlrig-fit-cli-bad";
+  auto dir = scratch("bad");
   fs::remove_all(dir);
   fs::create_directories(dir);
   auto snap = snapshot_24gb();
@@ -292,7 +309,7 @@ TEST_F(FitGuides, Gpt3_175bOnA100sNeedsManyOfThem) {
 }
 
 TEST_F(FitGuides, ConfigJsonAndParamsFamily) {
-  auto dir = fs::temp_directory_path() / "dlrig-fit-cli-config";
+  auto dir = scratch("config");
   fs::create_directories(dir);
   std::ofstream(dir / "config.json") << Json{
       {"model_type", "llama"},       {"hidden_size", 4096},

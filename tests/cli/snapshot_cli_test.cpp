@@ -1,7 +1,9 @@
 #include "support/cli.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
 
 namespace dlrig::test {
@@ -14,9 +16,10 @@ TEST(SnapshotCli, FromMissingFileIsBadInput) {
 }
 
 TEST(SnapshotCli, FromMalformedFileNamesThePlace) {
-  std::string path = "/tmp/dlrig-malformed.json";
+  std::string path = "/tmp/dlrig-malformed-" + std::to_string(::getpid()) + ".json";
   std::ofstream(path) << "{\"schema_version\": 1,\n \"host\": [}";
   auto r = run_dlrig({"info", "--from", path});
+  std::remove(path.c_str());
   EXPECT_EQ(r.exit_code, 65);
   EXPECT_NE(r.err.find("line 2"), std::string::npos) << r.err;
 }
@@ -29,9 +32,10 @@ TEST(SnapshotCli, UnknownFlagIsUsageError) {
 TEST(SnapshotCli, SnapshotRoundTripsThroughFrom) {
   auto snap = run_dlrig({"snapshot", "--sysroot", fixture("laptop-no-gpu")});
   ASSERT_EQ(snap.exit_code, 0) << snap.err;
-  std::string path = "/tmp/dlrig-roundtrip.json";
+  std::string path = "/tmp/dlrig-roundtrip-" + std::to_string(::getpid()) + ".json";
   std::ofstream(path) << snap.out;
   auto again = run_dlrig({"info", "--json", "--from", path});
+  std::remove(path.c_str());
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_EQ(again.out, snap.out);
 }
