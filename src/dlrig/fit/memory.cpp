@@ -285,8 +285,7 @@ BackwardPeak cnn_backward_peak(const kb::ModelArch &m, double side, double b, do
         kept += block_input.back();
       }
       block_saved[k] += saved[i];
-      block_grads[k] +=
-          static_cast<double>(c.in_ch * c.out_ch * c.kernel * c.kernel + 2 * c.out_ch) * grad_bytes;
+      block_grads[k] += static_cast<double>(c.params()) * grad_bytes;
     }
     BackwardPeak best{kept, grads};
     for (std::size_t k = block_saved.size(); k-- > 0;) {
@@ -301,9 +300,7 @@ BackwardPeak cnn_backward_peak(const kb::ModelArch &m, double side, double b, do
   BackwardPeak best{acts, grads};
   for (std::size_t i = layers.size(); i-- > 0;) {
     const auto &c = layers[i];
-    if (c.kernel > 0)
-      grads +=
-          static_cast<double>(c.in_ch * c.out_ch * c.kernel * c.kernel + 2 * c.out_ch) * grad_bytes;
+    grads += static_cast<double>(c.params()) * grad_bytes;
     acts -= saved[i];
     if (acts + grads > best.activations + best.gradients)
       best = {acts, grads};
@@ -388,7 +385,7 @@ double accelerate_largest_bytes(const ModelInput &model) {
     for (const auto &c : convs) {
       if (c.kernel == 0)
         continue;
-      best = std::max(best, 4.0 * static_cast<double>(c.in_ch * c.out_ch * c.kernel * c.kernel));
+      best = std::max(best, 4.0 * static_cast<double>(c.weights()));
       best = std::max(best, 4.0 * 4 * static_cast<double>(c.out_ch) + 8);
     }
     const auto classes = static_cast<double>(resnet_classes(m));

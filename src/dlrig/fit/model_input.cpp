@@ -202,7 +202,7 @@ std::int64_t largest_layer_params(const kb::ModelArch &m, const Dims &d) {
   if (m.family == kb::ModelFamily::cnn) {
     std::int64_t best = 0;
     for (const auto &c : resnet_layers(m, m.image_size > 0 ? m.image_size : 224))
-      best = std::max(best, c.in_ch * c.out_ch * c.kernel * c.kernel);
+      best = std::max(best, c.weights());
     return best;
   }
   if (m.family == kb::ModelFamily::unet) {
@@ -272,8 +272,7 @@ std::int64_t resnet_params(const kb::ModelArch &m) {
     return 0;
   std::int64_t p = 0;
   for (const auto &c : convs)
-    if (c.kernel > 0)
-      p += c.in_ch * c.out_ch * c.kernel * c.kernel + 2 * c.out_ch; // weight + BN affine
+    p += c.params();
   std::int64_t classes = resnet_classes(m);
   p += convs.back().out_ch * classes + classes; // fc
   return p;

@@ -18,6 +18,9 @@ struct ConvLayer {
   std::int64_t out_side = 0; // output height = width, for the model's default image size
   int saved_outputs = 2;     // tensors of the output's size kept for backward (BN input, ReLU out)
   int block = -1;            // residual block index (stem and max-pool: -1)
+  // The convolution's weight elements (0 for the max-pool), and with its BatchNorm's affine pair.
+  std::int64_t weights() const { return in_ch * out_ch * kernel * kernel; }
+  std::int64_t params() const { return kernel > 0 ? weights() + 2 * out_ch : 0; }
 };
 
 // Transformer shapes (0 where the family has none).

@@ -38,9 +38,7 @@ double cnn_macs(const kb::ModelArch &m, std::int64_t side) {
   double macs = 0;
   auto convs = resnet_layers(m, side);
   for (const auto &c : convs)
-    if (c.kernel > 0)
-      macs += static_cast<double>(c.in_ch * c.out_ch * c.kernel * c.kernel) *
-              static_cast<double>(c.out_side * c.out_side);
+    macs += static_cast<double>(c.weights()) * static_cast<double>(c.out_side * c.out_side);
   if (!convs.empty())
     macs += static_cast<double>(convs.back().out_ch * resnet_classes(m));
   return macs;
