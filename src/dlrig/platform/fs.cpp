@@ -31,7 +31,7 @@ Result<std::string> Sysroot::read(const std::string& path, std::size_t max_bytes
   if (!in)
     return make_error(path + ": " + std::strerror(errno));
   // Grows with the file instead of allocating max_bytes up front: a megabyte buffer per sysfs
-  // attribute costs page faults that dominated `dlrig info` (bench/info.sh).
+  // attribute costs page faults that dominated `dlrig info` (perf/info.sh).
   std::string data;
   std::error_code ec;
   auto size = stdfs::file_size(host_path(path), ec); // procfs says 0, sysfs 4096: only a hint

@@ -3,12 +3,12 @@
 # fixture (with the fake NVML when it is built and the fixture has a scenario), on a snapshot of
 # that fixture saved to a file (--from: the checks alone, no probing), and on this machine.
 # Target: under 25 ms median on the 8xH100 fixture. Builds nothing: build first.
-# Usage: bench/doctor.sh [RUNS]
+# Usage: perf/doctor.sh [RUNS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-20}
 bin=build/dlrig
-[ -x "$bin" ] || { echo "bench/doctor.sh: $bin not found; build first" >&2; exit 1; }
+[ -x "$bin" ] || { echo "perf/doctor.sh: $bin not found; build first" >&2; exit 1; }
 fixture=tests/data/server-8xh100
 fake=build/tests/fake_nvml/libnvidia-ml-fake.so
 

@@ -5,7 +5,7 @@
 #   3. --max-batch --all-gpus for the 70B model over the catalog (needs the knowledge base's GPU
 #      catalog in the build; "n/a" otherwise).
 # The checkpoints are written sparse (real headers, no weight bytes on disk) under $TMPDIR.
-# Usage: bench/fit.sh [path/to/dlrig]   (default: build/dlrig)
+# Usage: perf/fit.sh [path/to/dlrig]   (default: build/dlrig)
 set -euo pipefail
 DLRIG=${1:-build/dlrig}
 RUNS=${RUNS:-20}
@@ -89,10 +89,10 @@ printf '| --max-batch (70B serving, snapshot GPU) | %s | %s |\n' "$m" "$p"
 read -r m p < <(time_it "$DLRIG" fit "$WORK/llama-3-70b" --mode infer --seq 4096 --max-batch --all-gpus --json)
 printf '| --max-batch --all-gpus (70B serving) | %s | %s |\n' "$m" "$p"
 echo
-BENCH=$(dirname "$DLRIG")/dlrig_bench_fit
+BENCH=$(dirname "$DLRIG")/dlrig_perf_fit
 if [ -x "$BENCH" ]; then
   echo "One estimate inside the library (memory + time, no process start):"
   "$BENCH"
 else
-  echo "One estimate inside the library: build the dlrig_bench_fit target"
+  echo "One estimate inside the library: build the dlrig_perf_fit target"
 fi

@@ -1,7 +1,7 @@
 // Times one `fit` estimate inside the library (no process start, no file reads): each case runs
 // estimate_memory + estimate_time 2,000 times, five rounds, and prints the median and the slowest
 // round in microseconds per estimate as a markdown table. Target (issue 6): under 1 ms.
-// Usage: build/dlrig_bench_fit
+// Usage: build/dlrig_perf_fit
 #include "dlrig/fit/fit.hpp"
 #include "dlrig/fit/load.hpp"
 #include "dlrig/fit/memory.hpp"

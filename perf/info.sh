@@ -2,12 +2,12 @@
 # How long `dlrig info --json` takes: the median and 90th percentile wall time of 20 runs and the
 # median CPU time, on the 8xH100 fixture (with the fake NVML when it is built and the fixture has a scenario) and on
 # this machine.
-# Builds nothing: run scripts/build.sh first. Usage: bench/info.sh [RUNS]
+# Builds nothing: run scripts/build.sh first. Usage: perf/info.sh [RUNS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-20}
 bin=build/dlrig
-[ -x "$bin" ] || { echo "bench/info.sh: $bin not found; build first (scripts/build.sh)" >&2; exit 1; }
+[ -x "$bin" ] || { echo "perf/info.sh: $bin not found; build first (scripts/build.sh)" >&2; exit 1; }
 fixture=tests/data/server-8xh100
 fake=build/tests/fake_nvml/libnvidia-ml-fake.so
 
