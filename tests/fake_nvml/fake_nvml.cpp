@@ -71,9 +71,11 @@ State &state() {
 }
 
 // The value of a scenario leaf at the current call: the leaf itself, or for a sequence (an array
-// where one value is expected) the element of this call. Each call moves a sequence on once, however
-// often the call reads it; past the end the last element stays. An empty sequence is null.
-const json &now(const json &v) {
+// where one value is expected) the element of this call. Each call moves a sequence on once,
+// however often the call reads it; past the end the last element stays. An empty sequence is null.
+// With consume false the element is only looked at (a size query that asks for a bigger buffer
+// does not use one up).
+const json &now(const json &v, bool consume = true) {
   static const json null_value;
   if (!v.is_array())
     return v;
@@ -81,12 +83,15 @@ const json &now(const json &v) {
     return null_value;
   auto &s = state();
   Cursor &c = s.cursors[&v];
-  if (c.call != s.call) {
-    c.at = std::min(c.next, v.size() - 1);
+  if (c.call == s.call)
+    return v[c.at];
+  std::size_t at = std::min(c.next, v.size() - 1);
+  if (consume) {
+    c.at = at;
     ++c.next;
     c.call = s.call;
   }
-  return v[c.at];
+  return v[at];
 }
 
 // A scenario number may be written as a JSON number or as a hex string ("0x233010de"); a sequence
@@ -251,8 +256,9 @@ Return processes(Device d, unsigned *count, void *infos) {
   const json *given = find(gpu(d)->spec, {"processes"});
   if (!given)
     return kErrorNotSupported;
-  // A list of lists is a sequence of process lists, one per call.
-  const json *list = given->empty() || !given->front().is_array() ? given : &now(*given);
+  // A list of lists is a sequence of process lists, one per answered call.
+  const bool sequence = !given->empty() && given->front().is_array();
+  const json *list = sequence ? &now(*given, false) : given;
   if (!count)
     return kErrorInvalidArgument;
   unsigned n = static_cast<unsigned>(list->size());
@@ -272,6 +278,8 @@ Return processes(Device d, unsigned *count, void *infos) {
       static_cast<ProcessInfoV2 *>(infos)[i] = ProcessInfoV2{pid, used, 0xFFFFFFFFu, 0xFFFFFFFFu};
     }
   }
+  if (sequence)
+    now(*given); // answered: the next call gets the next list
   return kSuccess;
 }
 
@@ -526,8 +534,7 @@ Return device_get_ecc_mode(Device d, EnableState *current, EnableState *pending)
   return answer(find(gpu(d)->spec, {"ecc_mode", "pending"}), pending);
 }
 
-Return device_get_total_ecc_errors(Device d, int type, int counter,
-                                               unsigned long long *count) {
+Return device_get_total_ecc_errors(Device d, int type, int counter, unsigned long long *count) {
   FAKE_ENTER(d, true);
   std::string key = std::string(type == kMemoryErrorCorrected ? "corrected" : "uncorrected") +
                     (counter == kEccCounterVolatile ? "_volatile" : "_aggregate");
@@ -535,7 +542,7 @@ Return device_get_total_ecc_errors(Device d, int type, int counter,
 }
 
 Return device_get_retired_pages(Device d, int cause, unsigned *count,
-                                             unsigned long long *addresses) {
+                                unsigned long long *addresses) {
   FAKE_ENTER(d, true);
   const char *key = cause == kPageRetirementMultipleSingleBit ? "single_bit" : "double_bit";
   const json *n = find(gpu(d)->spec, {"retired_pages", key});
@@ -559,7 +566,7 @@ Return device_get_retired_pages_pending_status(Device d, EnableState *pending) {
 }
 
 Return device_get_remapped_rows(Device d, unsigned *corrected, unsigned *uncorrected,
-                                             unsigned *pending, unsigned *failure) {
+                                unsigned *pending, unsigned *failure) {
   FAKE_ENTER(d, true);
   const json &g = gpu(d)->spec;
   if (!find(g, {"remapped_rows"}))
@@ -687,7 +694,6 @@ Return device_get_compute_running_processes(Device d, unsigned *count, void *inf
   return processes(d, count, infos);
 }
 
-
 Return device_get_utilization_rates(Device d, Utilization *utilization) {
   FAKE_ENTER(d, true);
   const json &g = gpu(d)->spec;
@@ -704,7 +710,8 @@ Return device_get_utilization_rates(Device d, Utilization *utilization) {
 
 } // namespace
 
-// --- the exports, generated from the table ---------------------------------------------------------
+// --- the exports, generated from the table
+// ---------------------------------------------------------
 
 // FAKE_EXPORT_ONE((field, ret, (params), (args)), name): `extern "C" ret name(params)` calling
 // impl::field(args) as name.

@@ -19,40 +19,40 @@ namespace dlrig {
 class DynamicLibrary {
 public:
   DynamicLibrary() = default;
-  DynamicLibrary(const DynamicLibrary&) = delete;
-  DynamicLibrary& operator=(const DynamicLibrary&) = delete;
-  DynamicLibrary(DynamicLibrary&& other) noexcept;
-  DynamicLibrary& operator=(DynamicLibrary&& other) noexcept;
+  DynamicLibrary(const DynamicLibrary &) = delete;
+  DynamicLibrary &operator=(const DynamicLibrary &) = delete;
+  DynamicLibrary(DynamicLibrary &&other) noexcept;
+  DynamicLibrary &operator=(DynamicLibrary &&other) noexcept;
   ~DynamicLibrary();
 
   // Tries each name in turn (as dlopen would search it); the error lists every attempt.
   static Result<DynamicLibrary> open(std::initializer_list<std::string> names);
   // The first of the symbol names that the library exports (e.g. "nvmlInit_v2", "nvmlInit");
   // nullptr when none is there.
-  void* symbol(std::initializer_list<const char*> names) const;
+  void *symbol(std::initializer_list<const char *> names) const;
   // Where the library was actually loaded from (dlinfo), or the name asked for.
-  const std::string& path() const { return path_; }
+  const std::string &path() const { return path_; }
   bool loaded() const { return handle_ != nullptr; }
 
 private:
-  void* handle_ = nullptr;
+  void *handle_ = nullptr;
   std::string path_;
 };
 
 // The address of one exported symbol, nullptr when the library does not export it. Production
 // lookups are DynamicLibrary::symbol; tests pass their own to hide names (an older driver).
-using SymbolLookup = std::function<void*(const char* name)>;
+using SymbolLookup = std::function<void *(const char *name)>;
 
 // One entry point of a table: the function pointer and the symbol name it was bound to. Not
 // bound (nullptr) when the library exports none of the names; name() is then the newest name,
 // the one a note should ask for.
 template <class Fn> struct EntryPoint {
   Fn fn = nullptr;
-  const char* bound = nullptr;  // the symbol found; nullptr when none was
-  const char* newest = nullptr; // the first name of the table's list
+  const char *bound = nullptr;  // the symbol found; nullptr when none was
+  const char *newest = nullptr; // the first name of the table's list
 
   explicit operator bool() const { return fn != nullptr; }
-  const char* name() const { return bound ? bound : newest; }
+  const char *name() const { return bound ? bound : newest; }
   // The version suffix of the bound symbol: 3 for "..._v3", 2 for "..._v2", 1 for a plain name;
   // 0 when not bound. Callers pick struct layouts by it.
   int version() const {
@@ -73,12 +73,12 @@ template <class Fn> struct EntryPoint {
   template <class... Args> auto operator()(Args... args) const { return fn(args...); }
 
   // Binds to the first of names that lookup finds, newest first.
-  void bind(const SymbolLookup& lookup, std::initializer_list<const char*> names) {
+  void bind(const SymbolLookup &lookup, std::initializer_list<const char *> names) {
     fn = nullptr;
     bound = nullptr;
     newest = names.size() ? *names.begin() : nullptr;
-    for (const char* name : names)
-      if (void* address = lookup(name)) {
+    for (const char *name : names)
+      if (void *address = lookup(name)) {
         fn = reinterpret_cast<Fn>(address);
         bound = name;
         return;
@@ -109,6 +109,7 @@ template <class Fn> struct EntryPoint {
   DLRIG_PP_CAT(DLRIG_PP_FOR_EACH_, DLRIG_PP_NARGS(__VA_ARGS__))(m, ctx, __VA_ARGS__)
 #define DLRIG_PP_STRING_ITEM(ctx, name) #name,
 
-#define DLRIG_ENTRY_POINT_FIELD(field, ret, params, args, ...) ::dlrig::EntryPoint<ret(*) params> field;
+#define DLRIG_ENTRY_POINT_FIELD(field, ret, params, args, ...)                                     \
+  ::dlrig::EntryPoint<ret(*) params> field;
 #define DLRIG_ENTRY_POINT_BIND(field, ret, params, args, ...)                                      \
   t.field.bind(lookup, {DLRIG_PP_FOR_EACH(DLRIG_PP_STRING_ITEM, ~, __VA_ARGS__)});

@@ -7,7 +7,7 @@
 
 namespace dlrig::nvml {
 
-EntryPoints resolve(const SymbolLookup& lookup) {
+EntryPoints resolve(const SymbolLookup &lookup) {
   EntryPoints t;
   DLRIG_NVML_ENTRY_POINTS(DLRIG_ENTRY_POINT_BIND)
   return t;
@@ -20,7 +20,7 @@ Session::Session(EntryPoints table, std::string library_path)
   initialise();
 }
 
-Session::Session(Session&& other) noexcept
+Session::Session(Session &&other) noexcept
     : library_(std::move(other.library_)), table_(other.table_),
       library_path_(std::move(other.library_path_)),
       state_(std::exchange(other.state_, State::not_loaded)), error_code_(other.error_code_),
@@ -49,12 +49,12 @@ void Session::initialise() {
   error_.clear();
 }
 
-Session Session::open(const std::string& library) {
-  return open(library, [](const char*) { return true; });
+Session Session::open(const std::string &library) {
+  return open(library, [](const char *) { return true; });
 }
 
-Session Session::open(const std::string& library,
-                      const std::function<bool(const char*)>& exported) {
+Session Session::open(const std::string &library,
+                      const std::function<bool(const char *)> &exported) {
   Session s;
   auto lib = DynamicLibrary::open({library});
   if (!lib) {
@@ -66,16 +66,15 @@ Session Session::open(const std::string& library,
   }
   s.library_ = std::move(lib).value();
   s.library_path_ = s.library_.path();
-  const DynamicLibrary& loaded = s.library_;
-  s.table_ = resolve([&](const char* name) -> void* {
-    return exported(name) ? loaded.symbol({name}) : nullptr;
-  });
+  const DynamicLibrary &loaded = s.library_;
+  s.table_ = resolve(
+      [&](const char *name) -> void * { return exported(name) ? loaded.symbol({name}) : nullptr; });
   s.initialise();
   return s;
 }
 
 std::string Session::error_text(Return r) const {
-  const char* text = table_.error_string ? table_.error_string(r) : nullptr;
+  const char *text = table_.error_string ? table_.error_string(r) : nullptr;
   return text && *text ? std::string(text) : fmt::format("NVML error {}", r);
 }
 
@@ -87,7 +86,7 @@ namespace {
 constexpr unsigned kMaxProcesses = 1 << 16;
 
 // Calls entry with args; kErrorFunctionNotFound when the library does not export it.
-template <class Fn, class... Args> Answer ask(const EntryPoint<Fn>& entry, Args... args) {
+template <class Fn, class... Args> Answer ask(const EntryPoint<Fn> &entry, Args... args) {
   Answer a;
   a.symbol = entry.name();
   a.status = entry ? entry(args...) : kErrorFunctionNotFound;
@@ -95,32 +94,32 @@ template <class Fn, class... Args> Answer ask(const EntryPoint<Fn>& entry, Args.
 }
 
 // No call: the library does not export the function.
-template <class Fn> Answer absent(const EntryPoint<Fn>& entry) {
+template <class Fn> Answer absent(const EntryPoint<Fn> &entry) {
   return Answer{kErrorFunctionNotFound, entry.name()};
 }
 
 // The answer with its value (arguments are evaluated in any order: call first, then this).
-template <class T> Reading<T> reading(const Answer& a, T value) {
+template <class T> Reading<T> reading(const Answer &a, T value) {
   Reading<T> r;
-  static_cast<Answer&>(r) = a;
+  static_cast<Answer &>(r) = a;
   if (a.ok())
     r.value = std::move(value);
   return r;
 }
 
-template <class T> Reading<T> failed(const Answer& a) {
+template <class T> Reading<T> failed(const Answer &a) {
   Reading<T> r;
-  static_cast<Answer&>(r) = a;
+  static_cast<Answer &>(r) = a;
   return r;
 }
 
-std::string c_string(const char* buf, std::size_t size) {
+std::string c_string(const char *buf, std::size_t size) {
   return std::string(buf, strnlen(buf, size));
 }
 
 // A string getter: an empty answer is no answer.
 template <class Fn, class... Args>
-Reading<std::string> ask_string(const EntryPoint<Fn>& entry, unsigned size, Args... args) {
+Reading<std::string> ask_string(const EntryPoint<Fn> &entry, unsigned size, Args... args) {
   std::string buf(size, '\0');
   Answer a = ask(entry, args..., buf.data(), size);
   Reading<std::string> r = reading(a, c_string(buf.data(), size));
@@ -130,19 +129,19 @@ Reading<std::string> ask_string(const EntryPoint<Fn>& entry, unsigned size, Args
 }
 
 template <class T, class Fn, class... Args>
-Reading<T> ask_value(const EntryPoint<Fn>& entry, Args... args) {
+Reading<T> ask_value(const EntryPoint<Fn> &entry, Args... args) {
   T v{};
   Answer a = ask(entry, args..., &v);
   return reading(a, v);
 }
 
-Reading<bool> ask_enabled(const EntryPoint<Return (*)(Device, EnableState*)>& entry, Device d) {
+Reading<bool> ask_enabled(const EntryPoint<Return (*)(Device, EnableState *)> &entry, Device d) {
   EnableState v = 0;
   Answer a = ask(entry, d, &v);
   return reading(a, v != 0);
 }
 
-Reading<MemoryUse> ask_memory(const EntryPoints& t, Device d) {
+Reading<MemoryUse> ask_memory(const EntryPoints &t, Device d) {
   if (t.device_get_memory_info_v2) {
     MemoryV2 m{};
     m.version = kMemoryV2Version;
@@ -160,7 +159,7 @@ Reading<MemoryUse> ask_memory(const EntryPoints& t, Device d) {
   return reading(a, MemoryUse{m.total, m.used});
 }
 
-Reading<std::uint64_t> ask_ecc(const EntryPoints& t, Device d, int type, int counter) {
+Reading<std::uint64_t> ask_ecc(const EntryPoints &t, Device d, int type, int counter) {
   unsigned long long v = 0;
   Answer a = ask(t.device_get_total_ecc_errors, d, type, counter, &v);
   return reading(a, std::uint64_t{v});
@@ -168,15 +167,15 @@ Reading<std::uint64_t> ask_ecc(const EntryPoints& t, Device d, int type, int cou
 
 } // namespace
 
-std::string bus_id_text(const PciInfo& pci) {
+std::string bus_id_text(const PciInfo &pci) {
   std::string id = c_string(pci.busId, sizeof pci.busId);
   if (id.empty())
     id = c_string(pci.busIdLegacy, sizeof pci.busIdLegacy);
   return id;
 }
 
-SystemInfo read_system(const Session& session) {
-  const EntryPoints& t = session.table();
+SystemInfo read_system(const Session &session) {
+  const EntryPoints &t = session.table();
   SystemInfo s;
   s.driver_version = ask_string(t.system_get_driver_version, kSystemDriverVersionBufferSize);
   s.nvml_version = ask_string(t.system_get_nvml_version, kSystemNvmlVersionBufferSize);
@@ -185,12 +184,12 @@ SystemInfo read_system(const Session& session) {
   return s;
 }
 
-Reading<Device> device_handle(const Session& session, unsigned index) {
+Reading<Device> device_handle(const Session &session, unsigned index) {
   return ask_value<Device>(session.table().device_get_handle_by_index, index);
 }
 
-StaticInfo read_static(const Session& session, Device d) {
-  const EntryPoints& t = session.table();
+StaticInfo read_static(const Session &session, Device d) {
+  const EntryPoints &t = session.table();
   StaticInfo s;
   s.pci = ask_value<PciInfo>(t.device_get_pci_info, d);
   s.name = ask_string(t.device_get_name, kDeviceNameV2BufferSize, d);
@@ -259,11 +258,11 @@ StaticInfo read_static(const Session& session, Device d) {
   return s;
 }
 
-Reading<int> topology_common_ancestor(const Session& session, Device a, Device b) {
+Reading<int> topology_common_ancestor(const Session &session, Device a, Device b) {
   return ask_value<int>(session.table().device_get_topology_common_ancestor, a, b);
 }
 
-Reading<int> p2p_status(const Session& session, Device a, Device b, int caps) {
+Reading<int> p2p_status(const Session &session, Device a, Device b, int caps) {
   return ask_value<int>(session.table().device_get_p2p_status, a, b, caps);
 }
 
@@ -271,15 +270,15 @@ Reading<int> p2p_status(const Session& session, Device a, Device b, int caps) {
 
 namespace {
 
-Reading<std::vector<ProcessReading>> ask_processes(const EntryPoints& t, Device d) {
-  const auto& entry = t.device_get_compute_running_processes;
+Reading<std::vector<ProcessReading>> ask_processes(const EntryPoints &t, Device d) {
+  const auto &entry = t.device_get_compute_running_processes;
   if (!entry)
     return failed<std::vector<ProcessReading>>(absent(entry));
   const bool v1 = entry.version() == 1;
   const std::size_t item = v1 ? sizeof(ProcessInfoV1) : sizeof(ProcessInfoV2);
   unsigned count = 0;
   std::vector<unsigned char> buf;
-  Answer a = ask(entry, d, &count, static_cast<void*>(nullptr));
+  Answer a = ask(entry, d, &count, static_cast<void *>(nullptr));
   // Processes can start between the two calls: grow and ask again a few times.
   for (int attempt = 0; attempt < 4 && a.status == kErrorInsufficientSize; ++attempt) {
     if (count > kMaxProcesses) {
@@ -288,7 +287,7 @@ Reading<std::vector<ProcessReading>> ask_processes(const EntryPoints& t, Device 
     }
     count += 4;
     buf.assign(count * item, 0);
-    a = ask(entry, d, &count, static_cast<void*>(buf.data()));
+    a = ask(entry, d, &count, static_cast<void *>(buf.data()));
   }
   if (!a.ok())
     return failed<std::vector<ProcessReading>>(a);
@@ -297,11 +296,11 @@ Reading<std::vector<ProcessReading>> ask_processes(const EntryPoints& t, Device 
     ProcessReading p;
     unsigned long long used = 0;
     if (v1) {
-      const auto* info = reinterpret_cast<const ProcessInfoV1*>(buf.data()) + i;
+      const auto *info = reinterpret_cast<const ProcessInfoV1 *>(buf.data()) + i;
       p.pid = info->pid;
       used = info->usedGpuMemory;
     } else {
-      const auto* info = reinterpret_cast<const ProcessInfoV2*>(buf.data()) + i;
+      const auto *info = reinterpret_cast<const ProcessInfoV2 *>(buf.data()) + i;
       p.pid = info->pid;
       used = info->usedGpuMemory;
     }
@@ -313,7 +312,7 @@ Reading<std::vector<ProcessReading>> ask_processes(const EntryPoints& t, Device 
 }
 
 // Every reading of a sample, for what is done to all of them.
-template <class F> void for_each_reading(LiveSample& s, F f) {
+template <class F> void for_each_reading(LiveSample &s, F f) {
   f(s.utilization_percent);
   f(s.memory);
   f(s.sm_clock_mhz);
@@ -336,8 +335,8 @@ template <class F> void for_each_reading(LiveSample& s, F f) {
 
 } // namespace
 
-LiveSample sample(const Session& session, Device d) {
-  const EntryPoints& t = session.table();
+LiveSample sample(const Session &session, Device d) {
+  const EntryPoints &t = session.table();
   LiveSample s;
   s.utilization_percent = ask_value<Utilization>(t.device_get_utilization_rates, d);
   s.memory = ask_memory(t, d);
@@ -359,7 +358,7 @@ LiveSample sample(const Session& session, Device d) {
   for (int cause : {kPageRetirementMultipleSingleBit, kPageRetirementDoubleBit}) {
     unsigned count = 0;
     pages = ask(t.device_get_retired_pages, d, cause, &count,
-                static_cast<unsigned long long*>(nullptr));
+                static_cast<unsigned long long *>(nullptr));
     if (pages.status == kErrorInsufficientSize)
       pages.status = kSuccess;
     if (!pages.ok())
@@ -377,19 +376,19 @@ LiveSample sample(const Session& session, Device d) {
   s.pcie_replay_counter = ask_value<unsigned>(t.device_get_pcie_replay_counter, d);
   s.processes = ask_processes(t, d);
 
-  for_each_reading(s, [&](const Answer& a) {
+  for_each_reading(s, [&](const Answer &a) {
     if (a.status == kErrorGpuIsLost)
       s.device_status = kErrorGpuIsLost;
   });
   return s;
 }
 
-LiveSample sample(const Session& session, unsigned index) {
+LiveSample sample(const Session &session, unsigned index) {
   auto handle = device_handle(session, index);
   if (handle.value)
     return sample(session, *handle.value);
   LiveSample s;
-  for_each_reading(s, [&](Answer& a) {
+  for_each_reading(s, [&](Answer &a) {
     a.status = handle.status;
     a.symbol = handle.symbol;
   });

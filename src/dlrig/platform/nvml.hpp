@@ -28,14 +28,14 @@ struct EntryPoints {
 };
 
 // Binds every entry point to the first of its names that lookup finds, newest version first.
-EntryPoints resolve(const SymbolLookup& lookup);
+EntryPoints resolve(const SymbolLookup &lookup);
 
 // What one NVML call answered: kSuccess, or why there is no value. symbol is the function asked
 // (the name bound, or the table's newest name when the library exports none of them), so a note
 // names the symbol actually called.
 struct Answer {
   Return status = kErrorFunctionNotFound;
-  const char* symbol = nullptr;
+  const char *symbol = nullptr;
   bool ok() const { return status == kSuccess; }
 };
 
@@ -55,18 +55,19 @@ public:
   };
 
   // Loads library (a name dlopen searches, or a path) and initialises NVML once.
-  static Session open(const std::string& library);
+  static Session open(const std::string &library);
   // The same with the table resolved through a lookup that may hide names (exported(name) false),
   // as a library from an older driver lacks them.
-  static Session open(const std::string& library, const std::function<bool(const char*)>& exported);
+  static Session open(const std::string &library,
+                      const std::function<bool(const char *)> &exported);
   // A session over a table already resolved (tests inject function pointers); initialises NVML
   // through table.init. library_path is what error texts and notes name.
   Session(EntryPoints table, std::string library_path);
 
-  Session(Session&& other) noexcept;
-  Session& operator=(Session&&) = delete;
-  Session(const Session&) = delete;
-  Session& operator=(const Session&) = delete;
+  Session(Session &&other) noexcept;
+  Session &operator=(Session &&) = delete;
+  Session(const Session &) = delete;
+  Session &operator=(const Session &) = delete;
   ~Session(); // nvmlShutdown once, when nvmlInit succeeded
 
   State state() const { return state_; }
@@ -75,10 +76,10 @@ public:
   // what nvmlInit answered); kSuccess when ready.
   Return error_code() const { return error_code_; }
   // Why the session is not ready, in words; empty when ready.
-  const std::string& error() const { return error_; }
+  const std::string &error() const { return error_; }
   // Where the library was loaded from (or the name asked for when it did not load).
-  const std::string& library_path() const { return library_path_; }
-  const EntryPoints& table() const { return table_; }
+  const std::string &library_path() const { return library_path_; }
+  const EntryPoints &table() const { return table_; }
   // nvmlErrorString's text for r, or "NVML error <r>" when the library gives none.
   std::string error_text(Return r) const;
 
@@ -102,13 +103,13 @@ struct SystemInfo {
   Reading<int> cuda_driver_version;    // 1000 * major + 10 * minor (12040 = 12.4)
   Reading<unsigned> device_count;
 };
-SystemInfo read_system(const Session& session);
+SystemInfo read_system(const Session &session);
 
 // The handle of the GPU at NVML index (valid while the session lives).
-Reading<Device> device_handle(const Session& session, unsigned index);
+Reading<Device> device_handle(const Session &session, unsigned index);
 
 // A bus id as NVML spells it ("00000000:18:00.0"): busId, or the legacy field when empty.
-std::string bus_id_text(const PciInfo& pci);
+std::string bus_id_text(const PciInfo &pci);
 
 // --- static readings ---------------------------------------------------------------------------
 
@@ -121,9 +122,9 @@ struct RemappedRows {
 
 struct NvLinkReading {
   unsigned link = 0;
-  Reading<bool> active;                 // a failure here leaves the link's state unknown
-  Reading<std::string> remote_bus_id;   // NVML spelling; asked only for active links
-  Reading<int> remote_type;             // kNvLinkDevice*; asked only for active links
+  Reading<bool> active;               // a failure here leaves the link's state unknown
+  Reading<std::string> remote_bus_id; // NVML spelling; asked only for active links
+  Reading<int> remote_type;           // kNvLinkDevice*; asked only for active links
 };
 
 // What a GPU is. Read once per session; none of it changes while a job runs.
@@ -152,12 +153,12 @@ struct StaticInfo {
   // field is not given.
   std::optional<std::uint64_t> nvlink_speed_bytes_per_s;
 };
-StaticInfo read_static(const Session& session, Device device);
+StaticInfo read_static(const Session &session, Device device);
 
 // Between two GPUs: the PCIe topology level (nvmlGpuTopologyLevel_t) and a P2P status
 // (nvmlGpuP2PStatus_t) for caps kP2PCaps*.
-Reading<int> topology_common_ancestor(const Session& session, Device a, Device b);
-Reading<int> p2p_status(const Session& session, Device a, Device b, int caps);
+Reading<int> topology_common_ancestor(const Session &session, Device a, Device b);
+Reading<int> p2p_status(const Session &session, Device a, Device b, int caps);
 
 // --- live samples ------------------------------------------------------------------------------
 
@@ -198,8 +199,8 @@ struct LiveSample {
   Return device_status = kSuccess;
   bool gpu_lost() const { return device_status == kErrorGpuIsLost; }
 };
-LiveSample sample(const Session& session, Device device);
+LiveSample sample(const Session &session, Device device);
 // The same by NVML index; a handle that cannot be had makes every reading carry its status.
-LiveSample sample(const Session& session, unsigned index);
+LiveSample sample(const Session &session, unsigned index);
 
 } // namespace dlrig::nvml

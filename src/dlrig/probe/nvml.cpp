@@ -317,8 +317,7 @@ NvmlGpu fill_gpu(Notes &n, const ProbeContext &ctx, const nvml::StaticInfo &st,
 }
 
 // The snapshot entry for bdf: the PCI probe's, or a new one for a GPU it did not see.
-Gpu &gpu_entry(Snapshot &snap, const std::string &bdf, const nvml::PciInfo &pci,
-               const NvmlGpu &g) {
+Gpu &gpu_entry(Snapshot &snap, const std::string &bdf, const nvml::PciInfo &pci, const NvmlGpu &g) {
   for (auto &gpu : snap.gpus)
     if (gpu.bdf == bdf)
       return gpu;
@@ -415,8 +414,8 @@ void probe_nvml_with(const ProbeContext &ctx, const nvml::Session &session) {
                           f + ".topology");
       pair.topology = gpu_pair_topology(*ga, *gb, level);
       auto p2p = [&](int caps, const char *name) -> OptStr {
-        auto status = n.take(nvml::p2p_status(session, seen[a].first, seen[b].first, caps),
-                             f + "." + name);
+        auto status =
+            n.take(nvml::p2p_status(session, seen[a].first, seen[b].first, caps), f + "." + name);
         return status ? p2p_status_name(*status) : std::nullopt;
       };
       pair.p2p_read = p2p(nvml::kP2PCapsRead, "p2p_read");
