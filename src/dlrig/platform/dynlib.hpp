@@ -16,6 +16,10 @@
 
 namespace dlrig {
 
+// The address of one exported symbol, nullptr when the library does not export it. Production
+// lookups are DynamicLibrary::lookup(); tests pass their own to hide names (an older driver).
+using SymbolLookup = std::function<void *(const char *name)>;
+
 class DynamicLibrary {
 public:
   DynamicLibrary() = default;
@@ -30,6 +34,11 @@ public:
   // The first of the symbol names that the library exports (e.g. "nvmlInit_v2", "nvmlInit");
   // nullptr when none is there.
   void *symbol(std::initializer_list<const char *> names) const;
+  // This library's symbols, one name at a time, for an entry-point table's resolver (valid while
+  // the library is loaded and not moved).
+  SymbolLookup lookup() const {
+    return [this](const char *name) { return symbol({name}); };
+  }
   // Where the library was actually loaded from (dlinfo), or the name asked for.
   const std::string &path() const { return path_; }
   bool loaded() const { return handle_ != nullptr; }
@@ -38,10 +47,6 @@ private:
   void *handle_ = nullptr;
   std::string path_;
 };
-
-// The address of one exported symbol, nullptr when the library does not export it. Production
-// lookups are DynamicLibrary::symbol; tests pass their own to hide names (an older driver).
-using SymbolLookup = std::function<void *(const char *name)>;
 
 // One entry point of a table: the function pointer and the symbol name it was bound to. Not
 // bound (nullptr) when the library exports none of the names; name() is then the newest name,

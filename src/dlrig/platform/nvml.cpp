@@ -66,9 +66,9 @@ Session Session::open(const std::string &library,
   }
   s.library_ = std::move(lib).value();
   s.library_path_ = s.library_.path();
-  const DynamicLibrary &loaded = s.library_;
-  s.table_ = resolve(
-      [&](const char *name) -> void * { return exported(name) ? loaded.symbol({name}) : nullptr; });
+  const SymbolLookup symbols = s.library_.lookup();
+  s.table_ =
+      resolve([&](const char *name) -> void * { return exported(name) ? symbols(name) : nullptr; });
   s.initialise();
   return s;
 }
