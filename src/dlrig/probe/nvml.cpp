@@ -1,7 +1,8 @@
-// NVIDIA GPUs through NVML loaded at run time. Every reading is one NVML call; a call the library
-// does not export, or that answers NOT_SUPPORTED, leaves its field null. Nothing NVML says stops
-// the probe: a library that does not load or does not initialise is recorded in
-// snapshot.nvidia and the GPUs keep what the PCI probe found.
+// NVIDIA GPUs in the snapshot, from NVML through the platform seam (platform/nvml.hpp): one
+// session, each GPU's static readings and one live sample, turned into snapshot fields and notes.
+// A call the library does not export, or that answers NOT_SUPPORTED, leaves its field null.
+// Nothing NVML says stops the probe: a library that does not load or does not initialise is
+// recorded in snapshot.nvidia and the GPUs keep what the PCI probe found.
 #include "dlrig/probe/nvml.hpp"
 
 #include "dlrig/kb/kb.hpp"
