@@ -24,6 +24,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 using namespace dlrig::nvml;
@@ -713,6 +714,16 @@ Return device_get_utilization_rates(Device d, Utilization *utilization) {
 // --- the exports, generated from the table
 // ---------------------------------------------------------
 
+// What a call answers when the scenario holds a value of the wrong kind (an object where a number
+// belongs): an error, never an exception across the C boundary and never a made-up value.
+template <class R> R scenario_error(const char *symbol, const std::exception &e) {
+  std::fprintf(stderr, "fake NVML: %s: scenario value unusable: %s\n", symbol, e.what());
+  if constexpr (std::is_same_v<R, Return>)
+    return kErrorUnknown;
+  else
+    return "Unknown Error";
+}
+
 // FAKE_EXPORT_ONE((field, ret, (params), (args)), name): `extern "C" ret name(params)` calling
 // impl::field(args) as name.
 #define FAKE_EXPORT_ONE(line, name) FAKE_EXPORT_ONE_(name, DLRIG_PP_UNPAREN line)
@@ -720,7 +731,11 @@ Return device_get_utilization_rates(Device d, Utilization *utilization) {
 #define FAKE_EXPORT_ONE__(name, field, ret, params, args)                                          \
   extern "C" __attribute__((visibility("default"))) ret name params {                              \
     CalledAs called_as(#name);                                                                     \
-    return impl::field args;                                                                       \
+    try {                                                                                          \
+      return impl::field args;                                                                     \
+    } catch (const std::exception &e) {                                                            \
+      return scenario_error<ret>(#name, e);                                                        \
+    }                                                                                              \
   }
 #define FAKE_EXPORT(field, ret, params, args, ...)                                                 \
   DLRIG_PP_FOR_EACH(FAKE_EXPORT_ONE, (field, ret, params, args), __VA_ARGS__)

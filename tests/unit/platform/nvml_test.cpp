@@ -327,5 +327,17 @@ TEST_F(NvmlOnFake, OlderStructLayoutsFollowTheBoundVersion) {
   EXPECT_EQ((*s.processes.value)[1].used_memory_bytes, std::nullopt);
 }
 
+TEST_F(NvmlOnFake, UnusableScenarioValueIsAnErrorNotACrash) {
+  // An object where a number belongs: the fake answers UNKNOWN for that call and nothing else.
+  scenario(R"({"gpus": [{"bus_id": "00000000:01:00.0", "power_usage_mw": {"watts": 300},
+    "temperature_c": 40}]})");
+  auto session = Session::open(DLRIG_FAKE_NVML);
+  ASSERT_TRUE(session.ready());
+  LiveSample s = sample(session, 0u);
+  EXPECT_EQ(s.power_usage_mw.status, kErrorUnknown);
+  EXPECT_EQ(s.power_usage_mw.value, std::nullopt);
+  EXPECT_EQ(s.temperature_c.value, 40u);
+}
+
 } // namespace
 } // namespace dlrig::nvml
