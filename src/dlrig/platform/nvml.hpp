@@ -40,11 +40,12 @@ struct Answer {
 };
 
 template <class T> struct Reading : Answer {
-  std::optional<T> value; // set exactly when status is kSuccess
+  // nullopt unless status is kSuccess (and for a string getter that answered an empty string).
+  std::optional<T> value;
 };
 
 // The library, its table and the NVML initialisation, owned together. open() never fails by
-// throwing: status() says how far it got.
+// throwing: state() says how far it got.
 class Session {
 public:
   enum class State {
