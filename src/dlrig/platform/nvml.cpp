@@ -194,8 +194,6 @@ StaticInfo read_static(const Session &session, Device d) {
   s.pci = ask_value<PciInfo>(t.device_get_pci_info, d);
   s.name = ask_string(t.device_get_name, kDeviceNameV2BufferSize, d);
   s.uuid = ask_string(t.device_get_uuid, kDeviceUuidV2BufferSize, d);
-  auto memory = ask_memory(t, d);
-  s.memory_total_bytes = reading(memory, memory.value ? memory.value->total_bytes : 0);
   int major = 0, minor = 0;
   Answer cc = ask(t.device_get_cuda_compute_capability, d, &major, &minor);
   s.compute_capability = reading(cc, std::pair{major, minor});

@@ -1,10 +1,11 @@
 #pragma once
 // NVML, the seam: the library loaded at run time, its entry points resolved from the one table in
 // nvml_entry_points.hpp, one Session per use (nvmlInit once, nvmlShutdown once), and readings
-// split as nvtop splits them: static readings (what a GPU is: name, memory size, PCI, limits,
-// links) read once, and live samples (what it does now: utilization, clocks, power, temperature,
-// memory used, throttle reasons, error counters) taken as often as a caller wants. `watch`,
-// `serve` and `bench` sample without building a Snapshot; the probe builds one from both.
+// split as nvtop splits them: static readings (what a GPU is: name, PCI, limits, modes, links)
+// read once, and live samples (what it does now: utilization, clocks, power, temperature, memory
+// used, throttle reasons, error counters, processes) taken as often as a caller wants. Each NVML
+// call is made by exactly one of the two. `watch`, `serve` and `bench` sample without building a
+// Snapshot; the probe builds one from one static reading and one sample per GPU.
 //
 // Every reading is a Reading<T>: the value, or NVML's answer and the function asked. A function
 // the library does not export answers kErrorFunctionNotFound: that one reading is unknown, the
@@ -133,7 +134,6 @@ struct StaticInfo {
   Reading<PciInfo> pci;
   Reading<std::string> name;
   Reading<std::string> uuid;
-  Reading<std::uint64_t> memory_total_bytes;
   Reading<std::pair<int, int>> compute_capability; // major, minor
   Reading<unsigned> sm_clock_max_mhz;
   Reading<unsigned> memory_clock_max_mhz;
@@ -163,6 +163,7 @@ Reading<int> p2p_status(const Session &session, Device a, Device b, int caps);
 
 // --- live samples ------------------------------------------------------------------------------
 
+// Total and used come from one call, so the live sample carries the total too (it never changes).
 struct MemoryUse {
   std::uint64_t total_bytes = 0;
   std::uint64_t used_bytes = 0; // includes reserved memory when the driver reports it (v2)

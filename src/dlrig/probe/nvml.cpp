@@ -248,9 +248,10 @@ NvmlGpu fill_gpu(Notes &n, const ProbeContext &ctx, const nvml::StaticInfo &st,
   g.index = index;
   g.name = n.take(st.name, f + ".name");
   g.uuid = n.take(st.uuid, f + ".uuid");
-  if ((g.memory_total_bytes = n.take(st.memory_total_bytes, f + ".memory_total_bytes")))
-    if (live.memory.value)
-      g.memory_used_bytes = live.memory.value->used_bytes;
+  if (auto memory = n.take(live.memory, f + ".memory_total_bytes")) {
+    g.memory_total_bytes = memory->total_bytes;
+    g.memory_used_bytes = memory->used_bytes;
+  }
   if (auto cc = n.take(st.compute_capability, f + ".compute_capability"))
     g.compute_capability = fmt::format("{}.{}", cc->first, cc->second);
   if (g.compute_capability)

@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace dlrig::nvml {
 namespace {
@@ -249,7 +250,6 @@ TEST_F(NvmlOnFake, SuccessiveSamplesFollowTheScenariosSequences) {
   StaticInfo st = read_static(session, *handle.value);
   EXPECT_EQ(st.name.value, "NVIDIA GeForce RTX 4090");
   EXPECT_EQ(st.power_limit_mw.value, 450000u);
-  EXPECT_EQ(st.memory_total_bytes.value, 25757220864u);
   ASSERT_TRUE(st.pci.value);
   EXPECT_EQ(bus_id_text(*st.pci.value), "00000000:01:00.0");
   // What the scenario does not give is NOT_SUPPORTED: the fake fails closed.
@@ -337,6 +337,36 @@ TEST_F(NvmlOnFake, UnusableScenarioValueIsAnErrorNotACrash) {
   EXPECT_EQ(s.power_usage_mw.status, kErrorUnknown);
   EXPECT_EQ(s.power_usage_mw.value, std::nullopt);
   EXPECT_EQ(s.temperature_c.value, 40u);
+}
+
+TEST_F(NvmlOnFake, SamplingAFixtureUntilItsGpuIsLost) {
+  // What `watch` will do: sample one GPU again and again; the readings rise with the job, then
+  // the GPU falls off the bus and the samples say so instead of failing.
+  ::setenv("DLRIG_FAKE_NVML_SCENARIO",
+           (std::string(DLRIG_TEST_DATA) + "/nvml/load-then-lost.json").c_str(), 1);
+  auto session = Session::open(DLRIG_FAKE_NVML);
+  ASSERT_TRUE(session.ready()) << session.error();
+  auto handle = device_handle(session, 0);
+  ASSERT_TRUE(handle.value);
+  StaticInfo st = read_static(session, *handle.value);
+  EXPECT_EQ(st.power_limit_mw.value, 450000u);
+
+  std::vector<LiveSample> samples;
+  for (int i = 0; i < 20 && (samples.empty() || !samples.back().gpu_lost()); ++i)
+    samples.push_back(sample(session, *handle.value));
+  ASSERT_GE(samples.size(), 3u);
+  EXPECT_TRUE(samples.back().gpu_lost());
+  EXPECT_EQ(samples[0].power_usage_mw.value, 27830u);
+  EXPECT_EQ(samples[1].power_usage_mw.value, 402150u);
+  EXPECT_EQ(samples[1].utilization_percent.value->gpu, 96u);
+  EXPECT_EQ(samples[1].pcie_gen_current.value, 4u);
+  EXPECT_EQ(samples[1].processes.value->size(), 1u);
+  EXPECT_FALSE(samples[1].gpu_lost());
+  // After the loss nothing is read: every reading is unknown with the loss as its reason.
+  LiveSample after = sample(session, *handle.value);
+  EXPECT_TRUE(after.gpu_lost());
+  EXPECT_EQ(after.power_usage_mw.value, std::nullopt);
+  EXPECT_EQ(after.memory.status, kErrorGpuIsLost);
 }
 
 } // namespace

@@ -558,5 +558,23 @@ TEST_F(NvmlProbe, GpuLostDuringTheProbeLeavesNotesNotACrash) {
   EXPECT_TRUE(memory_noted);
 }
 
+TEST_F(NvmlProbe, SnapshotIsOneSampleOfReadingsThatChange) {
+  // Each reading is asked once per probe, so a snapshot of a scenario whose readings change shows
+  // the first value of every sequence: one moment, not a mix of two.
+  Snapshot s = probe(data("nvml/load-then-lost.json"));
+  ASSERT_EQ(s.gpus.size(), 1u);
+  const NvmlGpu &g = *s.gpus[0].nvml;
+  EXPECT_EQ(g.memory_used_bytes, 1244659712u);
+  EXPECT_EQ(g.memory_total_bytes, 25757220864u);
+  EXPECT_DOUBLE_EQ(*g.power_draw_w, 27.83);
+  EXPECT_EQ(g.sm_clock_hz, 210e6);
+  EXPECT_EQ(g.temperature_c, 38.0);
+  EXPECT_EQ(g.pcie_gen_current, 1);
+  EXPECT_EQ(g.throttle_reasons, std::vector<std::string>{"gpu-idle"});
+  EXPECT_TRUE(g.processes.empty());
+  EXPECT_TRUE(s.notes.empty()) << s.notes.front().source.value_or("") << ": "
+                               << s.notes.front().reason;
+}
+
 } // namespace
 } // namespace dlrig
