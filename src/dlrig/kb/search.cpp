@@ -16,8 +16,6 @@ using detail::trim;
 
 namespace {
 
-constexpr int kSchemaVersion = 1;
-
 // A number in display units, without trailing zeros: 165.2, 1979, 0.354. Unknown -> "n/a".
 std::string num(const OptF64 &v, double scale = 1.0, int decimals = 3) {
   if (!v)
@@ -109,17 +107,9 @@ bool matches(const std::vector<std::string> &words, const std::vector<std::strin
   });
 }
 
-Json context() {
-  return Json{{"tool", "dlrig"}, {"tool_version", DLRIG_VERSION}};
-}
-
 KbView start(const KbQuery &q) {
   KbView v;
-  v.json = Json{{"schema_version", kSchemaVersion},
-                {"context", context()},
-                {"topic", q.topic},
-                {"filter", q.filter},
-                {"items", Json::array()}};
+  v.json = Json{{"topic", q.topic}, {"filter", q.filter}, {"items", Json::array()}};
   return v;
 }
 
