@@ -1,6 +1,7 @@
 // The dlrig command: parses the command line, dispatches to the library, maps outcomes to exit
 // codes (documented in the README).
 #include "commands.hpp"
+#include "dlrig/output/text.hpp"
 
 #include <cstdio>
 #include <iostream>
@@ -122,11 +123,11 @@ int main(int argc, char **argv) {
         return static_cast<int>(run(envelope));
   } catch (const Failure &f) {
     std::fflush(stdout);
-    std::cerr << "dlrig: " << f.what() << "\n";
+    std::cerr << "dlrig: " << printable(f.what()) << "\n";
     return static_cast<int>(f.code());
   } catch (const std::exception &e) {
     std::fflush(stdout);
-    std::cerr << "dlrig: internal error: " << e.what()
+    std::cerr << "dlrig: internal error: " << printable(e.what())
               << "\n(please report it with the command line that caused it)\n";
     return static_cast<int>(ExitCode::internal);
   }

@@ -191,6 +191,13 @@ TEST(OutputCli, ControlCharactersFromASnapshotNeverReachTheTerminal) {
   EXPECT_NE(doctor.out.find("venv\\x1b]0;pwned\\x07\\x0d/bin"), std::string::npos) << doctor.out;
 }
 
+TEST(OutputCli, ErrorMessagesEscapeControlCharactersToo) {
+  auto r = run_dlrig({"info", "--from", "/nonexistent/\x1b]0;pwned\x07.json"});
+  EXPECT_EQ(r.exit_code, 65);
+  EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("/nonexistent/\\x1b]0;pwned\\x07.json"), std::string::npos) << r.err;
+}
+
 // ---- one printer layer: --csv and --color everywhere
 // ---------------------------------------------
 
