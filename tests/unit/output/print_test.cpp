@@ -45,6 +45,19 @@ TEST(Document, EnvelopeThenBody) {
   EXPECT_FALSE(j["context"].contains("invalid_utf8"));
 }
 
+TEST(Envelope, RedactedDropsTheHostAndHomePaths) {
+  Envelope e = envelope();
+  e.command_line = {"dlrig", "doctor", "--data", "/home/alice/data", "--from", "/root/s.json"};
+  e.source = SnapshotOrigin{"file", std::string("/home/alice/s.json")};
+  Envelope r = redacted(e);
+  EXPECT_TRUE(r.redacted);
+  EXPECT_FALSE(r.host);
+  EXPECT_EQ(r.command_line[3], "~/data");
+  EXPECT_EQ(r.command_line[5], "~/s.json");
+  EXPECT_EQ(r.source->path, "~/s.json");
+  EXPECT_EQ(context_json(r).dump().find("alice"), std::string::npos);
+}
+
 TEST(Document, ABodyContextKeepsItsOwnMembers) {
   Report r;
   r.json = [] { return Json{{"context", {{"captured_at", "then"}, {"tool_version", "0.0.1"}}}}; };
