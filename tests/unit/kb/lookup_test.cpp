@@ -72,7 +72,8 @@ TEST(KbLookup, TorchRelease) {
 }
 
 TEST(KbLookup, PcieBandwidthForAWidth) {
-  // A Thunderbolt 3 eGPU's Gen3 x4 tunnel against a Gen4 x16 slot (https://en.wikipedia.org/wiki/PCI_Express).
+  // A Thunderbolt 3 eGPU's Gen3 x4 tunnel against a Gen4 x16 slot
+  // (https://en.wikipedia.org/wiki/PCI_Express).
   EXPECT_NEAR(*kb().pcie_bytes_per_s(3, 4), 3.94e9, 0.01e9);
   EXPECT_NEAR(*kb().pcie_bytes_per_s(4, 16), 31.5e9, 0.01e9);
   EXPECT_FALSE(kb().pcie_bytes_per_s(7, 16));

@@ -237,8 +237,8 @@ TEST(ModelCatalog, JsonCarriesTheDerivedCount) {
 // ---- Derivation beyond the catalog --------------------------------------------------------------
 
 TEST(DeriveParams, FollowsTheLlamaFormulaOfMemoryMd) {
-  // The Llama formula's worked example (docs/models.md): per layer 202,383,360; × 32; + 2 × 32000 × 4096; +
-  // 4096.
+  // The Llama formula's worked example (docs/models.md): per layer 202,383,360; × 32; + 2 × 32000 ×
+  // 4096; + 4096.
   ModelArch m = model("llama-2-7b");
   EXPECT_EQ(derive_params(m), 202'383'360LL * 32 + 2LL * 32000 * 4096 + 4096);
   m.tied_embeddings = true;
