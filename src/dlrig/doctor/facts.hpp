@@ -66,8 +66,7 @@ std::string reinstall_command(const kb::TorchRelease &r, const kb::TorchVariant 
 std::vector<std::string> nvidia_ccs(const Snapshot &s, const kb::KnowledgeBase &kb);
 
 // The PCIe payload bandwidth per direction in bytes/s of `width` lanes at `gts`, after line
-// encoding (https://en.wikipedia.org/wiki/PCI_Express); nullopt for a rate that table does not
-// list.
+// encoding (https://en.wikipedia.org/wiki/PCI_Express); nullopt for a rate not in that table.
 std::optional<double> pcie_bytes_per_s(const kb::KnowledgeBase &kb, double gts, int width);
 
 std::string show_opt(const OptBool &v);   // yes | no | n/a
