@@ -371,7 +371,7 @@ def laptop_egpu_3080():
     laptop_base(t, "xps-13", 32574212, 2097148)
     # Tiger Lake's integrated Thunderbolt 4: root port 00:07.0 (8086:9a23) and NHI 00:0d.2 (8086:9a1b).
     # The dock (Razer Core X Chroma, Titan Ridge JHL7540 8086:15ef) shows an upstream and a downstream
-    # switch port; the PCIe tunnel gives the GPU a Gen3 x4 link (TB3: "PCIe 3.0 x4", links.md).
+    # switch port; the PCIe tunnel gives the GPU a Gen3 x4 link (TB3: "PCIe 3.0 x4", https://github.com/ewagner12/all-ways-egpu/issues/37).
     # The kernel's "removable" attribute (sysfs-bus-pci) marks what sits behind the external-facing port.
     fixed, removable = {"removable": "fixed\n"}, {"removable": "removable\n"}
     rp = ["0000:00:07.0"]

@@ -10,7 +10,7 @@ Sources of the layouts: the file formats are those the kernel documents (proc(5)
 /proc/net/tcp, /proc/PID/comm; sysfs-module: /sys/module/NAME/version and taint), the NVIDIA
 driver's /proc/driver/nvidia/version first line, the CUDA toolkit's version.json (12.x) and
 version.txt (11.x), PEP 427 dist-info folder names, conda-meta NAME-VERSION-BUILD.json names,
-torch/version.py as the PyTorch wheels write it (reference/environment.md, rule R3).
+torch/version.py as the PyTorch wheels write it.
 """
 import os, sys, shutil, stat
 BASE = os.path.dirname(os.path.abspath(__file__))

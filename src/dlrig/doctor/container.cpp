@@ -1,5 +1,6 @@
 // Where dlrig runs: containers without the NVIDIA runtime, containers that lost their GPUs, and
-// WSL2 with a Linux driver installed inside. Facts: reference/environment.md §2 (#20, #21, #54).
+// WSL2 with a Linux driver installed inside. Each check's `source` names the public reports it
+// rests on.
 #include "dlrig/doctor/facts.hpp"
 
 #include <fmt/format.h>
@@ -118,18 +119,26 @@ std::vector<Check> container_checks() {
        "in a container, the NVIDIA runtime did not inject the GPU, and a GPU is on the bus or a "
        "CUDA torch is installed",
        "docker run --gpus all (compose, podman CDI and Kubernetes variants printed)",
-       "reference/environment.md §2 #7, #20", no_gpu_runtime},
+       "https://github.com/NVIDIA/nvidia-docker/issues/700; "
+       "https://github.com/NVIDIA/nvidia-container-toolkit/issues/302; "
+       "https://github.com/Lilypad-Tech/lilypad/issues/548",
+       no_gpu_runtime},
       {"container.lost-gpu", "container", Severity::fail,
        "Container lost its GPUs (NVML \"Unknown Error\")",
        "software.runtime.kind, nvidia.nvml_status, nvidia.nvml_error, software.device_nodes",
        "in a container NVML init fails with \"Unknown Error\" while /dev/nvidia* exist",
-       "restart the container; no-cgroups = false", "reference/environment.md §2 #21",
+       "restart the container; no-cgroups = false",
+       "https://github.com/NVIDIA/nvidia-container-toolkit/issues/251, "
+       "https://github.com/NVIDIA/nvidia-container-toolkit/issues/381, "
+       "https://github.com/NVIDIA/nvidia-container-toolkit/issues/1227",
        nvml_unknown_error},
       {"wsl.driver-inside", "wsl", Severity::fail, "A Linux NVIDIA driver installed inside WSL2",
        "software.runtime.kind, software.kernel.nvidia.loaded, software.driver_libraries.libcuda",
        "in WSL2 an nvidia module is loaded or libcuda.so.1 resolves outside /usr/lib/wsl/lib",
        "purge the Linux driver packages inside WSL; update the Windows driver",
-       "reference/environment.md §2 #54", wsl_driver_inside},
+       "https://github.com/microsoft/WSL/issues/5548, "
+       "https://github.com/microsoft/WSL/issues/5663, https://github.com/microsoft/WSL/issues/8587",
+       wsl_driver_inside},
   };
 }
 

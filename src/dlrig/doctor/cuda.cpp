@@ -1,6 +1,7 @@
 // CUDA toolkit and library-path checks: which toolkit builds extensions, which libraries the
-// loader finds first. Facts: reference/environment.md §2 (#9, #31, #32, #34, #35), §3b (wheels
-// link their nvidia-* libraries through RPATH, so LD_LIBRARY_PATH entries shadow them).
+// loader finds first. Each check's `source` names the public reports it rests on. PyTorch's
+// wheels link their nvidia-* libraries through RPATH, so LD_LIBRARY_PATH entries shadow them
+// (https://github.com/pytorch/pytorch/blob/main/.ci/manywheel/build_cuda.sh).
 #include "dlrig/doctor/facts.hpp"
 
 #include <fmt/format.h>
@@ -276,31 +277,43 @@ std::vector<Check> cuda_checks() {
        "a CUDA torch is installed and a system cuDNN/cuBLAS/NCCL or a toolkit's lib64 sits in an "
        "LD_LIBRARY_PATH directory; fail when that cuDNN's major differs from torch's",
        "export LD_LIBRARY_PATH without those directories (the exact value is printed)",
-       "reference/environment.md §2 #31, #32; §3b (RPATH)", ld_shadows},
+       "https://github.com/pytorch/pytorch/issues/80637, "
+       "https://github.com/pytorch/pytorch/issues/111469, "
+       "https://github.com/pytorch/pytorch/issues/134929; "
+       "RPATH https://github.com/pytorch/pytorch/blob/main/.ci/manywheel/build_cuda.sh",
+       ld_shadows},
       {"cuda.multiple-toolkits", "cuda", Severity::warn,
        "Several toolkits, and PATH, CUDA_HOME and LD_LIBRARY_PATH disagree",
        "software.cuda_toolkits, software.cuda_selection",
        "two or more toolkits and the ones PATH, CUDA_HOME and LD_LIBRARY_PATH select differ",
        "point CUDA_HOME, PATH and LD_LIBRARY_PATH at one toolkit (torch's CUDA when installed)",
-       "reference/environment.md §2 #34", multiple_toolkits},
+       "https://github.com/lipzh5/ResearchProgress/issues/11; "
+       "https://github.com/pytorch/pytorch/issues/73047",
+       multiple_toolkits},
       {"cuda.toolkit-newer-than-driver", "cuda", Severity::warn,
        "nvcc newer than the driver supports",
        "software.cuda_selection, software.cuda_toolkits, nvidia.cuda_driver_version, kb cuda",
        "the toolkit that builds extensions (CUDA_HOME, PATH, /usr/local/cuda) is newer than the "
        "driver's CUDA",
-       "upgrade the driver, or build with an older toolkit", "reference/environment.md §2 #9; §3a",
+       "upgrade the driver, or build with an older toolkit",
+       "https://github.com/fauxpilot/fauxpilot/issues/19; "
+       "https://github.com/triton-inference-server/server/issues/2193; "
+       "CUDA Toolkit Release Notes, Table 3 "
+       "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/",
        toolkit_newer_than_driver},
       {"cuda.toolkit-mismatches-torch", "cuda", Severity::warn,
        "The extension-building toolkit's CUDA major differs from torch's",
        "software.cuda_selection, software.cuda_toolkits, software.python_envs[].torch.cuda",
        "CUDA_HOME/nvcc major differs from torch.version.cuda major",
        "export CUDA_HOME to a toolkit of torch's CUDA, or install one",
-       "reference/environment.md §2 #34", toolkit_mismatches_torch},
+       "https://github.com/lipzh5/ResearchProgress/issues/11; "
+       "https://github.com/pytorch/pytorch/issues/73047",
+       toolkit_mismatches_torch},
       {"cuda.no-toolkit", "cuda", Severity::info, "No CUDA toolkit for building extensions",
        "software.cuda_toolkits, software.env.CUDA_HOME/CUDA_PATH, software.python_envs[].torch",
        "a CUDA torch, an NVIDIA GPU and no toolkit or CUDA_HOME (info only)",
        "install cuda-toolkit-X-Y and export CUDA_HOME when building extensions",
-       "reference/environment.md §2 #35", no_cuda_home},
+       "https://github.com/NVIDIA/flownet2-pytorch/issues/218", no_cuda_home},
   };
 }
 

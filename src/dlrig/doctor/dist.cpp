@@ -1,5 +1,5 @@
-// Distributed-training checks: the rendezvous port, NCCL variables, ranks. Facts:
-// reference/environment.md §2 (#43-#46).
+// Distributed-training checks: the rendezvous port, NCCL variables, ranks. Each check's `source`
+// names the public reports it rests on.
 #include "dlrig/doctor/facts.hpp"
 
 #include <fmt/format.h>
@@ -176,26 +176,39 @@ std::vector<Check> dist_checks() {
       {"dist.master-port-in-use", "dist", Severity::fail, "MASTER_PORT already in use",
        "software.master_port_in_use, software.env.MASTER_PORT",
        "the probe found a listener on MASTER_PORT (default 29500)",
-       "pick a free port (the command is printed)", "reference/environment.md §2 #46", master_port},
+       "pick a free port (the command is printed)",
+       "https://github.com/pytorch/pytorch/issues/85604, "
+       "https://github.com/pytorch/pytorch/issues/126510; "
+       "https://github.com/meta-pytorch/torchtune/issues/1025",
+       master_port},
       {"dist.nccl-env", "dist", Severity::warn, "NCCL variables left from debugging or set wrong",
        "software.env NCCL_DEBUG, NCCL_P2P_DISABLE, NCCL_IB_DISABLE, NCCL_SHM_DISABLE; "
        "nvidia.pairs; host.rdma",
        "NCCL_DEBUG=INFO/TRACE; P2P disabled on an NVLink machine; IB disabled with active "
        "RDMA ports; SHM disabled with 2+ GPUs",
-       "unset the variables", "reference/environment.md §2 #43-#45; NCCL environment docs",
+       "unset the variables",
+       "https://github.com/NVIDIA/nccl/issues/2079; "
+       "https://github.com/NVIDIA/nccl-tests/issues/117; "
+       "https://github.com/NVIDIA/nccl/issues/286; "
+       "NCCL environment variables "
+       "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html",
        nccl_env},
       {"dist.socket-ifname", "dist", Severity::fail,
        "NCCL_SOCKET_IFNAME/GLOO_SOCKET_IFNAME names no interface here",
        "software.env NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME; host.network",
        "no interface matches the variable's prefixes (^ excludes, = exact)",
        "export the variable with an existing interface, or unset it",
-       "reference/environment.md §2 #45", socket_ifname},
+       "https://github.com/NVIDIA/nccl/issues/286, https://github.com/NVIDIA/nccl/issues/913, "
+       "https://github.com/NVIDIA/nccl/issues/1837",
+       socket_ifname},
       {"dist.rank-env", "dist", Severity::fail, "RANK/WORLD_SIZE/LOCAL_RANK inconsistent",
        "software.env RANK, WORLD_SIZE, LOCAL_RANK, MASTER_PORT; gpus[]",
        "a value is not a number, RANK is not below WORLD_SIZE, or LOCAL_RANK is not below the "
        "GPU count",
        "unset them and let torchrun set them",
-       "PyTorch torch.distributed environment initialisation (env://)", rank_env},
+       "PyTorch torch.distributed environment initialisation (env://) "
+       "https://pytorch.org/docs/stable/distributed.html",
+       rank_env},
   };
 }
 

@@ -1,6 +1,8 @@
 // Driver checks: the kernel driver and its user-space libraries, and whether the driver is new
-// enough for the CUDA the installed PyTorch was built with. Facts: reference/environment.md §2
-// (#6-#8, #10, #13, #14) and §3a (CUDA -> minimum driver, minor-version compatibility).
+// enough for the CUDA the installed PyTorch was built with. Each check's `source` names the public
+// reports it rests on; CUDA -> minimum driver and minor-version compatibility come from the CUDA
+// Toolkit Release Notes, Table 3 (https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/) and
+// https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html.
 #include "dlrig/doctor/facts.hpp"
 
 #include <fmt/format.h>
@@ -224,7 +226,10 @@ std::vector<Check> driver_checks() {
        "nvidia.nvml_error, nvidia.kernel_module_version, software.driver_libraries.libnvidia_ml",
        "NVML says \"Driver/library version mismatch\", or the loaded kernel module's version "
        "differs from libnvidia-ml's",
-       "reboot, or reload the modules; hold the driver packages", "reference/environment.md §2 #14",
+       "reboot, or reload the modules; hold the driver packages",
+       "https://github.com/oddmario/NVIDIA-Ubuntu-Driver-Guide/issues/4; "
+       "https://github.com/NVIDIA/ubuntu-packaging-nvidia-driver/issues/3; "
+       "https://github.com/lyulyul/shine-cluster/issues/30",
        nvml_mismatch},
       {"driver.too-old-for-torch", "driver", Severity::fail,
        "The driver's CUDA is older than the installed PyTorch needs",
@@ -233,32 +238,47 @@ std::vector<Check> driver_checks() {
        "torch.version.cuda is newer than the driver's CUDA: warn when minor-version compatibility "
        "applies (same major, driver above the major's floor), fail otherwise",
        "upgrade the driver to the kb minimum, or pip install the variant this driver runs",
-       "reference/environment.md §2 #6, #7, #9; §3a", too_old_for_torch},
+       "https://github.com/lllyasviel/Fooocus/issues/1313; "
+       "https://github.com/NVIDIA/nvidia-docker/issues/700; "
+       "https://github.com/fauxpilot/fauxpilot/issues/19; "
+       "CUDA Toolkit Release Notes, Table 3 "
+       "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/",
+       too_old_for_torch},
       {"driver.no-kernel-module", "driver", Severity::fail,
        "nvidia kernel module not loaded with an NVIDIA GPU on the bus",
        "software.kernel.nvidia.loaded, gpus[], software.runtime.kind",
        "an NVIDIA GPU without NVML is on the PCI bus and the nvidia module is not loaded (not in "
        "WSL2)",
        "modprobe nvidia; rebuild with DKMS after a kernel update; install the driver",
-       "reference/environment.md §2 #10, #11", no_kernel_module},
+       "https://github.com/qixuema/envs/issues/4; "
+       "https://github.com/lyulyul/shine-cluster/issues/50; "
+       "https://github.com/junxnone/tio/issues/206",
+       no_kernel_module},
       {"driver.secure-boot", "driver", Severity::warn,
        "Secure Boot may be refusing the unsigned nvidia module",
        "software.kernel.secure_boot, software.kernel.nvidia.loaded",
        "Secure Boot is on, an NVIDIA GPU is present and the nvidia module is not loaded",
        "enrol the MOK key, use signed modules, or disable Secure Boot",
-       "reference/environment.md §2 #13", secure_boot},
+       "https://github.com/NVIDIA/gpu-driver-container/issues/44; "
+       "https://github.com/tuxedocomputers/tuxedo-keyboard/issues/186",
+       secure_boot},
       {"driver.compat-lib", "driver", Severity::fail,
        "cuda-compat libcuda ahead of the driver's on a GeForce GPU",
        "software.driver_libraries.compat_ahead, libcuda, gpus[] names",
        "a forward-compatibility libcuda resolves first and a GPU is a GeForce/TITAN",
        "remove the compat directory from the loader path, or upgrade the driver",
-       "reference/environment.md §2 #8; §3a", compat_lib},
+       "https://github.com/gpustack/gpustack/issues/1254; "
+       "CUDA Toolkit Release Notes https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/",
+       compat_lib},
       {"driver.stub-libcuda", "driver", Severity::fail,
        "Toolkit stub libcuda ahead of the driver's",
        "software.driver_libraries.stub_ahead, libcuda, software.env.LD_LIBRARY_PATH",
        "a toolkit stub libcuda.so resolves before the driver's",
        "remove lib64/stubs from LD_LIBRARY_PATH and ld.so.conf.d",
-       "issue 3 (driver libraries); CUDA driver API error CUDA_ERROR_STUB_LIBRARY", stub_libcuda},
+       "dlrig issue 3 (driver libraries); "
+       "CUDA driver API error CUDA_ERROR_STUB_LIBRARY "
+       "https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TYPES.html",
+       stub_libcuda},
   };
 }
 

@@ -1,5 +1,5 @@
 // Environment-variable checks: CUDA variables left from debugging or pointing at GPUs that are
-// not there. Facts: reference/environment.md §1.5 (DCGM's list), §2 (#23, #24, #29, #55).
+// not there. Each check's `source` names the public reports it rests on.
 #include "dlrig/doctor/facts.hpp"
 
 #include <fmt/format.h>
@@ -121,7 +121,8 @@ std::vector<Finding> device_order(const Snapshot &s, const kb::KnowledgeBase &,
 
 std::vector<Finding> debug_vars(const Snapshot &s, const kb::KnowledgeBase &,
                                 const DoctorOptions &) {
-  // DCGM's Software::checkForBadEnvVaribles list (reference/environment.md §1.5).
+  // DCGM's Software::checkForBadEnvVaribles list
+  // (https://github.com/NVIDIA/DCGM/blob/HEAD/nvvs/src/Software.cpp).
   static const char *const kVars[] = {"NSIGHT_CUDA_DEBUGGER",
                                       "CUDA_INJECTION32_PATH",
                                       "CUDA_INJECTION64_PATH",
@@ -200,27 +201,43 @@ std::vector<Check> env_checks() {
   return {
       {"env.cuda-launch-blocking", "env", Severity::warn, "CUDA_LAUNCH_BLOCKING=1 left on",
        "software.env.CUDA_LAUNCH_BLOCKING", "CUDA_LAUNCH_BLOCKING is 1 or true",
-       "unset CUDA_LAUNCH_BLOCKING", "reference/environment.md §2 #55", launch_blocking},
+       "unset CUDA_LAUNCH_BLOCKING",
+       "DCGM Software::checkForBadEnvVaribles "
+       "https://github.com/NVIDIA/DCGM/blob/HEAD/nvvs/src/Software.cpp",
+       launch_blocking},
       {"env.cuda-visible-devices", "env", Severity::fail,
        "CUDA_VISIBLE_DEVICES names GPUs that are not here",
        "software.env.CUDA_VISIBLE_DEVICES, gpus[].nvml (index, uuid)",
        "an entry is an index at or above the GPU count, an unknown UUID or not a GPU id: fail "
        "when it is the first entry (no GPU left), warn otherwise (empty and -1: gpu.none-visible)",
-       "export a valid list or unset it", "reference/environment.md §2 #23", visible_devices},
+       "export a valid list or unset it",
+       "https://github.com/Grace9994/CoMoSVC/issues/6; "
+       "https://github.com/KeYang8/WITT/issues/34",
+       visible_devices},
       {"env.cuda-device-order", "env", Severity::warn,
        "Mixed GPU models without CUDA_DEVICE_ORDER=PCI_BUS_ID",
        "gpus[].nvml.name, software.env.CUDA_DEVICE_ORDER",
        "two or more GPU models and CUDA_DEVICE_ORDER is not PCI_BUS_ID",
-       "export CUDA_DEVICE_ORDER=PCI_BUS_ID", "reference/environment.md §2 #24", device_order},
+       "export CUDA_DEVICE_ORDER=PCI_BUS_ID",
+       "https://github.com/flux-framework/flux-core/issues/1598; "
+       "https://github.com/nanoporetech/bonito/issues/120; "
+       "https://github.com/gpustack/gpustack/issues/1633",
+       device_order},
       {"env.debug-vars", "env", Severity::warn, "CUDA debugger/profiler variables set",
        "software.env (DCGM's list: CUDA_INJECTION64_PATH, CUDA_ENABLE_COREDUMP_ON_EXCEPTION...)",
        "any variable of DCGM's bad-variable list is set", "unset them",
-       "reference/environment.md §1.5, §2 #55 (DCGM Software::checkForBadEnvVaribles)", debug_vars},
+       "DCGM Software::checkForBadEnvVaribles "
+       "https://github.com/NVIDIA/DCGM/blob/HEAD/nvvs/src/Software.cpp; "
+       "https://docs.nvidia.com/datacenter/dcgm/latest/reference/command-line-reference/dcgmi/"
+       "dcgmi-diag.html",
+       debug_vars},
       {"env.alloc-conf", "env", Severity::warn, "Allocator configuration PyTorch cannot parse",
        "software.env PYTORCH_CUDA_ALLOC_CONF, PYTORCH_ALLOC_CONF",
        "an entry is not key:value with a key of the caching allocator",
        "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
-       "reference/environment.md §2 #29; PyTorch CUDA semantics (memory management)", alloc_conf},
+       "https://github.com/jhc13/taggui/issues/188; "
+       "PyTorch CUDA semantics (memory management) https://pytorch.org/docs/stable/notes/cuda.html",
+       alloc_conf},
   };
 }
 

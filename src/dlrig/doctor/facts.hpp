@@ -34,10 +34,10 @@ const kb::GpuSpec *gpu_spec(const Gpu &g, const kb::KnowledgeBase &kb);
 // The environment variable as probed; nullopt when not set.
 std::optional<std::string> env_var(const Snapshot &s, std::string_view name);
 
-// Rule R1 (reference/environment.md §2): a GPU of compute capability M.m runs a wheel when the
-// arch list has a cubin sm_Mk with k <= m, or PTX compute_XY with XY <= Mm. Arch-specific (a)
-// and family (f) targets only cover their exact capability. Accepts "sm_86", "compute_90",
-// "8.6" and "8.6+PTX" forms. nullopt when the list is empty (unknown).
+// Rule R1 (https://docs.nvidia.com/cuda/ada-compatibility-guide/): a GPU of compute capability
+// M.m runs a wheel when the arch list has a cubin sm_Mk with k <= m, or PTX compute_XY with
+// XY <= Mm. Arch-specific (a) and family (f) targets only cover their exact capability. Accepts
+// "sm_86", "compute_90", "8.6" and "8.6+PTX" forms. nullopt when the list is empty (unknown).
 std::optional<bool> arch_covers(const std::vector<std::string> &arch_list, std::string_view cc);
 
 // The driver's highest CUDA: NVML's cuda_driver_version, else derived from the driver version
@@ -66,7 +66,7 @@ std::string reinstall_command(const kb::TorchRelease &r, const kb::TorchVariant 
 std::vector<std::string> nvidia_ccs(const Snapshot &s, const kb::KnowledgeBase &kb);
 
 // The PCIe payload bandwidth per direction in bytes/s of `width` lanes at `gts`, after line
-// encoding (reference/links.md §1.1); nullopt for a rate that table does not list.
+// encoding (https://en.wikipedia.org/wiki/PCI_Express); nullopt for a rate not in that table.
 std::optional<double> pcie_bytes_per_s(const kb::KnowledgeBase &kb, double gts, int width);
 
 std::string show_opt(const OptBool &v);   // yes | no | n/a

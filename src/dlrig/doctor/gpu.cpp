@@ -1,5 +1,5 @@
 // GPU state checks: can the GPU be used at all, and is it healthy (clocks, memory errors,
-// modes). Facts: reference/environment.md §2 (failure modes 10, 12, 17, 22, 23, 25-28, 49-52).
+// modes). Each check's `source` names the public reports it rests on.
 #include "dlrig/doctor/facts.hpp"
 
 #include <fmt/format.h>
@@ -10,7 +10,8 @@
 namespace dlrig::doctor {
 namespace {
 
-// NVML nvmlClocksEventReasons bits (reference/environment.md §1.3).
+// NVML nvmlClocksEventReasons bits
+// (https://docs.nvidia.com/deploy/nvml-api/group__nvmlClocksEventReasons.html).
 constexpr std::uint64_t kHwSlowdown = 0x8;
 constexpr std::uint64_t kSwThermal = 0x20;
 constexpr std::uint64_t kHwThermal = 0x40;
@@ -394,7 +395,11 @@ std::vector<Check> gpu_checks() {
        "accessible",
        "install/load the driver, unset CUDA_VISIBLE_DEVICES, create the device nodes or add the "
        "user to video/render",
-       "reference/environment.md §2 #10, #12, #17, #23; DCGM Software::checkPermissions",
+       "https://github.com/qixuema/envs/issues/4; "
+       "https://github.com/mattshma/bigdata/issues/133; "
+       "https://github.com/Grace9994/CoMoSVC/issues/6; "
+       "DCGM Software::checkPermissions "
+       "https://github.com/NVIDIA/DCGM/blob/HEAD/nvvs/src/Software.cpp",
        none_visible},
       {"gpu.thermal-throttle", "gpu", Severity::warn,
        "Clocks slowed for heat, or temperature near the slowdown threshold",
@@ -402,53 +407,81 @@ std::vector<Check> gpu_checks() {
        "throttle bits HW slowdown (0x8), SW thermal (0x20) or HW thermal (0x40) are active, or "
        "the temperature is within 5 °C of the slowdown temperature",
        "airflow, fans, a cleaner heatsink, a lower power limit; an eGPU dock with active cooling",
-       "reference/environment.md §1.3 (NVML bits), §2 #49", thermal_throttle},
+       "NVML nvmlClocksEventReasons "
+       "https://docs.nvidia.com/deploy/nvml-api/group__nvmlClocksEventReasons.html; "
+       "https://github.com/tensorflow/tensorflow/issues/40042; "
+       "https://github.com/ollama/ollama/issues/13552",
+       thermal_throttle},
       {"gpu.power-throttle", "gpu", Severity::warn,
        "Power limit lowered below the default, or the hardware power brake active",
        "gpus[].nvml.power_limit_w, power_default_limit_w, throttle_reasons_mask",
        "enforced power limit below the default limit, or throttle bit HW power brake (0x80)",
        "sudo nvidia-smi -i N -pl <default W>; check PSU and cables",
-       "reference/environment.md §2 #50", power_throttle},
+       "https://github.com/Microway/gpu-burn/issues/3; "
+       "DCGM throttle field docs (no public URL recorded)",
+       power_throttle},
       {"gpu.ecc-errors", "gpu", Severity::fail, "Uncorrectable ECC memory errors",
        "gpus[].nvml.ecc_uncorrected_volatile, ecc_uncorrected_aggregate",
        "fail: uncorrectable errors since the driver loaded; warn: in the GPU's lifetime",
-       "reset the GPU (nvidia-smi -r); RMA when they recur", "reference/environment.md §2 #52",
+       "reset the GPU (nvidia-smi -r); RMA when they recur",
+       "https://github.com/vllm-project/vllm/issues/5222; "
+       "https://github.com/Azure/azhpc-diagnostics/issues/75; "
+       "https://github.com/leptonai/gpud/issues/108",
        ecc_errors},
       {"gpu.retired-pages", "gpu", Severity::fail,
        "Memory pages pending retirement or row remapping failed",
        "gpus[].nvml.retired_pages_pending, remapped_rows.pending, remapped_rows.failure",
        "warn: a retirement or remap is pending (needs a reset); fail: remapping failed",
-       "reset or reboot; RMA on remap failure", "reference/environment.md §2 #52", retired_pages},
+       "reset or reboot; RMA on remap failure",
+       "https://github.com/vllm-project/vllm/issues/5222; "
+       "https://github.com/Azure/azhpc-diagnostics/issues/75; "
+       "https://github.com/leptonai/gpud/issues/108",
+       retired_pages},
       {"gpu.persistence-off", "gpu", Severity::warn, "Persistence mode off on a server",
        "gpus[].nvml.persistence_mode, software.services.persistenced_running, nvswitch_present, "
        "kb gpus form_factor",
        "on a server (NVSwitch, 4+ NVIDIA GPUs, or an SXM/OAM GPU) persistence is off and "
        "nvidia-persistenced is not running",
-       "sudo systemctl enable --now nvidia-persistenced", "reference/environment.md §2 #51",
+       "sudo systemctl enable --now nvidia-persistenced",
+       "https://github.com/arrayfire/arrayfire/issues/2467; "
+       "https://github.com/torch/cutorch/issues/346; "
+       "https://github.com/GoogleCloudPlatform/ai-infra-cluster-provisioning/issues/227",
        persistence_off},
       {"gpu.mig-enabled", "gpu", Severity::warn, "MIG mode enabled",
        "gpus[].nvml.mig_enabled, software.env.CUDA_VISIBLE_DEVICES",
        "MIG is on (info only when CUDA_VISIBLE_DEVICES already names a MIG instance)",
        "export CUDA_VISIBLE_DEVICES=MIG-<uuid>, or nvidia-smi -mig 0 and reset",
-       "reference/environment.md §2 #25", mig_enabled},
+       "https://github.com/pytorch/pytorch/issues/102715, "
+       "https://github.com/pytorch/pytorch/issues/95784, "
+       "https://github.com/pytorch/pytorch/issues/130181",
+       mig_enabled},
       {"gpu.fabric-manager", "gpu", Severity::fail, "NVSwitch system without Fabric Manager",
        "software.services.nvswitch_present, fabricmanager_running, fabricmanager_version, "
        "nvidia.driver_version",
        "NVSwitch present and Fabric Manager not running, or its version differs from the driver",
        "apt install nvidia-fabricmanager-<branch>; systemctl enable --now nvidia-fabricmanager",
-       "reference/environment.md §2 #22", fabric_manager},
+       "https://github.com/pytorch/pytorch/issues/35710; "
+       "DCGM Fabric Manager subtest https://github.com/NVIDIA/DCGM/blob/HEAD/nvvs/src/Software.cpp",
+       fabric_manager},
       {"gpu.compute-mode", "gpu", Severity::fail, "Compute mode exclusive or prohibited",
        "gpus[].nvml.compute_mode", "warn: exclusive-process/exclusive-thread; fail: prohibited",
-       "sudo nvidia-smi -i N -c DEFAULT", "reference/environment.md §2 #26", compute_mode},
+       "sudo nvidia-smi -i N -c DEFAULT",
+       "https://github.com/NVIDIA/DIGITS/issues/2005; "
+       "https://github.com/tensorflow/tensorflow/issues/526",
+       compute_mode},
       {"gpu.memory-in-use", "gpu", Severity::warn, "GPU memory held by other processes",
        "gpus[].nvml.memory_used_bytes, memory_total_bytes, processes",
        "processes hold half or more of a GPU's memory",
        "find them with nvidia-smi --query-compute-apps and stop the stale ones",
-       "reference/environment.md §2 #28", memory_in_use},
+       "https://github.com/kaito-project/kaito/issues/976; "
+       "https://github.com/RLinf/RLinf/issues/255",
+       memory_in_use},
       {"gpu.display-attached", "gpu", Severity::info, "GPU also drives a display",
        "gpus[].nvml.display_active", "a display is active on the GPU (info only)",
        "drive the display from another GPU or run headless for long jobs",
-       "reference/environment.md §2 #27", display_attached},
+       "https://github.com/numba/numba/issues/9381; "
+       "https://github.com/ComputationalRadiationPhysics/picongpu/issues/2704",
+       display_attached},
   };
 }
 

@@ -1,6 +1,6 @@
-// Host checks: shared memory, limits, RAM, CPU cores and storage around the GPUs. Facts:
-// reference/environment.md §2 (#39-#42); the ratios in ram-vs-vram and cpu-cores-per-gpu are
-// dlrig's rules of thumb, stated as such in docs/doctor.md.
+// Host checks: shared memory, limits, RAM, CPU cores and storage around the GPUs. Each check's
+// `source` names the public reports it rests on; the ratios in ram-vs-vram and cpu-cores-per-gpu
+// are dlrig's rules of thumb, stated as such in docs/doctor.md.
 #include "dlrig/doctor/facts.hpp"
 
 #include <fmt/format.h>
@@ -187,33 +187,45 @@ std::vector<Check> host_checks() {
        "host.shm.size_bytes, software.runtime.kind, gpus[]",
        "/dev/shm is below 1 GiB: warn, fail with 2+ NVIDIA GPUs (NCCL)",
        "docker --shm-size=16g or --ipc=host; k8s emptyDir medium Memory; remount /dev/shm",
-       "reference/environment.md §2 #39, #40", shm_small},
+       "https://github.com/NVIDIA/nccl/issues/342, https://github.com/NVIDIA/nccl/issues/290; "
+       "https://github.com/microsoft/RepPoints/issues/18; "
+       "https://github.com/open-mmlab/mmdetection/issues/6993",
+       shm_small},
       {"host.memlock-limit", "host", Severity::warn, "Locked-memory limit too low for RDMA",
        "host.limits.memlock_bytes, host.rdma",
        "RDMA devices present and the memlock soft limit is not unlimited",
        "--ulimit memlock=-1:-1; LimitMEMLOCK=infinity; limits.conf",
-       "reference/environment.md §2 #42", memlock_limit},
+       "https://github.com/NVIDIA/nccl-tests/issues/206; "
+       "https://github.com/NVIDIA/nvidia-container-toolkit/issues/2037",
+       memlock_limit},
       {"host.ram-vs-vram", "host", Severity::warn, "Less RAM than GPU memory",
        "host.memory.total_bytes, gpus[].nvml.memory_total_bytes, gpus[].amd.vram_total_bytes",
        "total RAM is below the GPUs' memory together (dlrig's rule of thumb)",
        "memory-mapped, sharded checkpoint loading; more RAM",
-       "dlrig rule of thumb; checkpoints are staged in host memory (torch.load, from_pretrained)",
+       "dlrig rule of thumb, no public source (UNVERIFIED); "
+       "checkpoints are staged in host memory (torch.load, from_pretrained)",
        ram_vs_vram},
       {"host.cpu-cores-per-gpu", "host", Severity::warn, "Too few CPU threads per GPU",
        "host.cpu.threads, gpus[]",
        "fewer than 4 logical CPUs per GPU (dlrig's rule of thumb: one process plus workers)",
        "fewer workers, GPU decoding, pre-processed datasets",
-       "dlrig rule of thumb; reference/environment.md §2 #40-#41 (DataLoader workers)",
+       "dlrig rule of thumb (no public source, UNVERIFIED); "
+       "DataLoader workers: https://github.com/microsoft/RepPoints/issues/18; "
+       "https://github.com/pytorch/pytorch/issues/973",
        cpu_cores_per_gpu},
       {"host.dataset-on-slow-disk", "host", Severity::warn,
        "Training data on a hard disk or a network mount",
        "--data PATH (default: the working directory when probing live), host.mounts[] (kind)",
        "the longest mount holding the path is of kind hdd or network",
        "copy the data to local NVMe/SSD or pack it into sequential shards",
-       "issue 5; host.mounts kind from the foundation probe", dataset_on_slow_disk},
+       "dlrig issue 5: a rule of thumb, no public source (UNVERIFIED); "
+       "host.mounts kind from the foundation probe",
+       dataset_on_slow_disk},
       {"host.open-files-limit", "host", Severity::warn, "Open-files limit low for DataLoader",
        "host.limits.open_files", "soft limit below 1024: warn; below 4096: info",
-       "ulimit -n 65536 or set_sharing_strategy('file_system')", "reference/environment.md §2 #41",
+       "ulimit -n 65536 or set_sharing_strategy('file_system')",
+       "https://github.com/pytorch/pytorch/issues/973; "
+       "https://github.com/pytorch/pytorch/pull/34768",
        open_files},
   };
 }

@@ -1,5 +1,5 @@
-// Kernel module checks. Facts: reference/environment.md §2 (#12, #15, #18, #42) and §3c
-// (Blackwell needs the open kernel modules).
+// Kernel module checks. Each check's `source` names the public reports it rests on (Blackwell
+// needs the open kernel modules: https://github.com/Start9Labs/start-technologies/issues/3693).
 #include "dlrig/doctor/facts.hpp"
 
 #include <fmt/format.h>
@@ -108,23 +108,37 @@ std::vector<Check> kernel_checks() {
        "software.kernel.nouveau, gpus[].driver",
        "fail: nouveau is bound to an NVIDIA GPU; warn: nouveau is loaded",
        "blacklist nouveau, rebuild the initramfs, reboot",
-       "reference/environment.md §2 #12; DCGM Software denylist", nouveau_loaded},
+       "https://github.com/mattshma/bigdata/issues/133; "
+       "DCGM Software denylist https://github.com/NVIDIA/DCGM/blob/HEAD/nvvs/src/Software.cpp",
+       nouveau_loaded},
       {"kernel.open-module-required", "kernel", Severity::fail,
        "Blackwell GPU with the proprietary kernel module",
        "software.kernel.nvidia_open, nvidia.license, gpus[] compute capability",
        "a GPU of compute capability 10.0 or newer and the proprietary (non MIT/GPL) module",
-       "install nvidia-driver-<branch>-open", "reference/environment.md §2 #15; §3c",
+       "install nvidia-driver-<branch>-open",
+       "https://github.com/getsolus/packages/issues/5575; "
+       "https://github.com/Start9Labs/start-technologies/issues/3693; "
+       "https://developer.nvidia.com/cuda-gpus",
        open_module_required},
       {"kernel.uvm-not-loaded", "kernel", Severity::info, "nvidia_uvm not loaded",
        "software.kernel.nvidia.loaded, software.kernel.nvidia_uvm.loaded",
        "nvidia is loaded and nvidia_uvm is not (info only: CUDA loads it on first use)",
-       "modprobe nvidia_uvm; reload it after suspend", "reference/environment.md §2 #18",
+       "modprobe nvidia_uvm; reload it after suspend",
+       "https://github.com/pytorch/pytorch/issues/88639; "
+       "https://github.com/pop-os/default-settings/issues/64; "
+       "https://github.com/ultralytics/ultralytics/issues/7716",
        uvm_missing},
       {"kernel.peermem-not-loaded", "kernel", Severity::info,
        "GPUDirect RDMA module not loaded with active RDMA NICs",
        "host.rdma, software.kernel.nvidia_peermem, software.kernel.nv_peer_mem",
        "an RDMA port is ACTIVE, NVIDIA GPUs work and neither peer-memory module is loaded (info)",
-       "modprobe nvidia_peermem", "reference/environment.md §1.5 (DCGM), §2 #42", peermem_missing},
+       "modprobe nvidia_peermem",
+       "DCGM diagnostics "
+       "https://docs.nvidia.com/datacenter/dcgm/latest/reference/command-line-reference/dcgmi/"
+       "dcgmi-diag.html; "
+       "https://github.com/NVIDIA/nccl-tests/issues/206; "
+       "https://github.com/NVIDIA/nvidia-container-toolkit/issues/2037",
+       peermem_missing},
   };
 }
 

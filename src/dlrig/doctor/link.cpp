@@ -1,6 +1,6 @@
 // Link checks: the PCIe path from each GPU to the CPU, Thunderbolt docks, peer-to-peer between
-// GPUs and NVLink. Facts: reference/environment.md §2 (#43, #44, #47, #48), reference/links.md
-// §1.1 (PCIe payload per lane) and §1.3 (eGPU links and measured throughput).
+// GPUs and NVLink. Each check's `source` names the public reports it rests on; PCIe payload per
+// lane after line encoding: https://en.wikipedia.org/wiki/PCI_Express.
 #include "dlrig/doctor/facts.hpp"
 
 #include <fmt/format.h>
@@ -245,31 +245,50 @@ std::vector<Check> link_checks() {
        "gpus[].behind_thunderbolt, narrowest_gts, narrowest_width, link",
        "a GPU has a Thunderbolt/USB4 controller on its path",
        "keep data on the GPU, pin memory, avoid offload; TB5/OCuLink or an internal slot",
-       "reference/links.md §1.1, §1.3; reference/environment.md §2 #48", egpu_bandwidth},
+       "https://en.wikipedia.org/wiki/PCI_Express; "
+       "https://github.com/ewagner12/all-ways-egpu/issues/37; "
+       "https://github.com/NVIDIA/open-gpu-kernel-modules/issues/979",
+       egpu_bandwidth},
       {"link.pcie-downtrained", "link", Severity::warn,
        "PCIe link trained below what both ends support",
        "gpus[].link, gpus[].path[0].link, gpus[].nvml.pcie_width_*, throttle_reasons_mask",
        "current width below the smaller of the card's and the upstream port's maximum; speed "
        "likewise but only when NVML says the GPU is not idle (idle links slow down on purpose)",
        "reseat, avoid risers, check lane sharing and BIOS PCIe settings",
-       "reference/environment.md §2 #47", pcie_downtrained},
+       "https://github.com/janhq/jan/issues/183; "
+       "https://github.com/Syllo/nvtop/issues/6",
+       pcie_downtrained},
       {"link.slot-narrow", "link", Severity::warn, "An x8/x16 card in an x4-or-narrower path",
        "gpus[].link.max_width, gpus[].path[].link.max_width, behind_thunderbolt",
        "a bridge or port on the path (not Thunderbolt) supports at most x4 while the card is x8+",
-       "move the card to a CPU-attached x16 slot", "reference/environment.md §2 #47", slot_narrow},
+       "move the card to a CPU-attached x16 slot",
+       "https://github.com/janhq/jan/issues/183; "
+       "https://github.com/Syllo/nvtop/issues/6",
+       slot_narrow},
       {"link.p2p-blocked", "link", Severity::warn, "IOMMU/ACS blocks peer-to-peer between GPUs",
        "nvidia.pairs (topology, p2p_read), software.acs, software.kernel.iommu, iommu_groups",
        "2+ GPUs with a PCIe (non-NVLink) pair and P2P reported chipset/topology-not-supported or "
        "disabled, ACS redirect on a bridge, or the IOMMU translating (not iommu=pt)",
        "NCCL_P2P_DISABLE=1 as stopgap; iommu=pt; disable ACS in BIOS or with setpci",
-       "reference/environment.md §2 #43; NCCL troubleshooting (ACS)", p2p_blocked},
+       "https://github.com/NVIDIA/nccl/issues/2079, https://github.com/NVIDIA/nccl/issues/631; "
+       "NCCL troubleshooting (ACS) "
+       "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html",
+       p2p_blocked},
       {"link.p2p-not-supported", "link", Severity::info, "GPUs without PCIe peer-to-peer",
        "nvidia.pairs.p2p_read", "a PCIe pair reports gpu-not-supported (info only)",
-       "NCCL_P2P_DISABLE=1 if NCCL hangs", "reference/environment.md §2 #44", p2p_not_supported},
+       "NCCL_P2P_DISABLE=1 if NCCL hangs",
+       "https://github.com/NVIDIA/nccl-tests/issues/117; "
+       "https://github.com/dmlc/xgboost/issues/11242; "
+       "https://github.com/noonghunna/club-3090/issues/1229",
+       p2p_not_supported},
       {"link.nvlink-down", "link", Severity::warn, "Some NVLink links down",
        "gpus[].nvml.nvlinks[].active", "a GPU has at least one NVLink up and at least one down",
        "nvidia-smi nvlink --status/--errorcounters; reset; vendor",
-       "reference/environment.md §1.5 (DCGM pcie/NVLink status)", nvlink_down},
+       "DCGM pcie/NVLink status "
+       "https://docs.nvidia.com/datacenter/dcgm/latest/reference/command-line-reference/dcgmi/"
+       "dcgmi-diag.html; "
+       "https://docs.nvidia.com/datacenter/dcgm/latest/reference/diagnostics/plugins/index.html",
+       nvlink_down},
   };
 }
 

@@ -1,6 +1,6 @@
 // PyTorch install checks: the wheel against the GPUs (arch coverage, rule R1), the vendor, its
-// companions and its bundled libraries. Facts: reference/environment.md §2 (#1-#5, #37, #56)
-// and §3b (releases, variants, arch lists, index URLs).
+// companions and its bundled libraries. Each check's `source` names the public reports it rests
+// on; releases, variants, arch lists and index URLs are the kb's torch table (data/torch.csv).
 #include "dlrig/doctor/facts.hpp"
 
 #include <fmt/format.h>
@@ -372,7 +372,11 @@ std::vector<Check> torch_checks() {
        "torch is a CPU build (variant cpu, +cpu, or an aarch64 PyPI wheel before 2.11) and an "
        "NVIDIA GPU is usable",
        "pip install the matching cuXXX wheel with its index URL, chosen for this driver and GPU",
-       "reference/environment.md §2 #1, #2; §3b", cpu_only_build},
+       "https://github.com/pytorch/pytorch/issues/28111; "
+       "https://github.com/facebookresearch/detectron2/issues/460; "
+       "aarch64 wheels before 2.11: secondary note, no public URL recorded (UNVERIFIED); "
+       "https://github.com/pytorch/pytorch/blob/main/RELEASE.md",
+       cpu_only_build},
       {"torch.arch-unsupported", "torch", Severity::fail,
        "The GPU's compute capability is not in the wheel's arch list",
        "software.python_envs[].torch.arch_list (else --deep arch list, else kb variant), "
@@ -380,44 +384,61 @@ std::vector<Check> torch_checks() {
        "rule R1 finds no sm_ cubin of the same major and lower-or-equal minor and no PTX at or "
        "below the capability",
        "pip install the newest kb wheel that covers every GPU and that the driver runs",
-       "reference/environment.md §2 #3, #4, #5 and rule R1; §3b", arch_unsupported},
+       "https://github.com/pytorch/pytorch/issues/150733, "
+       "https://github.com/pytorch/pytorch/issues/182250; "
+       "https://github.com/googlecolab/colabtools/issues/5982; "
+       "rule R1: https://docs.nvidia.com/cuda/ada-compatibility-guide/; "
+       "https://github.com/pytorch/pytorch/blob/main/RELEASE.md",
+       arch_unsupported},
       {"torch.companion-mismatch", "torch", Severity::fail,
        "torchvision/torchaudio built for another torch or CUDA",
        "software.python_envs[].torch.version, torchvision, torchaudio, kb torch companions",
        "their +cuXXX suffix differs from torch's, or their version is not the one the kb pairs "
        "with this torch",
        "reinstall torch, torchvision and torchaudio together from one index",
-       "reference/environment.md §3b; issue 4 (torchvision/torchaudio ↔ torch)",
+       "https://pytorch.org/get-started/previous-versions/; "
+       "https://github.com/pytorch/vision/blob/main/README.md; "
+       "dlrig issue 4 (torchvision/torchaudio ↔ torch)",
        companion_mismatch},
       {"torch.triton-unsupported", "torch", Severity::warn,
        "torch.compile on a GPU below compute capability 7.0",
        "software.python_envs[].torch, gpus[] compute capability",
        "torch 2.x with CUDA and a GPU below 7.0", "skip torch.compile or TORCHDYNAMO_DISABLE=1",
-       "reference/environment.md §2 #37", triton_unsupported},
+       "https://github.com/karpathy/nanoGPT/issues/157; "
+       "https://github.com/MIC-DKFZ/nnUNet/issues/2188",
+       triton_unsupported},
       {"torch.vendor-mismatch", "torch", Severity::fail,
        "A CUDA build on AMD GPUs, or a ROCm build on NVIDIA GPUs",
        "software.python_envs[].torch (cuda, hip, variant), gpus[].vendor, kb torch",
        "only AMD GPUs and torch is a CUDA build, or only NVIDIA GPUs and torch is a ROCm build",
-       "pip install the build for this vendor", "reference/environment.md §3b (variants)",
+       "pip install the build for this vendor",
+       "https://github.com/pytorch/pytorch/blob/main/RELEASE.md (Release Compatibility Matrix)",
        vendor_mismatch},
       {"torch.cuda-unavailable", "torch", Severity::fail,
        "torch itself reports CUDA unavailable (--deep)",
        "software.python_envs[].deep (ran, cuda_available, error)",
        "--deep ran the interpreter, torch is not a CPU build and is_available() was False",
        "follow the error text; reload nvidia_uvm after suspend",
-       "reference/environment.md §2 #18, R2", deep_cuda_unavailable},
+       "https://github.com/pytorch/pytorch/issues/88639, "
+       "https://github.com/pytorch/pytorch/issues/167244",
+       deep_cuda_unavailable},
       {"torch.cudnn-wheel-mismatch", "torch", Severity::fail,
        "nvidia-cudnn wheel of another major than torch was built with",
        "software.python_envs[].nvidia_wheels, torch.version, kb torch variant cudnn",
        "the nvidia-cudnn-cuXX wheel's major differs from the kb's cuDNN for this torch variant",
        "pip install the cuDNN wheel version torch pins",
-       "reference/environment.md §1.2 (collect_env pip patterns), §2 #31; §3b (cuDNN per release)",
+       "collect_env pip patterns "
+       "https://github.com/pytorch/pytorch/blob/main/torch/utils/collect_env.py; "
+       "https://github.com/pytorch/pytorch/issues/80637; "
+       "cuDNN per release https://github.com/pytorch/pytorch/blob/main/RELEASE.md",
        bundled_cudnn},
       {"torch.tf32-off-by-default", "torch", Severity::info,
        "TF32 tensor cores left unused for float32 matmuls",
        "gpus[] compute capability, software.python_envs[].torch.cuda",
        "a GPU of compute capability 8.0 or newer with a CUDA torch (advice, info only)",
-       "torch.set_float32_matmul_precision('high')", "reference/environment.md §2 #56",
+       "torch.set_float32_matmul_precision('high')",
+       "https://github.com/pytorch/pytorch/pull/79537; "
+       "PyTorch CUDA semantics https://pytorch.org/docs/stable/notes/cuda.html",
        tf32_default_off},
   };
 }

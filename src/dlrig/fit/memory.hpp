@@ -1,6 +1,6 @@
 #pragma once
 // The memory model: per-GPU peak bytes of a run, by component, at the level each is counted.
-// Every formula and constant is in docs/fit.md with its source (reference/memory.md).
+// Every formula and constant is in docs/fit.md, whose table maps "memory.md §x" to public URLs.
 #include "dlrig/fit/model_input.hpp"
 #include "dlrig/fit/run.hpp"
 

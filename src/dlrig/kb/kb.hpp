@@ -153,7 +153,7 @@ struct CloudInstance {
   std::string notes;
 };
 
-// How a driver runs code built for a CUDA version (environment.md §3a).
+// How a driver runs code for a CUDA version: https://docs.nvidia.com/deploy/cuda-compatibility/
 enum class CudaSupport {
   native,       // driver >= the toolkit's minimum driver
   minor_compat, // same major, driver >= the major's minimum: runs with a limited feature set
@@ -203,10 +203,10 @@ struct KnowledgeBase {
   CudaSupport driver_supports_cuda(std::string_view driver, std::string_view cuda) const;
 };
 
-// Rule R1 (environment.md): a GPU of compute capability M.m runs a build whose arch list holds a
-// cubin sm_Mk with k <= m (same major), or PTX compute_XY with XY <= Mm (JIT by the driver).
-// Arch-specific (sm_90a) and family (sm_100f) targets are not forward compatible: they cover
-// exactly their own capability. Entries may be "sm_86", "compute_90", "8.6", "8.6+PTX".
+// Rule R1 (https://docs.nvidia.com/cuda/ada-compatibility-guide/): a GPU of compute capability
+// M.m runs a build whose arch list holds a cubin sm_Mk with k <= m (same major), or PTX
+// compute_XY with XY <= Mm (JIT by the driver). Arch-specific (sm_90a) and family (sm_100f)
+// targets cover only their own capability. Entries: "sm_86", "compute_90", "8.6", "8.6+PTX".
 bool arch_list_covers(const std::vector<std::string> &arch_list, std::string_view cc);
 
 // A torch variant that fits a machine, with what to run.

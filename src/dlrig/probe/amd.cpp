@@ -1,4 +1,6 @@
-// AMD GPUs through the amdgpu driver's sysfs files, no ROCm needed (reference/monitoring.md §3.5).
+// AMD GPUs through the amdgpu driver's sysfs files, no ROCm needed (the files:
+// https://www.kernel.org/doc/html/latest/gpu/amdgpu/driver-misc.html,
+// https://www.kernel.org/doc/html/latest/gpu/amdgpu/thermal.html).
 // The attributes live in the PCI device directory, which /sys/class/drm/cardN/device links to.
 #include "dlrig/probe/parse.hpp"
 #include "dlrig/probe/probe.hpp"

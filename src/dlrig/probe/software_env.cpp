@@ -10,7 +10,7 @@ namespace dlrig {
 
 namespace {
 
-// From the software issue's list and reference/environment.md (failure modes 23-35, 46, 55).
+// From the software issue's list and the failure modes the doctor checks cite (docs/doctor.md).
 constexpr const char *kVariables[] = {
     "CUDA_HOME",
     "CUDA_PATH",

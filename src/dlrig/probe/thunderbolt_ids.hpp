@@ -1,6 +1,7 @@
 #pragma once
 // PCI bridges that carry a Thunderbolt or USB4 PCIe tunnel: a GPU behind one of them is an eGPU
-// whose link is the tunnel's (PCIe 3.0 x4 for Thunderbolt 3/4, reference/links.md).
+// whose link is the tunnel's (PCIe 3.0 x4 for Thunderbolt 3/4; a TB3 dock's GPU reports 8GT/s x4 in
+// https://github.com/ewagner12/all-ways-egpu/issues/37).
 //
 // Source: pci.ids 2023.04.10 (Debian package pci.ids), every device whose name says
 // Thunderbolt or USB4 and Bridge, PCI Express Root Port or PCIe tunnel. ASMedia's USB4 bridges

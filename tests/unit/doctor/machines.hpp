@@ -8,7 +8,8 @@
 
 namespace dlrig::doctor::test {
 
-// Rows taken from reference/environment.md §3a/§3b (a subset; the full tables are the kb's).
+// Rows taken from the CUDA Toolkit Release Notes, Table 3, and PyTorch's RELEASE.md (a subset;
+// the full tables, with their sources, are the kb's data/cuda_drivers.csv and data/torch.csv).
 kb::KnowledgeBase test_kb();
 
 // 8x H100 SXM5 on NVSwitch, driver 550.54.15 (CUDA 12.4), torch 2.5.1+cu124, InfiniBand.

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <string_view>
+#include <vector>
 
 namespace dlrig::doctor::test {
 namespace {
@@ -56,6 +58,55 @@ TEST(DoctorRegistry, IdsAreUniqueAndStartWithTheirArea) {
         << c.id;
     EXPECT_NE(c.run, nullptr) << c.id;
   }
+}
+
+// Words of a check's text, split at spaces and list separators, so a URL stays one word.
+std::vector<std::string_view> words(std::string_view text) {
+  std::vector<std::string_view> out;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    std::size_t j = text.find_first_of(" ;,()", i);
+    if (j == std::string_view::npos)
+      j = text.size();
+    if (j > i)
+      out.push_back(text.substr(i, j - i));
+    i = j + 1;
+  }
+  return out;
+}
+
+bool is_url(std::string_view w) {
+  return w.substr(0, 8) == "https://" && w.size() > 12;
+}
+
+// A word a reader of the repository cannot follow: a path into the project's private research
+// notes (reference/environment.md and its siblings), which live outside the repository.
+bool cites_private_notes(std::string_view text) {
+  for (auto w : words(text))
+    if (!is_url(w) && (w.find("reference/") != std::string_view::npos ||
+                       (w.size() > 3 && w.substr(w.size() - 3) == ".md")))
+      return true;
+  return false;
+}
+
+TEST(DoctorRegistry, EverySourceIsPublicOrMarkedUnverified) {
+  for (const auto &c : all_checks()) {
+    bool has_url = false;
+    for (auto w : words(c.source))
+      has_url = has_url || is_url(w);
+    EXPECT_TRUE(has_url || c.source.find("UNVERIFIED") != std::string_view::npos)
+        << c.id << ": " << c.source;
+    for (std::string_view text : {c.title, c.reads, c.fires, c.fix, c.source})
+      EXPECT_FALSE(cites_private_notes(text)) << c.id << ": " << text;
+  }
+}
+
+TEST(DoctorRegistry, PrivateNotesAreRecognised) {
+  EXPECT_TRUE(cites_private_notes("reference/environment.md §2 #14"));
+  EXPECT_TRUE(cites_private_notes("see links.md"));
+  EXPECT_FALSE(cites_private_notes(
+      "https://docs.nvidia.com/datacenter/dcgm/latest/reference/command-line-reference/"));
+  EXPECT_FALSE(cites_private_notes("https://github.com/pytorch/pytorch/blob/main/RELEASE.md"));
 }
 
 TEST(DoctorRegistry, NearestIdsForATypo) {

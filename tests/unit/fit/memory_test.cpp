@@ -1,6 +1,8 @@
-// Validation of the memory model against the published outputs collected in
-// reference/memory.md §1: the ZeRO paper, DeepSpeed's estimators, accelerate, Korthikanti et al.,
-// the KV-cache figures, and the measured per-layer activation coefficients.
+// Validation of the memory model against published outputs: the ZeRO paper
+// (https://arxiv.org/abs/1910.02054), DeepSpeed's estimators
+// (https://deepspeed.readthedocs.io/en/latest/memory.html), accelerate, Korthikanti et al.
+// (https://arxiv.org/abs/2205.05198), the KV-cache figures, and the measured per-layer activation
+// coefficients; docs/fit.md names the source of each.
 #include "dlrig/fit/memory.hpp"
 #include "unit/fit/models.hpp"
 

@@ -1,7 +1,7 @@
 #pragma once
 // Models and GPUs built by hand for the estimator's tests, with the hyperparameters their
-// config.json files state and the published parameter counts of reference/memory.md §2 (the
-// catalog derives the same counts; these tests do not depend on it).
+// config.json files state and their published parameter counts (data/models.json names the source
+// of each; the catalog derives the same counts; these tests do not depend on it).
 #include "dlrig/fit/memory.hpp"
 
 #include <gtest/gtest.h>

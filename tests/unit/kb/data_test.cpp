@@ -22,7 +22,7 @@ void in_range(const OptF64 &v, double lo, double hi, const std::string &what) {
 }
 
 TEST(KbData, HoldsEveryReferenceGpu) {
-  // reference/gpus.csv has 52 rows; each must be here by name.
+  // The project's research notes list 52 GPUs; each must be here by name.
   const char *names[] = {"GeForce GTX 1080 Ti",
                          "GeForce RTX 4090",
                          "NVIDIA H100 SXM5",

@@ -72,7 +72,8 @@ TEST(KbLookup, TorchRelease) {
 }
 
 TEST(KbLookup, PcieBandwidthForAWidth) {
-  // A Thunderbolt 3 eGPU's Gen3 x4 tunnel against a Gen4 x16 slot (links.md §1.1).
+  // A Thunderbolt 3 eGPU's Gen3 x4 tunnel against a Gen4 x16 slot
+  // (https://en.wikipedia.org/wiki/PCI_Express).
   EXPECT_NEAR(*kb().pcie_bytes_per_s(3, 4), 3.94e9, 0.01e9);
   EXPECT_NEAR(*kb().pcie_bytes_per_s(4, 16), 31.5e9, 0.01e9);
   EXPECT_FALSE(kb().pcie_bytes_per_s(7, 16));
@@ -85,7 +86,7 @@ TEST(KbLookup, VersionsCompareNumerically) {
   EXPECT_EQ(compare_versions("570.26", "570.26.0"), 0);
 }
 
-// Rule R1 (environment.md).
+// Rule R1 (https://docs.nvidia.com/cuda/ada-compatibility-guide/).
 TEST(ArchCoverage, SameMajorCubinWithLowerMinorCovers) {
   EXPECT_TRUE(arch_list_covers({"sm_80", "sm_86"}, "8.9")); // sm_86 runs on Ada
   EXPECT_TRUE(arch_list_covers({"sm_100"}, "10.3"));        // B300
@@ -118,7 +119,7 @@ TEST(ArchCoverage, UnreadableInputCoversNothing) {
 }
 
 TEST(ArchCoverage, RealWheels) {
-  // An RTX 50-series card with a cu124 wheel: environment.md failure #3.
+  // An RTX 50-series card with a cu124 wheel: https://github.com/pytorch/pytorch/issues/150733.
   const auto *cu124 = kb().torch_release("2.5.1")->variant("cu124");
   EXPECT_FALSE(arch_list_covers(cu124->arch_list, "12.0"));
   EXPECT_TRUE(arch_list_covers(cu124->arch_list, "8.9"));
@@ -133,7 +134,7 @@ TEST(ArchCoverage, RealWheels) {
 }
 
 TEST(DriverCuda, HighestCudaFollowsTheDriverBranch) {
-  // environment.md §3a "Derived driver-branch -> native max CUDA".
+  // Driver branch -> native max CUDA, derived from the CUDA Toolkit Release Notes, Table 3.
   const std::pair<const char *, const char *> table[] = {
       {"450.51.06", "11.0"}, {"455.32", "11.1"},     {"460.32.03", "11.2"}, {"465.19.01", "11.3"},
       {"470.82.01", "11.4"}, {"495.29.05", "11.5"},  {"510.47.03", "11.6"}, {"515.65.01", "11.7"},

@@ -237,8 +237,8 @@ TEST(ModelCatalog, JsonCarriesTheDerivedCount) {
 // ---- Derivation beyond the catalog --------------------------------------------------------------
 
 TEST(DeriveParams, FollowsTheLlamaFormulaOfMemoryMd) {
-  // reference/memory.md §2.1 worked example: per layer 202,383,360; × 32; + 2 × 32000 × 4096; +
-  // 4096.
+  // The Llama formula's worked example (docs/models.md): per layer 202,383,360; × 32; + 2 × 32000 ×
+  // 4096; + 4096.
   ModelArch m = model("llama-2-7b");
   EXPECT_EQ(derive_params(m), 202'383'360LL * 32 + 2LL * 32000 * 4096 + 4096);
   m.tied_embeddings = true;
@@ -297,7 +297,8 @@ TEST(LinearLayers, GiveThePeftTrainableCounts) {
   // PEFT print_trainable_parameters for Llama-2-7b, r = 8 on q_proj and v_proj: "trainable params:
   // 4,194,304 || all params: 6,742,609,920" (the all-params figure is 6,738,415,616 + 4,194,304).
   EXPECT_EQ(lora_params(model("llama-2-7b"), 8, {"q_proj", "v_proj"}), 4'194'304);
-  // reference/memory.md §1.7: Llama-3.2-3B, r = 32 on q_proj and v_proj → 9,175,040 (PEFT results).
+  // Llama-3.2-3B, r = 32 on q_proj and v_proj → 9,175,040: PEFT's num_trainable_params in
+  // https://github.com/huggingface/peft/tree/HEAD/method_comparison/MetaMathQA/results.
   EXPECT_EQ(lora_params(model("llama-3.2-3b"), 32, {"q_proj", "v_proj"}), 9'175'040);
 }
 

@@ -176,7 +176,8 @@ TEST(ParsePci, NumaNode) {
 }
 
 TEST(ParsePci, LinkBandwidth) {
-  // 16 GT/s x16 with 128b/130b: 31.5 GB/s; TB3's Gen3 x4: 3.94 GB/s (reference/links.md).
+  // 16 GT/s x16 with 128b/130b: 31.5 GB/s; TB3's Gen3 x4: 3.94 GB/s
+  // (https://en.wikipedia.org/wiki/PCI_Express).
   EXPECT_NEAR(pcie_link_gbps(16, 16), 31.5, 0.01);
   EXPECT_NEAR(pcie_link_gbps(8, 4), 3.94, 0.01);
   EXPECT_NEAR(pcie_link_gbps(2.5, 1), 0.25, 1e-9);
