@@ -163,26 +163,43 @@ std::vector<Finding> companion_mismatch(const Snapshot &s, const kb::KnowledgeBa
     if (!env.torch || !env.torch->version)
       continue;
     const std::string &tv = *env.torch->version;
-    const auto *r = torch_release(kb, tv);
+    // The exact patch release's companions when the kb lists it; otherwise (an unlisted patch,
+    // a nightly) only the major.minor family is certain.
+    auto look = kb.lookup_torch(tv);
+    const auto *r = look.release;
     std::vector<std::string> problems;
     Finding f = make_finding(
         "torch.companion-mismatch", Severity::fail, "",
         "torchvision and torchaudio contain compiled operators linked against one torch build: "
         "with another torch or CUDA they fail at import (\"undefined symbol\", \"operator "
         "torchvision::nms does not exist\") or when the operator first runs.");
-    auto check = [&](const char *name, const OptStr &ver, const std::string &expected) {
+    auto check = [&](const char *name, const OptStr &ver, const std::string &expected,
+                     const std::vector<std::string> &also) {
       if (!ver)
         return;
       f.with(name, *ver);
       std::string a = suffix(tv), b = suffix(*ver);
+      auto mine = kb::parse_torch_version(*ver).release;
+      bool paired = compare_versions(mine, expected) == 0;
+      for (const auto &x : also)
+        paired = paired || compare_versions(mine, x) == 0;
+      auto family = kb::torch_companion_family(tv, name);
+      auto parts = parse_version(mine);
+      bool in_family = parts.size() >= 2 && fmt::format("{}.{}", parts[0], parts[1]) == family;
       if (!a.empty() && !b.empty() && a != b)
         problems.push_back(fmt::format("{} {} is built for {}, torch for {}", name, *ver, b, a));
-      else if (!expected.empty() && compare_versions(*ver, expected) != 0)
+      else if (!expected.empty() && !paired)
         problems.push_back(fmt::format("{} {} belongs to another torch (torch {} pairs with {} {})",
                                        name, *ver, r->version, name, expected));
+      else if (expected.empty() && !family.empty() && !in_family)
+        problems.push_back(
+            fmt::format("{} {} belongs to another torch (torch {} pairs with {} {}.x)", name, *ver,
+                        look.parsed.release, name, family));
     };
-    check("torchvision", env.torchvision, r ? r->torchvision : "");
-    check("torchaudio", env.torchaudio, r ? r->torchaudio : "");
+    check("torchvision", env.torchvision, look.exact ? r->torchvision : "",
+          look.exact ? r->torchvision_also : std::vector<std::string>{});
+    check("torchaudio", env.torchaudio, look.exact ? r->torchaudio : "",
+          look.exact ? r->torchaudio_also : std::vector<std::string>{});
     if (problems.empty())
       continue;
     f.title = join(problems, "; ");

@@ -518,13 +518,16 @@ bool torch_word_matches(const TorchRelease &r, const TorchVariant &v, const std:
            torch_word_matches(r, v, w.substr(plus + 1));
   if (v.tag == w)
     return true;
-  // Versions match by major.minor: "2.5", "2.5.0" and "2.5.1" are one release here.
+  // "2.5" matches every patch release of 2.5; "2.5.0" that patch release only.
   auto mm = [](const std::string &s) {
     auto a = s.find('.');
     return a == std::string::npos ? s : s.substr(0, s.find('.', a + 1));
   };
-  return std::isdigit(static_cast<unsigned char>(w[0])) && w.find('.') != std::string::npos &&
-         mm(w) == mm(r.version);
+  if (!std::isdigit(static_cast<unsigned char>(w[0])) || w.find('.') == std::string::npos)
+    return false;
+  if (w.find('.') != w.rfind('.'))
+    return compare_versions(w, r.version) == 0;
+  return mm(w) == mm(r.version);
 }
 
 Result<KbView> search_torch(const KnowledgeBase &kb, const KbQuery &q) {
@@ -555,8 +558,8 @@ Result<KbView> search_torch(const KnowledgeBase &kb, const KbQuery &q) {
       std::string def = var.pypi_default                       ? "yes"
                         : r.pypi_default_unverified == var.tag ? "unverified"
                                                                : "";
-      t.add({r.version, var.tag, var.status, or_na(var.cudnn), or_na(var.nccl), arch_text(var), py,
-             or_na(r.torchvision), or_na(r.torchaudio), def});
+      t.add({r.version, var.tag, or_na(var.status), or_na(var.cudnn), or_na(var.nccl),
+             arch_text(var), py, or_na(r.torchvision), or_na(r.torchaudio), def});
       auto cmd = pip_command(r, var);
       pip.add({r.version, var.tag, cmd});
       v.json["items"].push_back(Json{{"version", r.version},
