@@ -272,9 +272,11 @@ std::vector<Finding> vendor_mismatch(const Snapshot &s, const kb::KnowledgeBase 
           "A CUDA build cannot drive AMD GPUs: torch.cuda.is_available() is False. AMD GPUs need "
           "the ROCm build, which answers through the same torch.cuda API.");
       std::string cmd;
-      for (const auto &r : kb.torch)
-        if (!env.torch->version || compare_versions(r.version, *env.torch->version) == 0 ||
-            cmd.empty())
+      // This torch's own release, else the newest with a ROCm build (not 1.8's).
+      for (auto it = kb.torch.rbegin(); it != kb.torch.rend(); ++it)
+        if (const auto &r = *it;
+            cmd.empty() ||
+            (env.torch->version && compare_versions(r.version, *env.torch->version) == 0))
           for (const auto &v : r.variants)
             if (v.tag.rfind("rocm", 0) == 0 && !v.index_url.empty())
               cmd = reinstall_command(r, v);
@@ -402,7 +404,9 @@ std::vector<Check> torch_checks() {
        "torchvision/torchaudio built for another torch or CUDA",
        "software.python_envs[].torch.version, torchvision, torchaudio, kb torch companions",
        "their +cuXXX suffix differs from torch's, or their version is not the one the kb pairs "
-       "with this torch",
+       "with this exact torch release; for a release the kb does not list (a nightly, an "
+       "unlisted patch), their major.minor is not torch's family (torchvision 0.(minor+15) for "
+       "2.x)",
        "reinstall torch, torchvision and torchaudio together from one index",
        "reference/environment.md §3b; issue 4 (torchvision/torchaudio ↔ torch)",
        companion_mismatch},

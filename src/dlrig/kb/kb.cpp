@@ -7,6 +7,7 @@
 #include "dlrig/kb/csv.hpp"
 #include "dlrig/kb/row.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <set>
 #include <tuple>
@@ -255,6 +256,14 @@ Result<std::vector<TorchRelease>> parse_torch(std::string_view text, std::string
         v.notes = r.str("notes");
 
         // Rows of one release sit together; the release-level columns must agree.
+        auto same_companions = [&](const char *col, const std::string &first,
+                                   const std::vector<std::string> &also) {
+          auto all = r.list(col);
+          if (all.empty())
+            return first.empty();
+          return all.front() == first &&
+                 std::equal(all.begin() + 1, all.end(), also.begin(), also.end());
+        };
         if (out.empty() || out.back().version != version) {
           for (const auto &rel : out)
             if (rel.version == version)
@@ -292,8 +301,10 @@ Result<std::vector<TorchRelease>> parse_torch(std::string_view text, std::string
           companions("torchvision", rel.torchvision, rel.torchvision_also);
           companions("torchaudio", rel.torchaudio, rel.torchaudio_also);
           out.push_back(std::move(rel));
-        } else if (out.back().torchvision != r.str("torchvision") ||
-                   out.back().torchaudio != r.str("torchaudio")) {
+        } else if (!same_companions("torchvision", out.back().torchvision,
+                                    out.back().torchvision_also) ||
+                   !same_companions("torchaudio", out.back().torchaudio,
+                                    out.back().torchaudio_also)) {
           r.fail("torchvision", "differs from the release's other rows");
         }
         if (def == "unverified")

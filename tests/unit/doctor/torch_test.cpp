@@ -178,6 +178,26 @@ TEST(DoctorTorch, VendorMismatch) {
   EXPECT_TRUE(run_check("torch.vendor-mismatch", healthy_desktop()).empty());
 }
 
+TEST(DoctorTorch, VendorMismatchWithTheFullKbSuggestsTheNewestRocmBuild) {
+  // With every patch release in the kb, a torch it does not list must not get 1.8's ROCm wheel.
+  Snapshot amd;
+  Gpu g;
+  g.bdf = "0000:0c:00.0";
+  g.vendor = "AMD";
+  g.vendor_id = "0x1002";
+  g.driver = "amdgpu";
+  g.amd = AmdGpu{};
+  amd.gpus = {g};
+  amd.software.python_envs = healthy_desktop().software.python_envs;
+  amd.software.python_envs[0].torch->version = "9.9.0+cu999";
+  auto f = run_check("torch.vendor-mismatch", amd, kb::builtin());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NE(f[0].fix[0].find("--index-url https://download.pytorch.org/whl/rocm"),
+            std::string::npos)
+      << f[0].fix[0];
+  EXPECT_EQ(f[0].fix[0].find("torch_stable"), std::string::npos) << f[0].fix[0];
+}
+
 TEST(DoctorTorch, CudaUnavailableFromDeepProbe) {
   Snapshot s = healthy_desktop();
   s.software.python_envs[0].deep = DeepProbe{true, false, 0, {}, "CUDA unknown error"};
