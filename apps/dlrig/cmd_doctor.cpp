@@ -2,11 +2,7 @@
 #include "commands.hpp"
 #include "dlrig/doctor/report.hpp"
 
-#include <unistd.h>
-
-#include <chrono>
-#include <cstdlib>
-#include <ctime>
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 
@@ -21,15 +17,6 @@ struct DoctorArgs {
   std::vector<std::string> only;
 };
 
-std::string utc_now() {
-  auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 } // namespace
 
 Runner setup_doctor(CLI::App &sub) {
@@ -42,10 +29,10 @@ Runner setup_doctor(CLI::App &sub) {
       ->type_name("ID");
   sub.add_option("--only", a->only, "Run only the checks of this area (repeatable)")
       ->type_name("AREA");
-  return [a]() -> ExitCode {
+  return [a](const Envelope &run) -> ExitCode {
     using namespace dlrig::doctor;
     if (a->list) {
-      std::cout << render_check_list(a->out.format());
+      print(check_list_report(), run, a->out);
       return ExitCode::ok;
     }
     if (!a->explain.empty()) {
@@ -86,21 +73,7 @@ Runner setup_doctor(CLI::App &sub) {
     }
     Snapshot snap = obtain_snapshot(a->src);
     DoctorReport report = run_doctor(snap, kb::builtin(), opts);
-    report.context.tool_version = DLRIG_VERSION;
-    report.context.time = utc_now();
-    report.context.source = a->src.from.empty() ? std::string("live") : a->src.from;
-    switch (a->out.format()) {
-    case Format::json:
-      std::cout << to_json(report).dump(2) << "\n";
-      break;
-    case Format::markdown:
-      std::cout << render_markdown(report);
-      break;
-    default: {
-      bool colour = isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
-      std::cout << render_text(report, colour);
-    }
-    }
+    print(doctor_report(report), with_source(run, a->src), a->out);
     return report.exit_code();
   };
 }

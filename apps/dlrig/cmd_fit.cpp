@@ -78,7 +78,7 @@ Result<std::int64_t> parse_count(const std::string &s, const char *flag) {
   }
 }
 
-ExitCode run_fit(FitArgs &a) {
+ExitCode run_fit(FitArgs &a, const Envelope &envelope) {
   const auto &kb = kb::builtin();
   fit::Run run = a.run;
   run.mode = need(fit::parse_mode(a.mode));
@@ -174,10 +174,8 @@ ExitCode run_fit(FitArgs &a) {
   auto report = fit::fit(model, run, gpus, opts, cpu);
   report.assumptions = std::move(assumptions);
 
-  if (a.out.json)
-    std::cout << fit::to_json(report).dump(2) << "\n";
-  else
-    std::cout << render(fit::to_tables(report, a.all_gpus), a.out.format());
+  // --all-gpus without --from sizes catalog GPUs only: no snapshot is read.
+  print(fit::fit_report(report, a.all_gpus), snap ? with_source(envelope, a.src) : envelope, a.out);
 
   bool any = std::any_of(report.gpus.begin(), report.gpus.end(),
                          [](const fit::GpuFit &g) { return g.fits.value_or(false); });
@@ -240,7 +238,7 @@ Runner setup_fit(CLI::App &sub) {
   sub.add_flag("--all-gpus", a->all_gpus, "A table over every GPU of the catalog")->excludes(gpu);
   add_snapshot_options(sub, a->src);
   add_output_options(sub, a->out);
-  return [a]() { return run_fit(*a); };
+  return [a](const Envelope &run) { return run_fit(*a, run); };
 }
 
 } // namespace dlrig::cli

@@ -2,7 +2,7 @@
 // Exit codes: 0 found, 1 nothing matched the filter (like grep), 64 usage.
 #include "commands.hpp"
 
-#include "dlrig/kb/search.hpp"
+#include "dlrig/kb/report.hpp"
 
 #include <iostream>
 #include <memory>
@@ -37,7 +37,7 @@ Runner setup_kb(CLI::App &sub) {
       ->check(CLI::IsMember(kb::kb_gpu_sort_keys()))
       ->type_name("KEY");
   add_output_options(sub, opt->out);
-  return [opt]() -> ExitCode {
+  return [opt](const Envelope &run) -> ExitCode {
     kb::KbQuery q;
     q.topic = opt->topic;
     for (const auto &w : opt->filter)
@@ -52,10 +52,10 @@ Runner setup_kb(CLI::App &sub) {
     auto view = kb::kb_search(kb::builtin(), q);
     if (!view)
       throw Failure(ExitCode::usage, view.error().message);
-    if (opt->out.json)
-      std::cout << view->json.dump(2) << "\n";
-    else if (view->matches > 0)
-      std::cout << render(view->tables, opt->out.format());
+    // Nothing matched: the JSON document still says so (empty items, suggestions); the other
+    // formats print nothing and stderr explains.
+    if (opt->out.format() == Format::json || view->matches > 0)
+      print(kb::kb_report(*view), run, opt->out);
     if (view->matches > 0)
       return ExitCode::ok;
     if (!q.filter.empty()) {

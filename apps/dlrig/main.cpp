@@ -1,6 +1,7 @@
 // The dlrig command: parses the command line, dispatches to the library, maps outcomes to exit
 // codes (documented in the README).
 #include "commands.hpp"
+#include "dlrig/output/text.hpp"
 
 #include <cstdio>
 #include <iostream>
@@ -20,7 +21,7 @@ const Command kCommands[] = {
 
 } // namespace
 
-void add_snapshot_options(CLI::App& sub, SnapshotSource& src, bool analysis) {
+void add_snapshot_options(CLI::App &sub, SnapshotSource &src, bool analysis) {
   if (analysis)
     sub.add_option("--from", src.from, "Work on a saved snapshot (from `dlrig snapshot`)")
         ->type_name("FILE");
@@ -46,7 +47,7 @@ void add_snapshot_options(CLI::App& sub, SnapshotSource& src, bool analysis) {
                "Remove hostname, GPU UUIDs, user names and home paths (for pasting in public)");
 }
 
-Snapshot obtain_snapshot(const SnapshotSource& src) {
+Snapshot obtain_snapshot(const SnapshotSource &src) {
   Snapshot snap;
   if (!src.from.empty()) {
     auto loaded = load_snapshot(src.from);
@@ -64,44 +65,69 @@ Snapshot obtain_snapshot(const SnapshotSource& src) {
   return snap;
 }
 
-void add_output_options(CLI::App& sub, OutputOptions& out, bool with_csv) {
-  auto* json = sub.add_flag("--json", out.json, "Print JSON");
-  auto* md = sub.add_flag("--markdown", out.markdown, "Print markdown, ready to paste in an issue");
+Envelope with_source(const Envelope &run, const SnapshotSource &src) {
+  Envelope e = run;
+  if (!src.from.empty())
+    e.source = SnapshotOrigin{"file", src.from};
+  else if (src.probe.sysroot != "/")
+    e.source = SnapshotOrigin{"sysroot", src.probe.sysroot};
+  else
+    e.source = SnapshotOrigin{"live", std::nullopt};
+  return src.redact ? redacted(std::move(e)) : e;
+}
+
+void add_output_options(CLI::App &sub, OutputOptions &out, bool with_csv) {
+  auto *json = sub.add_flag("--json", out.json, "Print JSON");
+  auto *md = sub.add_flag("--markdown", out.markdown, "Print markdown, ready to paste in an issue");
   json->excludes(md);
   if (with_csv)
     sub.add_flag("--csv", out.csv, "Print CSV")->excludes(json)->excludes(md);
+  sub.add_option("--color", out.color,
+                 "auto (colour on a terminal unless NO_COLOR is set), always or never")
+      ->check(CLI::IsMember(color_mode_names()))
+      ->type_name("WHEN");
+}
+
+void print(const Report &report, const Envelope &run, const OutputOptions &out) {
+  std::cout << render_report(report, run, out.print());
 }
 
 } // namespace dlrig::cli
 
-int main(int argc, char** argv) {
+int main(int argc, char **argv) {
   using namespace dlrig;
   using namespace dlrig::cli;
   CLI::App app{"dlrig: know, check, measure and size a GPU machine for PyTorch"};
   app.set_version_flag("--version", std::string("dlrig ") + DLRIG_VERSION);
   app.require_subcommand(1);
-  std::vector<std::pair<CLI::App*, Runner>> runners;
-  for (const auto& cmd : kCommands) {
-    auto* sub = app.add_subcommand(cmd.name, cmd.summary);
+  std::vector<std::pair<CLI::App *, Runner>> runners;
+  for (const auto &cmd : kCommands) {
+    auto *sub = app.add_subcommand(cmd.name, cmd.summary);
     runners.emplace_back(sub, cmd.setup(*sub));
   }
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::ParseError &e) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : static_cast<int>(ExitCode::usage);
   }
+  // The one envelope of this run: every JSON document carries its context.
+  Envelope envelope;
+  envelope.tool_version = DLRIG_VERSION;
+  envelope.host = this_host();
+  envelope.time = utc_now();
+  envelope.command_line.assign(argv, argv + argc);
   try {
-    for (auto& [sub, run] : runners)
+    for (auto &[sub, run] : runners)
       if (sub->parsed())
-        return static_cast<int>(run());
-  } catch (const Failure& f) {
+        return static_cast<int>(run(envelope));
+  } catch (const Failure &f) {
     std::fflush(stdout);
-    std::cerr << "dlrig: " << f.what() << "\n";
+    std::cerr << "dlrig: " << printable(f.what()) << "\n";
     return static_cast<int>(f.code());
-  } catch (const std::exception& e) {
+  } catch (const std::exception &e) {
     std::fflush(stdout);
-    std::cerr << "dlrig: internal error: " << e.what()
+    std::cerr << "dlrig: internal error: " << printable(e.what())
               << "\n(please report it with the command line that caused it)\n";
     return static_cast<int>(ExitCode::internal);
   }

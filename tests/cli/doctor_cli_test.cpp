@@ -36,9 +36,10 @@ TEST(DoctorCli, CpuTorchFailsWithExitTwo) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["schema_version"], 1);
-  EXPECT_EQ(j["context"]["host"], "tower");
-  EXPECT_EQ(j["context"]["driver_version"], "550.54.15");
-  EXPECT_EQ(j["context"]["source"], snapshot("desktop-cpu-torch.json"));
+  EXPECT_EQ(j["snapshot"]["host"], "tower");
+  EXPECT_EQ(j["snapshot"]["driver_version"], "550.54.15");
+  EXPECT_EQ(j["context"]["source"]["kind"], "file");
+  EXPECT_EQ(j["context"]["source"]["path"], snapshot("desktop-cpu-torch.json"));
   auto ids = finding_ids(r.out);
   ASSERT_FALSE(ids.empty());
   EXPECT_EQ(ids.front(), "torch.cpu-only-build");

@@ -1,10 +1,18 @@
 // A stand-in for libnvidia-ml.so.1, driven by the scenario file named in
-// DLRIG_FAKE_NVML_SCENARIO (format: docs/testing.md, "Fake NVML"). It exports the NVML functions
-// dlrig calls and answers only what the scenario says: a value the scenario does not give is
-// NVML_ERROR_NOT_SUPPORTED, a function listed in "missing_functions" is
-// NVML_ERROR_FUNCTION_NOT_FOUND, and a scenario that cannot be read fails nvmlInit. It never
-// reads the real machine. The C types are dlrig's own declarations (probe/nvml_api.hpp).
-#include "dlrig/probe/nvml_api.hpp"
+// DLRIG_FAKE_NVML_SCENARIO (format: docs/testing.md, "Fake NVML"). It answers only what the
+// scenario says: a value the scenario does not give is NVML_ERROR_NOT_SUPPORTED, a function listed
+// in "missing_functions" is NVML_ERROR_FUNCTION_NOT_FOUND, and a scenario that cannot be read
+// fails nvmlInit. It never reads the real machine.
+//
+// Its exports are generated from dlrig's entry-point table (platform/nvml_entry_points.hpp): every
+// symbol name the table lists is exported with the table's signature, and calls the one
+// implementation of that table line below (impl::FIELD), which knows the symbol it was called by.
+// A function added to the table without an implementation here does not compile.
+//
+// Readings that change over time: a scalar given as an array is a sequence, one element per call
+// (the last repeats), and a GPU with "lost_after_calls" answers GPU_IS_LOST once it has answered
+// that many calls, as DCGM's NVML injection does.
+#include "dlrig/platform/nvml_entry_points.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -12,8 +20,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 using namespace dlrig::nvml;
@@ -24,6 +35,15 @@ namespace {
 struct FakeGpu {
   int index = 0;
   json spec;
+  std::optional<unsigned long long> lost_after; // "lost_after_calls"
+  unsigned long long calls = 0;                 // calls this GPU has answered
+};
+
+// Where a sequence is: the element of the current call.
+struct Cursor {
+  std::size_t next = 0;
+  std::size_t at = 0;
+  unsigned long long call = 0; // the call that last moved it; 0 = never
 };
 
 struct State {
@@ -31,6 +51,19 @@ struct State {
   json scenario;
   std::set<std::string> missing;
   std::vector<FakeGpu> gpus;
+  unsigned long long call = 0; // counts the calls that pass enter()
+  std::map<const json *, Cursor> cursors;
+};
+
+// The symbol the current call came in by ("nvmlDeviceGetCount_v2" or "nvmlDeviceGetCount"): the
+// generated exports set it, so one implementation serves every versioned name.
+thread_local const char *g_symbol = "";
+struct CalledAs {
+  const char *previous;
+  explicit CalledAs(const char *name) : previous(g_symbol) { g_symbol = name; }
+  ~CalledAs() { g_symbol = previous; }
+  CalledAs(const CalledAs &) = delete;
+  CalledAs &operator=(const CalledAs &) = delete;
 };
 
 State &state() {
@@ -38,8 +71,34 @@ State &state() {
   return s;
 }
 
-// A scenario number may be written as a JSON number or as a hex string ("0x233010de").
-unsigned long long number(const json &v) {
+// The value of a scenario leaf at the current call: the leaf itself, or for a sequence (an array
+// where one value is expected) the element of this call. Each call moves a sequence on once,
+// however often the call reads it; past the end the last element stays. An empty sequence is null.
+// With consume false the element is only looked at (a size query that asks for a bigger buffer
+// does not use one up).
+const json &now(const json &v, bool consume = true) {
+  static const json null_value;
+  if (!v.is_array())
+    return v;
+  if (v.empty())
+    return null_value;
+  auto &s = state();
+  Cursor &c = s.cursors[&v];
+  if (c.call == s.call)
+    return v[c.at];
+  std::size_t at = std::min(c.next, v.size() - 1);
+  if (consume) {
+    c.at = at;
+    ++c.next;
+    c.call = s.call;
+  }
+  return v[at];
+}
+
+// A scenario number may be written as a JSON number or as a hex string ("0x233010de"); a sequence
+// gives its element for this call.
+unsigned long long number(const json &sequence_or_value) {
+  const json &v = now(sequence_or_value);
   if (v.is_string())
     return std::stoull(v.get<std::string>(), nullptr, 0);
   if (v.is_boolean())
@@ -62,29 +121,37 @@ FakeGpu *gpu(Device d) {
   return reinterpret_cast<FakeGpu *>(d);
 }
 
-// Common prologue: the function's availability, initialisation, the handle, and a per-GPU forced
-// error ("errors": {"nvmlDeviceGetPowerUsage": 15}).
-Return enter(const char *fn, Device d = nullptr, bool needs_device = false) {
+// A call on one GPU: GPU_IS_LOST once it has answered "lost_after_calls" calls, then the per-GPU
+// forced error of this symbol ("errors": {"nvmlDeviceGetPowerUsage": 15}).
+Return enter_gpu(FakeGpu &g) {
+  if (g.lost_after && g.calls >= *g.lost_after)
+    return kErrorGpuIsLost;
+  ++g.calls;
+  if (const json *forced = find(g.spec, {"errors", g_symbol}))
+    return static_cast<Return>(number(*forced));
+  return kSuccess;
+}
+
+// Common prologue: the function's availability, initialisation, the handle and the GPU's state.
+Return enter(Device d = nullptr, bool needs_device = false) {
   auto &s = state();
-  if (s.missing.count(fn))
+  ++s.call;
+  if (s.missing.count(g_symbol))
     return kErrorFunctionNotFound;
   if (!s.initialised)
     return kErrorUninitialized;
   if (needs_device && !d)
     return kErrorInvalidArgument;
-  if (d) {
-    if (const json *forced = find(gpu(d)->spec, {"errors", fn}))
-      return static_cast<Return>(number(*forced));
-  }
-  return kSuccess;
+  return d ? enter_gpu(*gpu(d)) : kSuccess;
 }
 
 #define FAKE_ENTER(...)                                                                            \
   if (Return entered = enter(__VA_ARGS__); entered != kSuccess)                                    \
   return entered
 
+// A scalar reading; a null (or a null element of a sequence) is NOT_SUPPORTED.
 template <class T> Return answer(const json *v, T *out) {
-  if (!v)
+  if (!v || now(*v).is_null())
     return kErrorNotSupported;
   if (!out)
     return kErrorInvalidArgument;
@@ -93,9 +160,9 @@ template <class T> Return answer(const json *v, T *out) {
 }
 
 Return copy_string(const json *v, char *out, unsigned length) {
-  if (!v)
+  if (!v || now(*v).is_null())
     return kErrorNotSupported;
-  auto text = v->get<std::string>();
+  auto text = now(*v).get<std::string>();
   if (!out || text.size() + 1 > length)
     return kErrorInsufficientSize;
   std::memcpy(out, text.c_str(), text.size() + 1);
@@ -163,8 +230,12 @@ Return load_scenario() {
       for (const auto &name : *missing)
         s.missing.insert(name.get<std::string>());
     if (const json *gpus = find(s.scenario, {"gpus"}))
-      for (const auto &g : *gpus)
-        s.gpus.push_back(FakeGpu{static_cast<int>(s.gpus.size()), g});
+      for (const auto &g : *gpus) {
+        FakeGpu fake{static_cast<int>(s.gpus.size()), g, std::nullopt, 0};
+        if (const json *lost = find(g, {"lost_after_calls"}))
+          fake.lost_after = number(*lost);
+        s.gpus.push_back(std::move(fake));
+      }
   } catch (const std::exception &e) {
     std::fprintf(stderr, "fake NVML: scenario %s: %s\n", path, e.what());
     s = State{};
@@ -173,11 +244,22 @@ Return load_scenario() {
   return kSuccess;
 }
 
-Return processes(const char *fn, Device d, unsigned *count, void *infos, int version) {
-  FAKE_ENTER(fn, d, true);
-  const json *list = find(gpu(d)->spec, {"processes"});
-  if (!list)
+// The version suffix of the symbol called: 3 for "..._v3", 2 for "..._v2", 1 for a plain name.
+int symbol_version() {
+  std::string name = g_symbol;
+  auto at = name.rfind("_v");
+  return at == std::string::npos ? 1 : std::atoi(name.c_str() + at + 2);
+}
+
+Return processes(Device d, unsigned *count, void *infos) {
+  FAKE_ENTER(d, true);
+  const int version = symbol_version();
+  const json *given = find(gpu(d)->spec, {"processes"});
+  if (!given)
     return kErrorNotSupported;
+  // A list of lists is a sequence of process lists, one per answered call.
+  const bool sequence = !given->empty() && given->front().is_array();
+  const json *list = sequence ? &now(*given, false) : given;
   if (!count)
     return kErrorInvalidArgument;
   unsigned n = static_cast<unsigned>(list->size());
@@ -197,11 +279,13 @@ Return processes(const char *fn, Device d, unsigned *count, void *infos, int ver
       static_cast<ProcessInfoV2 *>(infos)[i] = ProcessInfoV2{pid, used, 0xFFFFFFFFu, 0xFFFFFFFFu};
     }
   }
+  if (sequence)
+    now(*given); // answered: the next call gets the next list
   return kSuccess;
 }
 
-Return pci_info(const char *fn, Device d, PciInfo *pci) {
-  FAKE_ENTER(fn, d, true);
+Return pci_info(Device d, PciInfo *pci) {
+  FAKE_ENTER(d, true);
   const json *bus = find(gpu(d)->spec, {"bus_id"});
   if (!bus)
     return kErrorNotSupported;
@@ -215,15 +299,15 @@ Return pci_info(const char *fn, Device d, PciInfo *pci) {
   return kSuccess;
 }
 
-} // namespace
+// --- one implementation per table line -----------------------------------------------------------
 
-#define FAKE_EXPORT extern "C" __attribute__((visibility("default")))
+namespace impl {
 
-FAKE_EXPORT Return nvmlInit_v2() {
+Return init() {
   if (Return r = load_scenario(); r != kSuccess)
     return r;
   auto &s = state();
-  if (s.missing.count("nvmlInit_v2"))
+  if (s.missing.count(g_symbol))
     return kErrorFunctionNotFound;
   if (const json *err = find(s.scenario, {"init_error"}))
     return static_cast<Return>(number(*err));
@@ -231,18 +315,14 @@ FAKE_EXPORT Return nvmlInit_v2() {
   return kSuccess;
 }
 
-FAKE_EXPORT Return nvmlInit() {
-  return nvmlInit_v2();
-}
-
-FAKE_EXPORT Return nvmlShutdown() {
-  FAKE_ENTER("nvmlShutdown");
+Return shutdown() {
+  FAKE_ENTER();
   state().initialised = false;
   return kSuccess;
 }
 
 // The texts NVML's own nvmlErrorString gives for these codes.
-FAKE_EXPORT const char *nvmlErrorString(Return r) {
+const char *error_string(Return r) {
   switch (r) {
   case kSuccess:
     return "Success";
@@ -273,73 +353,56 @@ FAKE_EXPORT const char *nvmlErrorString(Return r) {
   }
 }
 
-FAKE_EXPORT Return nvmlSystemGetDriverVersion(char *out, unsigned length) {
-  FAKE_ENTER("nvmlSystemGetDriverVersion");
+Return system_get_driver_version(char *out, unsigned length) {
+  FAKE_ENTER();
   return copy_string(find(state().scenario, {"driver_version"}), out, length);
 }
 
-FAKE_EXPORT Return nvmlSystemGetNVMLVersion(char *out, unsigned length) {
-  FAKE_ENTER("nvmlSystemGetNVMLVersion");
+Return system_get_nvml_version(char *out, unsigned length) {
+  FAKE_ENTER();
   return copy_string(find(state().scenario, {"nvml_version"}), out, length);
 }
 
-FAKE_EXPORT Return nvmlSystemGetCudaDriverVersion_v2(int *version) {
-  FAKE_ENTER("nvmlSystemGetCudaDriverVersion_v2");
+Return system_get_cuda_driver_version(int *version) {
+  FAKE_ENTER();
   return answer(find(state().scenario, {"cuda_driver_version"}), version);
 }
 
-FAKE_EXPORT Return nvmlSystemGetCudaDriverVersion(int *version) {
-  FAKE_ENTER("nvmlSystemGetCudaDriverVersion");
-  return answer(find(state().scenario, {"cuda_driver_version"}), version);
-}
-
-FAKE_EXPORT Return nvmlDeviceGetCount_v2(unsigned *count) {
-  FAKE_ENTER("nvmlDeviceGetCount_v2");
+Return device_get_count(unsigned *count) {
+  FAKE_ENTER();
   if (!count)
     return kErrorInvalidArgument;
   *count = static_cast<unsigned>(state().gpus.size());
   return kSuccess;
 }
 
-FAKE_EXPORT Return nvmlDeviceGetCount(unsigned *count) {
-  return nvmlDeviceGetCount_v2(count);
-}
-
-FAKE_EXPORT Return nvmlDeviceGetHandleByIndex_v2(unsigned index, Device *device) {
-  FAKE_ENTER("nvmlDeviceGetHandleByIndex_v2");
+Return device_get_handle_by_index(unsigned index, Device *device) {
+  FAKE_ENTER();
   auto &gpus = state().gpus;
   if (index >= gpus.size() || !device)
     return kErrorInvalidArgument;
-  if (const json *forced = find(gpus[index].spec, {"errors", "nvmlDeviceGetHandleByIndex_v2"}))
-    return static_cast<Return>(number(*forced));
+  if (Return r = enter_gpu(gpus[index]); r != kSuccess)
+    return r;
   *device = reinterpret_cast<Device>(&gpus[index]);
   return kSuccess;
 }
 
-FAKE_EXPORT Return nvmlDeviceGetHandleByIndex(unsigned index, Device *device) {
-  return nvmlDeviceGetHandleByIndex_v2(index, device);
+Return device_get_pci_info(Device d, PciInfo *pci) {
+  return pci_info(d, pci);
 }
 
-FAKE_EXPORT Return nvmlDeviceGetPciInfo_v3(Device d, PciInfo *pci) {
-  return pci_info("nvmlDeviceGetPciInfo_v3", d, pci);
-}
-
-FAKE_EXPORT Return nvmlDeviceGetPciInfo_v2(Device d, PciInfo *pci) {
-  return pci_info("nvmlDeviceGetPciInfo_v2", d, pci);
-}
-
-FAKE_EXPORT Return nvmlDeviceGetName(Device d, char *out, unsigned length) {
-  FAKE_ENTER("nvmlDeviceGetName", d, true);
+Return device_get_name(Device d, char *out, unsigned length) {
+  FAKE_ENTER(d, true);
   return copy_string(find(gpu(d)->spec, {"name"}), out, length);
 }
 
-FAKE_EXPORT Return nvmlDeviceGetUUID(Device d, char *out, unsigned length) {
-  FAKE_ENTER("nvmlDeviceGetUUID", d, true);
+Return device_get_uuid(Device d, char *out, unsigned length) {
+  FAKE_ENTER(d, true);
   return copy_string(find(gpu(d)->spec, {"uuid"}), out, length);
 }
 
-FAKE_EXPORT Return nvmlDeviceGetMemoryInfo_v2(Device d, MemoryV2 *m) {
-  FAKE_ENTER("nvmlDeviceGetMemoryInfo_v2", d, true);
+Return device_get_memory_info_v2(Device d, MemoryV2 *m) {
+  FAKE_ENTER(d, true);
   const json *mem = find(gpu(d)->spec, {"memory"});
   if (!mem)
     return kErrorNotSupported;
@@ -354,8 +417,8 @@ FAKE_EXPORT Return nvmlDeviceGetMemoryInfo_v2(Device d, MemoryV2 *m) {
   return kSuccess;
 }
 
-FAKE_EXPORT Return nvmlDeviceGetMemoryInfo(Device d, MemoryV1 *m) {
-  FAKE_ENTER("nvmlDeviceGetMemoryInfo", d, true);
+Return device_get_memory_info(Device d, MemoryV1 *m) {
+  FAKE_ENTER(d, true);
   const json *mem = find(gpu(d)->spec, {"memory"});
   if (!mem)
     return kErrorNotSupported;
@@ -369,8 +432,8 @@ FAKE_EXPORT Return nvmlDeviceGetMemoryInfo(Device d, MemoryV1 *m) {
   return kSuccess;
 }
 
-FAKE_EXPORT Return nvmlDeviceGetCudaComputeCapability(Device d, int *major, int *minor) {
-  FAKE_ENTER("nvmlDeviceGetCudaComputeCapability", d, true);
+Return device_get_cuda_compute_capability(Device d, int *major, int *minor) {
+  FAKE_ENTER(d, true);
   const json *cc = find(gpu(d)->spec, {"compute_capability"});
   if (!cc)
     return kErrorNotSupported;
@@ -398,96 +461,90 @@ const char *clock_name(int type) {
 }
 } // namespace
 
-FAKE_EXPORT Return nvmlDeviceGetClockInfo(Device d, int type, unsigned *mhz) {
-  FAKE_ENTER("nvmlDeviceGetClockInfo", d, true);
+Return device_get_clock_info(Device d, int type, unsigned *mhz) {
+  FAKE_ENTER(d, true);
   return answer(find(gpu(d)->spec, {"clocks_mhz", clock_name(type)}), mhz);
 }
 
-FAKE_EXPORT Return nvmlDeviceGetMaxClockInfo(Device d, int type, unsigned *mhz) {
-  FAKE_ENTER("nvmlDeviceGetMaxClockInfo", d, true);
+Return device_get_max_clock_info(Device d, int type, unsigned *mhz) {
+  FAKE_ENTER(d, true);
   return answer(find(gpu(d)->spec, {"max_clocks_mhz", clock_name(type)}), mhz);
 }
 
-FAKE_EXPORT Return nvmlDeviceGetPowerUsage(Device d, unsigned *mw) {
-  FAKE_ENTER("nvmlDeviceGetPowerUsage", d, true);
+Return device_get_power_usage(Device d, unsigned *mw) {
+  FAKE_ENTER(d, true);
   return answer(find(gpu(d)->spec, {"power_usage_mw"}), mw);
 }
 
-FAKE_EXPORT Return nvmlDeviceGetEnforcedPowerLimit(Device d, unsigned *mw) {
-  FAKE_ENTER("nvmlDeviceGetEnforcedPowerLimit", d, true);
+Return device_get_enforced_power_limit(Device d, unsigned *mw) {
+  FAKE_ENTER(d, true);
   return answer(find(gpu(d)->spec, {"enforced_power_limit_mw"}), mw);
 }
 
-FAKE_EXPORT Return nvmlDeviceGetPowerManagementDefaultLimit(Device d, unsigned *mw) {
-  FAKE_ENTER("nvmlDeviceGetPowerManagementDefaultLimit", d, true);
+Return device_get_power_management_default_limit(Device d, unsigned *mw) {
+  FAKE_ENTER(d, true);
   return answer(find(gpu(d)->spec, {"power_default_limit_mw"}), mw);
 }
 
-FAKE_EXPORT Return nvmlDeviceGetTemperature(Device d, int sensor, unsigned *celsius) {
-  FAKE_ENTER("nvmlDeviceGetTemperature", d, true);
+Return device_get_temperature(Device d, int sensor, unsigned *celsius) {
+  FAKE_ENTER(d, true);
   if (sensor != kTemperatureGpu)
     return kErrorInvalidArgument;
   return answer(find(gpu(d)->spec, {"temperature_c"}), celsius);
 }
 
-FAKE_EXPORT Return nvmlDeviceGetTemperatureThreshold(Device d, int type, unsigned *celsius) {
-  FAKE_ENTER("nvmlDeviceGetTemperatureThreshold", d, true);
+Return device_get_temperature_threshold(Device d, int type, unsigned *celsius) {
+  FAKE_ENTER(d, true);
   const char *name = type == kTemperatureThresholdShutdown   ? "shutdown"
                      : type == kTemperatureThresholdSlowdown ? "slowdown"
                                                              : "other";
   return answer(find(gpu(d)->spec, {"temperature_thresholds_c", name}), celsius);
 }
 
-FAKE_EXPORT Return nvmlDeviceGetFanSpeed(Device d, unsigned *percent) {
-  FAKE_ENTER("nvmlDeviceGetFanSpeed", d, true);
+Return device_get_fan_speed(Device d, unsigned *percent) {
+  FAKE_ENTER(d, true);
   return answer(find(gpu(d)->spec, {"fan_speed_percent"}), percent);
 }
 
-FAKE_EXPORT Return nvmlDeviceGetCurrentClocksEventReasons(Device d, unsigned long long *mask) {
-  FAKE_ENTER("nvmlDeviceGetCurrentClocksEventReasons", d, true);
+Return device_get_current_clocks_event_reasons(Device d, unsigned long long *mask) {
+  FAKE_ENTER(d, true);
   return answer(find(gpu(d)->spec, {"clocks_event_reasons"}), mask);
 }
 
-FAKE_EXPORT Return nvmlDeviceGetCurrentClocksThrottleReasons(Device d, unsigned long long *mask) {
-  FAKE_ENTER("nvmlDeviceGetCurrentClocksThrottleReasons", d, true);
-  return answer(find(gpu(d)->spec, {"clocks_event_reasons"}), mask);
-}
-
-FAKE_EXPORT Return nvmlDeviceGetPersistenceMode(Device d, EnableState *mode) {
-  FAKE_ENTER("nvmlDeviceGetPersistenceMode", d, true);
+Return device_get_persistence_mode(Device d, EnableState *mode) {
+  FAKE_ENTER(d, true);
   return answer(find(gpu(d)->spec, {"persistence_mode"}), mode);
 }
 
-FAKE_EXPORT Return nvmlDeviceGetComputeMode(Device d, int *mode) {
-  FAKE_ENTER("nvmlDeviceGetComputeMode", d, true);
+Return device_get_compute_mode(Device d, int *mode) {
+  FAKE_ENTER(d, true);
   return answer(find(gpu(d)->spec, {"compute_mode"}), mode);
 }
 
-FAKE_EXPORT Return nvmlDeviceGetMigMode(Device d, unsigned *current, unsigned *pending) {
-  FAKE_ENTER("nvmlDeviceGetMigMode", d, true);
+Return device_get_mig_mode(Device d, unsigned *current, unsigned *pending) {
+  FAKE_ENTER(d, true);
   if (Return r = answer(find(gpu(d)->spec, {"mig_mode", "current"}), current); r != kSuccess)
     return r;
   return answer(find(gpu(d)->spec, {"mig_mode", "pending"}), pending);
 }
 
-FAKE_EXPORT Return nvmlDeviceGetEccMode(Device d, EnableState *current, EnableState *pending) {
-  FAKE_ENTER("nvmlDeviceGetEccMode", d, true);
+Return device_get_ecc_mode(Device d, EnableState *current, EnableState *pending) {
+  FAKE_ENTER(d, true);
   if (Return r = answer(find(gpu(d)->spec, {"ecc_mode", "current"}), current); r != kSuccess)
     return r;
   return answer(find(gpu(d)->spec, {"ecc_mode", "pending"}), pending);
 }
 
-FAKE_EXPORT Return nvmlDeviceGetTotalEccErrors(Device d, int type, int counter,
-                                               unsigned long long *count) {
-  FAKE_ENTER("nvmlDeviceGetTotalEccErrors", d, true);
+Return device_get_total_ecc_errors(Device d, int type, int counter, unsigned long long *count) {
+  FAKE_ENTER(d, true);
   std::string key = std::string(type == kMemoryErrorCorrected ? "corrected" : "uncorrected") +
                     (counter == kEccCounterVolatile ? "_volatile" : "_aggregate");
   return answer(find(gpu(d)->spec, {"ecc_errors", key.c_str()}), count);
 }
 
-FAKE_EXPORT Return nvmlDeviceGetRetiredPages(Device d, int cause, unsigned *count,
-                                             unsigned long long *addresses) {
-  FAKE_ENTER("nvmlDeviceGetRetiredPages", d, true);
+Return device_get_retired_pages(Device d, int cause, unsigned *count,
+                                unsigned long long *addresses) {
+  FAKE_ENTER(d, true);
   const char *key = cause == kPageRetirementMultipleSingleBit ? "single_bit" : "double_bit";
   const json *n = find(gpu(d)->spec, {"retired_pages", key});
   if (!n)
@@ -504,14 +561,14 @@ FAKE_EXPORT Return nvmlDeviceGetRetiredPages(Device d, int cause, unsigned *coun
   return kSuccess;
 }
 
-FAKE_EXPORT Return nvmlDeviceGetRetiredPagesPendingStatus(Device d, EnableState *pending) {
-  FAKE_ENTER("nvmlDeviceGetRetiredPagesPendingStatus", d, true);
+Return device_get_retired_pages_pending_status(Device d, EnableState *pending) {
+  FAKE_ENTER(d, true);
   return answer(find(gpu(d)->spec, {"retired_pages", "pending"}), pending);
 }
 
-FAKE_EXPORT Return nvmlDeviceGetRemappedRows(Device d, unsigned *corrected, unsigned *uncorrected,
-                                             unsigned *pending, unsigned *failure) {
-  FAKE_ENTER("nvmlDeviceGetRemappedRows", d, true);
+Return device_get_remapped_rows(Device d, unsigned *corrected, unsigned *uncorrected,
+                                unsigned *pending, unsigned *failure) {
+  FAKE_ENTER(d, true);
   const json &g = gpu(d)->spec;
   if (!find(g, {"remapped_rows"}))
     return kErrorNotSupported;
@@ -523,38 +580,38 @@ FAKE_EXPORT Return nvmlDeviceGetRemappedRows(Device d, unsigned *corrected, unsi
   return kSuccess;
 }
 
-FAKE_EXPORT Return nvmlDeviceGetDisplayActive(Device d, EnableState *active) {
-  FAKE_ENTER("nvmlDeviceGetDisplayActive", d, true);
+Return device_get_display_active(Device d, EnableState *active) {
+  FAKE_ENTER(d, true);
   return answer(find(gpu(d)->spec, {"display_active"}), active);
 }
 
-FAKE_EXPORT Return nvmlDeviceGetCurrPcieLinkGeneration(Device d, unsigned *gen) {
-  FAKE_ENTER("nvmlDeviceGetCurrPcieLinkGeneration", d, true);
+Return device_get_curr_pcie_link_generation(Device d, unsigned *gen) {
+  FAKE_ENTER(d, true);
   return answer(find(gpu(d)->spec, {"pcie", "gen_current"}), gen);
 }
 
-FAKE_EXPORT Return nvmlDeviceGetMaxPcieLinkGeneration(Device d, unsigned *gen) {
-  FAKE_ENTER("nvmlDeviceGetMaxPcieLinkGeneration", d, true);
+Return device_get_max_pcie_link_generation(Device d, unsigned *gen) {
+  FAKE_ENTER(d, true);
   return answer(find(gpu(d)->spec, {"pcie", "gen_max"}), gen);
 }
 
-FAKE_EXPORT Return nvmlDeviceGetCurrPcieLinkWidth(Device d, unsigned *width) {
-  FAKE_ENTER("nvmlDeviceGetCurrPcieLinkWidth", d, true);
+Return device_get_curr_pcie_link_width(Device d, unsigned *width) {
+  FAKE_ENTER(d, true);
   return answer(find(gpu(d)->spec, {"pcie", "width_current"}), width);
 }
 
-FAKE_EXPORT Return nvmlDeviceGetMaxPcieLinkWidth(Device d, unsigned *width) {
-  FAKE_ENTER("nvmlDeviceGetMaxPcieLinkWidth", d, true);
+Return device_get_max_pcie_link_width(Device d, unsigned *width) {
+  FAKE_ENTER(d, true);
   return answer(find(gpu(d)->spec, {"pcie", "width_max"}), width);
 }
 
-FAKE_EXPORT Return nvmlDeviceGetPcieReplayCounter(Device d, unsigned *value) {
-  FAKE_ENTER("nvmlDeviceGetPcieReplayCounter", d, true);
+Return device_get_pcie_replay_counter(Device d, unsigned *value) {
+  FAKE_ENTER(d, true);
   return answer(find(gpu(d)->spec, {"pcie", "replay_counter"}), value);
 }
 
-FAKE_EXPORT Return nvmlDeviceGetNvLinkState(Device d, unsigned link, EnableState *active) {
-  FAKE_ENTER("nvmlDeviceGetNvLinkState", d, true);
+Return device_get_nvlink_state(Device d, unsigned link, EnableState *active) {
+  FAKE_ENTER(d, true);
   if (!find(gpu(d)->spec, {"nvlinks"}))
     return kErrorNotSupported;
   if (link >= kNvlinkMaxLinks)
@@ -565,8 +622,8 @@ FAKE_EXPORT Return nvmlDeviceGetNvLinkState(Device d, unsigned link, EnableState
   return answer(find(*l, {"active"}), active);
 }
 
-FAKE_EXPORT Return nvmlDeviceGetNvLinkRemotePciInfo_v2(Device d, unsigned link, PciInfo *pci) {
-  FAKE_ENTER("nvmlDeviceGetNvLinkRemotePciInfo_v2", d, true);
+Return device_get_nvlink_remote_pci_info(Device d, unsigned link, PciInfo *pci) {
+  FAKE_ENTER(d, true);
   const json *l = nvlink_entry(d, link);
   const json *bus = l ? find(*l, {"remote_bus_id"}) : nullptr;
   if (!bus)
@@ -577,8 +634,8 @@ FAKE_EXPORT Return nvmlDeviceGetNvLinkRemotePciInfo_v2(Device d, unsigned link, 
   return kSuccess;
 }
 
-FAKE_EXPORT Return nvmlDeviceGetNvLinkRemoteDeviceType(Device d, unsigned link, int *type) {
-  FAKE_ENTER("nvmlDeviceGetNvLinkRemoteDeviceType", d, true);
+Return device_get_nvlink_remote_device_type(Device d, unsigned link, int *type) {
+  FAKE_ENTER(d, true);
   const json *l = nvlink_entry(d, link);
   const json *kind = l ? find(*l, {"remote_type"}) : nullptr;
   if (!kind)
@@ -593,8 +650,8 @@ FAKE_EXPORT Return nvmlDeviceGetNvLinkRemoteDeviceType(Device d, unsigned link, 
   return kSuccess;
 }
 
-FAKE_EXPORT Return nvmlDeviceGetFieldValues(Device d, int count, FieldValue *values) {
-  FAKE_ENTER("nvmlDeviceGetFieldValues", d, true);
+Return device_get_field_values(Device d, int count, FieldValue *values) {
+  FAKE_ENTER(d, true);
   if (count < 0 || (count > 0 && !values))
     return kErrorInvalidArgument;
   for (int i = 0; i < count; ++i) {
@@ -611,8 +668,8 @@ FAKE_EXPORT Return nvmlDeviceGetFieldValues(Device d, int count, FieldValue *val
   return kSuccess;
 }
 
-FAKE_EXPORT Return nvmlDeviceGetTopologyCommonAncestor(Device a, Device b, int *level) {
-  FAKE_ENTER("nvmlDeviceGetTopologyCommonAncestor", a, true);
+Return device_get_topology_common_ancestor(Device a, Device b, int *level) {
+  FAKE_ENTER(a, true);
   if (!b || !level)
     return kErrorInvalidArgument;
   const json *entry =
@@ -623,8 +680,8 @@ FAKE_EXPORT Return nvmlDeviceGetTopologyCommonAncestor(Device a, Device b, int *
   return kSuccess;
 }
 
-FAKE_EXPORT Return nvmlDeviceGetP2PStatus(Device a, Device b, int caps, int *status) {
-  FAKE_ENTER("nvmlDeviceGetP2PStatus", a, true);
+Return device_get_p2p_status(Device a, Device b, int caps, int *status) {
+  FAKE_ENTER(a, true);
   if (!b || !status)
     return kErrorInvalidArgument;
   static const char *const names[] = {"read", "write", "nvlink", "atomics", "prop"};
@@ -634,14 +691,53 @@ FAKE_EXPORT Return nvmlDeviceGetP2PStatus(Device a, Device b, int caps, int *sta
   return answer(entry ? find(*entry, {names[caps]}) : nullptr, status);
 }
 
-FAKE_EXPORT Return nvmlDeviceGetComputeRunningProcesses_v3(Device d, unsigned *count, void *infos) {
-  return processes("nvmlDeviceGetComputeRunningProcesses_v3", d, count, infos, 3);
+Return device_get_compute_running_processes(Device d, unsigned *count, void *infos) {
+  return processes(d, count, infos);
 }
 
-FAKE_EXPORT Return nvmlDeviceGetComputeRunningProcesses_v2(Device d, unsigned *count, void *infos) {
-  return processes("nvmlDeviceGetComputeRunningProcesses_v2", d, count, infos, 2);
+Return device_get_utilization_rates(Device d, Utilization *utilization) {
+  FAKE_ENTER(d, true);
+  const json &g = gpu(d)->spec;
+  if (!find(g, {"utilization_percent"}))
+    return kErrorNotSupported;
+  if (!utilization)
+    return kErrorInvalidArgument;
+  if (Return r = answer(find(g, {"utilization_percent", "gpu"}), &utilization->gpu); r != kSuccess)
+    return r;
+  return answer(find(g, {"utilization_percent", "memory"}), &utilization->memory);
 }
 
-FAKE_EXPORT Return nvmlDeviceGetComputeRunningProcesses(Device d, unsigned *count, void *infos) {
-  return processes("nvmlDeviceGetComputeRunningProcesses", d, count, infos, 1);
+} // namespace impl
+
+} // namespace
+
+// --- the exports, generated from the table
+// ---------------------------------------------------------
+
+// What a call answers when the scenario holds a value of the wrong kind (an object where a number
+// belongs): an error, never an exception across the C boundary and never a made-up value.
+template <class R> R scenario_error(const char *symbol, const std::exception &e) {
+  std::fprintf(stderr, "fake NVML: %s: scenario value unusable: %s\n", symbol, e.what());
+  if constexpr (std::is_same_v<R, Return>)
+    return kErrorUnknown;
+  else
+    return "Unknown Error";
 }
+
+// FAKE_EXPORT_ONE((field, ret, (params), (args)), name): `extern "C" ret name(params)` calling
+// impl::field(args) as name.
+#define FAKE_EXPORT_ONE(line, name) FAKE_EXPORT_ONE_(name, DLRIG_PP_UNPAREN line)
+#define FAKE_EXPORT_ONE_(...) FAKE_EXPORT_ONE__(__VA_ARGS__)
+#define FAKE_EXPORT_ONE__(name, field, ret, params, args)                                          \
+  extern "C" __attribute__((visibility("default"))) ret name params {                              \
+    CalledAs called_as(#name);                                                                     \
+    try {                                                                                          \
+      return impl::field args;                                                                     \
+    } catch (const std::exception &e) {                                                            \
+      return scenario_error<ret>(#name, e);                                                        \
+    }                                                                                              \
+  }
+#define FAKE_EXPORT(field, ret, params, args, ...)                                                 \
+  DLRIG_PP_FOR_EACH(FAKE_EXPORT_ONE, (field, ret, params, args), __VA_ARGS__)
+
+DLRIG_NVML_ENTRY_POINTS(FAKE_EXPORT)

@@ -64,16 +64,26 @@ Result<Snapshot> load_snapshot(const std::string& path) {
 
 namespace {
 
-void redact_strings(Json& j, const std::regex& home) {
+// Paths under home directories name their user: /home/alice/x and /root/x become ~/x.
+const std::regex& home_path() {
+  static const std::regex home(R"((/home/[^/\s:]+|/root|/Users/[^/\s:]+)(?=/|$|:|\s))");
+  return home;
+}
+
+void redact_strings(Json& j) {
   if (j.is_string()) {
-    j = std::regex_replace(j.get<std::string>(), home, "~");
+    j = redact_home_paths(j.get<std::string>());
   } else if (j.is_structured()) {
     for (auto& child : j)
-      redact_strings(child, home);
+      redact_strings(child);
   }
 }
 
 } // namespace
+
+std::string redact_home_paths(const std::string& text) {
+  return std::regex_replace(text, home_path(), "~");
+}
 
 void redact(Snapshot& s) {
   s.host.hostname.reset();
@@ -82,10 +92,8 @@ void redact(Snapshot& s) {
       gpu.nvml->uuid.reset();
   for (const char* var : {"USER", "LOGNAME", "HOME", "MASTER_ADDR"})
     s.software.env.erase(var);
-  // Paths under home directories name their user: /home/alice/x and /root/x become ~/x.
   Json doc = s;
-  static const std::regex home(R"((/home/[^/\s:]+|/root|/Users/[^/\s:]+)(?=/|$|:|\s))");
-  redact_strings(doc, home);
+  redact_strings(doc);
   s = doc.get<Snapshot>();
   s.context.redacted = true;
 }

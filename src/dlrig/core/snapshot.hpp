@@ -49,5 +49,7 @@ Result<Snapshot> load_snapshot(const std::string& path);
 // Removes what identifies a person or a machine: hostname, GPU UUIDs, user names, and paths under
 // home directories (replaced by "~"). Serial numbers are never probed at all.
 void redact(Snapshot& s);
+// The path rule of redact(): /home/alice/x, /root/x and /Users/alice/x become ~/x.
+std::string redact_home_paths(const std::string& text);
 
 } // namespace dlrig

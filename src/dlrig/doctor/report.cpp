@@ -1,5 +1,6 @@
 #include "dlrig/doctor/report.hpp"
 #include "dlrig/doctor/facts.hpp"
+#include "dlrig/output/text.hpp"
 
 #include <fmt/format.h>
 
@@ -48,9 +49,9 @@ ExitCode DoctorReport::exit_code() const {
 DoctorReport run_doctor(const Snapshot &s, const kb::KnowledgeBase &kb,
                         const DoctorOptions &options) {
   DoctorReport r;
-  r.context.host = s.host.hostname;
-  r.context.driver_version = s.nvidia.driver_version;
-  r.context.snapshot_time = s.context.captured_at;
+  r.subject.host = s.host.hostname;
+  r.subject.driver_version = s.nvidia.driver_version;
+  r.subject.captured_at = s.context.captured_at;
   for (const auto &c : all_checks()) {
     if (!options.only.empty() &&
         std::find(options.only.begin(), options.only.end(), c.area) == options.only.end())
@@ -146,19 +147,19 @@ std::string summary_line(const DoctorReport &r) {
 std::string render_text(const DoctorReport &r, bool colour) {
   std::string out;
   for (const auto &[area, items] : grouped(r)) {
-    out += colour ? "\033[1m" + area + "\033[0m\n" : area + "\n";
+    out += colour ? "\033[1m" + printable(area) + "\033[0m\n" : area + "\n";
     for (const auto &it : items) {
       const Finding &f = *it.finding;
       out += "  " + colourise(fmt::format("{:<4}", label(f.severity)), f.severity, colour) + "  " +
-             f.id + "  " + f.title + "\n";
+             printable(f.id) + "  " + printable(f.title) + "\n";
       if (!f.evidence.empty())
-        out += "        evidence: " + evidence_line(f) + "\n";
+        out += "        evidence: " + printable(evidence_line(f)) + "\n";
       if (!f.why.empty())
-        out += "        why: " + f.why + "\n";
+        out += "        why: " + printable(f.why) + "\n";
       if (!f.fix.empty()) {
         out += "        fix:\n";
         for (const auto &step : f.fix)
-          out += "          " + step + "\n";
+          out += "          " + printable(step) + "\n";
       }
     }
     out += "\n";
@@ -172,8 +173,8 @@ std::string render_text(const DoctorReport &r, bool colour) {
 std::string render_markdown(const DoctorReport &r) {
   std::string out = "## dlrig doctor\n\n";
   out += "**" + summary_line(r) + "**";
-  if (r.context.driver_version)
-    out += " · driver " + *r.context.driver_version;
+  if (r.subject.driver_version)
+    out += " · driver " + *r.subject.driver_version;
   out += "\n\n";
   Table t;
   t.header = {"severity", "check", "finding"};
@@ -203,13 +204,23 @@ std::string render_markdown(const DoctorReport &r) {
   return out;
 }
 
+Table findings_table(const DoctorReport &r) {
+  Table t;
+  t.header = {"severity", "id", "area", "title", "evidence", "why", "fix"};
+  for (const auto &[area, items] : grouped(r))
+    for (const auto &it : items) {
+      const Finding &f = *it.finding;
+      t.add({std::string(to_string(f.severity)), f.id, area, f.title, evidence_line(f), f.why,
+             join(f.fix, "\n")});
+    }
+  return t;
+}
+
 Json to_json(const DoctorReport &r) {
   Json j;
-  j["schema_version"] = kDoctorSchemaVersion;
-  j["context"] = {{"tool", "dlrig"},           {"tool_version", r.context.tool_version},
-                  {"host", r.context.host},    {"driver_version", r.context.driver_version},
-                  {"time", r.context.time},    {"snapshot_time", r.context.snapshot_time},
-                  {"source", r.context.source}};
+  j["snapshot"] = {{"host", r.subject.host},
+                   {"driver_version", r.subject.driver_version},
+                   {"captured_at", r.subject.captured_at}};
   j["summary"] = {{"fail", r.count(Severity::fail)},
                   {"warn", r.count(Severity::warn)},
                   {"info", r.count(Severity::info)},
@@ -241,27 +252,45 @@ Json to_json(const DoctorReport &r) {
   return j;
 }
 
-std::string render_check_list(Format f) {
-  Table t;
-  t.header = {"id", "area", "worst", "looks for"};
-  for (const auto &c : all_checks())
-    t.add({std::string(c.id), std::string(c.area), std::string(to_string(c.severity)),
-           std::string(c.title)});
-  if (f == Format::json) {
-    Json j = Json::array();
+Report doctor_report(const DoctorReport &r) {
+  Report rep;
+  rep.schema_version = kDoctorSchemaVersion;
+  rep.json = [&r] { return to_json(r); };
+  rep.table = [&r](bool colour) { return render_text(r, colour); };
+  rep.markdown = [&r] { return render_markdown(r); };
+  rep.csv = [&r] { return std::vector<Table>{findings_table(r)}; };
+  return rep;
+}
+
+Report check_list_report() {
+  auto table = [] {
+    Table t;
+    t.header = {"id", "area", "worst", "looks for"};
     for (const auto &c : all_checks())
-      j.push_back({{"id", c.id},
-                   {"area", c.area},
-                   {"severity", to_string(c.severity)},
-                   {"title", c.title},
-                   {"reads", c.reads},
-                   {"fires", c.fires},
-                   {"fix", c.fix},
-                   {"source", c.source}});
-    return j.dump(2) + "\n";
-  }
-  std::string out = f == Format::markdown ? dlrig::render_markdown(t) : dlrig::render_text(t);
-  return out + fmt::format("{} checks\n", all_checks().size());
+      t.add({std::string(c.id), std::string(c.area), std::string(to_string(c.severity)),
+             std::string(c.title)});
+    return t;
+  };
+  auto count = fmt::format("{} checks\n", all_checks().size());
+  Report rep;
+  rep.schema_version = kDoctorSchemaVersion;
+  rep.json = [] {
+    Json checks = Json::array();
+    for (const auto &c : all_checks())
+      checks.push_back({{"id", c.id},
+                        {"area", c.area},
+                        {"severity", to_string(c.severity)},
+                        {"title", c.title},
+                        {"reads", c.reads},
+                        {"fires", c.fires},
+                        {"fix", c.fix},
+                        {"source", c.source}});
+    return Json{{"checks", checks}};
+  };
+  rep.table = [table, count](bool) { return dlrig::render_text(table()) + count; };
+  rep.markdown = [table, count] { return dlrig::render_markdown(table()) + count; };
+  rep.csv = [table] { return std::vector<Table>{table()}; };
+  return rep;
 }
 
 std::string render_explain(const Check &c) {

@@ -1,8 +1,10 @@
 #pragma once
 // The doctor's result model and its printers: human text (grouped by area, worst first, one
-// summary line), JSON (schema_version, context, findings) and markdown.
+// summary line), JSON (the envelope, then summary, findings, passed), markdown and CSV (one row
+// per finding).
 #include "dlrig/core/exit_code.hpp"
 #include "dlrig/doctor/check.hpp"
+#include "dlrig/output/print.hpp"
 #include "dlrig/output/table.hpp"
 
 namespace dlrig::doctor {
@@ -15,17 +17,15 @@ struct CheckResult {
   Severity worst() const;
 };
 
-struct ReportContext {
-  std::string tool_version;
-  OptStr host; // hostname from the snapshot (null when redacted)
-  OptStr driver_version;
-  OptStr time;          // when doctor ran, UTC ISO 8601 (the front door supplies it)
-  OptStr snapshot_time; // when the snapshot was captured
-  OptStr source;        // "live" or the --from file
+// What the report is about, from the snapshot (the run's own context is the envelope's).
+struct ReportSubject {
+  OptStr host;           // hostname in the snapshot (null when redacted)
+  OptStr driver_version; // NVIDIA driver
+  OptStr captured_at;    // when the snapshot was captured
 };
 
 struct DoctorReport {
-  ReportContext context;
+  ReportSubject subject;
   std::vector<CheckResult> results;    // in registry order, only the areas that ran
   std::size_t count(Severity s) const; // findings of that severity (ok: checks that passed)
   Severity worst() const;
@@ -37,12 +37,17 @@ DoctorReport run_doctor(const Snapshot &s, const kb::KnowledgeBase &kb,
                         const DoctorOptions &options);
 
 std::string summary_line(const DoctorReport &r); // "2 failures, 3 warnings, 41 checks passed"
+// With colour, the severities and area names are coloured; every text from the snapshot goes
+// through printable() either way.
 std::string render_text(const DoctorReport &r, bool colour);
 std::string render_markdown(const DoctorReport &r);
-Json to_json(const DoctorReport &r);
+Table findings_table(const DoctorReport &r); // CSV: severity, id, area, title, evidence, why, fix
+Json to_json(const DoctorReport &r);         // the members besides schema_version and context
+// The report for the printer layer; `r` must outlive it.
+Report doctor_report(const DoctorReport &r);
 
-// --list-checks and --explain.
-std::string render_check_list(Format f);
+// --list-checks (every format; JSON {checks: [...]}) and --explain.
+Report check_list_report();
 std::string render_explain(const Check &c);
 
 } // namespace dlrig::doctor

@@ -109,8 +109,6 @@ std::string show_duration(double s) {
 
 Json to_json(const FitReport &r) {
   Json j;
-  j["schema_version"] = kFitSchemaVersion;
-  j["context"] = {{"tool_version", DLRIG_VERSION}};
   const auto &m = r.model;
   j["model"] = {{"name", m.arch.name},
                 {"family", std::string(family_name(m.arch.family))},
@@ -310,6 +308,65 @@ std::vector<Table> to_tables(const FitReport &r, bool summary) {
     out.push_back(c);
   }
   return out;
+}
+
+namespace {
+
+std::string cell(const std::optional<double> &v) {
+  return v ? fmt::format("{}", *v) : std::string();
+}
+template <class T> std::string cell(const std::optional<T> &v) {
+  return v ? std::to_string(*v) : std::string();
+}
+
+} // namespace
+
+Table to_csv(const FitReport &r, bool summary) {
+  Table t;
+  if (summary) {
+    t.header = {
+        "gpu",       "memory_bytes",     "device_bytes", "verdict",       "headroom_bytes",
+        "max_batch", "seconds_per_step", "tokens_per_s", "samples_per_s", "decode_tokens_per_s"};
+    for (const auto &g : r.gpus)
+      t.add({g.gpu.name, cell(g.gpu.memory_bytes), std::to_string(g.memory.device),
+             !g.fits   ? "unknown"
+             : *g.fits ? "fits"
+                       : "does-not-fit",
+             cell(g.headroom), cell(g.max_batch), cell(g.time.seconds_per_step),
+             cell(g.time.tokens_per_s), cell(g.time.samples_per_s),
+             cell(g.time.decode_tokens_per_s)});
+    return t;
+  }
+  t.header = {"gpu", "component", "bytes", "level"};
+  for (const auto &g : r.gpus) {
+    const auto &e = g.memory;
+    auto add = [&](const std::string &what, std::uint64_t bytes, std::string_view level) {
+      t.add({g.gpu.name, what, std::to_string(bytes), std::string(level)});
+    };
+    add("weights", e.weights, "allocated");
+    add("gradients", e.gradients, "allocated");
+    add("optimizer", e.optimizer, "allocated");
+    add("activations", e.activations, "allocated");
+    add("kv_cache", e.kv_cache, "allocated");
+    for (const auto &o : e.overhead_parts)
+      add("overhead: " + o.name, o.bytes, level_name(o.level));
+    add("total allocated", e.allocated, "allocated");
+    add("total reserved", e.reserved, "reserved");
+    add("total as nvidia-smi shows it", e.device, "device");
+    if (e.host_bytes > 0)
+      add("host memory (offloaded)", e.host_bytes, "host");
+  }
+  return t;
+}
+
+Report fit_report(const FitReport &r, bool summary) {
+  Report rep;
+  rep.schema_version = kFitSchemaVersion;
+  rep.json = [&r] { return to_json(r); };
+  rep.table = [&r, summary](bool) { return render(to_tables(r, summary), Format::table); };
+  rep.markdown = [&r, summary] { return render(to_tables(r, summary), Format::markdown); };
+  rep.csv = [&r, summary] { return std::vector<Table>{to_csv(r, summary)}; };
+  return rep;
 }
 
 } // namespace dlrig::fit

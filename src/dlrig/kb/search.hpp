@@ -1,10 +1,8 @@
 #pragma once
-// `dlrig kb`: lists and searches the knowledge base, as tables for people and JSON for scripts.
-// Pure functions of a KnowledgeBase and a query; the front door only prints what they return.
-#include "dlrig/core/json.hpp"
+// `dlrig kb`: lists and searches the knowledge base. Pure functions of a KnowledgeBase and a
+// query returning typed rows; kb/report.* prints them (tables, markdown, CSV, JSON).
 #include "dlrig/core/result.hpp"
 #include "dlrig/kb/kb.hpp"
-#include "dlrig/output/table.hpp"
 
 #include <cstddef>
 #include <optional>
@@ -24,9 +22,35 @@ struct KbQuery {
   std::string sort; // gpus only: a column key (kb_gpu_sort_keys); empty = catalog order
 };
 
+// `dlrig kb cuda DRIVER`: what that driver runs.
+struct DriverAnswer {
+  std::string driver;                // "550.54.14"
+  std::string max_cuda;              // newest CUDA it runs natively; empty when unknown
+  std::string minor_compat_max_cuda; // newest of that major through minor-version compatibility
+};
+
+// One torch wheel: a release and one of its variants.
+struct TorchMatch {
+  const TorchRelease *release = nullptr;
+  const TorchVariant *variant = nullptr;
+};
+
+// What `dlrig kb` found, as typed rows: pointers into the knowledge base searched, which must
+// outlive the view. Only the rows of the query's topic are filled. kb/report.* prints it.
 struct KbView {
-  std::vector<Table> tables;            // what a person reads
-  Json json;                            // {schema_version, context, topic, filter, items[, ...]}
+  KbQuery query;
+  const KnowledgeBase *kb = nullptr;
+  std::vector<const GpuSpec *> gpus;
+  bool gpu_detail = false; // the filter named exactly one GPU: show each figure with its source
+  std::vector<const ArchSpec *> archs;
+  std::optional<DriverAnswer> driver; // cuda: the filter was a driver version
+  std::vector<const CudaDriverMin *> cuda;
+  bool cuda_overview = false; // cuda with no filter: also driver branches and cuDNN
+  std::vector<TorchMatch> torch;
+  bool torch_install = false; // the filter picked one release or a few wheels: pip commands
+  std::vector<const LinkSpec *> links;
+  std::vector<const ModelArch *> models;
+  std::vector<const CloudInstance *> cloud;
   std::size_t matches = 0;              // items found; 0 = nothing matched the filter
   std::vector<std::string> suggestions; // the nearest names when nothing matched
 };
@@ -40,6 +64,10 @@ Result<KbView> kb_search(const KnowledgeBase &kb, const KbQuery &query);
 
 // "24GB", "24 GB", "24" (GB) or "80GiB" (converted to GB) -> GB; an error naming the text.
 Result<double> parse_size_gb(std::string_view text);
+
+// The family as `dlrig kb models` names it: decoder, moe_decoder, encoder, encoder_decoder, cnn,
+// unet.
+const char *model_family_name(ModelFamily f);
 
 // Levenshtein distance, byte-wise (names are ASCII).
 std::size_t edit_distance(std::string_view a, std::string_view b);

@@ -6,4 +6,5 @@ list(APPEND DLRIG_SOURCES
   kb/models.cpp
   kb/params.cpp
   kb/row.cpp
+  kb/report.cpp
   kb/search.cpp)

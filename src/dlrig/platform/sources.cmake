@@ -1,4 +1,5 @@
 list(APPEND DLRIG_SOURCES
   platform/dynlib.cpp
   platform/fs.cpp
+  platform/nvml.cpp
   platform/process.cpp)

@@ -2,6 +2,7 @@
 // The attributes live in the PCI device directory, which /sys/class/drm/cardN/device links to.
 #include "dlrig/probe/parse.hpp"
 #include "dlrig/probe/probe.hpp"
+#include "dlrig/probe/read.hpp"
 
 #include <fmt/format.h>
 
@@ -13,28 +14,9 @@ struct AmdReader {
   const ProbeContext &ctx;
   std::string field;
 
-  std::optional<std::string> text(const std::string &path, const std::string &name) {
-    auto t = ctx.fs.read(path, 64 * 1024);
-    if (!t) {
-      ctx.note(field + "." + name, path,
-               ctx.fs.exists(path) ? t.error().message : "not provided by this amdgpu driver/GPU");
-      return std::nullopt;
-    }
-    return std::move(t).value();
-  }
-
-  template <class Parse>
-  auto value(const std::string &path, const std::string &name, Parse parse)
-      -> std::optional<std::decay_t<decltype(parse(std::string_view()).value())>> {
-    auto t = text(path, name);
-    if (!t)
-      return std::nullopt;
-    auto v = parse(*t);
-    if (!v) {
-      ctx.note(field + "." + name, path, v.error().message);
-      return std::nullopt;
-    }
-    return std::move(v).value();
+  template <class Parse> auto value(const std::string &path, const std::string &name, Parse parse) {
+    return probe::read_parsed(ctx, path, field + "." + name, parse,
+                              probe::IfMissing::note("not provided by this amdgpu driver/GPU"));
   }
 };
 

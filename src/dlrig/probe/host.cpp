@@ -2,6 +2,7 @@
 // sysfs through the FileSystem seam. Parsing lives in parse.cpp; this file only reads and fills.
 #include "dlrig/probe/parse.hpp"
 #include "dlrig/probe/probe.hpp"
+#include "dlrig/probe/read.hpp"
 
 #include <fmt/format.h>
 #include <sys/utsname.h>
@@ -12,7 +13,9 @@ namespace dlrig {
 
 namespace {
 
+using probe::IfMissing;
 using probe::Meminfo;
+using probe::read_parsed;
 
 std::string basename(const std::string &path) {
   auto slash = path.find_last_of('/');
@@ -23,38 +26,9 @@ bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
 
-// Reads a file for a field; a failure becomes a note naming the file. nullopt on failure.
-std::optional<std::string> read_for(const ProbeContext &ctx, const std::string &path,
-                                    const std::string &field, std::size_t max_bytes = 1 << 20) {
-  auto text = ctx.fs.read(path, max_bytes);
-  if (!text) {
-    ctx.note(field, path, text.error().message);
-    return std::nullopt;
-  }
-  return std::move(text).value();
-}
-
-template <class Parse>
-auto parse_for(const ProbeContext &ctx, const std::string &path, const std::string &field,
-               Parse parse, std::size_t max_bytes = 64 * 1024)
-    -> std::optional<std::decay_t<decltype(parse(std::string_view()).value())>> {
-  auto text = read_for(ctx, path, field, max_bytes);
-  if (!text)
-    return std::nullopt;
-  auto v = parse(*text);
-  if (!v) {
-    ctx.note(field, path, v.error().message);
-    return std::nullopt;
-  }
-  return std::move(v).value();
-}
-
 void probe_os(const ProbeContext &ctx, OsInfo &os) {
   auto trimmed = [&](const char *path, const char *field) -> OptStr {
-    auto v = read_trimmed(ctx.fs, path);
-    if (!v)
-      ctx.note(field, path, ctx.fs.exists(path) ? "empty or unreadable" : "missing");
-    return v;
+    return read_parsed(ctx, path, field, probe::parse_trimmed, IfMissing::note("missing"), 1 << 16);
   };
   os.kernel_release = trimmed("/proc/sys/kernel/osrelease", "host.os.kernel_release");
   os.kernel_version = trimmed("/proc/sys/kernel/version", "host.os.kernel_version");
@@ -71,7 +45,8 @@ void probe_os(const ProbeContext &ctx, OsInfo &os) {
   }
   // os-release(5): /etc/os-release, falling back to /usr/lib/os-release.
   const char *path = ctx.fs.exists("/etc/os-release") ? "/etc/os-release" : "/usr/lib/os-release";
-  if (auto kv = parse_for(ctx, path, "host.os.distro_id", probe::parse_os_release)) {
+  if (auto kv =
+          read_parsed(ctx, path, "host.os.distro_id", probe::parse_os_release, IfMissing::note())) {
     auto get = [&](const char *key) -> OptStr {
       auto it = kv->find(key);
       return it == kv->end() || it->second.empty() ? OptStr{} : OptStr{it->second};
@@ -85,7 +60,8 @@ void probe_os(const ProbeContext &ctx, OsInfo &os) {
 }
 
 void probe_cpu(const ProbeContext &ctx, CpuInfo &cpu) {
-  if (auto text = read_for(ctx, "/proc/cpuinfo", "host.cpu", 16u << 20)) {
+  if (auto text =
+          probe::read_text(ctx, "/proc/cpuinfo", "host.cpu", IfMissing::note(), 16u << 20)) {
     auto info = probe::parse_cpuinfo(*text);
     if (info) {
       cpu.vendor = info->vendor;
@@ -104,20 +80,15 @@ void probe_cpu(const ProbeContext &ctx, CpuInfo &cpu) {
   }
   // Logical CPUs online: the sysfs list is authoritative (cpuinfo lists online CPUs too, but a
   // truncated copy would undercount).
-  if (auto n = probe::parse_cpulist_count(
-          read_trimmed(ctx.fs, "/sys/devices/system/cpu/online").value_or("")))
+  if (auto n = read_parsed(ctx, "/sys/devices/system/cpu/online", "host.cpu.threads",
+                           probe::parse_cpulist_count, IfMissing::skip()))
     cpu.threads = *n;
   const std::string freq = "/sys/devices/system/cpu/cpu0/cpufreq/";
-  if (ctx.fs.exists(freq + "base_frequency"))
-    cpu.base_hz = parse_for(ctx, freq + "base_frequency", "host.cpu.base_hz", probe::parse_khz);
-  else
-    ctx.note("host.cpu.base_hz", freq + "base_frequency",
-             "not exposed by this cpufreq driver (intel_pstate only)");
-  if (ctx.fs.exists(freq + "cpuinfo_max_freq"))
-    cpu.max_hz = parse_for(ctx, freq + "cpuinfo_max_freq", "host.cpu.max_hz", probe::parse_khz);
-  else
-    ctx.note("host.cpu.max_hz", freq + "cpuinfo_max_freq",
-             "no cpufreq (virtual machine or container without it)");
+  cpu.base_hz =
+      read_parsed(ctx, freq + "base_frequency", "host.cpu.base_hz", probe::parse_khz,
+                  IfMissing::note("not exposed by this cpufreq driver (intel_pstate only)"));
+  cpu.max_hz = read_parsed(ctx, freq + "cpuinfo_max_freq", "host.cpu.max_hz", probe::parse_khz,
+                           IfMissing::note("no cpufreq (virtual machine or container without it)"));
 
   const std::string nodes = "/sys/devices/system/node/";
   for (const auto &name : ctx.fs.list(nodes)) {
@@ -129,11 +100,10 @@ void probe_cpu(const ProbeContext &ctx, CpuInfo &cpu) {
     NumaNode node;
     node.id = static_cast<int>(*id);
     auto field = fmt::format("host.cpu.numa_nodes[{}]", cpu.numa_nodes.size());
-    node.cpus = read_trimmed(ctx.fs, nodes + name + "/cpulist");
-    if (!node.cpus)
-      ctx.note(field + ".cpus", nodes + name + "/cpulist", "missing or empty");
-    if (auto m = parse_for(ctx, nodes + name + "/meminfo", field + ".memory_total_bytes",
-                           probe::parse_meminfo))
+    node.cpus = read_parsed(ctx, nodes + name + "/cpulist", field + ".cpus", probe::parse_trimmed,
+                            IfMissing::note("missing"), 1 << 16);
+    if (auto m = read_parsed(ctx, nodes + name + "/meminfo", field + ".memory_total_bytes",
+                             probe::parse_meminfo, IfMissing::note()))
       node.memory_total_bytes = m->total_bytes;
     cpu.numa_nodes.push_back(std::move(node));
   }
@@ -145,7 +115,8 @@ void probe_cpu(const ProbeContext &ctx, CpuInfo &cpu) {
 }
 
 void probe_memory(const ProbeContext &ctx, MemoryInfo &mem) {
-  auto m = parse_for(ctx, "/proc/meminfo", "host.memory", probe::parse_meminfo);
+  auto m =
+      read_parsed(ctx, "/proc/meminfo", "host.memory", probe::parse_meminfo, IfMissing::note());
   if (!m)
     return;
   mem.total_bytes = m->total_bytes;
@@ -161,7 +132,8 @@ void probe_memory(const ProbeContext &ctx, MemoryInfo &mem) {
 }
 
 void probe_limits(const ProbeContext &ctx, Limits &limits) {
-  auto l = parse_for(ctx, "/proc/self/limits", "host.limits", probe::parse_limits);
+  auto l =
+      read_parsed(ctx, "/proc/self/limits", "host.limits", probe::parse_limits, IfMissing::note());
   if (!l)
     return;
   if (l->memlock)
@@ -231,7 +203,8 @@ bool plumbing_mountpoint(const std::string &mp) {
 
 void probe_storage(const ProbeContext &ctx, HostInfo &host) {
   // Kubernetes nodes and container hosts can list thousands of mounts.
-  auto entries = parse_for(ctx, "/proc/mounts", "host.mounts", probe::parse_mounts, 16u << 20);
+  auto entries = read_parsed(ctx, "/proc/mounts", "host.mounts", probe::parse_mounts,
+                             IfMissing::note(), 16u << 20);
   if (!entries)
     return;
   const probe::MountEntry *shm = nullptr;
@@ -343,8 +316,10 @@ void probe_network(const ProbeContext &ctx, HostInfo &host) {
       const std::string dir = ib + dev + "/ports/" + port;
       auto field = fmt::format("host.rdma[{}]", host.rdma.size());
       p.link_layer = read_trimmed(ctx.fs, dir + "/link_layer");
-      p.state = parse_for(ctx, dir + "/state", field + ".state", probe::parse_ib_state);
-      p.rate_bps = parse_for(ctx, dir + "/rate", field + ".rate_bps", probe::parse_ib_rate);
+      p.state = read_parsed(ctx, dir + "/state", field + ".state", probe::parse_ib_state,
+                            IfMissing::note());
+      p.rate_bps = read_parsed(ctx, dir + "/rate", field + ".rate_bps", probe::parse_ib_rate,
+                               IfMissing::note());
       host.rdma.push_back(std::move(p));
     }
   }
@@ -354,9 +329,8 @@ void probe_network(const ProbeContext &ctx, HostInfo &host) {
 
 void probe_host(const ProbeContext &ctx) {
   auto &host = ctx.snapshot.host;
-  host.hostname = read_trimmed(ctx.fs, "/proc/sys/kernel/hostname");
-  if (!host.hostname)
-    ctx.note("host.hostname", "/proc/sys/kernel/hostname", "missing or empty");
+  host.hostname = read_parsed(ctx, "/proc/sys/kernel/hostname", "host.hostname",
+                              probe::parse_trimmed, IfMissing::note("missing or empty"), 1 << 16);
   probe_os(ctx, host.os);
   probe_cpu(ctx, host.cpu);
   probe_memory(ctx, host.memory);

@@ -1,11 +1,11 @@
-// NVIDIA GPUs through NVML loaded at run time. Every reading is one NVML call; a call the library
-// does not export, or that answers NOT_SUPPORTED, leaves its field null. Nothing NVML says stops
-// the probe: a library that does not load or does not initialise is recorded in
-// snapshot.nvidia and the GPUs keep what the PCI probe found.
+// NVIDIA GPUs in the snapshot, from NVML through the platform seam (platform/nvml.hpp): one
+// session, each GPU's static readings and one live sample, turned into snapshot fields and notes.
+// A call the library does not export, or that answers NOT_SUPPORTED, leaves its field null.
+// Nothing NVML says stops the probe: a library that does not load or does not initialise is
+// recorded in snapshot.nvidia and the GPUs keep what the PCI probe found.
 #include "dlrig/probe/nvml.hpp"
 
 #include "dlrig/kb/kb.hpp"
-#include "dlrig/platform/dynlib.hpp"
 
 #include <fmt/format.h>
 
@@ -153,456 +153,173 @@ OptStr gpu_pair_topology(const Gpu &a, const Gpu &b, std::optional<int> pcie_lev
   return pcie_level ? topology_level_name(*pcie_level) : std::nullopt;
 }
 
-// --- entry points ------------------------------------------------------------------------------
-
-namespace nvml {
-
-namespace {
-template <class Fn>
-void bind_symbol(Fn &slot, const SymbolLookup &lookup, std::initializer_list<const char *> names) {
-  slot = reinterpret_cast<Fn>(lookup(names));
-}
-} // namespace
-
-Api resolve(const SymbolLookup &lookup) {
-  Api a;
-  bind_symbol(a.init, lookup, {"nvmlInit_v2", "nvmlInit"});
-  bind_symbol(a.shutdown, lookup, {"nvmlShutdown"});
-  bind_symbol(a.error_string, lookup, {"nvmlErrorString"});
-  bind_symbol(a.system_get_driver_version, lookup, {"nvmlSystemGetDriverVersion"});
-  bind_symbol(a.system_get_nvml_version, lookup, {"nvmlSystemGetNVMLVersion"});
-  bind_symbol(a.system_get_cuda_driver_version, lookup,
-              {"nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"});
-  bind_symbol(a.device_get_count, lookup, {"nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"});
-  bind_symbol(a.device_get_handle_by_index, lookup,
-              {"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"});
-  bind_symbol(a.device_get_pci_info, lookup,
-              {"nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2", "nvmlDeviceGetPciInfo"});
-  bind_symbol(a.device_get_name, lookup, {"nvmlDeviceGetName"});
-  bind_symbol(a.device_get_uuid, lookup, {"nvmlDeviceGetUUID"});
-  bind_symbol(a.device_get_memory_info_v2, lookup, {"nvmlDeviceGetMemoryInfo_v2"});
-  bind_symbol(a.device_get_memory_info, lookup, {"nvmlDeviceGetMemoryInfo"});
-  bind_symbol(a.device_get_cuda_compute_capability, lookup, {"nvmlDeviceGetCudaComputeCapability"});
-  bind_symbol(a.device_get_clock_info, lookup, {"nvmlDeviceGetClockInfo"});
-  bind_symbol(a.device_get_max_clock_info, lookup, {"nvmlDeviceGetMaxClockInfo"});
-  bind_symbol(a.device_get_power_usage, lookup, {"nvmlDeviceGetPowerUsage"});
-  bind_symbol(a.device_get_enforced_power_limit, lookup, {"nvmlDeviceGetEnforcedPowerLimit"});
-  bind_symbol(a.device_get_power_management_default_limit, lookup,
-              {"nvmlDeviceGetPowerManagementDefaultLimit"});
-  bind_symbol(a.device_get_temperature, lookup, {"nvmlDeviceGetTemperature"});
-  bind_symbol(a.device_get_temperature_threshold, lookup, {"nvmlDeviceGetTemperatureThreshold"});
-  bind_symbol(a.device_get_fan_speed, lookup, {"nvmlDeviceGetFanSpeed"});
-  // Renamed in R535; the throttle name is deprecated but older drivers export only it.
-  bind_symbol(
-      a.device_get_current_clocks_event_reasons, lookup,
-      {"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"});
-  bind_symbol(a.device_get_persistence_mode, lookup, {"nvmlDeviceGetPersistenceMode"});
-  bind_symbol(a.device_get_compute_mode, lookup, {"nvmlDeviceGetComputeMode"});
-  bind_symbol(a.device_get_mig_mode, lookup, {"nvmlDeviceGetMigMode"});
-  bind_symbol(a.device_get_ecc_mode, lookup, {"nvmlDeviceGetEccMode"});
-  bind_symbol(a.device_get_total_ecc_errors, lookup, {"nvmlDeviceGetTotalEccErrors"});
-  bind_symbol(a.device_get_retired_pages, lookup, {"nvmlDeviceGetRetiredPages"});
-  bind_symbol(a.device_get_retired_pages_pending_status, lookup,
-              {"nvmlDeviceGetRetiredPagesPendingStatus"});
-  bind_symbol(a.device_get_remapped_rows, lookup, {"nvmlDeviceGetRemappedRows"});
-  bind_symbol(a.device_get_display_active, lookup, {"nvmlDeviceGetDisplayActive"});
-  bind_symbol(a.device_get_curr_pcie_link_generation, lookup,
-              {"nvmlDeviceGetCurrPcieLinkGeneration"});
-  bind_symbol(a.device_get_max_pcie_link_generation, lookup,
-              {"nvmlDeviceGetMaxPcieLinkGeneration"});
-  bind_symbol(a.device_get_curr_pcie_link_width, lookup, {"nvmlDeviceGetCurrPcieLinkWidth"});
-  bind_symbol(a.device_get_max_pcie_link_width, lookup, {"nvmlDeviceGetMaxPcieLinkWidth"});
-  bind_symbol(a.device_get_pcie_replay_counter, lookup, {"nvmlDeviceGetPcieReplayCounter"});
-  bind_symbol(a.device_get_nvlink_state, lookup, {"nvmlDeviceGetNvLinkState"});
-  bind_symbol(a.device_get_nvlink_remote_pci_info, lookup,
-              {"nvmlDeviceGetNvLinkRemotePciInfo_v2", "nvmlDeviceGetNvLinkRemotePciInfo"});
-  bind_symbol(a.device_get_nvlink_remote_device_type, lookup,
-              {"nvmlDeviceGetNvLinkRemoteDeviceType"});
-  bind_symbol(a.device_get_field_values, lookup, {"nvmlDeviceGetFieldValues"});
-  bind_symbol(a.device_get_topology_common_ancestor, lookup,
-              {"nvmlDeviceGetTopologyCommonAncestor"});
-  bind_symbol(a.device_get_p2p_status, lookup, {"nvmlDeviceGetP2PStatus"});
-  const std::array<const char *, 3> processes{"nvmlDeviceGetComputeRunningProcesses_v3",
-                                              "nvmlDeviceGetComputeRunningProcesses_v2",
-                                              "nvmlDeviceGetComputeRunningProcesses"};
-  for (std::size_t i = 0; i < processes.size() && !a.device_get_compute_running_processes; ++i) {
-    bind_symbol(a.device_get_compute_running_processes, lookup, {processes[i]});
-    if (a.device_get_compute_running_processes)
-      a.processes_version = 3 - static_cast<int>(i);
-  }
-  return a;
-}
-
-} // namespace nvml
-
 // --- the probe ---------------------------------------------------------------------------------
 
 namespace {
 
-using namespace nvml;
+using nvml::Answer;
+using nvml::Reading;
 
-// Bounds on what a misbehaving library can make the probe allocate or loop over: more than any
-// machine has.
+// More GPUs than any machine has: a misbehaving library cannot make the probe loop forever.
 constexpr unsigned kMaxGpus = 1024;
-constexpr unsigned kMaxProcesses = 1 << 16;
 
-// Makes NVML calls for one probe: decides what an NVML answer means for the field and keeps
-// the notes (a function the library lacks is noted once, not once per GPU).
-class Caller {
+// Turns NVML's answers into snapshot fields and notes: NOT_SUPPORTED means "this GPU has no such
+// reading" and is silent; a function the library lacks is noted once (not once per GPU), by the
+// name the table asked for; other failures become a note on the field with NVML's reason.
+class Notes {
 public:
-  Caller(const ProbeContext &ctx, const Api &api, std::string library)
-      : ctx_(ctx), api_(api), library_(std::move(library)) {}
+  Notes(const ProbeContext &ctx, const nvml::Session &session) : ctx_(ctx), session_(session) {}
 
-  std::string error_text(Return r) const {
-    const char *text = api_.error_string ? api_.error_string(r) : nullptr;
-    return text && *text ? std::string(text) : fmt::format("NVML error {}", r);
-  }
-
-  // True when fn exists and answered success. NOT_SUPPORTED means "this GPU has no such
-  // reading" and is silent; other failures become a note on field.
-  template <class Fn, class... Args>
-  bool call(Fn fn, const char *symbol, const std::string &field, Args... args) {
-    Return r = fn ? fn(args...) : kErrorFunctionNotFound;
-    return accept(r, symbol, field);
-  }
-
-  bool accept(Return r, const char *symbol, const std::string &field) {
-    if (r == kSuccess)
+  bool accept(const Answer &a, const std::string &field) {
+    if (a.status == nvml::kSuccess)
       return true;
-    if (r == kErrorNotSupported)
+    if (a.status == nvml::kErrorNotSupported)
       return false;
-    if (r == kErrorFunctionNotFound) {
+    const std::string symbol = a.symbol ? a.symbol : "NVML";
+    if (a.status == nvml::kErrorFunctionNotFound) {
       if (missing_.insert(symbol).second)
         ctx_.note("nvidia", symbol,
                   fmt::format("{} does not provide {} (an older driver?): what it reports stays "
                               "unknown",
-                              library_, symbol));
+                              session_.library_path(), symbol));
       return false;
     }
-    ctx_.note(field, symbol, error_text(r));
+    ctx_.note(field, symbol, session_.error_text(a.status));
     return false;
+  }
+
+  // The reading's value when NVML answered, else nullopt (and a note as accept says).
+  template <class T> std::optional<T> take(const Reading<T> &r, const std::string &field) {
+    if (!accept(r, field))
+      return std::nullopt;
+    return r.value;
   }
 
 private:
   const ProbeContext &ctx_;
-  const Api &api_;
-  std::string library_;
+  const nvml::Session &session_;
   std::set<std::string> missing_;
 };
-
-std::string c_string(const char *buf, std::size_t size) {
-  return std::string(buf, strnlen(buf, size));
-}
-
-OptStr read_string(Caller &c, Return (*fn)(char *, unsigned), const char *symbol,
-                   const std::string &field, unsigned size) {
-  std::string buf(size, '\0');
-  if (!c.call(fn, symbol, field, buf.data(), size))
-    return std::nullopt;
-  auto text = c_string(buf.data(), size);
-  return text.empty() ? OptStr{} : OptStr{text};
-}
-
-OptStr read_device_string(Caller &c, Return (*fn)(Device, char *, unsigned), const char *symbol,
-                          const std::string &field, Device d, unsigned size) {
-  std::string buf(size, '\0');
-  if (!c.call(fn, symbol, field, d, buf.data(), size))
-    return std::nullopt;
-  auto text = c_string(buf.data(), size);
-  return text.empty() ? OptStr{} : OptStr{text};
-}
-
-std::optional<unsigned> read_uint(Caller &c, Return (*fn)(Device, unsigned *), const char *symbol,
-                                  const std::string &field, Device d) {
-  unsigned v = 0;
-  if (!c.call(fn, symbol, field, d, &v))
-    return std::nullopt;
-  return v;
-}
-
-OptBool read_enabled(Caller &c, Return (*fn)(Device, EnableState *), const char *symbol,
-                     const std::string &field, Device d) {
-  EnableState v = 0;
-  if (!c.call(fn, symbol, field, d, &v))
-    return std::nullopt;
-  return v != 0;
-}
 
 OptF64 mw_to_w(std::optional<unsigned> mw) {
   return mw ? OptF64{*mw / 1000.0} : std::nullopt;
 }
+OptF64 mhz_to_hz(std::optional<unsigned> mhz) {
+  return mhz ? OptF64{*mhz * 1e6} : std::nullopt;
+}
 std::optional<int> to_int(std::optional<unsigned> v) {
   return v ? std::optional<int>{static_cast<int>(*v)} : std::nullopt;
 }
-
-std::string pci_bus_id(const PciInfo &pci) {
-  std::string id = c_string(pci.busId, sizeof pci.busId);
-  if (id.empty())
-    id = c_string(pci.busIdLegacy, sizeof pci.busIdLegacy);
-  return normalize_bus_id(id);
+template <class T> OptF64 to_f64(std::optional<T> v) {
+  return v ? OptF64{static_cast<double>(*v)} : std::nullopt;
 }
 
-void read_memory(Caller &c, const Api &api, Device d, const std::string &f, NvmlGpu &g) {
-  const std::string field = f + ".memory_total_bytes";
-  if (api.device_get_memory_info_v2) {
-    MemoryV2 m{};
-    m.version = kMemoryV2Version;
-    Return r = api.device_get_memory_info_v2(d, &m);
-    if (r == kSuccess) {
-      g.memory_total_bytes = m.total;
-      g.memory_used_bytes = m.used;
-      return;
-    }
-    // Drivers older than 515 export the symbol but reject the struct version: ask v1 instead.
-    bool older = r == kErrorNotSupported || r == kErrorFunctionNotFound ||
-                 r == kErrorArgumentVersionMismatch;
-    if (!older || !api.device_get_memory_info) {
-      c.accept(r, "nvmlDeviceGetMemoryInfo_v2", field);
-      return;
-    }
-  }
-  MemoryV1 m{};
-  if (c.call(api.device_get_memory_info, "nvmlDeviceGetMemoryInfo", field, d, &m)) {
-    g.memory_total_bytes = m.total;
-    g.memory_used_bytes = m.used;
-  }
-}
-
-void read_health(Caller &c, const Api &api, Device d, const std::string &f, NvmlGpu &g) {
-  EnableState ecc = 0, ecc_pending = 0;
-  if (c.call(api.device_get_ecc_mode, "nvmlDeviceGetEccMode", f + ".ecc_enabled", d, &ecc,
-             &ecc_pending))
-    g.ecc_enabled = ecc != 0;
-  auto ecc_count = [&](int type, int counter, OptU64 &out, const char *name) {
-    unsigned long long v = 0;
-    if (c.call(api.device_get_total_ecc_errors, "nvmlDeviceGetTotalEccErrors", f + "." + name, d,
-               type, counter, &v))
-      out = v;
-  };
-  ecc_count(kMemoryErrorUncorrected, kEccCounterVolatile, g.ecc_uncorrected_volatile,
-            "ecc_uncorrected_volatile");
-  ecc_count(kMemoryErrorCorrected, kEccCounterVolatile, g.ecc_corrected_volatile,
-            "ecc_corrected_volatile");
-  ecc_count(kMemoryErrorUncorrected, kEccCounterAggregate, g.ecc_uncorrected_aggregate,
-            "ecc_uncorrected_aggregate");
-
-  // Retired pages (before Ampere): asking with no buffer gives the count.
-  std::optional<std::uint64_t> retired;
-  for (int cause : {kPageRetirementMultipleSingleBit, kPageRetirementDoubleBit}) {
-    unsigned count = 0;
-    Return r = api.device_get_retired_pages
-                   ? api.device_get_retired_pages(d, cause, &count, nullptr)
-                   : kErrorFunctionNotFound;
-    if (r == kErrorInsufficientSize)
-      r = kSuccess;
-    if (!c.accept(r, "nvmlDeviceGetRetiredPages", f + ".retired_pages")) {
-      retired.reset();
-      break;
-    }
-    retired = retired.value_or(0) + count;
-  }
-  g.retired_pages = retired;
-  g.retired_pages_pending =
-      read_enabled(c, api.device_get_retired_pages_pending_status,
-                   "nvmlDeviceGetRetiredPagesPendingStatus", f + ".retired_pages_pending", d);
-
-  unsigned corr = 0, unc = 0, pending = 0, failure = 0;
-  if (c.call(api.device_get_remapped_rows, "nvmlDeviceGetRemappedRows", f + ".remapped_rows", d,
-             &corr, &unc, &pending, &failure)) {
-    g.remapped_rows.correctable = corr;
-    g.remapped_rows.uncorrectable = unc;
-    g.remapped_rows.pending = pending != 0;
-    g.remapped_rows.failure = failure != 0;
-  }
-}
-
-void read_nvlinks(Caller &c, const Api &api, Device d, const std::string &f, NvmlGpu &g) {
-  if (!api.device_get_nvlink_state) {
-    c.accept(kErrorFunctionNotFound, "nvmlDeviceGetNvLinkState", f + ".nvlinks");
+void fill_nvlinks(Notes &n, const nvml::StaticInfo &st, const std::string &f, NvmlGpu &g) {
+  if (!n.accept(st.nvlinks, f + ".nvlinks"))
     return;
-  }
   OptU64 speed_bps;
-  FieldValue fv{};
-  fv.fieldId = kFieldNvlinkSpeedMbpsCommon;
-  if (api.device_get_field_values && api.device_get_field_values(d, 1, &fv) == kSuccess &&
-      fv.nvmlReturn == kSuccess) {
-    std::uint64_t mbps = fv.valueType == kValueTypeUnsignedInt        ? fv.value.uiVal
-                         : fv.valueType == kValueTypeUnsignedLong     ? fv.value.ulVal
-                         : fv.valueType == kValueTypeUnsignedLongLong ? fv.value.ullVal
-                                                                      : 0;
-    // NVML gives megabytes per second per direction.
-    if (mbps > 0)
-      speed_bps = mbps * 8'000'000ULL;
-  }
-  for (unsigned link = 0; link < kNvlinkMaxLinks; ++link) {
-    EnableState state = 0;
-    Return r = api.device_get_nvlink_state(d, link, &state);
-    // A GPU without NVLink answers NOT_SUPPORTED; links past the last one INVALID_ARGUMENT.
-    if (r == kErrorNotSupported || r == kErrorInvalidArgument)
-      break;
-    if (!c.accept(r, "nvmlDeviceGetNvLinkState", f + fmt::format(".nvlinks[{}]", link)))
+  if (st.nvlink_speed_bytes_per_s)
+    speed_bps = *st.nvlink_speed_bytes_per_s * 8;
+  for (const auto &r : *st.nvlinks.value) {
+    if (!n.accept(r.active, f + fmt::format(".nvlinks[{}]", r.link)))
       continue;
     NvLink l;
-    l.link = static_cast<int>(link);
-    l.active = state != 0;
-    if (state != 0) {
-      PciInfo pci{};
-      if (c.call(api.device_get_nvlink_remote_pci_info, "nvmlDeviceGetNvLinkRemotePciInfo_v2",
-                 f + ".nvlinks.remote_bdf", d, link, &pci))
-        l.remote_bdf = pci_bus_id(pci);
-      int type = -1;
-      if (c.call(api.device_get_nvlink_remote_device_type, "nvmlDeviceGetNvLinkRemoteDeviceType",
-                 f + ".nvlinks.remote_kind", d, link, &type))
-        l.remote_kind = type == kNvLinkDeviceGpu      ? OptStr{"gpu"}
-                        : type == kNvLinkDeviceSwitch ? OptStr{"switch"}
-                        : type == kNvLinkDeviceIbmNpu ? OptStr{"cpu"}
-                                                      : OptStr{};
+    l.link = static_cast<int>(r.link);
+    l.active = r.active.value;
+    if (*r.active.value) {
+      if (auto bus = n.take(r.remote_bus_id, f + ".nvlinks.remote_bdf"))
+        l.remote_bdf = normalize_bus_id(*bus);
+      if (auto type = n.take(r.remote_type, f + ".nvlinks.remote_kind"))
+        l.remote_kind = *type == nvml::kNvLinkDeviceGpu      ? OptStr{"gpu"}
+                        : *type == nvml::kNvLinkDeviceSwitch ? OptStr{"switch"}
+                        : *type == nvml::kNvLinkDeviceIbmNpu ? OptStr{"cpu"}
+                                                             : OptStr{};
       l.speed_bps = speed_bps;
     }
     g.nvlinks.push_back(std::move(l));
   }
 }
 
-void read_processes(Caller &c, const ProbeContext &ctx, const Api &api, Device d,
-                    const std::string &f, NvmlGpu &g) {
-  const char *symbol = api.processes_version == 3   ? "nvmlDeviceGetComputeRunningProcesses_v3"
-                       : api.processes_version == 2 ? "nvmlDeviceGetComputeRunningProcesses_v2"
-                                                    : "nvmlDeviceGetComputeRunningProcesses";
-  if (!api.device_get_compute_running_processes) {
-    c.accept(kErrorFunctionNotFound, symbol, f + ".processes");
-    return;
-  }
-  bool v1 = api.processes_version == 1;
-  std::size_t item = v1 ? sizeof(ProcessInfoV1) : sizeof(ProcessInfoV2);
-  unsigned count = 0;
-  std::vector<unsigned char> buf;
-  Return r = api.device_get_compute_running_processes(d, &count, nullptr);
-  // Processes can start between the two calls: grow and ask again a few times.
-  for (int attempt = 0; attempt < 4 && r == kErrorInsufficientSize; ++attempt) {
-    if (count > kMaxProcesses) {
-      c.accept(kErrorUnknown, symbol, f + ".processes");
-      return;
-    }
-    count += 4;
-    buf.assign(count * item, 0);
-    r = api.device_get_compute_running_processes(d, &count, buf.data());
-  }
-  if (!c.accept(r, symbol, f + ".processes"))
-    return;
-  for (unsigned i = 0; i < count && (i + 1) * item <= buf.size(); ++i) {
-    GpuProcess p;
-    unsigned long long used = 0;
-    if (v1) {
-      const auto *info = reinterpret_cast<const ProcessInfoV1 *>(buf.data()) + i;
-      p.pid = info->pid;
-      used = info->usedGpuMemory;
-    } else {
-      const auto *info = reinterpret_cast<const ProcessInfoV2 *>(buf.data()) + i;
-      p.pid = info->pid;
-      used = info->usedGpuMemory;
-    }
-    if (used != kValueNotAvailable)
-      p.used_memory_bytes = used;
-    p.name = read_trimmed(ctx.fs, fmt::format("/proc/{}/comm", p.pid));
-    g.processes.push_back(std::move(p));
-  }
-}
-
-NvmlGpu read_gpu(Caller &c, const ProbeContext &ctx, const Api &api, Device d, int index,
-                 const std::string &f) {
+// The snapshot's view of one GPU, from its static readings and one live sample, field by field in
+// the snapshot's order (which is also the order of the notes).
+NvmlGpu fill_gpu(Notes &n, const ProbeContext &ctx, const nvml::StaticInfo &st,
+                 const nvml::LiveSample &live, int index, const std::string &f) {
   NvmlGpu g;
   g.index = index;
-  g.name = read_device_string(c, api.device_get_name, "nvmlDeviceGetName", f + ".name", d,
-                              kDeviceNameV2BufferSize);
-  g.uuid = read_device_string(c, api.device_get_uuid, "nvmlDeviceGetUUID", f + ".uuid", d,
-                              kDeviceUuidV2BufferSize);
-  read_memory(c, api, d, f, g);
-  int major = 0, minor = 0;
-  if (c.call(api.device_get_cuda_compute_capability, "nvmlDeviceGetCudaComputeCapability",
-             f + ".compute_capability", d, &major, &minor))
-    g.compute_capability = fmt::format("{}.{}", major, minor);
+  g.name = n.take(st.name, f + ".name");
+  g.uuid = n.take(st.uuid, f + ".uuid");
+  if (auto memory = n.take(live.memory, f + ".memory_total_bytes")) {
+    g.memory_total_bytes = memory->total_bytes;
+    g.memory_used_bytes = memory->used_bytes;
+  }
+  if (auto cc = n.take(st.compute_capability, f + ".compute_capability"))
+    g.compute_capability = fmt::format("{}.{}", cc->first, cc->second);
   if (g.compute_capability)
     if (const kb::ArchSpec *arch = kb::builtin().arch(*g.compute_capability))
       g.architecture = arch->name;
 
-  auto clock = [&](Return (*fn)(Device, int, unsigned *), const char *symbol, int type,
-                   const char *name) -> OptF64 {
-    unsigned mhz = 0;
-    if (!c.call(fn, symbol, f + "." + name, d, type, &mhz))
-      return std::nullopt;
-    return mhz * 1e6;
-  };
-  g.sm_clock_hz =
-      clock(api.device_get_clock_info, "nvmlDeviceGetClockInfo", kClockSm, "sm_clock_hz");
-  g.sm_clock_max_hz = clock(api.device_get_max_clock_info, "nvmlDeviceGetMaxClockInfo", kClockSm,
-                            "sm_clock_max_hz");
-  g.memory_clock_hz =
-      clock(api.device_get_clock_info, "nvmlDeviceGetClockInfo", kClockMem, "memory_clock_hz");
-  g.memory_clock_max_hz = clock(api.device_get_max_clock_info, "nvmlDeviceGetMaxClockInfo",
-                                kClockMem, "memory_clock_max_hz");
+  g.sm_clock_hz = mhz_to_hz(n.take(live.sm_clock_mhz, f + ".sm_clock_hz"));
+  g.sm_clock_max_hz = mhz_to_hz(n.take(st.sm_clock_max_mhz, f + ".sm_clock_max_hz"));
+  g.memory_clock_hz = mhz_to_hz(n.take(live.memory_clock_mhz, f + ".memory_clock_hz"));
+  g.memory_clock_max_hz = mhz_to_hz(n.take(st.memory_clock_max_mhz, f + ".memory_clock_max_hz"));
 
-  g.power_draw_w = mw_to_w(
-      read_uint(c, api.device_get_power_usage, "nvmlDeviceGetPowerUsage", f + ".power_draw_w", d));
-  g.power_limit_w = mw_to_w(read_uint(c, api.device_get_enforced_power_limit,
-                                      "nvmlDeviceGetEnforcedPowerLimit", f + ".power_limit_w", d));
-  g.power_default_limit_w = mw_to_w(read_uint(c, api.device_get_power_management_default_limit,
-                                              "nvmlDeviceGetPowerManagementDefaultLimit",
-                                              f + ".power_default_limit_w", d));
+  g.power_draw_w = mw_to_w(n.take(live.power_usage_mw, f + ".power_draw_w"));
+  g.power_limit_w = mw_to_w(n.take(st.power_limit_mw, f + ".power_limit_w"));
+  g.power_default_limit_w =
+      mw_to_w(n.take(st.power_default_limit_mw, f + ".power_default_limit_w"));
 
-  unsigned celsius = 0;
-  if (c.call(api.device_get_temperature, "nvmlDeviceGetTemperature", f + ".temperature_c", d,
-             kTemperatureGpu, &celsius))
-    g.temperature_c = celsius;
-  if (c.call(api.device_get_temperature_threshold, "nvmlDeviceGetTemperatureThreshold",
-             f + ".slowdown_temperature_c", d, kTemperatureThresholdSlowdown, &celsius))
-    g.slowdown_temperature_c = celsius;
-  if (auto fan =
-          read_uint(c, api.device_get_fan_speed, "nvmlDeviceGetFanSpeed", f + ".fan_percent", d))
-    g.fan_percent = *fan;
+  g.temperature_c = to_f64(n.take(live.temperature_c, f + ".temperature_c"));
+  g.slowdown_temperature_c =
+      to_f64(n.take(st.slowdown_temperature_c, f + ".slowdown_temperature_c"));
+  g.fan_percent = to_f64(n.take(live.fan_percent, f + ".fan_percent"));
 
-  unsigned long long reasons = 0;
-  if (c.call(api.device_get_current_clocks_event_reasons, "nvmlDeviceGetCurrentClocksEventReasons",
-             f + ".throttle_reasons", d, &reasons)) {
-    g.throttle_reasons_mask = reasons;
-    g.throttle_reasons = clocks_event_reason_names(reasons);
+  if (auto reasons = n.take(live.clocks_event_reasons, f + ".throttle_reasons")) {
+    g.throttle_reasons_mask = *reasons;
+    g.throttle_reasons = clocks_event_reason_names(*reasons);
   }
 
-  g.persistence_mode = read_enabled(c, api.device_get_persistence_mode,
-                                    "nvmlDeviceGetPersistenceMode", f + ".persistence_mode", d);
-  int mode = 0;
-  if (c.call(api.device_get_compute_mode, "nvmlDeviceGetComputeMode", f + ".compute_mode", d,
-             &mode))
-    g.compute_mode = compute_mode_name(mode);
-  unsigned mig = 0, mig_pending = 0;
-  if (c.call(api.device_get_mig_mode, "nvmlDeviceGetMigMode", f + ".mig_enabled", d, &mig,
-             &mig_pending))
-    g.mig_enabled = mig != 0;
+  g.persistence_mode = n.take(st.persistence_mode, f + ".persistence_mode");
+  if (auto mode = n.take(st.compute_mode, f + ".compute_mode"))
+    g.compute_mode = compute_mode_name(*mode);
+  g.mig_enabled = n.take(st.mig_enabled, f + ".mig_enabled");
 
-  read_health(c, api, d, f, g);
-  g.display_active = read_enabled(c, api.device_get_display_active, "nvmlDeviceGetDisplayActive",
-                                  f + ".display_active", d);
+  g.ecc_enabled = n.take(st.ecc_enabled, f + ".ecc_enabled");
+  g.ecc_uncorrected_volatile =
+      n.take(live.ecc_uncorrected_volatile, f + ".ecc_uncorrected_volatile");
+  g.ecc_corrected_volatile = n.take(live.ecc_corrected_volatile, f + ".ecc_corrected_volatile");
+  g.ecc_uncorrected_aggregate =
+      n.take(live.ecc_uncorrected_aggregate, f + ".ecc_uncorrected_aggregate");
+  g.retired_pages = n.take(live.retired_pages, f + ".retired_pages");
+  g.retired_pages_pending = n.take(live.retired_pages_pending, f + ".retired_pages_pending");
+  if (auto rows = n.take(live.remapped_rows, f + ".remapped_rows")) {
+    g.remapped_rows.correctable = rows->correctable;
+    g.remapped_rows.uncorrectable = rows->uncorrectable;
+    g.remapped_rows.pending = rows->pending;
+    g.remapped_rows.failure = rows->failure;
+  }
+  g.display_active = n.take(st.display_active, f + ".display_active");
 
-  g.pcie_gen_current =
-      to_int(read_uint(c, api.device_get_curr_pcie_link_generation,
-                       "nvmlDeviceGetCurrPcieLinkGeneration", f + ".pcie_gen_current", d));
-  g.pcie_gen_max = to_int(read_uint(c, api.device_get_max_pcie_link_generation,
-                                    "nvmlDeviceGetMaxPcieLinkGeneration", f + ".pcie_gen_max", d));
-  g.pcie_width_current =
-      to_int(read_uint(c, api.device_get_curr_pcie_link_width, "nvmlDeviceGetCurrPcieLinkWidth",
-                       f + ".pcie_width_current", d));
-  g.pcie_width_max = to_int(read_uint(c, api.device_get_max_pcie_link_width,
-                                      "nvmlDeviceGetMaxPcieLinkWidth", f + ".pcie_width_max", d));
-  if (auto replays = read_uint(c, api.device_get_pcie_replay_counter,
-                               "nvmlDeviceGetPcieReplayCounter", f + ".pcie_replay_counter", d))
+  g.pcie_gen_current = to_int(n.take(live.pcie_gen_current, f + ".pcie_gen_current"));
+  g.pcie_gen_max = to_int(n.take(st.pcie_gen_max, f + ".pcie_gen_max"));
+  g.pcie_width_current = to_int(n.take(live.pcie_width_current, f + ".pcie_width_current"));
+  g.pcie_width_max = to_int(n.take(st.pcie_width_max, f + ".pcie_width_max"));
+  if (auto replays = n.take(live.pcie_replay_counter, f + ".pcie_replay_counter"))
     g.pcie_replay_counter = *replays;
 
-  read_nvlinks(c, api, d, f, g);
-  read_processes(c, ctx, api, d, f, g);
+  fill_nvlinks(n, st, f, g);
+  if (auto processes = n.take(live.processes, f + ".processes"))
+    for (const auto &p : *processes) {
+      GpuProcess gp;
+      gp.pid = p.pid;
+      gp.used_memory_bytes = p.used_memory_bytes;
+      gp.name = read_trimmed(ctx.fs, fmt::format("/proc/{}/comm", p.pid));
+      g.processes.push_back(std::move(gp));
+    }
   return g;
 }
 
 // The snapshot entry for bdf: the PCI probe's, or a new one for a GPU it did not see.
-Gpu &gpu_entry(Snapshot &snap, const std::string &bdf, const PciInfo *pci, const NvmlGpu &g) {
+Gpu &gpu_entry(Snapshot &snap, const std::string &bdf, const nvml::PciInfo &pci, const NvmlGpu &g) {
   for (auto &gpu : snap.gpus)
     if (gpu.bdf == bdf)
       return gpu;
@@ -610,8 +327,8 @@ Gpu &gpu_entry(Snapshot &snap, const std::string &bdf, const PciInfo *pci, const
   gpu.bdf = bdf;
   gpu.vendor = "NVIDIA";
   gpu.vendor_id = "0x10de";
-  if (pci && pci->pciDeviceId != 0)
-    gpu.device_id = fmt::format("{:#06x}", pci->pciDeviceId >> 16);
+  if (pci.pciDeviceId != 0)
+    gpu.device_id = fmt::format("{:#06x}", pci.pciDeviceId >> 16);
   if (g.name) {
     gpu.name = g.name;
     gpu.name_source = "nvml";
@@ -623,61 +340,62 @@ Gpu &gpu_entry(Snapshot &snap, const std::string &bdf, const PciInfo *pci, const
 
 } // namespace
 
-void probe_nvml_with(const ProbeContext &ctx, const Api &api, const std::string &library_path) {
+void probe_nvml_with(const ProbeContext &ctx, const nvml::Session &session) {
   auto &nv = ctx.snapshot.nvidia;
-  nv.nvml_library = library_path;
-  Caller c(ctx, api, library_path);
-  if (!api.init) {
-    nv.nvml_status = "init-failed";
-    nv.nvml_error = library_path + " exports neither nvmlInit_v2 nor nvmlInit: not an NVML library";
-    nv.nvml_error_code = kErrorFunctionNotFound;
+  nv.nvml_library = session.library_path();
+  switch (session.state()) {
+  case nvml::Session::State::not_loaded:
+    nv.nvml_status = "not-found";
+    nv.nvml_error = session.error();
+    nv.nvml_error_code = session.error_code();
     return;
-  }
-  if (Return r = api.init(); r != kSuccess) {
+  case nvml::Session::State::not_nvml:
+  case nvml::Session::State::init_failed:
     nv.nvml_status = "init-failed";
-    nv.nvml_error = c.error_text(r);
-    nv.nvml_error_code = r;
+    nv.nvml_error = session.error();
+    nv.nvml_error_code = session.error_code();
     return;
+  case nvml::Session::State::ready:
+    break;
   }
+  Notes n(ctx, session);
   nv.nvml_status = "ok";
-  nv.driver_version = read_string(c, api.system_get_driver_version, "nvmlSystemGetDriverVersion",
-                                  "nvidia.driver_version", kSystemDriverVersionBufferSize);
-  nv.nvml_version = read_string(c, api.system_get_nvml_version, "nvmlSystemGetNVMLVersion",
-                                "nvidia.nvml_version", kSystemNvmlVersionBufferSize);
-  int cuda = 0;
-  if (c.call(api.system_get_cuda_driver_version, "nvmlSystemGetCudaDriverVersion_v2",
-             "nvidia.cuda_driver_version", &cuda))
-    nv.cuda_driver_version = cuda_version_text(cuda);
+  auto sys = nvml::read_system(session);
+  nv.driver_version = n.take(sys.driver_version, "nvidia.driver_version");
+  nv.nvml_version = n.take(sys.nvml_version, "nvidia.nvml_version");
+  if (auto cuda = n.take(sys.cuda_driver_version, "nvidia.cuda_driver_version"))
+    nv.cuda_driver_version = cuda_version_text(*cuda);
 
-  unsigned count = 0;
-  if (c.call(api.device_get_count, "nvmlDeviceGetCount_v2", "nvidia.gpu_count", &count))
+  unsigned count = n.take(sys.device_count, "nvidia.gpu_count").value_or(0);
+  if (sys.device_count.value)
     nv.gpu_count = static_cast<int>(std::min(count, kMaxGpus));
   if (count > kMaxGpus) {
-    ctx.note("nvidia.gpu_count", "nvmlDeviceGetCount_v2",
+    ctx.note("nvidia.gpu_count", sys.device_count.symbol,
              fmt::format("NVML reports {} GPUs; only the first {} are read", count, kMaxGpus));
     count = kMaxGpus;
   }
 
   // NVML index → its handle and snapshot entry (by bus id; entries may move as GPUs are added).
-  std::vector<std::pair<Device, std::string>> seen;
+  std::vector<std::pair<nvml::Device, std::string>> seen;
   for (unsigned i = 0; i < count; ++i) {
     std::string f = fmt::format("nvidia.gpu[{}]", i);
-    Device d = nullptr;
-    if (!c.call(api.device_get_handle_by_index, "nvmlDeviceGetHandleByIndex_v2", f, i, &d))
+    auto handle = n.take(nvml::device_handle(session, i), f);
+    if (!handle)
       continue;
-    PciInfo pci{};
-    bool have_pci = c.call(api.device_get_pci_info, "nvmlDeviceGetPciInfo_v3", f + ".bdf", d, &pci);
-    std::string bdf = have_pci ? pci_bus_id(pci) : std::string();
+    nvml::StaticInfo st = nvml::read_static(session, *handle);
+    auto pci = n.take(st.pci, f + ".bdf");
+    std::string bdf = pci ? normalize_bus_id(nvml::bus_id_text(*pci)) : std::string();
     if (bdf.empty()) {
       ctx.note(
-          f, "nvmlDeviceGetPciInfo_v3",
+          f, st.pci.symbol,
           "no PCI bus id from NVML: this GPU cannot be matched to the PCI bus and is left out");
       continue;
     }
-    NvmlGpu g = read_gpu(c, ctx, api, d, static_cast<int>(i), "gpus[" + bdf + "].nvml");
-    Gpu &entry = gpu_entry(ctx.snapshot, bdf, have_pci ? &pci : nullptr, g);
+    nvml::LiveSample live = nvml::sample(session, *handle);
+    NvmlGpu g = fill_gpu(n, ctx, st, live, static_cast<int>(i), "gpus[" + bdf + "].nvml");
+    Gpu &entry = gpu_entry(ctx.snapshot, bdf, *pci, g);
     entry.nvml = std::move(g);
-    seen.emplace_back(d, bdf);
+    seen.emplace_back(*handle, bdf);
   }
 
   auto find = [&](const std::string &bdf) -> const Gpu * {
@@ -694,50 +412,35 @@ void probe_nvml_with(const ProbeContext &ctx, const Api &api, const std::string 
       pair.a = ga->nvml->index;
       pair.b = gb->nvml->index;
       std::string f = fmt::format("nvidia.pairs[{},{}]", pair.a, pair.b);
-      int level = -1;
-      std::optional<int> pcie_level;
-      if (c.call(api.device_get_topology_common_ancestor, "nvmlDeviceGetTopologyCommonAncestor",
-                 f + ".topology", seen[a].first, seen[b].first, &level))
-        pcie_level = level;
-      pair.topology = gpu_pair_topology(*ga, *gb, pcie_level);
+      auto level = n.take(nvml::topology_common_ancestor(session, seen[a].first, seen[b].first),
+                          f + ".topology");
+      pair.topology = gpu_pair_topology(*ga, *gb, level);
       auto p2p = [&](int caps, const char *name) -> OptStr {
-        int status = -1;
-        if (!c.call(api.device_get_p2p_status, "nvmlDeviceGetP2PStatus", f + "." + name,
-                    seen[a].first, seen[b].first, caps, &status))
-          return std::nullopt;
-        return p2p_status_name(status);
+        auto status =
+            n.take(nvml::p2p_status(session, seen[a].first, seen[b].first, caps), f + "." + name);
+        return status ? p2p_status_name(*status) : std::nullopt;
       };
-      pair.p2p_read = p2p(kP2PCapsRead, "p2p_read");
-      pair.p2p_write = p2p(kP2PCapsWrite, "p2p_write");
-      pair.p2p_nvlink = p2p(kP2PCapsNvlink, "p2p_nvlink");
+      pair.p2p_read = p2p(nvml::kP2PCapsRead, "p2p_read");
+      pair.p2p_write = p2p(nvml::kP2PCapsWrite, "p2p_write");
+      pair.p2p_nvlink = p2p(nvml::kP2PCapsNvlink, "p2p_nvlink");
       nv.pairs.push_back(std::move(pair));
     }
   }
-  if (api.shutdown)
-    api.shutdown();
+}
+
+std::string nvml_library_name(const ProbeContext &ctx) {
+  if (!ctx.options.nvml_library.empty())
+    return ctx.options.nvml_library;
+  auto env = ctx.env.find("DLRIG_NVML_LIBRARY");
+  return env != ctx.env.end() && !env->second.empty() ? env->second : "libnvidia-ml.so.1";
 }
 
 void probe_nvml(const ProbeContext &ctx) {
-  auto &nv = ctx.snapshot.nvidia;
   // The kernel module speaks even when user-space NVML does not load or does not match it.
   if (auto text = ctx.fs.read("/proc/driver/nvidia/version", 1 << 14))
-    nv.kernel_module_version = parse_nvidia_module_version(*text);
-
-  std::string name = ctx.options.nvml_library;
-  if (name.empty()) {
-    auto env = ctx.env.find("DLRIG_NVML_LIBRARY");
-    name = env != ctx.env.end() && !env->second.empty() ? env->second : "libnvidia-ml.so.1";
-  }
-  auto lib = DynamicLibrary::open({name});
-  if (!lib) {
-    nv.nvml_status = "not-found";
-    nv.nvml_library = name;
-    nv.nvml_error = lib.error().message;
-    nv.nvml_error_code = kErrorLibraryNotFound;
-    return;
-  }
-  Api api = resolve([&](std::initializer_list<const char *> names) { return lib->symbol(names); });
-  probe_nvml_with(ctx, api, lib->path());
+    ctx.snapshot.nvidia.kernel_module_version = parse_nvidia_module_version(*text);
+  auto session = nvml::Session::open(nvml_library_name(ctx));
+  probe_nvml_with(ctx, session);
 }
 
 } // namespace dlrig

@@ -1,8 +1,9 @@
 #pragma once
 // The NVML probe's parts that tests reach: the pure translations of NVML values into snapshot
-// text, and the probe over an already resolved entry-point table (so tests can hide symbols).
+// text, and the probe over an NVML session already opened (so tests can hide symbols). The
+// library, its entry points and the readings live in platform/nvml.hpp.
 #include "dlrig/core/snapshot.hpp"
-#include "dlrig/probe/nvml_api.hpp"
+#include "dlrig/platform/nvml.hpp"
 #include "dlrig/probe/probe.hpp"
 
 #include <cstdint>
@@ -47,9 +48,13 @@ OptStr parse_nvidia_module_version(std::string_view text);
 // the PCIe level's name.
 OptStr gpu_pair_topology(const Gpu &a, const Gpu &b, std::optional<int> pcie_level);
 
-// probe_nvml with the entry points already resolved from a loaded library (library_path is what
-// the snapshot records). probe_nvml loads the library and calls this.
-void probe_nvml_with(const ProbeContext &ctx, const nvml::Api &api,
-                     const std::string &library_path);
+// The library probe_nvml loads: ProbeOptions::nvml_library, else DLRIG_NVML_LIBRARY from the
+// probed environment, else libnvidia-ml.so.1.
+std::string nvml_library_name(const ProbeContext &ctx);
+
+// probe_nvml over a session already opened (its library path is what the snapshot records; a
+// session that is not ready is recorded as not-found or init-failed). probe_nvml opens the
+// session and calls this.
+void probe_nvml_with(const ProbeContext &ctx, const nvml::Session &session);
 
 } // namespace dlrig

@@ -79,6 +79,13 @@ std::optional<std::pair<std::string_view, std::string_view>> key_value(std::stri
 
 } // namespace
 
+Result<std::string> parse_trimmed(std::string_view text) {
+  auto t = trim(text);
+  if (t.empty())
+    return make_error("empty");
+  return std::string(t);
+}
+
 Result<std::uint64_t> parse_u64(std::string_view text) {
   auto t = trim(text);
   std::uint64_t v = 0;

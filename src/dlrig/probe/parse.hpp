@@ -23,6 +23,9 @@ namespace dlrig::probe {
 Result<std::uint64_t> parse_u64(std::string_view text);
 // A signed decimal number ("-1").
 Result<std::int64_t> parse_i64(std::string_view text);
+// The text without surrounding blanks (a one-line attribute: hostname, osrelease). Error when
+// nothing is left ("empty").
+Result<std::string> parse_trimmed(std::string_view text);
 // "0x10de" or "10de" -> 0x10de.
 Result<std::uint32_t> parse_hex_u32(std::string_view text);
 // A sysfs id attribute normalised to lower-case "0x" + hex digits ("0x10DE\n" -> "0x10de").

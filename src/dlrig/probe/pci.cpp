@@ -4,6 +4,7 @@
 #include "dlrig/probe/parse.hpp"
 #include "dlrig/probe/pci_ids.hpp"
 #include "dlrig/probe/probe.hpp"
+#include "dlrig/probe/read.hpp"
 #include "dlrig/probe/thunderbolt_ids.hpp"
 
 #include <fmt/format.h>
@@ -61,22 +62,10 @@ std::string basename(const std::string &path) {
 struct Reader {
   const ProbeContext &ctx;
 
-  // A value read with a parser: nullopt and a note when the file is there but unreadable.
-  template <class Parse>
-  auto read(const std::string &path, const std::string &field, Parse parse)
-      -> std::optional<std::decay_t<decltype(parse(std::string_view()).value())>> {
-    auto text = ctx.fs.read(path, 4096);
-    if (!text) {
-      if (ctx.fs.exists(path))
-        ctx.note(field, path, text.error().message);
-      return std::nullopt;
-    }
-    auto v = parse(*text);
-    if (!v) {
-      ctx.note(field, path, v.error().message);
-      return std::nullopt;
-    }
-    return std::move(v).value();
+  // A value read with a parser. An attribute the device lacks is an answer (no PCIe link of its
+  // own, no NUMA affinity file): silent; one that is there but unreadable or garbage is noted.
+  template <class Parse> auto read(const std::string &path, const std::string &field, Parse parse) {
+    return probe::read_parsed(ctx, path, field, parse, probe::IfMissing::skip(), 4096);
   }
 
   // The four link attributes of the device directory dir. Missing attributes mean the device has

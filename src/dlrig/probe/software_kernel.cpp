@@ -1,6 +1,8 @@
 // Kernel side of the software stack: modules, /dev/nvidia* nodes, the NVIDIA services, IOMMU and
 // PCIe ACS, Secure Boot. Files only; nothing here needs root except the ACS registers, which stay
 // unknown without it.
+#include "dlrig/probe/parse.hpp"
+#include "dlrig/probe/read.hpp"
 #include "dlrig/probe/software_parse.hpp"
 #include "dlrig/probe/software_probe.hpp"
 
@@ -13,12 +15,10 @@ namespace dlrig {
 namespace {
 
 void probe_modules(const ProbeContext &ctx, KernelSide &k) {
-  auto modules_text = ctx.fs.read("/proc/modules", 1 << 16);
   std::optional<std::set<std::string>> loaded;
-  if (modules_text)
-    loaded = parse_proc_modules(*modules_text);
-  else
-    ctx.note("software.kernel.*.loaded", "/proc/modules", modules_text.error().message);
+  if (auto text = probe::read_text(ctx, "/proc/modules", "software.kernel.*.loaded",
+                                   probe::IfMissing::note(), 1 << 16))
+    loaded = parse_proc_modules(*text);
 
   std::set<std::string> blacklisted;
   bool modprobe_read = false;
@@ -67,11 +67,11 @@ void probe_modules(const ProbeContext &ctx, KernelSide &k) {
 }
 
 void probe_iommu(const ProbeContext &ctx, KernelSide &k) {
-  if (auto cmdline = read_trimmed(ctx.fs, "/proc/cmdline")) {
+  if (auto cmdline =
+          probe::read_parsed(ctx, "/proc/cmdline", "software.kernel.iommu", probe::parse_trimmed,
+                             probe::IfMissing::note("not readable"), 1 << 16)) {
     k.cmdline = cmdline;
     k.iommu = parse_iommu_mode(*cmdline);
-  } else {
-    ctx.note("software.kernel.iommu", "/proc/cmdline", "not readable");
   }
   if (ctx.fs.is_directory("/sys/kernel/iommu_groups"))
     k.iommu_groups = !ctx.fs.list("/sys/kernel/iommu_groups").empty();

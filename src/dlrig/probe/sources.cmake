@@ -6,6 +6,7 @@ list(APPEND DLRIG_SOURCES
   probe/pci.cpp
   probe/pci_ids.cpp
   probe/probe.cpp
+  probe/read.cpp
   probe/software.cpp
   probe/software_cuda.cpp
   probe/software_env.cpp

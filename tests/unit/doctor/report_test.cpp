@@ -44,11 +44,14 @@ TEST(DoctorReport, TextIsGroupedWorstFirstWithASummary) {
 TEST(DoctorReport, JsonCarriesSchemaContextAndFindings) {
   auto kb = test_kb();
   auto r = run_doctor(broken_desktop(), kb, {});
-  r.context.tool_version = "0.1.0";
-  Json j = to_json(r);
+  Envelope e;
+  e.tool_version = "0.1.0";
+  e.time = "2026-11-21T14:10:00Z";
+  Json j = document(doctor_report(r), e);
   EXPECT_EQ(j["schema_version"], kDoctorSchemaVersion);
-  EXPECT_EQ(j["context"]["host"], "tower");
-  EXPECT_EQ(j["context"]["driver_version"], "550.54.15");
+  EXPECT_EQ(j["context"]["tool_version"], "0.1.0");
+  EXPECT_EQ(j["snapshot"]["host"], "tower");
+  EXPECT_EQ(j["snapshot"]["driver_version"], "550.54.15");
   ASSERT_GE(j["findings"].size(), 3u);
   const auto &first = j["findings"][0];
   EXPECT_EQ(first["id"], "dist.master-port-in-use");
@@ -76,7 +79,7 @@ TEST(DoctorReport, OnlyRunsTheAreasAsked) {
 }
 
 TEST(DoctorReport, ListAndExplain) {
-  std::string list = render_check_list(Format::text);
+  std::string list = check_list_report().table(false);
   EXPECT_NE(list.find("link.egpu-bandwidth"), std::string::npos);
   std::string ex = render_explain(*find_check("host.shm-small"));
   EXPECT_NE(ex.find("source: reference/environment.md"), std::string::npos) << ex;

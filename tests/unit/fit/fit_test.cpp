@@ -4,7 +4,6 @@
 
 #include <gtest/gtest.h>
 
-
 namespace dlrig::fit {
 namespace {
 
@@ -367,7 +366,7 @@ TEST(Fit, VerdictHeadroomAndJson) {
   ASSERT_TRUE(g.fits.has_value());
   EXPECT_TRUE(*g.fits);
   EXPECT_EQ(*g.headroom, 80'000'000'000 - static_cast<std::int64_t>(g.memory.device));
-  auto j = to_json(rep);
+  auto j = document(fit_report(rep, false), Envelope{});
   EXPECT_EQ(j["schema_version"], 1);
   const auto &gj = j["gpus"][0];
   EXPECT_EQ(gj["total_bytes"], g.memory.device);
@@ -377,7 +376,6 @@ TEST(Fit, VerdictHeadroomAndJson) {
   EXPECT_EQ(gj["judged_at"], "device");
   EXPECT_TRUE(gj["max_batch"].is_number_integer());
 }
-
 
 } // namespace
 } // namespace dlrig::fit

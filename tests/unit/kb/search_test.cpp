@@ -1,3 +1,4 @@
+#include "dlrig/kb/report.hpp"
 #include "dlrig/kb/search.hpp"
 
 #include <gtest/gtest.h>
@@ -44,7 +45,8 @@ TEST(KbSearch, GpuListFiltersAndSorts) {
   auto v = kb_search(builtin(), {"gpus", "nvidia", 80.0, "fp32"});
   ASSERT_TRUE(v) << v.error().message;
   ASSERT_GT(v->matches, 3u);
-  const auto &items = v->json["items"];
+  auto json = kb_json(*v);
+  const auto &items = json["items"];
   for (std::size_t i = 1; i < items.size(); ++i)
     if (!items[i]["fp32_flops"].is_null()) {
       EXPECT_LE(items[i]["fp32_flops"].get<double>(), items[i - 1]["fp32_flops"].get<double>());
@@ -53,8 +55,10 @@ TEST(KbSearch, GpuListFiltersAndSorts) {
     EXPECT_EQ(g["vendor"], "NVIDIA");
     EXPECT_GE(g["memory_gb"].get<double>(), 80);
   }
-  EXPECT_EQ(v->tables.size(), 1u);
-  EXPECT_EQ(v->tables[0].rows.size(), v->matches);
+  EXPECT_EQ(v->gpus.size(), v->matches);
+  auto tables = kb_tables(*v);
+  EXPECT_EQ(tables.size(), 1u);
+  EXPECT_EQ(tables[0].rows.size(), v->matches);
 }
 
 TEST(KbSearch, NoMatchGivesSuggestions) {
@@ -63,7 +67,7 @@ TEST(KbSearch, NoMatchGivesSuggestions) {
   EXPECT_EQ(v->matches, 0u);
   ASSERT_FALSE(v->suggestions.empty());
   EXPECT_EQ(v->suggestions[0], "AMD Radeon RX 7900 XTX");
-  EXPECT_EQ(v->json["suggestions"][0], "AMD Radeon RX 7900 XTX");
+  EXPECT_EQ(kb_json(*v)["suggestions"][0], "AMD Radeon RX 7900 XTX");
 }
 
 TEST(KbSearch, ModelsCarryDerivedParams) {
@@ -81,7 +85,8 @@ TEST(KbSearch, ModelsCarryDerivedParams) {
   auto v = kb_search(kb, {"models", "llama", std::nullopt, ""});
   ASSERT_TRUE(v);
   ASSERT_EQ(v->matches, 1u);
-  const auto &item = v->json["items"][0];
+  auto json = kb_json(*v);
+  const auto &item = json["items"][0];
   ASSERT_TRUE(item.contains("params"));
   auto derived = derive_params(m);
   if (derived > 0) {
@@ -89,7 +94,7 @@ TEST(KbSearch, ModelsCarryDerivedParams) {
   } else {
     EXPECT_TRUE(item["params"].is_null()); // no derivation yet: unknown, never 0
   }
-  EXPECT_EQ(v->tables[0].rows[0][4], "4/2"); // heads/kv heads
+  EXPECT_EQ(kb_tables(*v)[0].rows[0][4], "4/2"); // heads/kv heads
   auto none = kb_search(kb, {"models", "bert", std::nullopt, ""});
   ASSERT_TRUE(none);
   EXPECT_EQ(none->matches, 0u);
@@ -99,17 +104,17 @@ TEST(KbSearch, ModelsCarryDerivedParams) {
 TEST(KbSearch, TorchFilterByVersionAndVariant) {
   auto v = kb_search(builtin(), {"torch", "2.1", std::nullopt, ""});
   ASSERT_TRUE(v);
-  for (const auto &item : v->json["items"])
+  for (const auto &item : kb_json(*v)["items"])
     EXPECT_EQ(item["version"].get<std::string>().rfind("2.1.", 0), 0u) << item["version"];
   auto one = kb_search(builtin(), {"torch", "2.2.0", std::nullopt, ""});
   ASSERT_TRUE(one);
   EXPECT_GE(one->matches, 3u);
-  for (const auto &item : one->json["items"])
+  for (const auto &item : kb_json(*one)["items"])
     EXPECT_EQ(item["version"], "2.2.0"); // that patch release, not 2.2.1 or 2.2.2
   auto cu = kb_search(builtin(), {"torch", "cu118", std::nullopt, ""});
   ASSERT_TRUE(cu);
   EXPECT_GE(cu->matches, 5u);
-  for (const auto &item : cu->json["items"])
+  for (const auto &item : kb_json(*cu)["items"])
     EXPECT_EQ(item["cuda"], "11.8");
 }
 

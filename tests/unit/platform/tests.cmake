@@ -1,3 +1,4 @@
 list(APPEND DLRIG_TEST_SOURCES
   unit/platform/fs_test.cpp
+  unit/platform/nvml_test.cpp
   unit/platform/process_test.cpp)

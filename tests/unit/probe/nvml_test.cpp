@@ -1,7 +1,5 @@
 #include "dlrig/probe/nvml.hpp"
 
-#include "dlrig/platform/dynlib.hpp"
-
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -154,20 +152,11 @@ protected:
   Snapshot probe_hiding(const std::string &scenario, std::set<std::string> hidden) {
     Snapshot snap = seed_;
     ::setenv("DLRIG_FAKE_NVML_SCENARIO", scenario.c_str(), 1);
-    auto lib = DynamicLibrary::open({DLRIG_FAKE_NVML});
-    EXPECT_TRUE(lib.ok());
-    if (!lib)
-      return snap;
-    auto api = nvml::resolve([&](std::initializer_list<const char *> names) -> void * {
-      for (const char *name : names)
-        if (!hidden.count(name))
-          if (void *sym = lib->symbol({name}))
-            return sym;
-      return nullptr;
-    });
+    auto session =
+        nvml::Session::open(DLRIG_FAKE_NVML, [&](const char *name) { return !hidden.count(name); });
     Sysroot sysroot(root_.string());
     ProbeContext ctx{sysroot, {}, {}, snap};
-    probe_nvml_with(ctx, api, lib->path());
+    probe_nvml_with(ctx, session);
     return snap;
   }
 
@@ -500,7 +489,8 @@ TEST_F(NvmlProbe, SymbolAbsentFromLibraryLeavesItsFieldNull) {
   EXPECT_EQ(s.gpus[0].nvml->fan_percent, std::nullopt);
   EXPECT_EQ(s.gpus[0].nvml->temperature_c, 38.0);
   EXPECT_EQ(notes_about(s, "nvmlDeviceGetFanSpeed"), 1);
-  EXPECT_EQ(notes_about(s, "nvmlDeviceGetComputeRunningProcesses"), 1);
+  // None of the three versions is there: the note names the newest, the one the table asks for.
+  EXPECT_EQ(notes_about(s, "nvmlDeviceGetComputeRunningProcesses_v3"), 1);
 }
 
 TEST_F(NvmlProbe, LibraryWithoutInitIsNotNvml) {
@@ -527,6 +517,63 @@ TEST_F(NvmlProbe, FailingCallIsNotedWithNvmlsReason) {
       EXPECT_EQ(n.field, "gpus[0000:01:00.0].nvml.power_draw_w");
       EXPECT_EQ(n.reason, "GPU is lost");
     }
+}
+
+TEST_F(NvmlProbe, NotesNameTheSymbolActuallyBound) {
+  // An older library: no _v2 CUDA version or _v3 PCI info. The versions called are the ones the
+  // notes must name (they once named the newest version whatever was bound).
+  auto path = root_ / "older.json";
+  std::ofstream(path) << R"({"cuda_driver_version": 12040,
+      "missing_functions": ["nvmlSystemGetCudaDriverVersion"],
+      "gpus": [{"bus_id": "00000000:01:00.0", "errors": {"nvmlDeviceGetPciInfo_v2": 999}}]})";
+  Snapshot s =
+      probe_hiding(path.string(), {"nvmlSystemGetCudaDriverVersion_v2", "nvmlDeviceGetPciInfo_v3"});
+  EXPECT_EQ(s.nvidia.nvml_status, "ok");
+  EXPECT_EQ(s.nvidia.cuda_driver_version, std::nullopt);
+  EXPECT_EQ(notes_about(s, "nvmlSystemGetCudaDriverVersion"), 1);
+  EXPECT_EQ(notes_about(s, "nvmlSystemGetCudaDriverVersion_v2"), 0);
+  EXPECT_EQ(notes_about(s, "nvmlDeviceGetPciInfo_v2"), 2); // the failed call, the GPU left out
+  EXPECT_EQ(notes_about(s, "nvmlDeviceGetPciInfo_v3"), 0);
+  EXPECT_TRUE(s.gpus.empty());
+}
+
+TEST_F(NvmlProbe, GpuLostDuringTheProbeLeavesNotesNotACrash) {
+  // Four calls answered (handle, PCI info, name, UUID), then GPU_IS_LOST for everything else.
+  auto path = root_ / "lost.json";
+  std::ofstream(path) << R"({"gpus": [{"bus_id": "00000000:01:00.0", "lost_after_calls": 4,
+      "name": "NVIDIA GeForce RTX 4090", "uuid": "GPU-1", "power_usage_mw": 30000,
+      "memory": {"total": 25757220864, "used": 1244659712}}]})";
+  Snapshot s = probe(path.string());
+  EXPECT_EQ(s.nvidia.nvml_status, "ok");
+  ASSERT_EQ(s.gpus.size(), 1u);
+  const NvmlGpu &g = *s.gpus[0].nvml;
+  EXPECT_EQ(g.name, "NVIDIA GeForce RTX 4090");
+  EXPECT_EQ(g.uuid, "GPU-1");
+  EXPECT_EQ(g.memory_total_bytes, std::nullopt);
+  EXPECT_EQ(g.power_draw_w, std::nullopt);
+  bool memory_noted = false;
+  for (const auto &n : s.notes)
+    if (n.field == "gpus[0000:01:00.0].nvml.memory_total_bytes")
+      memory_noted = n.reason == "GPU is lost" && n.source == "nvmlDeviceGetMemoryInfo_v2";
+  EXPECT_TRUE(memory_noted);
+}
+
+TEST_F(NvmlProbe, SnapshotIsOneSampleOfReadingsThatChange) {
+  // Each reading is asked once per probe, so a snapshot of a scenario whose readings change shows
+  // the first value of every sequence: one moment, not a mix of two.
+  Snapshot s = probe(data("nvml/load-then-lost.json"));
+  ASSERT_EQ(s.gpus.size(), 1u);
+  const NvmlGpu &g = *s.gpus[0].nvml;
+  EXPECT_EQ(g.memory_used_bytes, 1244659712u);
+  EXPECT_EQ(g.memory_total_bytes, 25757220864u);
+  EXPECT_DOUBLE_EQ(*g.power_draw_w, 27.83);
+  EXPECT_EQ(g.sm_clock_hz, 210e6);
+  EXPECT_EQ(g.temperature_c, 38.0);
+  EXPECT_EQ(g.pcie_gen_current, 1);
+  EXPECT_EQ(g.throttle_reasons, std::vector<std::string>{"gpu-idle"});
+  EXPECT_TRUE(g.processes.empty());
+  EXPECT_TRUE(s.notes.empty()) << s.notes.front().source.value_or("") << ": "
+                               << s.notes.front().reason;
 }
 
 } // namespace

@@ -5,5 +5,6 @@ list(APPEND DLRIG_TEST_SOURCES
   unit/probe/parse_test.cpp
   unit/probe/pci_ids_test.cpp
   unit/probe/pci_test.cpp
+  unit/probe/read_test.cpp
   unit/probe/software_parse_test.cpp
   unit/probe/software_probe_test.cpp)

@@ -1,6 +1,6 @@
 // The software section of `dlrig info`: kernel modules, driver libraries, CUDA toolkits, CUDA
 // libraries, Python environments, the variables that are set and where dlrig runs.
-#include "dlrig/output/info.hpp"
+#include "dlrig/info/report.hpp"
 
 #include <algorithm>
 

@@ -1,7 +1,8 @@
 // `dlrig info`, NVIDIA part: the driver as NVML reports it (or why NVML did not answer and what
 // that means), per-GPU readings and health, and for several GPUs the topology and peer-to-peer
-// matrices in the shape of `nvidia-smi topo -m` / `topo -p2p r`.
-#include "dlrig/output/info.hpp"
+// matrices in the shape of `nvidia-smi topo -m` / `topo -p2p r` (summarised per GPU past
+// kTopologyMatrixMaxGpus, so 5,000 GPUs print 5,000 rows, not 25 million cells).
+#include "dlrig/info/report.hpp"
 
 #include <fmt/format.h>
 
@@ -232,8 +233,28 @@ std::string p2p_code(const OptStr &status) {
   return it == codes.end() ? *status : it->second;
 }
 
+using PairCell = std::string (*)(const GpuPair &);
+
+std::string topology_cell(const GpuPair &p) {
+  return show(p.topology);
+}
+
+std::string p2p_cell(const GpuPair &p) {
+  std::string r = p2p_code(p.p2p_read), w = p2p_code(p.p2p_write);
+  return r == w ? r : r + "/" + w;
+}
+
+// Each GPU pair's cell, looked up by NVML index: one pass over the pairs.
+std::map<std::pair<int, int>, std::string> cells(const std::vector<GpuPair> &pairs, PairCell cell) {
+  std::map<std::pair<int, int>, std::string> out;
+  for (const auto &p : pairs)
+    out[{std::min(p.a, p.b), std::max(p.a, p.b)}] = cell(p);
+  return out;
+}
+
 Table matrix(const std::string &title, const std::vector<const Gpu *> &gpus,
-             const std::vector<GpuPair> &pairs, std::string (*cell)(const GpuPair &)) {
+             const std::vector<GpuPair> &pairs, PairCell cell) {
+  auto by_pair = cells(pairs, cell);
   Table t{title, {""}, {}};
   for (const Gpu *g : gpus)
     t.header.push_back(fmt::format("GPU{}", g->nvml->index));
@@ -245,13 +266,36 @@ Table matrix(const std::string &title, const std::vector<const Gpu *> &gpus,
         r.push_back("X");
         continue;
       }
-      std::string value = kUnknown;
-      for (const auto &p : pairs)
-        if ((p.a == a && p.b == b) || (p.a == b && p.b == a))
-          value = cell(p);
-      r.push_back(value);
+      auto it = by_pair.find({std::min(a, b), std::max(a, b)});
+      r.push_back(it == by_pair.end() ? std::string(kUnknown) : it->second);
     }
     t.add(std::move(r));
+  }
+  return t;
+}
+
+// Past kTopologyMatrixMaxGpus: per GPU, how many peers it reaches by each link class
+// ("NV18: 7, n/a: 4992"), in linear time and width.
+Table summary(const std::string &title, const std::vector<const Gpu *> &gpus,
+              const std::vector<GpuPair> &pairs, PairCell cell) {
+  std::map<int, std::map<std::string, std::size_t>> classes;
+  for (const auto &[ab, value] : cells(pairs, cell))
+    if (ab.first != ab.second) {
+      ++classes[ab.first][value];
+      ++classes[ab.second][value];
+    }
+  Table t{title, {"GPU", "peers by link class"}, {}};
+  for (const Gpu *g : gpus) {
+    auto &counts = classes[g->nvml->index];
+    std::size_t known = 0;
+    for (const auto &[value, n] : counts)
+      known += n;
+    if (known + 1 < gpus.size())
+      counts[kUnknown] += gpus.size() - 1 - known;
+    std::string row;
+    for (const auto &[value, n] : counts)
+      row += fmt::format("{}{}: {}", row.empty() ? "" : ", ", value, n);
+    t.add({fmt::format("GPU{}", g->nvml->index), row.empty() ? std::string("-") : row});
   }
   return t;
 }
@@ -276,18 +320,29 @@ std::vector<Table> info_nvidia_tables(const Snapshot &s) {
     return tables;
   tables.push_back(readings_table(gpus));
   tables.push_back(health_table(gpus));
-  if (gpus.size() >= 2) {
+  if (gpus.size() > kTopologyMatrixMaxGpus) {
+    auto big = fmt::format(" for {} GPUs, summarised: per GPU, its peers counted by link class "
+                           "(--json has every pair)",
+                           gpus.size());
+    tables.push_back(summary("GPU topology" + big +
+                                 " (NV# = # NVLinks, PIX = one PCIe bridge, "
+                                 "PXB = several, PHB = through the host bridge, NODE = same NUMA "
+                                 "node, SYS = across NUMA nodes)",
+                             gpus, nv.pairs, topology_cell));
+    tables.push_back(summary("Peer-to-peer read / write" + big +
+                                 " (OK, CNS = chipset not supported, GNS = GPU not supported, TNS "
+                                 "= topology not supported, DR = disabled by regkey, NS = not "
+                                 "supported, U = unknown)",
+                             gpus, nv.pairs, p2p_cell));
+  } else if (gpus.size() >= 2) {
     tables.push_back(matrix("GPU topology (as nvidia-smi topo -m: NV# = # NVLinks, PIX = one "
                             "PCIe bridge, PXB = several, PHB = through the host bridge, NODE = "
                             "same NUMA node, SYS = across NUMA nodes)",
-                            gpus, nv.pairs, [](const GpuPair &p) { return show(p.topology); }));
+                            gpus, nv.pairs, topology_cell));
     tables.push_back(matrix("Peer-to-peer read / write (as nvidia-smi topo -p2p: OK, CNS = "
                             "chipset not supported, GNS = GPU not supported, TNS = topology not "
                             "supported, DR = disabled by regkey, NS = not supported, U = unknown)",
-                            gpus, nv.pairs, [](const GpuPair &p) {
-                              std::string r = p2p_code(p.p2p_read), w = p2p_code(p.p2p_write);
-                              return r == w ? r : r + "/" + w;
-                            }));
+                            gpus, nv.pairs, p2p_cell));
   }
   return tables;
 }

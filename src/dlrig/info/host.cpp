@@ -1,6 +1,6 @@
 // `dlrig info` host tables: OS, CPU and NUMA, memory with /dev/shm and limits, storage, network
 // and RDMA.
-#include "dlrig/output/info.hpp"
+#include "dlrig/info/report.hpp"
 
 #include <fmt/format.h>
 

@@ -1,9 +1,11 @@
 // `dlrig info` PCI GPU tables: one row per display/3D controller, its links and the way to its
-// root port, and the amdgpu readings. NVML's view belongs to info_nvidia.cpp.
+// root port, and the amdgpu readings. NVML's view belongs to nvidia.cpp.
 #include "dlrig/core/pcie.hpp"
-#include "dlrig/output/info.hpp"
+#include "dlrig/info/report.hpp"
 
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace dlrig {
 
@@ -76,19 +78,24 @@ std::string path(const Gpu &g) {
 
 } // namespace
 
-std::vector<Table> info_gpu_tables(const Snapshot &s) {
-  std::vector<Table> out;
+Table info_pci_gpu_table(const Snapshot &s) {
   Table gpus{"GPUs (PCI)",
              {"bus id", "name", "vendor", "id", "driver", "NUMA", "link", "max link",
               "narrowest on the way", "attached"},
              {}};
-  bool usable_vendor = false;
-  for (const auto &g : s.gpus) {
-    usable_vendor = usable_vendor || g.vendor == "NVIDIA" || g.vendor == "AMD";
+  for (const auto &g : s.gpus)
     gpus.add({g.bdf, show(g.name), show(g.vendor), ids(g), g.driver ? *g.driver : "none",
               show_int(g.numa_node), show_current(g.link), show_max(g.link), narrowest(g),
               flags(g)});
-  }
+  return gpus;
+}
+
+std::vector<Table> info_gpu_tables(const Snapshot &s) {
+  std::vector<Table> out;
+  Table gpus = info_pci_gpu_table(s);
+  bool usable_vendor = std::any_of(s.gpus.begin(), s.gpus.end(), [](const Gpu &g) {
+    return g.vendor == "NVIDIA" || g.vendor == "AMD";
+  });
   if (s.gpus.empty()) {
     out.push_back(Table{"GPUs (PCI)", {}, {{"GPU", "No GPU found on the PCI bus"}}});
     return out;

@@ -1,0 +1,47 @@
+#include "dlrig/output/envelope.hpp"
+
+#include "dlrig/core/snapshot.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <climits>
+#include <ctime>
+
+namespace dlrig {
+
+Json context_json(const Envelope &e) {
+  Json source = nullptr;
+  if (e.source)
+    source = Json{{"kind", e.source->kind}, {"path", e.source->path}};
+  return Json{{"tool", e.tool}, {"tool_version", e.tool_version}, {"host", e.host},
+              {"time", e.time}, {"command_line", e.command_line}, {"source", source}};
+}
+
+OptStr this_host() {
+  char buf[HOST_NAME_MAX + 1] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0 || buf[0] == '\0')
+    return std::nullopt;
+  return std::string(buf);
+}
+
+std::string utc_now() {
+  auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+Envelope redacted(Envelope e) {
+  e.redacted = true;
+  e.host.reset();
+  for (auto &arg : e.command_line)
+    arg = redact_home_paths(arg);
+  if (e.source && e.source->path)
+    e.source->path = redact_home_paths(*e.source->path);
+  return e;
+}
+
+} // namespace dlrig

@@ -1,0 +1,152 @@
+#include "dlrig/output/print.hpp"
+
+#include "dlrig/output/text.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <stdexcept>
+
+namespace dlrig {
+
+const std::vector<std::string> &color_mode_names() {
+  static const std::vector<std::string> names = {"auto", "always", "never"};
+  return names;
+}
+
+ColorMode parse_color_mode(std::string_view name) {
+  if (name == "always")
+    return ColorMode::always;
+  if (name == "never")
+    return ColorMode::never;
+  return ColorMode::auto_detect;
+}
+
+bool colour_enabled(ColorMode mode, bool is_tty, const char *no_color) {
+  switch (mode) {
+  case ColorMode::always:
+    return true;
+  case ColorMode::never:
+    return false;
+  case ColorMode::auto_detect:
+    break;
+  }
+  return is_tty && (no_color == nullptr || *no_color == '\0');
+}
+
+bool stdout_colour(ColorMode mode) {
+  return colour_enabled(mode, isatty(STDOUT_FILENO) == 1, std::getenv("NO_COLOR"));
+}
+
+namespace {
+
+std::string pointer_token(const std::string &key) {
+  std::string out;
+  for (char c : key)
+    out += c == '~' ? std::string("~0") : c == '/' ? std::string("~1") : std::string(1, c);
+  return out;
+}
+
+void fix(Json &j, std::string &pointer, std::string &field, std::vector<Replaced> &out) {
+  if (j.is_string()) {
+    auto &s = j.get_ref<std::string &>();
+    if (!is_valid_utf8(s)) {
+      s = valid_utf8(s);
+      out.push_back({pointer, field});
+    }
+    return;
+  }
+  auto descend = [&](Json &child, const std::string &ptr_part, const std::string &field_part) {
+    auto p = pointer.size(), f = field.size();
+    pointer += ptr_part;
+    field += field_part;
+    fix(child, pointer, field, out);
+    pointer.resize(p);
+    field.resize(f);
+  };
+  if (j.is_array()) {
+    for (std::size_t i = 0; i < j.size(); ++i)
+      descend(j[i], "/" + std::to_string(i), "[" + std::to_string(i) + "]");
+    return;
+  }
+  if (!j.is_object())
+    return;
+  bool bad_key = false;
+  for (auto it = j.begin(); it != j.end() && !bad_key; ++it)
+    bad_key = !is_valid_utf8(it.key());
+  if (bad_key) {
+    Json fixed = Json::object();
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      auto key = valid_utf8(it.key());
+      if (key != it.key())
+        out.push_back(
+            {pointer + "/" + pointer_token(key), field + (field.empty() ? "" : ".") + key});
+      fixed[key] = std::move(it.value());
+    }
+    j = std::move(fixed);
+  }
+  for (auto it = j.begin(); it != j.end(); ++it)
+    descend(it.value(), "/" + pointer_token(it.key()), (field.empty() ? "" : ".") + it.key());
+}
+
+} // namespace
+
+std::vector<Replaced> make_valid_utf8(Json &j) {
+  std::vector<Replaced> out;
+  std::string pointer, field;
+  fix(j, pointer, field, out);
+  return out;
+}
+
+Json document(const Report &r, const Envelope &e) {
+  Json body = r.json ? r.json() : Json::object();
+  Json doc = Json::object();
+  doc["schema_version"] = r.schema_version;
+  Json context = Json::object();
+  if (auto it = body.find("context"); it != body.end() && it->is_object())
+    context = std::move(*it);
+  Json envelope = context_json(e);
+  for (auto it = envelope.begin(); it != envelope.end(); ++it)
+    context[it.key()] = std::move(it.value());
+  doc["context"] = std::move(context);
+  for (auto it = body.begin(); it != body.end(); ++it)
+    if (it.key() != "context" && it.key() != "schema_version")
+      doc[it.key()] = std::move(it.value());
+  auto replaced = make_valid_utf8(doc);
+  if (!replaced.empty()) {
+    Json pointers = Json::array();
+    for (const auto &x : replaced)
+      pointers.push_back(x.pointer);
+    doc["context"]["invalid_utf8"] = pointers;
+    if (auto notes = doc.find("notes"); notes != doc.end() && notes->is_array())
+      for (const auto &x : replaced)
+        notes->push_back(
+            {{"field", x.field},
+             {"source", nullptr},
+             {"reason", "not valid UTF-8: each invalid byte was replaced with U+FFFD"}});
+  }
+  return doc;
+}
+
+std::string render_report(const Report &r, const Envelope &e, const PrintOptions &o) {
+  std::string out;
+  switch (o.format) {
+  case Format::json:
+    return dump_json(document(r, e)) + "\n";
+  case Format::markdown:
+    out = r.markdown ? r.markdown() : r.table(false);
+    break;
+  case Format::csv:
+    if (!r.csv)
+      throw std::logic_error("this report has no CSV form");
+    out = render(r.csv(), Format::csv);
+    break;
+  case Format::table:
+    out = r.table(o.colour);
+    break;
+  }
+  // Colourless output is made printable here, whole; a colour printer did it piece by piece.
+  return o.colour && o.format == Format::table ? out : printable(out);
+}
+
+} // namespace dlrig

@@ -1,0 +1,99 @@
+#include "dlrig/output/text.hpp"
+
+#include <fmt/format.h>
+
+namespace dlrig {
+
+namespace {
+
+// Length of the well-formed UTF-8 sequence at s[i] and its code point; 0 when it is not one.
+std::size_t sequence_at(std::string_view s, std::size_t i, char32_t &cp) {
+  auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[i + k]); };
+  auto cont = [&](std::size_t k) { return i + k < s.size() && (b(k) & 0xC0) == 0x80; };
+  unsigned char c = b(0);
+  if (c < 0x80) {
+    cp = c;
+    return 1;
+  }
+  std::size_t n = 0;
+  char32_t min = 0;
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+    cp = c & 0x1F;
+    min = 0x80;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    cp = c & 0x0F;
+    min = 0x800;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    cp = c & 0x07;
+    min = 0x10000;
+  } else {
+    return 0;
+  }
+  for (std::size_t k = 1; k < n; ++k) {
+    if (!cont(k))
+      return 0;
+    cp = (cp << 6) | (b(k) & 0x3F);
+  }
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+    return 0;
+  return n;
+}
+
+} // namespace
+
+bool is_valid_utf8(std::string_view s) {
+  char32_t cp = 0;
+  for (std::size_t i = 0; i < s.size();) {
+    auto n = sequence_at(s, i, cp);
+    if (n == 0)
+      return false;
+    i += n;
+  }
+  return true;
+}
+
+std::string valid_utf8(std::string_view s) {
+  if (is_valid_utf8(s))
+    return std::string(s);
+  std::string out;
+  out.reserve(s.size() + 8);
+  char32_t cp = 0;
+  for (std::size_t i = 0; i < s.size();) {
+    auto n = sequence_at(s, i, cp);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD"; // U+FFFD
+      ++i;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
+std::string printable(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  char32_t cp = 0;
+  for (std::size_t i = 0; i < s.size();) {
+    auto n = sequence_at(s, i, cp);
+    if (n == 0) {
+      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(s[i]));
+      ++i;
+      continue;
+    }
+    bool control =
+        (cp < 0x20 && cp != '\n' && cp != '\t') || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F);
+    if (control)
+      out += fmt::format("\\x{:02x}", static_cast<unsigned>(cp));
+    else
+      out.append(s.substr(i, n));
+    i += n;
+  }
+  return out;
+}
+
+} // namespace dlrig

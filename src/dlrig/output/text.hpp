@@ -1,0 +1,23 @@
+#pragma once
+// Text from the machine or from a snapshot, made safe for where it goes: a JSON document needs
+// valid UTF-8, a terminal needs no control characters. Any byte string goes in; nothing throws.
+#include <string>
+#include <string_view>
+
+namespace dlrig {
+
+// True when `s` is well-formed UTF-8 (no overlong forms, no surrogates, nothing past U+10FFFF).
+bool is_valid_utf8(std::string_view s);
+
+// `s` with every byte that does not belong to a well-formed UTF-8 sequence replaced by U+FFFD
+// (the replacement character); well-formed text is returned unchanged. docs/snapshot.md documents
+// this, and the JSON printer records where it happened.
+std::string valid_utf8(std::string_view s);
+
+// `s` ready for a terminal, a markdown file or a CSV cell: control characters (C0 but tab and
+// newline, DEL, C1) and bytes that are not well-formed UTF-8 are written as the four characters
+// `\xNN` (hex), so an ESC sequence in a hostname can never retitle or clear the reader's terminal.
+// Printable text, backslashes included, is unchanged: printable(printable(s)) == printable(s).
+std::string printable(std::string_view s);
+
+} // namespace dlrig
