@@ -163,26 +163,43 @@ std::vector<Finding> companion_mismatch(const Snapshot &s, const kb::KnowledgeBa
     if (!env.torch || !env.torch->version)
       continue;
     const std::string &tv = *env.torch->version;
-    const auto *r = torch_release(kb, tv);
+    // The exact patch release's companions when the kb lists it; otherwise (an unlisted patch,
+    // a nightly) only the major.minor family is certain.
+    auto look = kb.lookup_torch(tv);
+    const auto *r = look.release;
     std::vector<std::string> problems;
     Finding f = make_finding(
         "torch.companion-mismatch", Severity::fail, "",
         "torchvision and torchaudio contain compiled operators linked against one torch build: "
         "with another torch or CUDA they fail at import (\"undefined symbol\", \"operator "
         "torchvision::nms does not exist\") or when the operator first runs.");
-    auto check = [&](const char *name, const OptStr &ver, const std::string &expected) {
+    auto check = [&](const char *name, const OptStr &ver, const std::string &expected,
+                     const std::vector<std::string> &also) {
       if (!ver)
         return;
       f.with(name, *ver);
       std::string a = suffix(tv), b = suffix(*ver);
+      auto mine = kb::parse_torch_version(*ver).release;
+      bool paired = compare_versions(mine, expected) == 0;
+      for (const auto &x : also)
+        paired = paired || compare_versions(mine, x) == 0;
+      auto family = kb::torch_companion_family(tv, name);
+      auto parts = parse_version(mine);
+      bool in_family = parts.size() >= 2 && fmt::format("{}.{}", parts[0], parts[1]) == family;
       if (!a.empty() && !b.empty() && a != b)
         problems.push_back(fmt::format("{} {} is built for {}, torch for {}", name, *ver, b, a));
-      else if (!expected.empty() && compare_versions(*ver, expected) != 0)
+      else if (!expected.empty() && !paired)
         problems.push_back(fmt::format("{} {} belongs to another torch (torch {} pairs with {} {})",
                                        name, *ver, r->version, name, expected));
+      else if (expected.empty() && !family.empty() && !in_family)
+        problems.push_back(
+            fmt::format("{} {} belongs to another torch (torch {} pairs with {} {}.x)", name, *ver,
+                        look.parsed.release, name, family));
     };
-    check("torchvision", env.torchvision, r ? r->torchvision : "");
-    check("torchaudio", env.torchaudio, r ? r->torchaudio : "");
+    check("torchvision", env.torchvision, look.exact ? r->torchvision : "",
+          look.exact ? r->torchvision_also : std::vector<std::string>{});
+    check("torchaudio", env.torchaudio, look.exact ? r->torchaudio : "",
+          look.exact ? r->torchaudio_also : std::vector<std::string>{});
     if (problems.empty())
       continue;
     f.title = join(problems, "; ");
@@ -255,9 +272,11 @@ std::vector<Finding> vendor_mismatch(const Snapshot &s, const kb::KnowledgeBase 
           "A CUDA build cannot drive AMD GPUs: torch.cuda.is_available() is False. AMD GPUs need "
           "the ROCm build, which answers through the same torch.cuda API.");
       std::string cmd;
-      for (const auto &r : kb.torch)
-        if (!env.torch->version || compare_versions(r.version, *env.torch->version) == 0 ||
-            cmd.empty())
+      // This torch's own release, else the newest with a ROCm build (not 1.8's).
+      for (auto it = kb.torch.rbegin(); it != kb.torch.rend(); ++it)
+        if (const auto &r = *it;
+            cmd.empty() ||
+            (env.torch->version && compare_versions(r.version, *env.torch->version) == 0))
           for (const auto &v : r.variants)
             if (v.tag.rfind("rocm", 0) == 0 && !v.index_url.empty())
               cmd = reinstall_command(r, v);
@@ -394,7 +413,9 @@ std::vector<Check> torch_checks() {
        "torchvision/torchaudio built for another torch or CUDA",
        "software.python_envs[].torch.version, torchvision, torchaudio, kb torch companions",
        "their +cuXXX suffix differs from torch's, or their version is not the one the kb pairs "
-       "with this torch",
+       "with this exact torch release; for a release the kb does not list (a nightly, an "
+       "unlisted patch), their major.minor is not torch's family (torchvision 0.(minor+15) for "
+       "2.x)",
        "reinstall torch, torchvision and torchaudio together from one index",
        "https://pytorch.org/get-started/previous-versions/; "
        "https://github.com/pytorch/vision/blob/main/README.md; "

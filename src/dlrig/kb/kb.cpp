@@ -7,6 +7,7 @@
 #include "dlrig/kb/csv.hpp"
 #include "dlrig/kb/row.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <set>
 #include <tuple>
@@ -234,9 +235,9 @@ Result<std::vector<TorchRelease>> parse_torch(std::string_view text, std::string
         } else if (v.tag != "cpu") {
           r.fail("variant", "'" + v.tag + "' is not cuXYZ, cpu or rocmX.Y");
         }
-        v.status = r.required("status");
-        if (v.status != "stable" && v.status != "experimental")
-          r.fail("status", "'" + v.status + "' is not stable or experimental");
+        v.status = r.str("status");
+        if (!v.status.empty() && v.status != "stable" && v.status != "experimental")
+          r.fail("status", "'" + v.status + "' is not stable, experimental or blank");
         v.cudnn = r.str("cudnn");
         v.nccl = r.str("nccl");
         v.arch_list = r.list("arch_list");
@@ -255,6 +256,14 @@ Result<std::vector<TorchRelease>> parse_torch(std::string_view text, std::string
         v.notes = r.str("notes");
 
         // Rows of one release sit together; the release-level columns must agree.
+        auto same_companions = [&](const char *col, const std::string &first,
+                                   const std::vector<std::string> &also) {
+          auto all = r.list(col);
+          if (all.empty())
+            return first.empty();
+          return all.front() == first &&
+                 std::equal(all.begin() + 1, all.end(), also.begin(), also.end());
+        };
         if (out.empty() || out.back().version != version) {
           for (const auto &rel : out)
             if (rel.version == version)
@@ -277,11 +286,25 @@ Result<std::vector<TorchRelease>> parse_torch(std::string_view text, std::string
           int a = std::stoi(lo.substr(lo_dot + 1)), b = std::stoi(hi.substr(hi_dot + 1));
           for (int m = a; m <= b; ++m)
             rel.python_versions.push_back(lo.substr(0, lo_dot + 1) + std::to_string(m));
-          rel.torchvision = r.str("torchvision");
-          rel.torchaudio = r.str("torchaudio");
+          // "0.15.1;0.15.0": the wheels' companion first, then others the source pairs too.
+          auto companions = [&](const char *col, std::string &first,
+                                std::vector<std::string> &also) {
+            auto all = r.list(col);
+            for (const auto &c : all)
+              if (c.empty() || !std::isdigit(static_cast<unsigned char>(c[0])) ||
+                  c.find_first_not_of("0123456789.") != std::string::npos)
+                r.fail(col, "'" + c + "' is not a version");
+            if (!all.empty())
+              first = all.front();
+            also.assign(all.begin() + (all.empty() ? 0 : 1), all.end());
+          };
+          companions("torchvision", rel.torchvision, rel.torchvision_also);
+          companions("torchaudio", rel.torchaudio, rel.torchaudio_also);
           out.push_back(std::move(rel));
-        } else if (out.back().torchvision != r.str("torchvision") ||
-                   out.back().torchaudio != r.str("torchaudio")) {
+        } else if (!same_companions("torchvision", out.back().torchvision,
+                                    out.back().torchvision_also) ||
+                   !same_companions("torchaudio", out.back().torchaudio,
+                                    out.back().torchaudio_also)) {
           r.fail("torchvision", "differs from the release's other rows");
         }
         if (def == "unverified")

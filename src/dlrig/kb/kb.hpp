@@ -73,10 +73,10 @@ struct CudaDriverMin {
 
 // data/torch.csv: one row per release and variant.
 struct TorchVariant {
-  std::string tag;                    // cu124 | cpu | rocm6.2
-  std::string cuda;                   // "12.4"; empty for cpu/rocm
-  std::string rocm;                   // "6.2" for rocm variants
-  std::string status;                 // stable | experimental (RELEASE.md's columns)
+  std::string tag;    // cu124 | cpu | rocm6.2
+  std::string cuda;   // "12.4"; empty for cpu/rocm
+  std::string rocm;   // "6.2" for rocm variants
+  std::string status; // stable | experimental (RELEASE.md's columns); empty = unknown
   std::vector<std::string> arch_list; // sm_50 ... compute_120 (empty = unknown)
   bool arch_list_partial = false;     // the source names some targets only: more may be in it
   std::string cudnn, nccl;            // bundled versions; empty = unknown
@@ -87,12 +87,46 @@ struct TorchVariant {
 };
 
 struct TorchRelease {
-  std::string version; // "2.5.1": the newest patch release of that minor the data knows
+  std::string version; // "2.5.1": one patch release; every patch release has its own rows
   std::vector<TorchVariant> variants;
   std::vector<std::string> python_versions; // "3.9" ... "3.12"
-  std::string torchvision, torchaudio;      // matching companion versions; empty = unknown
-  std::string pypi_default_unverified;      // variant the reference names, marked UNVERIFIED
+  // The companions the source pairs with this exact release (the Linux wheel command's);
+  // empty = unknown (1.5 and 1.6 name no torchaudio).
+  std::string torchvision, torchaudio;
+  // Further versions the source also pairs with it (2.0.0: conda's 0.15.0 / 2.0.0 beside the
+  // wheels' 0.15.1 / 2.0.1). Written after the first, separated by ';', in the same column.
+  std::vector<std::string> torchvision_also, torchaudio_also;
+  std::string pypi_default_unverified; // variant the reference names, marked UNVERIFIED
   const TorchVariant *variant(std::string_view tag) const;
+};
+
+// A torch version string taken apart: "2.8.0.dev20250401+cu128" -> release "2.8.0",
+// nightly_date "20250401", local "cu128". Pure; never fails (an unparsable string gives an
+// empty release).
+struct TorchVersion {
+  std::string release;      // "2.8.0": the public release part, without .devN / aN / rcN
+  std::string nightly_date; // "20250401" for a nightly (".devYYYYMMDD"); empty otherwise
+  std::string pre;          // other pre-release tags as written ("rc1", "a0"); empty otherwise
+  std::string local;        // "cu128", "cpu", "rocm6.3"; empty when the version has no '+'
+  bool nightly() const { return !nightly_date.empty(); }
+};
+TorchVersion parse_torch_version(std::string_view version);
+
+// The major.minor every build of a companion ("torchvision" or "torchaudio") for a torch
+// major.minor has: torch 2.7 -> torchvision 0.22, torchaudio 2.7; torch 1.12 -> torchvision 0.13,
+// torchaudio 0.12. Empty where no rule is known (another package, torch before 1.x). The rule is
+// the pytorch/vision README's compatibility table; the torch.csv test checks it on every row.
+std::string torch_companion_family(std::string_view torch_version, std::string_view companion);
+
+// What the knowledge base knows about one installed torch version.
+struct TorchLookup {
+  // The exact patch release when the data has it; otherwise (an unlisted patch, a nightly or a
+  // release candidate) the newest listed patch of the same major.minor, whose variants and arch
+  // lists describe the family but whose companions are not this version's; nullptr when the
+  // minor is unknown too.
+  const TorchRelease *release = nullptr;
+  bool exact = false; // release->version is this version
+  TorchVersion parsed;
 };
 
 // The exact install command for one variant:
@@ -184,9 +218,11 @@ struct KnowledgeBase {
   const ArchSpec *arch(std::string_view compute_capability) const;  // "8.9", "gfx942"
   // "12.4" -> the GA row (the lowest minimum of that minor); "12.4.1" -> that update's row.
   const CudaDriverMin *cuda_min_driver(std::string_view cuda_version) const;
-  // "2.5.1", "2.5" or "2.5.1+cu124": the release of that major.minor (variants do not change
-  // between patch releases).
+  // "2.5.1" or "2.5.1+cu124": that patch release's rows. An unlisted patch, "2.5", a nightly
+  // ("2.5.0.dev20240801+cu124") or a release candidate: the newest listed patch of that
+  // major.minor (lookup_torch says which happened).
   const TorchRelease *torch_release(std::string_view version) const;
+  TorchLookup lookup_torch(std::string_view version) const;
   const ModelArch *find_model(std::string_view name) const;
   const LinkSpec *find_link(std::string_view name) const; // "PCIe 4.0 x16", "Thunderbolt 3"
   // The PCIe row of that generation (1..6); nullptr for others.

@@ -117,12 +117,21 @@ const TorchVariant *TorchRelease::variant(std::string_view tag) const {
 }
 
 std::string pip_command(const TorchRelease &release, const TorchVariant &variant) {
-  std::string cmd = "pip install torch==" + release.version;
+  // Three shapes, as the previous-versions page writes them: an index (--index-url), a
+  // find-links page (-f ...torch_stable.html, before 1.11: torch and torchvision carry the
+  // +variant local version, torchaudio has no CUDA build), and PyPI itself (no option).
+  const std::string &url = variant.index_url;
+  bool find_links = url.size() > 5 && url.compare(url.size() - 5, 5, ".html") == 0;
+  bool pypi = url.rfind("https://pypi.org/", 0) == 0;
+  std::string local = find_links ? "+" + variant.tag : "";
+  std::string cmd = "pip install torch==" + release.version + local;
   if (!release.torchvision.empty())
-    cmd += " torchvision==" + release.torchvision;
+    cmd += " torchvision==" + release.torchvision + local;
   if (!release.torchaudio.empty())
     cmd += " torchaudio==" + release.torchaudio;
-  return cmd + " --index-url " + variant.index_url;
+  if (pypi)
+    return cmd;
+  return cmd + (find_links ? " -f " : " --index-url ") + url;
 }
 
 std::vector<const GpuSpec *> KnowledgeBase::match_gpus(std::string_view name) const {
@@ -210,16 +219,81 @@ const CudaDriverMin *KnowledgeBase::cuda_min_driver(std::string_view cuda_versio
   return first;
 }
 
-const TorchRelease *KnowledgeBase::torch_release(std::string_view version) const {
+TorchVersion parse_torch_version(std::string_view version) {
+  TorchVersion out;
   auto v = trim(version);
   auto plus = v.find('+');
-  if (plus != std::string::npos)
+  if (plus != std::string::npos) {
+    out.local = v.substr(plus + 1);
     v = v.substr(0, plus);
-  auto mm = major_minor(v);
-  for (const auto &r : torch)
+  }
+  // The release part is the leading run of dot-separated numbers (PEP 440).
+  std::size_t end = 0;
+  while (end < v.size()) {
+    std::size_t d = end;
+    while (d < v.size() && std::isdigit(static_cast<unsigned char>(v[d])))
+      ++d;
+    if (d == end)
+      break;
+    end = d;
+    if (end + 1 < v.size() && v[end] == '.' && std::isdigit(static_cast<unsigned char>(v[end + 1])))
+      ++end;
+    else
+      break;
+  }
+  out.release = v.substr(0, end);
+  std::string rest = v.substr(end);
+  if (!rest.empty() && rest[0] == '.')
+    rest.erase(0, 1);
+  // Nightlies are "X.Y.Z.devYYYYMMDD": the date of the build, before the X.Y.Z release.
+  if (rest.size() == 11 && rest.rfind("dev", 0) == 0 &&
+      rest.find_first_not_of("0123456789", 3) == std::string::npos)
+    out.nightly_date = rest.substr(3);
+  else
+    out.pre = rest;
+  return out;
+}
+
+std::string torch_companion_family(std::string_view torch_version, std::string_view companion) {
+  auto release = parse_torch_version(torch_version).release;
+  auto dot = release.find('.');
+  if (dot == std::string::npos)
+    return "";
+  auto major = leading_number(release.substr(0, dot));
+  auto minor = leading_number(release.substr(dot + 1));
+  if (!major || !minor || (*major != 1 && *major != 2))
+    return "";
+  if (companion == "torchvision")
+    return "0." + std::to_string(*minor + (*major == 2 ? 15 : 1));
+  if (companion == "torchaudio")
+    return (*major == 2 ? "2." : "0.") + std::to_string(*minor);
+  return "";
+}
+
+TorchLookup KnowledgeBase::lookup_torch(std::string_view version) const {
+  TorchLookup out;
+  out.parsed = parse_torch_version(version);
+  const auto &p = out.parsed;
+  if (p.release.empty())
+    return out;
+  bool final_release = !p.nightly() && p.pre.empty();
+  auto mm = major_minor(p.release);
+  for (const auto &r : torch) {
+    if (final_release && p.release.find('.') != p.release.rfind('.') &&
+        compare_versions(r.version, p.release) == 0) {
+      out.release = &r;
+      out.exact = true;
+      return out;
+    }
+    // Rows are oldest first: the last of the minor is its newest patch.
     if (major_minor(r.version) == mm)
-      return &r;
-  return nullptr;
+      out.release = &r;
+  }
+  return out;
+}
+
+const TorchRelease *KnowledgeBase::torch_release(std::string_view version) const {
+  return lookup_torch(version).release;
 }
 
 const ModelArch *KnowledgeBase::find_model(std::string_view name) const {

@@ -351,8 +351,8 @@ void torch(const KbView &v, std::vector<Table> *tables, Json *items) {
     std::string def = var.pypi_default                       ? "yes"
                       : r.pypi_default_unverified == var.tag ? "unverified"
                                                              : "";
-    t.add({r.version, var.tag, var.status, or_na(var.cudnn), or_na(var.nccl), arch_text(var), py,
-           or_na(r.torchvision), or_na(r.torchaudio), def});
+    t.add({r.version, var.tag, or_na(var.status), or_na(var.cudnn), or_na(var.nccl), arch_text(var),
+           py, or_na(r.torchvision), or_na(r.torchaudio), def});
     auto cmd = pip_command(r, var);
     pip.add({r.version, var.tag, cmd});
     if (items)

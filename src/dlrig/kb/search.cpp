@@ -238,13 +238,16 @@ bool torch_word_matches(const TorchRelease &r, const TorchVariant &v, const std:
            torch_word_matches(r, v, w.substr(plus + 1));
   if (v.tag == w)
     return true;
-  // Versions match by major.minor: "2.5", "2.5.0" and "2.5.1" are one release here.
+  // "2.5" matches every patch release of 2.5; "2.5.0" that patch release only.
   auto mm = [](const std::string &s) {
     auto a = s.find('.');
     return a == std::string::npos ? s : s.substr(0, s.find('.', a + 1));
   };
-  return std::isdigit(static_cast<unsigned char>(w[0])) && w.find('.') != std::string::npos &&
-         mm(w) == mm(r.version);
+  if (!std::isdigit(static_cast<unsigned char>(w[0])) || w.find('.') == std::string::npos)
+    return false;
+  if (w.find('.') != w.rfind('.'))
+    return compare_versions(w, r.version) == 0;
+  return mm(w) == mm(r.version);
 }
 
 Result<KbView> search_torch(const KnowledgeBase &kb, const KbQuery &q) {

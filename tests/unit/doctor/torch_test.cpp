@@ -108,6 +108,48 @@ TEST(DoctorTorch, CompanionMismatchBySuffixAndByVersion) {
   EXPECT_TRUE(run_check("torch.companion-mismatch", healthy_desktop()).empty());
 }
 
+// The official trios (pytorch.org/get-started/previous-versions) against the built-in kb: each
+// patch release is compared with its own companions, not with its minor's newest patch.
+std::vector<Finding> companions(const std::string &torch, const std::string &vision,
+                                const std::string &audio) {
+  Snapshot s = healthy_desktop();
+  auto &e = s.software.python_envs[0];
+  e.torch->version = torch;
+  e.torchvision = vision;
+  e.torchaudio = audio;
+  return run_check("torch.companion-mismatch", s, kb::builtin());
+}
+
+TEST(DoctorTorch, CompanionCheckPassesTheOfficialTrios) {
+  EXPECT_TRUE(companions("2.7.0+cu126", "0.22.0+cu126", "2.7.0+cu126").empty());
+  EXPECT_TRUE(companions("2.2.0+cu121", "0.17.0+cu121", "2.2.0+cu121").empty());
+  EXPECT_TRUE(companions("2.0.1+cu117", "0.15.2+cu117", "2.0.2+cu117").empty());
+  EXPECT_TRUE(companions("1.12.1+cu113", "0.13.1+cu113", "0.12.1+cu113").empty());
+  EXPECT_TRUE(companions("2.0.0", "0.15.0", "2.0.0").empty()); // conda's pairing for 2.0.0
+  EXPECT_TRUE(companions("1.5.0", "0.6.0", "0.5.0").empty());  // no torchaudio in the source
+}
+
+TEST(DoctorTorch, CompanionCheckStillFailsARealMismatch) {
+  auto f = companions("2.7.0+cu126", "0.21.0+cu126", "2.7.0+cu126");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::fail);
+  EXPECT_NE(f[0].title.find("torch 2.7.0 pairs with torchvision 0.22.0"), std::string::npos)
+      << f[0].title;
+  // A patch of the same minor is another torch's companion too.
+  EXPECT_EQ(companions("2.7.0", "0.22.1", "2.7.0").size(), 1u);
+}
+
+TEST(DoctorTorch, CompanionCheckOfAnUnlistedVersionComparesTheMinorOnly) {
+  // A nightly and a patch the kb does not list: only the family is certain.
+  EXPECT_TRUE(
+      companions("2.8.0.dev20250401+cu128", "0.23.0.dev20250401+cu128", "2.8.0.dev20250401+cu128")
+          .empty());
+  EXPECT_TRUE(companions("1.10.2+cu113", "0.11.3+cu113", "0.10.2+cu113").empty());
+  auto f = companions("2.8.0.dev20250401+cu128", "0.22.0+cu128", "2.8.0.dev20250401+cu128");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NE(f[0].title.find("torchvision 0.23.x"), std::string::npos) << f[0].title;
+}
+
 TEST(DoctorTorch, TritonUnsupportedBelowSeven) {
   Snapshot s = healthy_desktop();
   s.gpus[0].nvml->compute_capability = "6.1";
@@ -134,6 +176,26 @@ TEST(DoctorTorch, VendorMismatch) {
   torch_of(rocm).variant = "rocm6.2";
   EXPECT_EQ(worst("torch.vendor-mismatch", rocm), Severity::fail);
   EXPECT_TRUE(run_check("torch.vendor-mismatch", healthy_desktop()).empty());
+}
+
+TEST(DoctorTorch, VendorMismatchWithTheFullKbSuggestsTheNewestRocmBuild) {
+  // With every patch release in the kb, a torch it does not list must not get 1.8's ROCm wheel.
+  Snapshot amd;
+  Gpu g;
+  g.bdf = "0000:0c:00.0";
+  g.vendor = "AMD";
+  g.vendor_id = "0x1002";
+  g.driver = "amdgpu";
+  g.amd = AmdGpu{};
+  amd.gpus = {g};
+  amd.software.python_envs = healthy_desktop().software.python_envs;
+  amd.software.python_envs[0].torch->version = "9.9.0+cu999";
+  auto f = run_check("torch.vendor-mismatch", amd, kb::builtin());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NE(f[0].fix[0].find("--index-url https://download.pytorch.org/whl/rocm"),
+            std::string::npos)
+      << f[0].fix[0];
+  EXPECT_EQ(f[0].fix[0].find("torch_stable"), std::string::npos) << f[0].fix[0];
 }
 
 TEST(DoctorTorch, CudaUnavailableFromDeepProbe) {

@@ -185,7 +185,14 @@ TEST(KbData, EveryTorchCudaVariantHasADriverMinimum) {
       if (!v.cuda.empty()) {
         EXPECT_NE(kb().cuda_min_driver(v.cuda), nullptr) << rel.version << "+" << v.tag;
       }
-      EXPECT_EQ(v.index_url, "https://download.pytorch.org/whl/" + v.tag);
+      // The shapes the previous-versions page uses: an index per variant, a find-links page
+      // (before 1.11), the 1.8 LTS index, or PyPI itself (the default CUDA build before 1.8.1).
+      const std::string whl = "https://download.pytorch.org/whl/";
+      EXPECT_TRUE(v.index_url == whl + v.tag || v.index_url == whl + "torch_stable.html" ||
+                  v.index_url == whl + v.tag + "/torch_stable.html" ||
+                  v.index_url == whl + "lts/1.8/" + v.tag ||
+                  (v.index_url == "https://pypi.org/simple" && v.pypi_default))
+          << rel.version << "+" << v.tag << ": " << v.index_url;
       for (const auto &a : v.arch_list) {
         EXPECT_NE(kb().arch(a.substr(a.find('_') + 1, a.size() - a.find('_') - 2) + "." +
                             a.substr(a.size() - 1)),

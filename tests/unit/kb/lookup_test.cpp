@@ -62,8 +62,9 @@ TEST(KbLookup, TorchRelease) {
   const auto *r = kb().torch_release("2.5.1+cu124");
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->version, "2.5.1");
-  EXPECT_EQ(kb().torch_release("2.5"), r);
-  EXPECT_EQ(kb().torch_release("2.5.0"), r);
+  EXPECT_EQ(kb().torch_release("2.5"), r); // a bare minor: its newest patch
+  ASSERT_NE(kb().torch_release("2.5.0"), nullptr);
+  EXPECT_EQ(kb().torch_release("2.5.0")->version, "2.5.0"); // a patch: its own rows
   ASSERT_NE(r->variant("cu124"), nullptr);
   EXPECT_TRUE(r->variant("cu124")->pypi_default);
   EXPECT_EQ(r->variant("cu124")->cudnn, "9.1.0.70");
