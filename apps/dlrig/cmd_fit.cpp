@@ -5,10 +5,9 @@
 #include "dlrig/fit/fit.hpp"
 #include "dlrig/fit/load.hpp"
 #include "dlrig/fit/report.hpp"
-#include "dlrig/kb/search.hpp"
+#include "dlrig/fit/targets.hpp"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -122,51 +121,18 @@ ExitCode run_fit(FitArgs &a, const Envelope &envelope) {
   std::vector<std::string> assumptions;
   run = need(fit::resolve_run(model, run, &assumptions));
 
-  std::vector<fit::GpuTarget> gpus;
   std::optional<fit::CpuTarget> cpu;
   std::optional<Snapshot> snap;
   if (!a.all_gpus || !a.src.from.empty())
     snap = obtain_snapshot(a.src);
   if (snap)
     cpu = fit::cpu_target(snap->host.cpu);
-  if (a.all_gpus) {
-    for (const auto &g : kb.gpus)
-      gpus.push_back(fit::gpu_target(g));
-    if (gpus.empty())
-      throw Failure(ExitCode::usage, "--all-gpus: the knowledge base of this build has no GPUs");
-  } else if (!a.gpu.empty()) {
-    auto found = kb.match_gpus(a.gpu);
-    if (found.size() != 1) {
-      std::vector<std::string> names;
-      for (const auto *g : found)
-        names.push_back(g->name);
-      if (names.empty()) {
-        for (const auto &g : kb.gpus)
-          names.push_back(g.name);
-        names = kb::nearest_names(names, a.gpu);
-      }
-      throw Failure(ExitCode::usage,
-                    fmt::format("--gpu \"{}\": {} in the catalog{}: {} (see `dlrig kb gpus`)",
-                                a.gpu, found.empty() ? "no such GPU" : "several GPUs match",
-                                found.empty() ? "; nearest" : "", fmt::join(names, ", ")));
-    }
-    gpus.push_back(fit::gpu_target(*found.front()));
-  } else {
-    gpus = fit::gpu_targets(*snap, kb);
-    if (gpus.empty())
-      throw Failure(ExitCode::usage, "this machine has no GPU to size against: give --gpu NAME "
-                                     "(a catalog GPU) or --all-gpus");
-    // Training runs on one kind of GPU: size against the first; several kinds are listed.
-    if (!a.all_gpus && gpus.size() > 1) {
-      std::vector<fit::GpuTarget> kinds;
-      for (const auto &g : gpus)
-        if (std::none_of(kinds.begin(), kinds.end(), [&](const fit::GpuTarget &k) {
-              return k.name == g.name && k.memory_bytes == g.memory_bytes;
-            }))
-          kinds.push_back(g);
-      gpus = std::move(kinds);
-    }
-  }
+  fit::Targets targets = a.all_gpus       ? fit::all_catalog_gpus(kb)
+                         : !a.gpu.empty() ? fit::catalog_gpu(kb, a.gpu)
+                                          : fit::machine_gpus(*snap, kb);
+  if (targets.error)
+    throw Failure(ExitCode::usage, targets.error->message());
+  std::vector<fit::GpuTarget> gpus = std::move(targets.gpus);
 
   fit::FitOptions opts;
   opts.max_batch = a.max_batch;

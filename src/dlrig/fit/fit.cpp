@@ -8,8 +8,8 @@
 namespace dlrig::fit {
 namespace {
 
-bool is_transformer(kb::ModelFamily f) {
-  return f != kb::ModelFamily::cnn && f != kb::ModelFamily::unet;
+bool is_transformer(model::ModelFamily f) {
+  return f != model::ModelFamily::cnn && f != model::ModelFamily::unet;
 }
 
 std::string strip0x(const std::optional<std::string> &s) {
@@ -155,27 +155,21 @@ Result<Run> resolve_run(const ModelInput &model, Run run, std::vector<std::strin
       return make_error("--tp/--pp are modelled for transformers only");
     if (run.qlora)
       return make_error("--qlora is modelled for transformers only");
-    if (run.lora() && arch.family != kb::ModelFamily::unet)
+    if (run.lora() && arch.family != model::ModelFamily::unet)
       return make_error("--lora is modelled for transformers and UNets (not for CNNs yet)");
     if (run.checkpointing == Checkpointing::selective)
       return make_error("--checkpointing selective recomputes a transformer layer's attention "
                         "core; for " +
                         arch.name + " give --checkpointing full");
     if (run.image_size == 0) {
-      run.image_size = arch.family == kb::ModelFamily::unet ? unet_default_image(arch)
-                       : arch.image_size > 0                ? arch.image_size
-                                                            : 224;
+      run.image_size = model::default_image_size(arch);
       note(fmt::format("--image-size not given: {} x {} pixels", run.image_size, run.image_size));
     }
     if (run.image_size < 32)
       return make_error("--image-size must be at least 32 pixels for " + arch.name);
-    if (arch.family == kb::ModelFamily::unet) {
-      if (!unet_cost(arch, run.image_size))
-        return make_error(arch.name + ": the UNet's block_out_channels are not in its config; "
-                                      "give the diffusers unet/config.json");
-    } else if (resnet_layers(arch, run.image_size).empty())
-      return make_error(arch.name + ": the CNN's layer shapes are unknown (a ResNet with "
-                                    "extra.layers and extra.block is modelled)");
+    // The walk that memory and time fold over refuses what it cannot model, and says why.
+    if (auto modules = model::walk(arch, run.image_size); !modules)
+      return make_error(modules.error().message);
   }
   if (run.qlora && run.lora_rank == 0) {
     run.lora_rank = 8;
@@ -294,8 +288,8 @@ std::vector<Candidate> single_changes(const ModelInput &model, const Run &run, c
       add(r, fmt::format("mixed precision ({})", name(r.precision)),
           "16-bit activations and tensor-core speed; fp16 needs loss scaling");
     }
-    const bool unet = model.arch.family == kb::ModelFamily::unet;
-    const bool cnn = model.arch.family == kb::ModelFamily::cnn;
+    const bool unet = model.arch.family == model::ModelFamily::unet;
+    const bool cnn = model.arch.family == model::ModelFamily::cnn;
     if ((unet || cnn) && run.checkpointing != Checkpointing::full) {
       Run r = run;
       r.checkpointing = Checkpointing::full;
@@ -589,7 +583,7 @@ std::vector<GpuTarget> gpu_targets(const Snapshot &snap, const kb::KnowledgeBase
 }
 
 Result<ModelInput> model_from_catalog(std::string_view name, const kb::KnowledgeBase &kb) {
-  const kb::ModelArch *m = kb.find_model(name);
+  const model::ModelArch *m = kb.find_model(name);
   if (!m) {
     std::vector<std::pair<std::size_t, std::string>> near;
     for (const auto &c : kb.models)
@@ -605,7 +599,7 @@ Result<ModelInput> model_from_catalog(std::string_view name, const kb::Knowledge
   }
   ModelInput in;
   in.arch = *m;
-  in.params = params_of(*m);
+  in.params = model::derive_params(*m);
   in.origin = "catalog";
   if (in.params <= 0)
     return make_error(fmt::format("catalog model {} has no derivable parameter count in this "

@@ -41,7 +41,7 @@ Result<ModelInput> from_config_file(const fs::path &cfg, std::optional<Checkpoin
     in.origin += " + safetensors header";
     in.checkpoint = std::move(ckpt);
   } else {
-    in.params = params_of(in.arch);
+    in.params = model::derive_params(in.arch);
   }
   if (in.params <= 0)
     return make_error(cfg.string() + ": the parameter count cannot be derived from this config "
@@ -60,7 +60,7 @@ bool names_a_file(const std::string &spec) {
          spec.ends_with(".safetensors");
 }
 
-Result<kb::ModelArch> parse_model_config(std::string_view text, const std::string &where) {
+Result<model::ModelArch> parse_model_config(std::string_view text, const std::string &where) {
   Json j;
   try {
     j = Json::parse(text.begin(), text.end());
@@ -70,13 +70,13 @@ Result<kb::ModelArch> parse_model_config(std::string_view text, const std::strin
   if (!j.is_object())
     return make_error(where + ": a config.json must be a JSON object");
   auto stem = fs::path(where).parent_path().filename().string();
-  auto arch = kb::model_from_config(j, stem.empty() ? where : stem);
+  auto arch = model::model_from_config(j, stem.empty() ? where : stem);
   if (!arch)
     return make_error(where + ": " + arch.error().message);
   return arch;
 }
 
-Result<ModelInput> load_model(const std::string &spec, std::optional<kb::ModelFamily> family,
+Result<ModelInput> load_model(const std::string &spec, std::optional<model::ModelFamily> family,
                               const kb::KnowledgeBase &kb) {
   if (!names_a_file(spec))
     return model_from_catalog(spec, kb);
@@ -98,7 +98,7 @@ Result<ModelInput> load_model(const std::string &spec, std::optional<kb::ModelFa
                                "model.safetensors.index.json");
     p = p / "model.safetensors"; // for the messages below
     DLRIG_TRY(auto arch,
-              arch_from_checkpoint(*ckpt, family.value_or(kb::ModelFamily::decoder), spec));
+              arch_from_checkpoint(*ckpt, family.value_or(model::ModelFamily::decoder), spec));
     ModelInput in;
     in.arch = std::move(arch);
     in.params = static_cast<std::int64_t>(ckpt->params);
@@ -114,7 +114,8 @@ Result<ModelInput> load_model(const std::string &spec, std::optional<kb::ModelFa
     auto cfg = p.parent_path() / "config.json";
     if (fs::exists(cfg, ec))
       return from_config_file(cfg, std::move(c));
-    DLRIG_TRY(auto arch, arch_from_checkpoint(c, family.value_or(kb::ModelFamily::decoder), spec));
+    DLRIG_TRY(auto arch,
+              arch_from_checkpoint(c, family.value_or(model::ModelFamily::decoder), spec));
     ModelInput in;
     in.arch = std::move(arch);
     in.params = static_cast<std::int64_t>(c.params);

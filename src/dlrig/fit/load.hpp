@@ -15,12 +15,12 @@ namespace dlrig::fit {
 // .safetensors name); a bad one is bad input (exit 65), an unknown catalog name a usage error.
 bool names_a_file(const std::string &spec);
 
-// Parses a config.json's text into a model (kb::model_from_config); errors name the file and the
+// Parses a config.json's text into a model (model::model_from_config); errors name the file and the
 // line and column.
-Result<kb::ModelArch> parse_model_config(std::string_view text, const std::string &where);
+Result<model::ModelArch> parse_model_config(std::string_view text, const std::string &where);
 
 // Reads the model a spec names. family is --family, used when a checkpoint has no config.json.
-Result<ModelInput> load_model(const std::string &spec, std::optional<kb::ModelFamily> family,
+Result<ModelInput> load_model(const std::string &spec, std::optional<model::ModelFamily> family,
                               const kb::KnowledgeBase &kb);
 
 } // namespace dlrig::fit

@@ -6,6 +6,12 @@
 namespace dlrig::fit {
 namespace {
 
+// A CNN's modules at its default image size (parameters and buffers do not depend on it).
+std::vector<model::Module> cnn_modules(const model::ModelArch &m) {
+  auto modules = model::walk(m, model::default_image_size(m));
+  return modules ? std::move(*modules) : std::vector<model::Module>{};
+}
+
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr double kMiB = 1024.0 * 1024.0;
 
@@ -44,8 +50,8 @@ bool full32(Precision p) {
 bool is_zero(Strategy s) {
   return s == Strategy::zero1 || s == Strategy::zero2 || s == Strategy::zero3;
 }
-bool is_transformer(kb::ModelFamily f) {
-  return f != kb::ModelFamily::cnn && f != kb::ModelFamily::unet;
+bool is_transformer(model::ModelFamily f) {
+  return f != model::ModelFamily::cnn && f != model::ModelFamily::unet;
 }
 
 // Optimizer states in bytes per parameter when held in fp32 (memory.md §1.3: AdamW 8 for m and v,
@@ -71,10 +77,11 @@ double optimizer_state_bytes(Optimizer o, double adafactor_bytes_per_param) {
 // Adafactor keeps factored second moments: a row and a column vector per matrix (fp32).
 double adafactor_bytes_per_param(const ModelInput &m, const Dims &d) {
   double rc = 0;
-  if (m.arch.family == kb::ModelFamily::cnn) {
-    for (const auto &c : resnet_layers(m.arch, 224))
-      if (c.kernel > 0)
-        rc += static_cast<double>(c.out_ch + c.in_ch * c.kernel * c.kernel);
+  if (m.arch.family == model::ModelFamily::cnn) {
+    // A conv weight [out, in, k, k] factors as out rows and in·k·k columns.
+    for (const auto &r : cnn_modules(m.arch))
+      if (r.kind == "conv")
+        rc += static_cast<double>(r.output.channels + r.params / r.output.channels);
   } else {
     double h = static_cast<double>(d.hidden), q = static_cast<double>(d.q_dim);
     double kv = static_cast<double>(d.kv_dim), i = static_cast<double>(d.intermediate);
@@ -92,14 +99,14 @@ double adafactor_bytes_per_param(const ModelInput &m, const Dims &d) {
 // accelerate's bert-base-cased total includes).
 // A CNN's BatchNorm layers keep running_mean and running_var (fp32, one per channel) and an int64
 // num_batches_tracked (the rest of accelerate's resnet50 total, memory.md §1.1).
-double buffer_bytes(const kb::ModelArch &m) {
+double buffer_bytes(const model::ModelArch &m) {
   if (m.type_vocab > 0 && m.max_positions > 0)
     return 2.0 * 8 * static_cast<double>(m.max_positions);
   double bytes = 0;
-  if (m.family == kb::ModelFamily::cnn)
-    for (const auto &c : resnet_layers(m, 224))
-      if (c.kernel > 0)
-        bytes += 2.0 * 4 * static_cast<double>(c.out_ch) + 8;
+  if (m.family == model::ModelFamily::cnn)
+    for (const auto &r : cnn_modules(m))
+      if (r.kind == "batchnorm")
+        bytes += 2.0 * 4 * static_cast<double>(r.output.channels) + 8;
   return bytes;
 }
 
@@ -107,10 +114,10 @@ double buffer_bytes(const kb::ModelArch &m) {
 // targets are the query and value projections (the fused c_attn / qkv_proj where a model fuses
 // them; T5's self- and cross-attention q and v); "all-linear" takes every linear but the output
 // head. Without a linear-layer table, the query and value shapes from the dimensions.
-double lora_adapter_params(const kb::ModelArch &m, const Dims &d, const Run &run) {
+double lora_adapter_params(const model::ModelArch &m, const Dims &d, const Run &run) {
   const double r = run.lora_rank > 0 ? run.lora_rank : 8;
   double per_rank = 0;
-  for (const auto &l : kb::linear_layers(m)) {
+  for (const auto &l : model::linear_layers(m)) {
     bool take = run.lora_targets == LoraTargets::all_linear
                     ? l.role != "lm_head" && l.role != "classifier"
                     : l.role == "q" || l.role == "v" || l.role == "qkv" || l.role == "cross_q" ||
@@ -118,8 +125,8 @@ double lora_adapter_params(const kb::ModelArch &m, const Dims &d, const Run &run
     if (take)
       per_rank += static_cast<double>(l.count * (l.in + l.out));
   }
-  if (m.family == kb::ModelFamily::unet) {
-    if (auto u = unet_cost(m, unet_default_image(m)))
+  if (m.family == model::ModelFamily::unet) {
+    if (auto u = unet_cost(m, model::default_image_size(m)))
       per_rank = run.lora_targets == LoraTargets::all_linear ? u->lora_all_per_rank
                                                              : u->lora_qkvo_per_rank;
   } else if (per_rank == 0) {
@@ -252,40 +259,39 @@ struct BackwardPeak {
 // With full checkpointing (torch.utils.checkpoint around each residual block, as torchvision
 // users wrap layer1..layer4) a block keeps only its input; its saved tensors come back while it is
 // recomputed in backward, one block at a time.
-BackwardPeak cnn_backward_peak(const kb::ModelArch &m, double side, double b, double ab,
+BackwardPeak cnn_backward_peak(const model::ModelArch &m, double side, double b, double ab,
                                double grad_bytes, bool checkpoint) {
-  auto layers = resnet_layers(m, static_cast<std::int64_t>(side));
+  std::vector<model::Module> layers;
+  if (auto modules = model::walk(m, static_cast<std::int64_t>(side)))
+    layers = std::move(*modules);
   std::vector<double> saved;
   double acts = static_cast<double>(m.channels > 0 ? m.channels : 3) * side * side * b * ab;
-  for (const auto &c : layers) {
-    double elems = static_cast<double>(c.out_ch * c.out_side * c.out_side) * b;
-    saved.push_back(elems * ab * c.saved_outputs + (c.kernel == 0 ? elems * 8 : 0)); // max-pool
-    acts += saved.back();                                                            // indices
+  for (const auto &r : layers) {
+    saved.push_back((r.saved * ab + r.saved_int64 * 8) * b);
+    acts += saved.back();
   }
-  const auto classes = static_cast<double>(resnet_classes(m));
-  double grads = layers.empty()
-                     ? 0
-                     : (static_cast<double>(layers.back().out_ch) * classes + classes) * grad_bytes;
+  double grads = 0;
   if (checkpoint) {
-    // Kept: the image, the stem's tensors and each block's input (the previous layer's output).
+    // Kept: the image, the stem's tensors and each block's input (the previous module's output).
     double kept = acts;
     std::vector<double> block_saved, block_input, block_grads;
     for (std::size_t i = 0; i < layers.size(); ++i) {
-      const auto &c = layers[i];
-      if (c.block < 0)
+      const auto &r = layers[i];
+      if (r.block < 0) {
+        if (!block_saved.empty()) // the head after the blocks: its gradients come first
+          grads += static_cast<double>(r.params) * grad_bytes;
         continue;
+      }
       kept -= saved[i];
-      const auto k = static_cast<std::size_t>(c.block);
+      const auto k = static_cast<std::size_t>(r.block);
       if (k >= block_saved.size()) {
-        const auto &prev = layers[i - 1]; // the stem's max-pool or the previous block's output
-        block_input.push_back(static_cast<double>(prev.out_ch * prev.out_side * prev.out_side) * b *
-                              ab);
+        block_input.push_back(static_cast<double>(r.input.elements()) * b * ab);
         block_saved.push_back(0);
         block_grads.push_back(0);
         kept += block_input.back();
       }
       block_saved[k] += saved[i];
-      block_grads[k] += static_cast<double>(c.params()) * grad_bytes;
+      block_grads[k] += static_cast<double>(r.params) * grad_bytes;
     }
     BackwardPeak best{kept, grads};
     for (std::size_t k = block_saved.size(); k-- > 0;) {
@@ -297,10 +303,11 @@ BackwardPeak cnn_backward_peak(const kb::ModelArch &m, double side, double b, do
     }
     return best;
   }
+  // Backward walks the modules from the classifier down, in autograd's order (the reverse of the
+  // forward), freeing each one's saved tensors and making its gradients.
   BackwardPeak best{acts, grads};
   for (std::size_t i = layers.size(); i-- > 0;) {
-    const auto &c = layers[i];
-    grads += static_cast<double>(c.params()) * grad_bytes;
+    grads += static_cast<double>(layers[i].params) * grad_bytes;
     acts -= saved[i];
     if (acts + grads > best.activations + best.gradients)
       best = {acts, grads};
@@ -379,18 +386,15 @@ namespace {
 // (with running statistics) or classifier.
 double accelerate_largest_bytes(const ModelInput &model) {
   const auto &m = model.arch;
-  if (m.family == kb::ModelFamily::cnn) {
+  if (m.family == model::ModelFamily::cnn) {
+    // fp32 weights; a BatchNorm adds its running statistics and num_batches_tracked.
     double best = 0;
-    const auto convs = resnet_layers(m, 224);
-    for (const auto &c : convs) {
-      if (c.kernel == 0)
-        continue;
-      best = std::max(best, 4.0 * static_cast<double>(c.weights()));
-      best = std::max(best, 4.0 * 4 * static_cast<double>(c.out_ch) + 8);
+    for (const auto &r : cnn_modules(m)) {
+      double bytes = 4.0 * static_cast<double>(r.params);
+      if (r.kind == "batchnorm")
+        bytes += 4.0 * 2 * static_cast<double>(r.output.channels) + 8;
+      best = std::max(best, bytes);
     }
-    const auto classes = static_cast<double>(resnet_classes(m));
-    if (!convs.empty())
-      best = std::max(best, 4 * (static_cast<double>(convs.back().out_ch) * classes + classes));
     return best;
   }
   const double h = static_cast<double>(m.hidden);
@@ -404,7 +408,7 @@ double accelerate_largest_bytes(const ModelInput &model) {
       best = std::max(best, 4 * static_cast<double>(m.max_positions) * h);
   }
   double layer = 0;
-  for (const auto &l : kb::linear_layers(m))
+  for (const auto &l : model::linear_layers(m))
     if (l.role != "lm_head" && l.role != "pooler" && l.role != "classifier")
       layer += static_cast<double>(l.params());
   const double layers = static_cast<double>(m.layers + m.decoder_layers);
@@ -419,7 +423,7 @@ double accelerate_largest_bytes(const ModelInput &model) {
 } // namespace
 
 std::vector<AccelerateRow> accelerate_rows(const ModelInput &model) {
-  if (model.arch.family == kb::ModelFamily::unet)
+  if (model.arch.family == model::ModelFamily::unet)
     return {};
   const double total32 = 4 * static_cast<double>(model.params) + buffer_bytes(model.arch);
   const double largest32 = accelerate_largest_bytes(model);
@@ -508,7 +512,7 @@ MemoryEstimate estimate_memory(const ModelInput &model, const Run &run, const Gp
       grads = adapters * 4;
       opt = adapters * k;
       temp = pytorch_foreach_temp(run.optimizer) ? adapters * 4 : 0;
-      const bool unet = arch.family == kb::ModelFamily::unet;
+      const bool unet = arch.family == model::ModelFamily::unet;
       e.notes.push_back(run.lora_targets == LoraTargets::all_linear
                             ? "LoRA adapters on every linear layer but the output head"
                         : unet ? "LoRA adapters on the attention blocks' to_q, to_k, to_v and "
@@ -531,7 +535,7 @@ MemoryEstimate estimate_memory(const ModelInput &model, const Run &run, const Gp
     // bound).
     const bool sharded_grads = run.strategy == Strategy::zero2 || run.strategy == Strategy::zero3 ||
                                run.strategy == Strategy::fsdp;
-    if (run.grad_accum > 1 || sharded_grads || arch.family == kb::ModelFamily::unet)
+    if (run.grad_accum > 1 || sharded_grads || arch.family == model::ModelFamily::unet)
       grads_held = grads;
     else if (run.strategy == Strategy::ddp && run.dp() > 1 && !run.lora())
       grads_held = grads / 2;
@@ -563,12 +567,12 @@ MemoryEstimate estimate_memory(const ModelInput &model, const Run &run, const Gp
       acts += 8 * s * b; // int64 token ids
       if (d.dropout)
         acts += s * b * static_cast<double>(d.hidden); // embedding dropout mask
-      if (run.pp == 1 && d.vocab > 0 && arch.family != kb::ModelFamily::encoder)
+      if (run.pp == 1 && d.vocab > 0 && arch.family != model::ModelFamily::encoder)
         acts += (full32(run.precision) ? kLossPeakBytes32 : kLossPeakBytes16) * b * s *
                 static_cast<double>(d.vocab) / run.tp;
-      if (arch.family == kb::ModelFamily::encoder && arch.patch_size > 0)
+      if (arch.family == model::ModelFamily::encoder && arch.patch_size > 0)
         acts += 3.0 * static_cast<double>(run.image_size * run.image_size) * b * ab;
-    } else if (arch.family == kb::ModelFamily::cnn) {
+    } else if (arch.family == model::ModelFamily::cnn) {
       auto peak = cnn_backward_peak(arch, static_cast<double>(run.image_size), b, ab,
                                     P > 0 ? (grads - grads_held) / P : 0,
                                     run.checkpointing == Checkpointing::full);
@@ -602,11 +606,12 @@ MemoryEstimate estimate_memory(const ModelInput &model, const Run &run, const Gp
       auto one = layer_parts(d, s, seqs, ab, run.attention, false);
       acts = one.replicated + (one.sharded + one.scores) / run.tp;
       acts += 4 * seqs * static_cast<double>(d.vocab) / run.tp; // fp32 logits, last position
-    } else if (arch.family == kb::ModelFamily::cnn) {
+    } else if (arch.family == model::ModelFamily::cnn) {
       // No graph is kept: the largest layer's input and output at once.
       double best = 0;
-      for (const auto &c : resnet_layers(arch, run.image_size))
-        best = std::max(best, static_cast<double>(c.out_ch * c.out_side * c.out_side));
+      if (auto modules = model::walk(arch, run.image_size))
+        for (const auto &r : *modules)
+          best = std::max(best, static_cast<double>(r.output.elements()));
       acts = 2 * best * seqs * ab;
     } else if (auto u = unet_cost(arch, run.image_size)) {
       acts = (u->infer_elements + (run.attention == Attention::eager ? u->infer_scores : 0)) * ab *

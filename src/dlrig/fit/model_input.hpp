@@ -1,9 +1,10 @@
 #pragma once
-// The model as the estimator sees it: the architecture (kb::ModelArch), its parameter count, and
+// The model as the estimator sees it: the architecture (model::ModelArch), its parameter count, and
 // the shapes the memory and FLOP formulas need, derived once.
 #include "dlrig/core/result.hpp"
 #include "dlrig/fit/safetensors.hpp"
-#include "dlrig/kb/model.hpp"
+#include "dlrig/model/model.hpp"
+#include "dlrig/model/walk.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -11,17 +12,6 @@
 #include <vector>
 
 namespace dlrig::fit {
-
-// One convolution (with its BatchNorm) of a CNN, for activations and FLOPs.
-struct ConvLayer {
-  std::int64_t in_ch = 0, out_ch = 0, kernel = 1, stride = 1;
-  std::int64_t out_side = 0; // output height = width, for the model's default image size
-  int saved_outputs = 2;     // tensors of the output's size kept for backward (BN input, ReLU out)
-  int block = -1;            // residual block index (stem and max-pool: -1)
-  // The convolution's weight elements (0 for the max-pool), and with its BatchNorm's affine pair.
-  std::int64_t weights() const { return in_ch * out_ch * kernel * kernel; }
-  std::int64_t params() const { return kernel > 0 ? weights() + 2 * out_ch : 0; }
-};
 
 // Transformer shapes (0 where the family has none).
 struct Dims {
@@ -47,7 +37,7 @@ struct Dims {
 };
 
 struct ModelInput {
-  kb::ModelArch arch;
+  model::ModelArch arch;
   std::int64_t params = 0;              // total parameters (every expert of an MoE)
   std::string origin;                   // how the model was given: "catalog", "config.json PATH"...
   std::optional<Checkpoint> checkpoint; // when read from safetensors
@@ -55,7 +45,7 @@ struct ModelInput {
 };
 
 // The shapes of a transformer family model (decoder, moe_decoder, encoder, encoder_decoder).
-Dims dims_of(const kb::ModelArch &m);
+Dims dims_of(const model::ModelArch &m);
 
 // Per-layer parameters of a transformer block (attention + MLP, all experts); for FSDP units.
 std::int64_t layer_params(const Dims &d);
@@ -65,26 +55,15 @@ std::int64_t inactive_expert_params(const Dims &d);
 // head and norms stay 16-bit (memory.md §1.7, transformers' bitsandbytes integration).
 std::int64_t quantizable_params(const Dims &d, std::int64_t total);
 // The largest module's direct parameters (DeepSpeed's largest_layer_params, memory.md §1.2).
-std::int64_t largest_layer_params(const kb::ModelArch &m, const Dims &d);
+std::int64_t largest_layer_params(const model::ModelArch &m, const Dims &d);
 
-// CNNs (torchvision ResNet): the convolutions for an image side; empty when the arch does not say
-// its depth. Depth comes from extra["layers"] (blocks per stage) and extra["block"]
-// ("basic"|"bottleneck"), or from a "resnetNN" name.
-std::vector<ConvLayer> resnet_layers(const kb::ModelArch &m, std::int64_t image_side);
-// The classifier's outputs (torchvision's num_classes, 1000 for ImageNet).
-std::int64_t resnet_classes(const kb::ModelArch &m);
-// ResNet parameters from the same walk (conv weights, BatchNorm affine, the fc head).
-std::int64_t resnet_params(const kb::ModelArch &m);
-
-// The diffusion UNet (diffusers UNet2DConditionModel) walked from its config (kept in
-// ModelArch::extra: block_out_channels, layers_per_block, down_block_types,
-// transformer_layers_per_block, attention_head_dim, cross_attention_dim, sample_size, in_channels).
-// Per image, at a latent side of image_side / 8 (the VAE's downsampling).
+// The diffusion UNet (diffusers UNet2DConditionModel) as the estimator folds it from the one walk
+// (model/walk.hpp), per image of image_side pixels.
 struct UnetCost {
   double saved_elements = 0; // activation elements kept for backward (16-bit each)
   double score_elements = 0; // eager self-attention scores (heads x s^2), not kept with SDPA/flash
   double macs = 0;           // multiply-accumulates of one forward
-  double infer_elements = 0; // serving: the largest block's working set (no graph kept)
+  double infer_elements = 0; // serving: the largest module's working set (no graph kept)
   double infer_scores = 0;   // serving with eager attention: the largest heads x s^2
   // Full checkpointing (diffusers' enable_gradient_checkpointing: every ResNet block and every
   // Transformer2DModel recomputed in backward): the elements kept (each checkpointed module's
@@ -95,29 +74,25 @@ struct UnetCost {
   // of self- and cross-attention), and every linear of the attention blocks (adding the GEGLU
   // feed-forward and proj_in/proj_out).
   double lora_qkvo_per_rank = 0, lora_all_per_rank = 0;
-  double params = 0; // parameters of the same walk (checks the walk's structure)
+  double params = 0; // the walk's parameters (== model::derive_params)
   std::int64_t latent_side = 0;
 };
-// nullopt when the config does not give block_out_channels.
-std::optional<UnetCost> unet_cost(const kb::ModelArch &m, std::int64_t image_side);
-// The UNet's default image side in pixels: sample_size x 8, or 512.
-std::int64_t unet_default_image(const kb::ModelArch &m);
-
-// The arch's parameters: kb::derive_params, or for a ResNet or a UNet this module's walk when the
-// catalog has not derived it.
-std::int64_t params_of(const kb::ModelArch &m);
+// The fold over the walk's records; nullopt when the walk refuses the model or the image size
+// (model::walk's error says why).
+std::optional<UnetCost> unet_cost(const model::ModelArch &m, std::int64_t image_side);
+UnetCost unet_cost(const std::vector<model::Module> &modules);
 
 // A decoder's shapes read from a checkpoint's tensor names when no config.json is given:
 // embed_tokens/wte [V, h], q_proj/k_proj/up_proj/gate_proj shapes, layers.N indices.
-Result<kb::ModelArch> arch_from_checkpoint(const Checkpoint &c, kb::ModelFamily family,
-                                           const std::string &where);
+Result<model::ModelArch> arch_from_checkpoint(const Checkpoint &c, model::ModelFamily family,
+                                              const std::string &where);
 
 // --params N --family F: the shape of the catalog model of that family nearest in size, so that
 // activations and attention have a shape; said as an assumption.
-Result<ModelInput> model_from_params(std::int64_t params, kb::ModelFamily family,
-                                     const std::vector<kb::ModelArch> &catalog);
+Result<ModelInput> model_from_params(std::int64_t params, model::ModelFamily family,
+                                     const std::vector<model::ModelArch> &catalog);
 
-Result<kb::ModelFamily> parse_family(std::string_view s);
-std::string_view family_name(kb::ModelFamily f);
+Result<model::ModelFamily> parse_family(std::string_view s);
+std::string_view family_name(model::ModelFamily f);
 
 } // namespace dlrig::fit

@@ -6,5 +6,6 @@ list(APPEND DLRIG_SOURCES
   fit/report.cpp
   fit/run.cpp
   fit/safetensors.cpp
+  fit/targets.cpp
   fit/time.cpp)
 

@@ -7,8 +7,8 @@
 namespace dlrig::fit {
 namespace {
 
-bool is_transformer(kb::ModelFamily f) {
-  return f != kb::ModelFamily::cnn && f != kb::ModelFamily::unet;
+bool is_transformer(model::ModelFamily f) {
+  return f != model::ModelFamily::cnn && f != model::ModelFamily::unet;
 }
 
 std::optional<double> peak_at(const GpuTarget &g, Precision p, std::string &which) {
@@ -33,24 +33,13 @@ std::optional<double> peak_at(const GpuTarget &g, Precision p, std::string &whic
   return std::nullopt;
 }
 
-// Multiply-accumulates of one image through the CNN's convolutions (and its fc head).
-double cnn_macs(const kb::ModelArch &m, std::int64_t side) {
+// Forward multiply-accumulates of one image (CNN or UNet): the sum over the walk's records.
+double image_macs(const model::ModelArch &m, std::int64_t side) {
   double macs = 0;
-  auto convs = resnet_layers(m, side);
-  for (const auto &c : convs)
-    macs += static_cast<double>(c.weights()) * static_cast<double>(c.out_side * c.out_side);
-  if (!convs.empty())
-    macs += static_cast<double>(convs.back().out_ch * resnet_classes(m));
+  if (auto modules = model::walk(m, side))
+    for (const auto &r : *modules)
+      macs += r.macs;
   return macs;
-}
-
-// Forward multiply-accumulates of one image (CNN or UNet).
-double image_macs(const kb::ModelArch &m, std::int64_t side) {
-  if (m.family == kb::ModelFamily::unet) {
-    auto u = unet_cost(m, side);
-    return u ? u->macs : 0;
-  }
-  return cnn_macs(m, side);
 }
 
 double active_params(const ModelInput &m) {

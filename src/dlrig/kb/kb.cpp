@@ -456,7 +456,7 @@ KnowledgeBase load_builtin() {
   kb.cudnn = load<CudnnCompat>("cudnn.csv", parse_cudnn);
   kb.links = load<LinkSpec>("links.csv", parse_links);
   kb.cloud = load<CloudInstance>("cloud.csv", parse_cloud);
-  kb.models = load_model_catalog();
+  kb.models = model::load_model_catalog();
   return kb;
 }
 

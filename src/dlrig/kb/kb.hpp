@@ -3,7 +3,7 @@
 // through one validating loader. A value no source gives is nullopt (unknown) or an empty string.
 // docs/knowledge-base.md describes every file, column and unit.
 #include "dlrig/core/result.hpp"
-#include "dlrig/kb/model.hpp"
+#include "dlrig/model/model.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -12,6 +12,10 @@
 #include <vector>
 
 namespace dlrig::kb {
+
+// The catalog's rows (`models`) are the model layer's architectures (model/model.hpp).
+using model::ModelArch;
+using model::ModelFamily;
 
 using OptF64 = std::optional<double>;
 

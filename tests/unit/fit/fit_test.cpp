@@ -1,8 +1,14 @@
 #include "dlrig/fit/fit.hpp"
+#include "dlrig/fit/load.hpp"
 #include "dlrig/fit/report.hpp"
 #include "unit/fit/models.hpp"
 
 #include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 namespace dlrig::fit {
 namespace {
@@ -333,7 +339,7 @@ TEST(Checkpoint, DecoderShapeFromTensorNames) {
   }
   add("lm_head.weight", {128256, 4096});
   auto c = summarise_checkpoint(t, {"x"});
-  auto arch = arch_from_checkpoint(c, kb::ModelFamily::decoder, "x");
+  auto arch = arch_from_checkpoint(c, model::ModelFamily::decoder, "x");
   ASSERT_TRUE(arch.ok()) << arch.error().message;
   EXPECT_EQ(arch->layers, 32);
   EXPECT_EQ(arch->hidden, 4096);
@@ -349,7 +355,7 @@ TEST(Checkpoint, DecoderShapeFromTensorNames) {
 
   std::vector<SafeTensor> nothing{t[1]};
   EXPECT_FALSE(
-      arch_from_checkpoint(summarise_checkpoint(nothing, {"y"}), kb::ModelFamily::decoder, "y")
+      arch_from_checkpoint(summarise_checkpoint(nothing, {"y"}), model::ModelFamily::decoder, "y")
           .ok());
 }
 
@@ -375,6 +381,57 @@ TEST(Fit, VerdictHeadroomAndJson) {
   EXPECT_EQ(gj["verdict"], "fits");
   EXPECT_EQ(gj["judged_at"], "device");
   EXPECT_TRUE(gj["max_batch"].is_number_integer());
+}
+
+} // namespace
+} // namespace dlrig::fit
+
+namespace dlrig::fit {
+namespace {
+
+// fit and the model layer take their UNet numbers from the one walk (model/walk.hpp). A config
+// with 64 heads per block (diffusers reads attention_head_dim as the head count), no
+// cross_attention_dim (diffusers' default 1280) and SDXL's added embedding: the old estimator's own
+// walk took 64 as a head size (5 heads), 768 as the text width and left out add_embedding.
+TEST(OneWalk, FitAndTheModelLayerTakeTheSameNumbers) {
+  const std::string text = R"({"_class_name": "UNet2DConditionModel",
+    "block_out_channels": [320, 640], "layers_per_block": 2,
+    "down_block_types": ["CrossAttnDownBlock2D", "DownBlock2D"],
+    "up_block_types": ["UpBlock2D", "CrossAttnUpBlock2D"],
+    "attention_head_dim": 64, "addition_embed_type": "text_time",
+    "addition_time_embed_dim": 256, "projection_class_embeddings_input_dim": 2816,
+    "sample_size": 64})";
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("dlrig-onewalk-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  { std::ofstream(dir / "config.json") << text; }
+  auto model = load_model((dir / "config.json").string(), std::nullopt, kb::builtin());
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  auto modules = model::walk(model->arch, 512);
+  ASSERT_TRUE(modules.ok()) << modules.error().message;
+  const auto walked = model::total_params(*modules);
+  EXPECT_EQ(model->params, walked);
+  EXPECT_EQ(model::derive_params(model->arch), walked);
+  auto u = unet_cost(model->arch, 512);
+  ASSERT_TRUE(u);
+  EXPECT_DOUBLE_EQ(u->params, static_cast<double>(walked));
+
+  // Eager attention adds exactly the walk's scores: 64 heads × 4096² per layer at 64×64 (two
+  // down attentions, three up) and 64 × 1024² in the mid block.
+  double scores = 0;
+  for (const auto &r : *modules)
+    scores += r.scores;
+  EXPECT_DOUBLE_EQ(scores, 64.0 * (5 * 4096.0 * 4096 + 1024.0 * 1024));
+  EXPECT_DOUBLE_EQ(u->score_elements, scores);
+  auto run = resolve_run(*model, fit::Run{}, nullptr);
+  ASSERT_TRUE(run.ok()) << run.error().message;
+  run->optimizer = Optimizer::sgd;
+  auto gpu = test::gpu_80gb();
+  auto sdpa = estimate_memory(*model, *run, gpu);
+  run->attention = Attention::eager;
+  auto eager = estimate_memory(*model, *run, gpu);
+  EXPECT_NEAR(static_cast<double>(eager.activations - sdpa.activations), 2 * scores, 2);
 }
 
 } // namespace

@@ -385,8 +385,8 @@ TEST(Estimate, CnnBackwardWalk) {
 // transformers' gelu_new is a Python tanh formula whose autograd graph keeps three more tensors
 // of the MLP's width than a fused GeLU (counted with saved-tensor hooks on a GPT2Block).
 TEST(Estimate, GeluNewKeepsThreeMoreMlpTensors) {
-  kb::ModelArch a;
-  a.family = kb::ModelFamily::decoder;
+  model::ModelArch a;
+  a.family = model::ModelFamily::decoder;
   a.hidden = 768;
   a.layers = 12;
   a.heads = 12;

@@ -3,6 +3,10 @@
 // config.json files state and their published parameter counts (data/models.json names the source
 // of each; the catalog derives the same counts; these tests do not depend on it).
 #include "dlrig/fit/memory.hpp"
+#include "dlrig/model/model.hpp"
+
+#include <string_view>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -10,7 +14,7 @@ namespace dlrig::test {
 
 using Model = fit::ModelInput;
 
-inline Model make(kb::ModelArch a, std::int64_t params) {
+inline Model make(model::ModelArch a, std::int64_t params) {
   Model m;
   m.arch = std::move(a);
   m.params = params;
@@ -21,9 +25,9 @@ inline Model make(kb::ModelArch a, std::int64_t params) {
 // A Llama-style decoder: SwiGLU, RMSNorm, untied, vocabulary 32000; parameters by memory.md §2.1.
 inline Model llama(std::int64_t layers, std::int64_t h, std::int64_t heads, std::int64_t kv,
                    std::int64_t inter, std::int64_t vocab = 32000, bool tied = false) {
-  kb::ModelArch a;
+  model::ModelArch a;
   a.name = "llama-test";
-  a.family = kb::ModelFamily::decoder;
+  a.family = model::ModelFamily::decoder;
   a.hidden = h;
   a.layers = layers;
   a.heads = heads;
@@ -50,7 +54,7 @@ inline Model llama3_8b() {
 }
 
 inline Model gemma_2b() {
-  kb::ModelArch a = llama(18, 2048, 8, 1, 16384, 256000, true).arch;
+  model::ModelArch a = llama(18, 2048, 8, 1, 16384, 256000, true).arch;
   a.name = "gemma-1.1-2b";
   a.head_dim = 256;
   const std::int64_t per_layer = 2048 * 2048 * 2 + 2 * 2048 * 256 + 3 * 2048 * 16384 + 2 * 2048;
@@ -58,9 +62,9 @@ inline Model gemma_2b() {
 }
 
 inline Model gpt2() {
-  kb::ModelArch a;
+  model::ModelArch a;
   a.name = "gpt2";
-  a.family = kb::ModelFamily::decoder;
+  a.family = model::ModelFamily::decoder;
   a.hidden = 768;
   a.layers = 12;
   a.heads = 12;
@@ -74,7 +78,7 @@ inline Model gpt2() {
 }
 
 inline Model gpt3_175b() {
-  kb::ModelArch a = gpt2().arch;
+  model::ModelArch a = gpt2().arch;
   a.name = "gpt-3-175b";
   a.hidden = 12288;
   a.layers = 96;
@@ -85,9 +89,9 @@ inline Model gpt3_175b() {
 }
 
 inline Model bert_base_cased() {
-  kb::ModelArch a;
+  model::ModelArch a;
   a.name = "bert-base-cased";
-  a.family = kb::ModelFamily::encoder;
+  a.family = model::ModelFamily::encoder;
   a.hidden = 768;
   a.layers = 12;
   a.heads = 12;
@@ -101,31 +105,36 @@ inline Model bert_base_cased() {
   return make(a, 108'310'272);
 }
 
+// torchvision's ResNets as the catalog's torchvision rows state them (block and layers per stage).
 inline Model resnet(const char *name) {
-  kb::ModelArch a;
-  a.name = name;
-  a.family = kb::ModelFamily::cnn;
-  a.image_size = 224;
-  return make(a, fit::resnet_params(a));
+  const bool r50 = std::string_view(name) == "resnet50";
+  Json cfg{{"model_type", "resnet"},
+           {"block", r50 ? "bottleneck" : "basic"},
+           {"layers", r50 ? std::vector<int>{3, 4, 6, 3} : std::vector<int>{2, 2, 2, 2}}};
+  auto a = model::model_from_config(cfg, name);
+  EXPECT_TRUE(a.ok()) << a.error().message;
+  return make(a.value(), model::derive_params(a.value()));
 }
 
 // Stable Diffusion 1.5's UNet as its diffusers unet/config.json states it, with its published
 // parameter count (memory.md §2.2, diffusers' num_parameters example).
 inline Model sd15_unet() {
-  kb::ModelArch a;
-  a.name = "sd-1.5-unet";
-  a.family = kb::ModelFamily::unet;
-  a.channels = 4;
-  a.extra = Json{
+  Json cfg{
+      {"_class_name", "UNet2DConditionModel"},
       {"block_out_channels", {320, 640, 1280, 1280}},
       {"layers_per_block", 2},
       {"down_block_types",
        {"CrossAttnDownBlock2D", "CrossAttnDownBlock2D", "CrossAttnDownBlock2D", "DownBlock2D"}},
+      {"up_block_types",
+       {"UpBlock2D", "CrossAttnUpBlock2D", "CrossAttnUpBlock2D", "CrossAttnUpBlock2D"}},
       {"attention_head_dim", 8},
       {"cross_attention_dim", 768},
       {"in_channels", 4},
+      {"out_channels", 4},
       {"sample_size", 64}};
-  return make(a, 859'520'964);
+  auto a = model::model_from_config(cfg, "sd-1.5-unet");
+  EXPECT_TRUE(a.ok()) << a.error().message;
+  return make(a.value(), 859'520'964);
 }
 
 // A 7B-shaped decoder holding `params` parameters (for model-state tests that only need Psi).

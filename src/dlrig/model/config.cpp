@@ -1,7 +1,7 @@
 // config.json (transformers, diffusers, torchvision-style catalog rows) to ModelArch. Each model
 // type reads the keys its transformers/diffusers class serialises, with that class's defaults where
 // a saved config may leave a key out (save_pretrained omits values equal to the class default).
-#include "dlrig/kb/model.hpp"
+#include "dlrig/model/model.hpp"
 
 #include <fmt/format.h>
 
@@ -11,7 +11,7 @@
 #include <string_view>
 #include <utility>
 
-namespace dlrig::kb {
+namespace dlrig::model {
 namespace {
 
 // Thrown inside this file only and turned into a Result at model_from_config's boundary, so that
@@ -459,7 +459,8 @@ ModelArch read_unet(const Fields &f) {
   if (f.has("reverse_transformer_layers_per_block"))
     f.fail("reverse_transformer_layers_per_block", "is not supported");
   u.up_transformer_layers.assign(u.transformer_layers.rbegin(), u.transformer_layers.rend());
-  u.cross_attention_dim = f.count("cross_attention_dim");
+  // diffusers' UNet2DConditionModel defaults cross_attention_dim to 1280.
+  u.cross_attention_dim = f.count_or("cross_attention_dim", 1280);
   u.time_embed_dim = f.count_or("time_embedding_dim", 4 * u.block_out_channels[0]);
   u.norm_num_groups = f.count_or("norm_num_groups", 32);
   u.use_linear_projection = f.flag_or("use_linear_projection", false);
@@ -559,4 +560,4 @@ Result<ModelArch> model_from_config_text(std::string_view text, const std::strin
   return model_from_config(j, origin);
 }
 
-} // namespace dlrig::kb
+} // namespace dlrig::model

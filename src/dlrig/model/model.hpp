@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-namespace dlrig::kb {
+namespace dlrig::model {
 
 enum class ModelFamily {
   decoder,         // GPT-2, Llama, Mistral, Qwen, Gemma, Phi, GPT-3
@@ -50,8 +50,9 @@ struct UNetArch {
                                                    // is the head count, a historical misnomer)
   std::vector<std::int64_t> transformer_layers;    // per down block; mid block uses the last
   std::vector<std::int64_t> up_transformer_layers; // per up block (reversed down list by default)
-  std::int64_t cross_attention_dim = 768;          // text encoder width (keys/values of attn2)
-  std::int64_t time_embed_dim = 0;                 // 4 × block_out_channels[0] unless configured
+  std::int64_t cross_attention_dim = 1280; // text encoder width (keys/values of attn2); 1280 when
+                                           // the config omits it, as diffusers' default
+  std::int64_t time_embed_dim = 0;         // 4 × block_out_channels[0] unless configured
   std::int64_t norm_num_groups = 32;
   bool use_linear_projection = false; // proj_in/proj_out as Linear (true) or 1×1 Conv (same count)
   std::string addition_embed_type;    // "" or "text_time" (SDXL's add_embedding)
@@ -118,6 +119,8 @@ struct ModelArch {
 // Derived from the hyperparameters; the count PyTorch's sum(p.numel() for p in
 // model.parameters()) gives for the model the catalog row describes (shared and tied tensors
 // counted once; buffers such as batch-norm running statistics and rotary inv_freq not counted).
+// CNNs and UNets: the sum over the one walk's records (walk.hpp); 0 when the architecture lacks
+// its stages or blocks (only a hand-built ModelArch can).
 std::int64_t derive_params(const ModelArch &m);
 
 // Parameters one token passes through: for a mixture of experts only experts_per_token experts
@@ -144,26 +147,6 @@ struct LinearShape {
 // for CNNs and UNets.
 std::vector<LinearShape> linear_layers(const ModelArch &m);
 
-// One module's output for one sample, for activation memory of CNNs and UNets.
-struct LayerShape {
-  std::string name; // module path as PyTorch names it: "layer1.0.conv1", "down_blocks.1.resnets.0"
-  std::string kind; // conv | batchnorm | relu | maxpool | add | avgpool | linear (CNN);
-                    // conv | resnet | transformer | downsample | upsample | norm (UNet)
-  std::int64_t channels = 0;
-  std::int64_t height = 0;
-  std::int64_t width = 0;
-  std::int64_t heads = 0; // transformer: attention heads (scores: heads × (h·w)² each)
-  std::int64_t transformer_layers = 0; // transformer: BasicTransformerBlocks inside
-  std::int64_t elements() const { return channels * height * width; }
-};
-
-// Per-layer output shapes for one sample of side image_size pixels, in forward order. CNN: every
-// conv, batch norm, ReLU, pooling, residual add and the classifier (channels = classes, 1×1).
-// UNet: image_size is in pixels; the UNet runs at image_size / vae_scale_factor (a 512 px image is
-// a 64×64 latent); conv_in, each resnet, transformer, down/upsampler and conv_out. Other families
-// have no spatial layers and get an error; so does an image_size the model cannot take.
-Result<std::vector<LayerShape>> layer_shapes(const ModelArch &m, std::int64_t image_size);
-
 // A config.json object (transformers, diffusers or the catalog's own rows) to a ModelArch. Errors
 // name the missing or wrong field. Recognised: model_type llama, mistral, mixtral, qwen2, gemma2,
 // phi3, gpt2, bert, vit, t5, resnet (torchvision keys block/layers/widths or the transformers
@@ -187,4 +170,4 @@ Json to_json(const ModelArch &m);
 // throws Failure(internal) naming the file and the model.
 std::vector<ModelArch> load_model_catalog();
 
-} // namespace dlrig::kb
+} // namespace dlrig::model

@@ -1,5 +1,5 @@
 #include "dlrig/core/exit_code.hpp"
-#include "dlrig/kb/model.hpp"
+#include "dlrig/model/model.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <set>
 #include <string>
 
-namespace dlrig::kb {
+namespace dlrig::model {
 
 // Names the catalog model in test output instead of dumping its bytes.
 void PrintTo(const ModelArch &m, std::ostream *os) {
@@ -625,56 +625,5 @@ TEST(ModelCatalogLoader, ABadRowNamesTheModelAndTheField) {
   EXPECT_NE(catalog_error("[]").find("\"models\" list"), std::string::npos);
 }
 
-// ---- Per-layer shapes ---------------------------------------------------------------------------
-
-const LayerShape &shape(const std::vector<LayerShape> &shapes, const std::string &name) {
-  for (const auto &s : shapes)
-    if (s.name == name)
-      return s;
-  throw std::runtime_error("no layer " + name);
-}
-
-TEST(LayerShapes, ResNetFollowsTorchvision) {
-  auto r50 = layer_shapes(model("resnet-50"), 224);
-  ASSERT_TRUE(r50.ok()) << r50.error().message;
-  EXPECT_EQ(shape(*r50, "conv1").elements(), 64 * 112 * 112);
-  EXPECT_EQ(shape(*r50, "maxpool").height, 56);
-  EXPECT_EQ(shape(*r50, "layer1.0.conv3").channels, 256);
-  EXPECT_EQ(shape(*r50, "layer2.0.conv2").height, 28); // stride on the 3×3 (v1.5)
-  EXPECT_EQ(shape(*r50, "layer2.0.conv1").height, 56);
-  EXPECT_EQ(shape(*r50, "layer4.2.relu").elements(), 2048 * 7 * 7);
-  EXPECT_EQ(r50->back().name, "fc");
-  EXPECT_EQ(r50->back().channels, 1000);
-  auto r18 = layer_shapes(model("resnet-18"), 256);
-  ASSERT_TRUE(r18.ok());
-  EXPECT_EQ(shape(*r18, "layer4.1.relu").elements(), 512 * 8 * 8);
-  EXPECT_EQ(shape(*r18, "layer2.0.downsample.0").height, 32);
-  EXPECT_FALSE(layer_shapes(model("resnet-18"), 16).ok());
-}
-
-TEST(LayerShapes, UnetRunsOnTheLatent) {
-  auto sd = layer_shapes(model("sd-1.5-unet"), 512);
-  ASSERT_TRUE(sd.ok()) << sd.error().message;
-  EXPECT_EQ(shape(*sd, "conv_in").elements(), 320 * 64 * 64);
-  EXPECT_EQ(shape(*sd, "down_blocks.0.attentions.1").heads, 8);
-  EXPECT_EQ(shape(*sd, "down_blocks.0.attentions.1").height, 64);
-  EXPECT_EQ(shape(*sd, "mid_block.attentions.0").height, 8);
-  EXPECT_EQ(shape(*sd, "up_blocks.3.resnets.2").elements(), 320 * 64 * 64);
-  EXPECT_EQ(sd->back().name, "conv_out");
-  EXPECT_EQ(sd->back().elements(), 4 * 64 * 64);
-  auto sd2 = layer_shapes(model("sd-2.1-unet"), 768);
-  ASSERT_TRUE(sd2.ok());
-  EXPECT_EQ(shape(*sd2, "conv_in").height, 96);
-  EXPECT_EQ(shape(*sd2, "down_blocks.2.attentions.0").heads, 20);
-  auto xl = layer_shapes(model("sdxl-unet"), 1024);
-  ASSERT_TRUE(xl.ok());
-  EXPECT_EQ(shape(*xl, "mid_block.attentions.0").transformer_layers, 10);
-  EXPECT_EQ(shape(*xl, "mid_block.attentions.0").height, 32);
-  EXPECT_EQ(shape(*xl, "down_blocks.1.attentions.0").heads, 10);
-  std::string e = layer_shapes(model("sd-1.5-unet"), 500).error().message;
-  EXPECT_NE(e.find("multiple of 64"), std::string::npos) << e;
-  EXPECT_FALSE(layer_shapes(model("gpt2"), 224).ok());
-}
-
 } // namespace
-} // namespace dlrig::kb
+} // namespace dlrig::model

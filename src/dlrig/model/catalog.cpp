@@ -2,7 +2,7 @@
 // through model_from_config so that the catalog and user configs take the same path.
 #include "dlrig/core/embedded.hpp"
 #include "dlrig/core/exit_code.hpp"
-#include "dlrig/kb/model.hpp"
+#include "dlrig/model/model.hpp"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,7 @@
 #include <set>
 #include <utility>
 
-namespace dlrig::kb {
+namespace dlrig::model {
 namespace {
 
 constexpr std::array<std::pair<ModelFamily, std::string_view>, 6> family_names{{
@@ -211,4 +211,4 @@ std::vector<ModelArch> load_model_catalog() {
   return parse_model_catalog(*bytes, "data/models.json");
 }
 
-} // namespace dlrig::kb
+} // namespace dlrig::model

@@ -1,0 +1,5 @@
+list(APPEND DLRIG_SOURCES
+  model/catalog.cpp
+  model/config.cpp
+  model/params.cpp
+  model/walk.cpp)

@@ -1,0 +1,3 @@
+list(APPEND DLRIG_TEST_SOURCES
+  unit/model/models_test.cpp
+  unit/model/walk_test.cpp)
