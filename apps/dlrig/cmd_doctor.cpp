@@ -1,5 +1,6 @@
 // `dlrig doctor`: parses the options, obtains the snapshot, runs the checks and prints.
 #include "commands.hpp"
+#include "dlrig/core/clock.hpp"
 #include "dlrig/doctor/report.hpp"
 
 #include <unistd.h>
@@ -20,15 +21,6 @@ struct DoctorArgs {
   std::string explain;
   std::vector<std::string> only;
 };
-
-std::string utc_now() {
-  auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 } // namespace
 

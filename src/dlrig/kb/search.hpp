@@ -3,6 +3,7 @@
 // Pure functions of a KnowledgeBase and a query; the front door only prints what they return.
 #include "dlrig/core/json.hpp"
 #include "dlrig/core/result.hpp"
+#include "dlrig/core/text.hpp"
 #include "dlrig/kb/kb.hpp"
 #include "dlrig/output/table.hpp"
 
@@ -41,10 +42,8 @@ Result<KbView> kb_search(const KnowledgeBase &kb, const KbQuery &query);
 // "24GB", "24 GB", "24" (GB) or "80GiB" (converted to GB) -> GB; an error naming the text.
 Result<double> parse_size_gb(std::string_view text);
 
-// Levenshtein distance, byte-wise (names are ASCII).
-std::size_t edit_distance(std::string_view a, std::string_view b);
-// Up to `n` names nearest to `query` by edit distance (case-insensitive), nearest first.
-std::vector<std::string> nearest_names(const std::vector<std::string> &names,
-                                       std::string_view query, std::size_t n = 3);
+// Edit distance and "did you mean": core/text.hpp.
+using dlrig::edit_distance;
+using dlrig::nearest_names;
 
 } // namespace dlrig::kb

@@ -1,4 +1,5 @@
 list(APPEND DLRIG_SOURCES
   platform/dynlib.cpp
   platform/fs.cpp
-  platform/process.cpp)
+  platform/process.cpp
+  platform/snapshot_file.cpp)
