@@ -40,7 +40,7 @@ struct SnapshotSource {
 void add_snapshot_options(CLI::App& sub, SnapshotSource& src, bool analysis = true);
 
 // Refuses an empty value ("--from ''"): an empty path names nothing, it does not mean "not given".
-CLI::Validator non_empty(std::string flag);
+CLI::Validator non_empty();
 
 // Parses a number for a flag; nullopt unless the whole text is a finite number of type T (whole
 // for integer T, never NaN or infinity) within [lo, hi].

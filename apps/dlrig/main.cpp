@@ -23,10 +23,11 @@ const Command kCommands[] = {
 
 } // namespace
 
-CLI::Validator non_empty(std::string flag) {
+CLI::Validator non_empty() {
+  // CLI11 prefixes the flag: "--from: an empty value names nothing".
   return CLI::Validator(
-      [flag](std::string& v) -> std::string {
-        return v.empty() ? flag + " needs a value; an empty one names nothing" : std::string();
+      [](std::string& v) -> std::string {
+        return v.empty() ? "an empty value names nothing; give a path" : std::string();
       },
       "", "non-empty");
 }
@@ -35,11 +36,11 @@ void add_snapshot_options(CLI::App& sub, SnapshotSource& src, bool analysis) {
   if (analysis)
     sub.add_option("--from", src.from, "Work on a saved snapshot (from `dlrig snapshot`)")
         ->type_name("FILE")
-        ->check(non_empty("--from"));
+        ->check(non_empty());
   sub.add_option("--sysroot", src.probe.sysroot,
                  "Read /sys, /proc, /dev, /etc, /usr... under DIR instead of /")
       ->type_name("DIR")
-      ->check(non_empty("--sysroot"));
+      ->check(non_empty());
   sub.add_flag("--no-nvml", src.probe.skip_nvml, "Do not load NVML");
   sub.add_flag("--deep", src.probe.deep,
                "Also run each Python interpreter once to ask torch itself");

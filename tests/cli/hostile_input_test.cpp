@@ -99,7 +99,8 @@ TEST(HostileInput, EmptyFromIsAUsageError) {
 TEST(HostileInput, FifoInsideSysrootDoesNotHang) {
   // A copy of a fixture machine whose meminfo and a GPU attribute are FIFOs.
   auto root = scratch("sysroot");
-  fs::copy(fixture("desktop-rtx4090"), root, fs::copy_options::recursive);
+  fs::copy(fixture("desktop-rtx4090"), root,
+           fs::copy_options::recursive | fs::copy_options::copy_symlinks);
   for (const char *rel : {"proc/meminfo", "proc/cpuinfo"}) {
     fs::remove(root / rel);
     ASSERT_EQ(::mkfifo((root / rel).c_str(), 0600), 0);

@@ -28,8 +28,8 @@ std::size_t DoctorReport::count(Severity s) const {
 }
 
 std::size_t DoctorReport::not_run() const {
-  return static_cast<std::size_t>(std::count_if(results.begin(), results.end(),
-                                                [](const CheckResult &r) { return r.not_run; }));
+  return static_cast<std::size_t>(std::count_if(
+      results.begin(), results.end(), [](const CheckResult &r) { return r.not_run.has_value(); }));
 }
 
 bool DoctorReport::mostly_unknown() const {
