@@ -109,11 +109,17 @@ TEST(DoctorFacts, RuleR1ArchCoverage) {
   EXPECT_EQ(arch_covers({}, "8.0"), std::nullopt);
 }
 
-TEST(DoctorFacts, PcieBandwidthFromTheLinksTable) {
-  const auto &kb = kb::builtin();
-  EXPECT_NEAR(*pcie_bytes_per_s(kb, 8, 4), 3.94e9, 0.01e9);
-  EXPECT_NEAR(*pcie_bytes_per_s(kb, 16, 16), 31.5e9, 0.1e9);
-  EXPECT_EQ(pcie_bytes_per_s(kb, 7, 16), std::nullopt);
+// One formula (core/pcie.hpp); it agrees with the sourced rows of data/links.csv.
+TEST(DoctorFacts, PcieBandwidthIsTheCoreFormula) {
+  EXPECT_NEAR(*pcie_bytes_per_s(8, 4), 3.94e9, 0.01e9);
+  EXPECT_NEAR(*pcie_bytes_per_s(16, 16), 31.5e9, 0.1e9);
+  EXPECT_EQ(pcie_bytes_per_s(16, 0), std::nullopt);
+  for (const auto &l : kb::builtin().links)
+    if (l.kind == "pcie" && l.transfer_rate_gts && l.per_lane_bytes_per_s &&
+        *l.transfer_rate_gts < 64) {
+      EXPECT_NEAR(*pcie_bytes_per_s(*l.transfer_rate_gts, 1), *l.per_lane_bytes_per_s, 0.001e9)
+          << l.name;
+    }
 }
 
 TEST(DoctorFacts, ChooseWheelPrefersTheInstalledRelease) {
