@@ -1,5 +1,6 @@
 // `dlrig doctor`: parses the options, obtains the snapshot, runs the checks and prints.
 #include "commands.hpp"
+#include "dlrig/core/clock.hpp"
 #include "dlrig/doctor/report.hpp"
 
 #include <algorithm>

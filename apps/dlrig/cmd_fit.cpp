@@ -31,10 +31,9 @@ struct FitArgs {
   OutputOptions out;
 };
 
-template <class T> T need(Result<T> r, ExitCode code = ExitCode::usage) {
-  if (!r)
-    throw Failure(code, r.error().message);
-  return std::move(r).value();
+// A flag's value that a library parser refused is a usage error whatever the parser's kind.
+template <class T> T need(Result<T> r) {
+  return value_or_throw(std::move(r), ErrorKind::usage);
 }
 
 // "7e9", "7000000000", "7B", "110M", "1.5T".
@@ -104,22 +103,19 @@ ExitCode run_fit(FitArgs &a, const Envelope &envelope) {
     if (!family)
       throw Failure(ExitCode::usage, "--params needs --family (decoder, moe-decoder, encoder, "
                                      "encoder-decoder, cnn)");
-    model =
-        need(fit::model_from_params(need(parse_count(a.params, "--params")), *family, kb.models));
+    model = value_or_throw(
+        fit::model_from_params(need(parse_count(a.params, "--params")), *family, kb.models),
+        ErrorKind::usage);
   } else if (a.model.empty()) {
     throw Failure(ExitCode::usage, "which model? give a catalog name (`dlrig kb models`), a "
                                    "config.json, a .safetensors file or folder, or --params N "
                                    "--family F");
   } else {
-    auto loaded = fit::load_model(a.model, family, kb);
-    if (!loaded)
-      throw Failure(fit::names_a_file(a.model) ? ExitCode::bad_input : ExitCode::usage,
-                    loaded.error().message);
-    model = std::move(loaded).value();
+    model = value_or_throw(fit::load_model(a.model, family, kb));
   }
 
   std::vector<std::string> assumptions;
-  run = need(fit::resolve_run(model, run, &assumptions));
+  run = value_or_throw(fit::resolve_run(model, run, &assumptions), ErrorKind::usage);
 
   std::optional<fit::CpuTarget> cpu;
   std::optional<Snapshot> snap;
@@ -163,42 +159,44 @@ Runner setup_fit(CLI::App &sub) {
                  "checkpoint without config.json)")
       ->type_name("F");
   sub.add_option("--mode", a->mode, "train | infer")->type_name("MODE");
-  sub.add_option("--batch", a->run.batch, "Micro-batch per GPU (data-parallel rank)")
-      ->type_name("N");
-  sub.add_option("--seq", a->run.seq, "Tokens per sample (default: 2048 or the model's context)")
-      ->type_name("N");
-  sub.add_option("--image-size", a->run.image_size, "Image side in pixels (CNN, ViT)")
-      ->type_name("PX");
+  add_ranged_option<std::int64_t>(sub, "--batch", a->run.batch,
+                                  "Micro-batch per GPU (data-parallel rank)", "N", 1, 1 << 20);
+  add_ranged_option<std::int64_t>(sub, "--seq", a->run.seq,
+                                  "Tokens per sample (default: 2048 or the model's context)", "N",
+                                  1, 1 << 24);
+  add_ranged_option<std::int64_t>(sub, "--image-size", a->run.image_size,
+                                  "Image side in pixels (CNN, ViT)", "PX", 1, 1 << 16);
   sub.add_option("--precision", a->precision, "fp32 | tf32 | fp16-amp | bf16-amp | bf16 | fp8")
       ->type_name("P");
   sub.add_option("--optimizer", a->optimizer,
                  "sgd | sgd-momentum | adam | adamw | adamw-8bit | adafactor | lion")
       ->type_name("O");
   sub.add_option("--checkpointing", a->checkpointing, "none | selective | full")->type_name("C");
-  sub.add_option("--grad-accum", a->run.grad_accum, "Micro-batches per optimizer step")
-      ->type_name("N");
-  sub.add_option("--gpus", a->run.gpus, "GPUs per node")->type_name("N");
-  sub.add_option("--nodes", a->run.nodes, "Nodes")->type_name("N");
+  add_ranged_option<std::int64_t>(sub, "--grad-accum", a->run.grad_accum,
+                                  "Micro-batches per optimizer step", "N", 1, 1 << 20);
+  add_ranged_option<int>(sub, "--gpus", a->run.gpus, "GPUs per node", "N", 1, 1024);
+  add_ranged_option<int>(sub, "--nodes", a->run.nodes, "Nodes", "N", 1, 1 << 16);
   sub.add_option("--strategy", a->strategy, "ddp | zero1 | zero2 | zero3 | fsdp")->type_name("S");
-  sub.add_option("--tp", a->run.tp, "Tensor-parallel degree")->type_name("N");
-  sub.add_option("--pp", a->run.pp, "Pipeline-parallel degree")->type_name("N");
+  add_ranged_option<int>(sub, "--tp", a->run.tp, "Tensor-parallel degree", "N", 1, 1024);
+  add_ranged_option<int>(sub, "--pp", a->run.pp, "Pipeline-parallel degree", "N", 1, 1024);
   sub.add_option("--offload", a->offload, "optimizer | params (to the CPU)")->type_name("WHAT");
-  sub.add_option("--lora", a->run.lora_rank, "Train LoRA adapters of rank R on a frozen base")
-      ->type_name("R");
+  add_ranged_option<int>(sub, "--lora", a->run.lora_rank,
+                         "Train LoRA adapters of rank R on a frozen base", "R", 1, 1 << 16);
   sub.add_flag("--qlora", a->run.qlora, "LoRA on a 4-bit NF4 base (QLoRA)");
   sub.add_option("--lora-targets", a->lora_targets,
                  "qv (PEFT's default: query and value) | all-linear (every linear but the head)")
       ->type_name("T");
   sub.add_option("--attention", a->attention, "eager | sdpa | flash")->type_name("A");
   sub.add_option("--quant", a->quant, "Serving weights: int8 | int4")->type_name("Q");
-  sub.add_option("--max-tokens", a->run.max_tokens, "Serving: new tokens per request")
-      ->type_name("N");
-  sub.add_option("--concurrency", a->run.concurrency, "Serving: requests in flight")
-      ->type_name("N");
+  add_ranged_option<std::int64_t>(sub, "--max-tokens", a->run.max_tokens,
+                                  "Serving: new tokens per request", "N", 1, 1 << 24);
+  add_ranged_option<std::int64_t>(sub, "--concurrency", a->run.concurrency,
+                                  "Serving: requests in flight", "N", 1, 1 << 20);
   sub.add_flag("--max-batch", a->max_batch, "Also find the largest micro-batch that fits");
-  sub.add_option("--dataset-tokens", a->dataset_tokens, "Tokens per epoch (time per epoch)")
-      ->type_name("N");
-  sub.add_option("--samples", a->samples, "Samples per epoch (time per epoch)")->type_name("N");
+  add_ranged_option<double>(sub, "--dataset-tokens", a->dataset_tokens,
+                            "Tokens per epoch (time per epoch)", "N", 1, 1e16);
+  add_ranged_option<double>(sub, "--samples", a->samples, "Samples per epoch (time per epoch)", "N",
+                            1, 1e13);
   auto *gpu = sub.add_option("--gpu", a->gpu, "Size for this catalog GPU instead of this machine's")
                   ->type_name("NAME");
   sub.add_flag("--all-gpus", a->all_gpus, "A table over every GPU of the catalog")->excludes(gpu);

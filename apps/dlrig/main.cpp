@@ -3,6 +3,9 @@
 #include "commands.hpp"
 #include "dlrig/output/text.hpp"
 
+#include "dlrig/platform/snapshot_file.hpp"
+
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 
@@ -21,24 +24,32 @@ const Command kCommands[] = {
 
 } // namespace
 
-void add_snapshot_options(CLI::App &sub, SnapshotSource &src, bool analysis) {
+CLI::Validator non_empty() {
+  // CLI11 prefixes the flag: "--from: an empty value names nothing".
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        return v.empty() ? "an empty value names nothing; give a path" : std::string();
+      },
+      "", "non-empty");
+}
+
+void add_snapshot_options(CLI::App& sub, SnapshotSource& src, bool analysis) {
   if (analysis)
     sub.add_option("--from", src.from, "Work on a saved snapshot (from `dlrig snapshot`)")
-        ->type_name("FILE");
+        ->type_name("FILE")
+        ->check(non_empty());
   sub.add_option("--sysroot", src.probe.sysroot,
                  "Read /sys, /proc, /dev, /etc, /usr... under DIR instead of /")
-      ->type_name("DIR");
+      ->type_name("DIR")
+      ->check(non_empty());
   sub.add_flag("--no-nvml", src.probe.skip_nvml, "Do not load NVML");
   sub.add_flag("--deep", src.probe.deep,
                "Also run each Python interpreter once to ask torch itself");
-  sub.add_option_function<double>(
-         "--deep-timeout",
-         [&src](double s) {
-           src.probe.deep_timeout = std::chrono::milliseconds(static_cast<long long>(s * 1000));
-         },
-         "Time limit of --deep, in seconds (default 10)")
-      ->type_name("SECONDS")
-      ->check(CLI::Range(0.1, 600.0));
+  add_ranged_option<double>(sub, "--deep-timeout", std::function<void(double)>([&src](double s) {
+                              src.probe.deep_timeout =
+                                  std::chrono::milliseconds(std::llround(s * 1000));
+                            }),
+                            "Time limit of --deep, in seconds (default 10)", "SECONDS", 0.1, 600.0);
   sub.add_option("--python", src.probe.pythons, "Also inspect this Python interpreter (repeatable)")
       ->type_name("PATH");
   sub.add_option("--data", src.probe.data_path, "Where the training data lives (storage checks)")
@@ -50,10 +61,7 @@ void add_snapshot_options(CLI::App &sub, SnapshotSource &src, bool analysis) {
 Snapshot obtain_snapshot(const SnapshotSource &src) {
   Snapshot snap;
   if (!src.from.empty()) {
-    auto loaded = load_snapshot(src.from);
-    if (!loaded)
-      throw Failure(ExitCode::bad_input, loaded.error().message);
-    snap = std::move(loaded).value();
+    snap = value_or_throw(load_snapshot(src.from));
   } else {
     Sysroot fs(src.probe.sysroot);
     if (!fs.is_directory("/"))

@@ -1,6 +1,7 @@
 list(APPEND DLRIG_TEST_SOURCES
   cli/doctor_cli_test.cpp
   cli/fit_cli_test.cpp
+  cli/hostile_input_test.cpp
   cli/info_hw_test.cpp
   cli/info_nvml_test.cpp
   cli/info_software_test.cpp

@@ -2,8 +2,56 @@
 // nlohmann::json with std::optional mapped to null, so that unknown readings serialise as null
 // and read back as nullopt.
 #include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
 #include <optional>
+#include <set>
 #include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+namespace dlrig {
+
+// Checks that a JSON number fits the integer type it is read into, so that -1 never wraps into
+// 2^64-1 and 1e26 never converts (undefined behaviour) into an int. Unsigned readings (byte
+// counts, error counts) accept 0..2^63-1: no real reading is larger, and the analyses add and
+// multiply them as signed 64-bit values. Throws nlohmann's out_of_range with the value's JSON
+// pointer (JSON_DIAGNOSTICS), which the readers turn into "field /x/y: ...". Non-numbers are left
+// to the type check of get<T>().
+template <class T, class J> void check_json_number(const J &j) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    if (!j.is_number())
+      return;
+    using L = std::numeric_limits<T>;
+    constexpr std::int64_t lo = std::is_signed_v<T> ? static_cast<std::int64_t>(L::min()) : 0;
+    constexpr std::uint64_t hi =
+        static_cast<std::uint64_t>(L::max()) > static_cast<std::uint64_t>(INT64_MAX)
+            ? static_cast<std::uint64_t>(INT64_MAX)
+            : static_cast<std::uint64_t>(L::max());
+    bool ok = false;
+    if (j.is_number_unsigned()) {
+      ok = j.template get<std::uint64_t>() <= hi;
+    } else if (j.is_number_integer()) {
+      auto v = j.template get<std::int64_t>();
+      ok = v >= lo && (v < 0 || static_cast<std::uint64_t>(v) <= hi);
+    } else {
+      double d = j.template get<double>();
+      ok = std::isfinite(d) && d == std::floor(d) && d >= static_cast<double>(lo) &&
+           d <= static_cast<double>(hi);
+    }
+    if (!ok)
+      throw nlohmann::detail::out_of_range::create(
+          406,
+          "the number " + j.dump() + " is out of range: expected a whole number from " +
+              std::to_string(lo) + " to " + std::to_string(hi),
+          &j);
+  }
+}
+
+} // namespace dlrig
 
 namespace nlohmann {
 template <class T> struct adl_serializer<std::optional<T>> {
@@ -16,8 +64,10 @@ template <class T> struct adl_serializer<std::optional<T>> {
   static void from_json(const json &j, std::optional<T> &v) {
     if (j.is_null())
       v = std::nullopt;
-    else
+    else {
+      dlrig::check_json_number<T>(j);
       v = j.get<T>();
+    }
   }
 };
 } // namespace nlohmann
@@ -31,6 +81,28 @@ using Json = nlohmann::json;
 inline std::string dump_json(const Json &j, int indent = 2) {
   return j.dump(indent, ' ', false, Json::error_handler_t::replace);
 }
+
+// Json::parse that also reports the first key repeated within one object (JSON allows it and the
+// library silently keeps the last one; a file whose keys repeat says two different things).
+// `duplicate` is set to that key, or left nullopt. Throws what Json::parse throws.
+inline Json parse_json_noting_duplicates(std::string_view text,
+                                         std::optional<std::string> &duplicate) {
+  std::vector<std::set<std::string>> open_objects;
+  auto note = [&](int, Json::parse_event_t event, Json &parsed) {
+    if (event == Json::parse_event_t::object_start) {
+      open_objects.emplace_back();
+    } else if (event == Json::parse_event_t::object_end) {
+      if (!open_objects.empty())
+        open_objects.pop_back();
+    } else if (event == Json::parse_event_t::key && !open_objects.empty() && parsed.is_string()) {
+      if (!open_objects.back().insert(parsed.get<std::string>()).second && !duplicate)
+        duplicate = parsed.get<std::string>();
+    }
+    return true;
+  };
+  return Json::parse(text.begin(), text.end(), note);
+}
+
 } // namespace dlrig
 
 // Serialises every listed member; reading tolerates missing members (they keep their default,

@@ -2,13 +2,99 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
+#include <algorithm>
 #include <regex>
-#include <sstream>
 
 namespace dlrig {
 
 Json to_json(const Snapshot& s) { return Json(s); }
+
+std::vector<const Gpu *> nvml_gpus(const Snapshot &s) {
+  std::vector<const Gpu *> out;
+  for (const auto &g : s.gpus)
+    if (g.nvml)
+      out.push_back(&g);
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Gpu *a, const Gpu *b) { return a->nvml->index < b->nvml->index; });
+  return out;
+}
+
+namespace {
+
+// "type must be number, but is string" -> "expected a number, found a string": the JSON library's
+// own words never reach the user.
+std::string article(std::string_view type) {
+  return (type == "object" || type == "array" ? "an " : "a ") + std::string(type);
+}
+
+// The field (JSON pointer) and the library's text of an exception made with JSON_DIAGNOSTICS:
+// "[json.exception.type_error.302] (/host/memory) type must be ...".
+std::pair<std::string, std::string> split_diagnostic(const std::string &what) {
+  std::string rest = what;
+  if (auto close = rest.find("] "); close != std::string::npos)
+    rest = rest.substr(close + 2);
+  std::string field;
+  if (rest.size() > 2 && rest[0] == '(' && rest[1] == '/') {
+    auto end = rest.find(") ");
+    if (end != std::string::npos) {
+      field = rest.substr(1, end - 1);
+      rest = rest.substr(end + 2);
+    }
+  }
+  return {field, rest};
+}
+
+std::string describe_json_error(const Json &doc, const Json::exception &e) {
+  auto [field, text] = split_diagnostic(e.what());
+  std::string found;
+  if (!field.empty()) {
+    try {
+      found = doc.at(Json::json_pointer(field)).type_name();
+    } catch (const Json::exception &) {
+    }
+  }
+  std::string where = field.empty() ? std::string("a field") : "field " + field;
+  if (e.id == 406) // out of range, from check_json_number: already in dlrig's words
+    return where + ": " + text;
+  std::string expected;
+  if (auto pos = text.find("type must be "); pos != std::string::npos) {
+    auto rest = text.substr(pos + 13);
+    expected = rest.substr(0, rest.find(','));
+  } else if (text.find("cannot use value()") != std::string::npos ||
+             text.find("cannot use operator[]") != std::string::npos) {
+    expected = "object";
+  }
+  if (!expected.empty() && !found.empty())
+    return fmt::format("{}: expected {}, found {}", where, article(expected), article(found));
+  if (!found.empty())
+    return fmt::format("{}: {} is not what a dlrig snapshot holds here", where, article(found));
+  return where + ": wrong type";
+}
+
+// Plain int members of the snapshot (NVML index, NVLink number, pid, pair indices, NUMA node id,
+// RDMA port) are read without the optional<T> range check; these keys hold only such counts.
+void check_plain_ints(const Json &j) {
+  if (j.is_object()) {
+    for (const auto &[key, value] : j.items()) {
+      if (value.is_number() && (key == "index" || key == "link" || key == "pid" || key == "a" ||
+                                key == "b" || key == "id" || key == "port")) {
+        bool ok = value.is_number_unsigned() && value.get<std::uint64_t>() <= INT32_MAX;
+        if (!ok)
+          throw nlohmann::detail::out_of_range::create(
+              406,
+              "the number " + value.dump() +
+                  " is out of range: expected a whole number from 0 to 2147483647",
+              &value);
+      }
+      check_plain_ints(value);
+    }
+  } else if (j.is_array()) {
+    for (const auto &value : j)
+      check_plain_ints(value);
+  }
+}
+
+} // namespace
 
 Result<Snapshot> snapshot_from_json(std::string_view text) {
   Json doc;
@@ -25,41 +111,39 @@ Result<Snapshot> snapshot_from_json(std::string_view text) {
         ++col;
       }
     }
+    std::string what = e.what();
+    auto colon = what.find(": ");
     return make_error(fmt::format("malformed JSON at line {}, column {}: {}", line, col,
-                                  std::string(e.what()).substr(std::string(e.what()).find(':') + 2)));
+                                  colon == std::string::npos ? what : what.substr(colon + 2)));
+  } catch (const Json::exception& e) {
+    // A number beyond double's range (1e999) is not a parse error to the library.
+    auto [field, what] = split_diagnostic(e.what());
+    auto quote = what.find('\'');
+    return make_error(
+        "malformed JSON: " +
+        (what.find("number overflow") != std::string::npos && quote != std::string::npos
+             ? "the number " + what.substr(quote) + " is too large"
+             : what));
   }
   if (!doc.is_object())
-    return make_error("expected a JSON object (a dlrig snapshot) at the top level");
+    return make_error(fmt::format("expected a JSON object (a dlrig snapshot) at the top level, "
+                                  "found {}",
+                                  article(doc.type_name())));
   auto version = doc.find("schema_version");
   if (version == doc.end() || !version->is_number_integer())
     return make_error("field /schema_version is missing or not an integer; is this a dlrig "
                       "snapshot (made with `dlrig snapshot`)?");
-  if (version->get<int>() != kSnapshotSchemaVersion)
+  if (!version->is_number_unsigned() ||
+      version->get<std::uint64_t>() != static_cast<std::uint64_t>(kSnapshotSchemaVersion))
     return make_error(fmt::format("unknown schema_version {} (this dlrig reads version {}); "
                                   "re-create the snapshot with this dlrig's `dlrig snapshot`",
-                                  version->get<int>(), kSnapshotSchemaVersion));
+                                  version->dump(), kSnapshotSchemaVersion));
   try {
+    check_plain_ints(doc);
     return doc.get<Snapshot>();
   } catch (const Json::exception& e) {
-    // With JSON_DIAGNOSTICS the message carries the JSON pointer of the bad field.
-    std::string what = e.what();
-    auto pos = what.find("] ");
-    return make_error("wrong type in field " + (pos == std::string::npos ? what : what.substr(pos + 2)));
+    return make_error(describe_json_error(doc, e));
   }
-}
-
-Result<Snapshot> load_snapshot(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return make_error(fmt::format("{}: cannot open the snapshot file (does it exist? make one with "
-                                  "`dlrig snapshot > FILE`)",
-                                  path));
-  std::stringstream buf;
-  buf << in.rdbuf();
-  auto snap = snapshot_from_json(buf.str());
-  if (!snap)
-    return make_error(fmt::format("{}: {}", path, snap.error().message));
-  return snap;
 }
 
 namespace {

@@ -40,11 +40,14 @@ struct Snapshot {
 DLRIG_JSON(Snapshot, schema_version, context, host, gpus, nvidia, software, notes)
 
 Json to_json(const Snapshot& s);
+
+// The GPUs NVML reported (gpu.nvml set), in NVML index order; pointers into s.gpus.
+std::vector<const Gpu *> nvml_gpus(const Snapshot& s);
 // Reads a snapshot document; errors name the position or the field (JSON pointer) and the version.
+// Every number is checked against its field's type and range (-1 for a count, 1e26 for an int,
+// 2^63 bytes or more are errors naming the field); errors are ErrorKind::bad_input.
 Result<Snapshot> snapshot_from_json(std::string_view text);
-// Reads a snapshot file; errors name the file. Missing file, malformed JSON and unknown
-// schema_version are all errors.
-Result<Snapshot> load_snapshot(const std::string& path);
+// Reading a snapshot file (size cap, regular files only) is platform/snapshot_file.hpp.
 
 // Removes what identifies a person or a machine: hostname, GPU UUIDs, user names, and paths under
 // home directories (replaced by "~"). Serial numbers are never probed at all.

@@ -1,2 +1,5 @@
 list(APPEND DLRIG_SOURCES
-  core/snapshot.cpp)
+  core/clock.cpp
+  core/snapshot.cpp
+  core/text.cpp
+  core/version.cpp)

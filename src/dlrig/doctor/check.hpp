@@ -5,6 +5,7 @@
 #include "dlrig/core/snapshot.hpp"
 #include "dlrig/kb/kb.hpp"
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,6 +59,18 @@ struct Check {
   std::string_view source; // where the fact comes from
   CheckFn run;
 };
+
+// Runs one check in isolation: a check that throws (a bug, or a snapshot value it did not expect)
+// becomes one info finding "could not check" with the reason, never the end of the report. The
+// findings carry the check's id. The benchmark runner reuses the same isolation.
+std::vector<Finding> run_isolated(const Check &c, const Snapshot &s, const kb::KnowledgeBase &kb,
+                                  const DoctorOptions &options);
+
+// Why the checks of an area cannot decide on this snapshot: the readings that area reads are all
+// unknown (a snapshot of `{"schema_version":1}`, an unreadable or garbage sysroot). nullopt when
+// the area has something to read. A check that returns no finding on such a snapshot did not
+// pass: the report counts it as "not run" with this reason.
+std::optional<std::string> unknown_inputs(std::string_view area, const Snapshot &s);
 
 // Every check, in area order; built once (thread-safe).
 const std::vector<Check> &all_checks();

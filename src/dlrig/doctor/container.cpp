@@ -53,11 +53,6 @@ std::vector<Finding> no_gpu_runtime(const Snapshot &s, const kb::KnowledgeBase &
   return {f};
 }
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
-
 std::vector<Finding> nvml_unknown_error(const Snapshot &s, const kb::KnowledgeBase &,
                                         const DoctorOptions &) {
   if (!in_container(s) || s.nvidia.nvml_status != OptStr("init-failed") || !s.nvidia.nvml_error ||

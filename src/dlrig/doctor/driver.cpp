@@ -13,11 +13,6 @@
 namespace dlrig::doctor {
 namespace {
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
-
 std::string driver_branch(std::string_view version) {
   auto v = parse_version(version);
   return v.empty() ? "XXX" : std::to_string(v[0]);

@@ -66,7 +66,9 @@ std::vector<Finding> visible_devices(const Snapshot &s, const kb::KnowledgeBase 
     } else {
       auto digits = !t.empty() &&
                     std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; });
-      ok = digits && std::stoul(t) < gpus.size();
+      // Compared as text: "00000000000000000000001" is index 1, and no index has 20 digits.
+      auto index = t.substr(std::min(t.find_first_not_of('0'), t.size() - 1));
+      ok = digits && index.size() <= 9 && std::stoul(index) < gpus.size();
     }
     if (!ok) {
       bad.push_back(t.empty() ? "\"\"" : t);

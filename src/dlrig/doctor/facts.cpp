@@ -10,29 +10,8 @@
 namespace dlrig::doctor {
 
 std::vector<int> parse_version(std::string_view v) {
-  std::vector<int> out;
-  std::size_t i = 0;
-  while (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]))) {
-    int n = 0;
-    while (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i])) && n < 100000000)
-      n = n * 10 + (v[i++] - '0');
-    out.push_back(n);
-    if (i + 1 < v.size() && v[i] == '.' && std::isdigit(static_cast<unsigned char>(v[i + 1])))
-      ++i;
-    else
-      break;
-  }
-  return out;
-}
-
-int compare_versions(std::string_view a, std::string_view b) {
-  auto va = parse_version(a), vb = parse_version(b);
-  for (std::size_t i = 0; i < std::max(va.size(), vb.size()); ++i) {
-    int x = i < va.size() ? va[i] : 0, y = i < vb.size() ? vb[i] : 0;
-    if (x != y)
-      return x < y ? -1 : 1;
-  }
-  return 0;
+  auto parsed = dlrig::parse_version(v);
+  return std::vector<int>(parsed.parts.begin(), parsed.parts.end());
 }
 
 std::string major_minor(std::string_view v) {
@@ -55,14 +34,6 @@ std::vector<const Gpu *> nvidia_gpus(const Snapshot &s) {
   std::vector<const Gpu *> out;
   for (const auto &g : s.gpus)
     if (is_nvidia(g))
-      out.push_back(&g);
-  return out;
-}
-
-std::vector<const Gpu *> nvml_gpus(const Snapshot &s) {
-  std::vector<const Gpu *> out;
-  for (const auto &g : s.gpus)
-    if (g.nvml)
       out.push_back(&g);
   return out;
 }
@@ -217,15 +188,6 @@ std::vector<std::string> nvidia_ccs(const Snapshot &s, const kb::KnowledgeBase &
   return out;
 }
 
-std::optional<double> pcie_bytes_per_s(const kb::KnowledgeBase &kb, double gts, int width) {
-  // Per-lane payload after line encoding, per direction: the PCIe rows of data/links.csv.
-  for (const auto &l : kb.links)
-    if (l.kind == "pcie" && l.transfer_rate_gts && l.per_lane_bytes_per_s &&
-        std::abs(*l.transfer_rate_gts - gts) < 0.01)
-      return *l.per_lane_bytes_per_s * width;
-  return std::nullopt;
-}
-
 std::string show_opt(const OptBool &v) {
   return v ? (*v ? "yes" : "no") : "n/a";
 }
@@ -236,16 +198,6 @@ std::string fmt_gib(std::uint64_t bytes) {
 
 std::string fmt_gbs(double bytes_per_s) {
   return fmt::format("{:.1f} GB/s", bytes_per_s / 1e9);
-}
-
-std::string join(const std::vector<std::string> &parts, std::string_view sep) {
-  std::string out;
-  for (std::size_t i = 0; i < parts.size(); ++i) {
-    if (i)
-      out += sep;
-    out += parts[i];
-  }
-  return out;
 }
 
 Finding could_not_check(std::string id, std::string what) {

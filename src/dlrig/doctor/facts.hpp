@@ -2,6 +2,9 @@
 // Helpers the checks share: reading the snapshot the same way everywhere, comparing versions,
 // and asking the knowledge base the questions the rules need (rule R1 of arch coverage, the
 // driver a CUDA build needs, the wheel that fits this driver and these GPUs). All pure.
+#include "dlrig/core/pcie.hpp"
+#include "dlrig/core/text.hpp"
+#include "dlrig/core/version.hpp"
 #include "dlrig/doctor/check.hpp"
 
 #include <optional>
@@ -12,18 +15,17 @@
 namespace dlrig::doctor {
 
 // "550.54.15" -> {550, 54, 15}; "12.4" -> {12, 4}; "2.5.1+cu124" -> {2, 5, 1}. Empty when the
-// text does not start with a number.
+// text does not start with a number. The numbers of core's parse_version (core/version.hpp).
 std::vector<int> parse_version(std::string_view v);
-// <0, 0, >0 like strcmp; missing components count as 0.
-int compare_versions(std::string_view a, std::string_view b);
+using dlrig::compare_versions; // core/version.hpp: numeric per component, "12.x" a wildcard
 // "12.4.131" -> "12.4"; "" when not a version.
 std::string major_minor(std::string_view v);
 
 bool is_nvidia(const Gpu &g);
 bool is_amd(const Gpu &g);
 std::vector<const Gpu *> nvidia_gpus(const Snapshot &s);
-// NVIDIA GPUs NVML could see (the driver works for them).
-std::vector<const Gpu *> nvml_gpus(const Snapshot &s);
+// NVIDIA GPUs NVML could see (the driver works for them), in NVML index order (core).
+using dlrig::nvml_gpus;
 // A short name for messages: "GPU 0 (NVIDIA H100 80GB HBM3, 0000:18:00.0)".
 std::string gpu_label(const Gpu &g);
 std::string gpu_name(const Gpu &g);
@@ -66,13 +68,13 @@ std::string reinstall_command(const kb::TorchRelease &r, const kb::TorchVariant 
 std::vector<std::string> nvidia_ccs(const Snapshot &s, const kb::KnowledgeBase &kb);
 
 // The PCIe payload bandwidth per direction in bytes/s of `width` lanes at `gts`, after line
-// encoding (https://en.wikipedia.org/wiki/PCI_Express); nullopt for a rate not in that table.
-std::optional<double> pcie_bytes_per_s(const kb::KnowledgeBase &kb, double gts, int width);
+// encoding: core/pcie.hpp, the library's one formula.
+using dlrig::pcie_bytes_per_s;
 
 std::string show_opt(const OptBool &v);   // yes | no | n/a
 std::string fmt_gib(std::uint64_t bytes); // "63.9 GiB"
 std::string fmt_gbs(double bytes_per_s);  // "3.9 GB/s"
-std::string join(const std::vector<std::string> &parts, std::string_view sep);
+using dlrig::join;                        // core/text.hpp
 
 // A check result saying why it could not decide; info, never warn or fail.
 Finding could_not_check(std::string id, std::string what);

@@ -17,7 +17,7 @@ std::string show_link(OptF64 gts, std::optional<int> width) {
                      width ? std::to_string(*width) : "n/a");
 }
 
-std::vector<Finding> egpu_bandwidth(const Snapshot &s, const kb::KnowledgeBase &kb,
+std::vector<Finding> egpu_bandwidth(const Snapshot &s, const kb::KnowledgeBase &,
                                     const DoctorOptions &) {
   std::vector<Finding> out;
   for (const auto &g : s.gpus) {
@@ -40,14 +40,14 @@ std::vector<Finding> egpu_bandwidth(const Snapshot &s, const kb::KnowledgeBase &
          "measured) or an internal x16 slot"});
     f.with("link", show_link(gts, width));
     if (gts && width)
-      if (auto bw = pcie_bytes_per_s(kb, *gts, *width))
+      if (auto bw = pcie_bytes_per_s(*gts, *width))
         f.with("link_bandwidth_per_direction", fmt_gbs(*bw));
     OptF64 slot_gts = g.link.max_gts ? g.link.max_gts : gts;
     if (slot_gts)
-      if (auto x16 = pcie_bytes_per_s(kb, *slot_gts, 16)) {
+      if (auto x16 = pcie_bytes_per_s(*slot_gts, 16)) {
         f.with("x16_slot_at_same_gen", fmt_gbs(*x16));
         if (gts && width)
-          if (auto bw = pcie_bytes_per_s(kb, *gts, *width))
+          if (auto bw = pcie_bytes_per_s(*gts, *width))
             f.with("share_of_x16", fmt::format("{:.0f}%", 100.0 * *bw / *x16));
       }
     if (g.narrowest_hop)

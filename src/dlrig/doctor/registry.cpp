@@ -1,6 +1,9 @@
 #include "dlrig/doctor/check.hpp"
 
+#include "dlrig/core/text.hpp"
+
 #include <algorithm>
+#include <exception>
 #include <numeric>
 
 namespace dlrig::doctor {
@@ -32,6 +35,66 @@ const std::vector<Check> &all_checks() {
   return checks;
 }
 
+std::vector<Finding> run_isolated(const Check &c, const Snapshot &s, const kb::KnowledgeBase &kb,
+                                  const DoctorOptions &options) {
+  std::vector<Finding> findings;
+  try {
+    findings = c.run(s, kb, options);
+  } catch (const std::exception &e) {
+    Finding f;
+    f.severity = Severity::info;
+    f.title = "Could not check: the check stopped on an unexpected value";
+    f.why = "This check met a reading it could not handle, so it cannot decide; the other checks "
+            "ran. Please report it with the snapshot (dlrig snapshot --redact).";
+    f.evidence.push_back({"reason", e.what()});
+    findings = {std::move(f)};
+  }
+  // A check reports only under its own id; keep that true whatever a rule group does.
+  for (auto &f : findings)
+    f.id = std::string(c.id);
+  return findings;
+}
+
+std::optional<std::string> unknown_inputs(std::string_view area, const Snapshot &s) {
+  const auto &k = s.software.kernel;
+  bool gpus = !s.gpus.empty();
+  bool kernel = s.host.os.kernel_release || k.nvidia.loaded || k.nouveau.loaded;
+  bool env = !s.software.env.empty();
+  if (area == "gpu" || area == "link")
+    return gpus ? std::nullopt
+                : std::optional<std::string>("no GPU readings in the snapshot (no PCI display "
+                                             "controller recorded)");
+  if (area == "driver")
+    return gpus || s.nvidia.driver_version || k.nvidia.loaded
+               ? std::nullopt
+               : std::optional<std::string>("no GPU and no NVIDIA driver readings in the snapshot");
+  if (area == "kernel")
+    return kernel ? std::nullopt
+                  : std::optional<std::string>("no kernel readings in the snapshot (release, "
+                                               "loaded modules)");
+  if (area == "host")
+    return s.host.memory.total_bytes || s.host.cpu.threads || s.host.shm.size_bytes ||
+                   !s.host.mounts.empty()
+               ? std::nullopt
+               : std::optional<std::string>("no host readings in the snapshot (memory, CPU, "
+                                            "/dev/shm, mounts)");
+  if (area == "torch")
+    return !s.software.python_envs.empty()
+               ? std::nullopt
+               : std::optional<std::string>("no Python environment in the snapshot");
+  if (area == "cuda" || area == "env" || area == "dist")
+    return env || !s.software.cuda_toolkits.empty()
+               ? std::nullopt
+               : std::optional<std::string>("no environment variables and no CUDA toolkit in "
+                                            "the snapshot");
+  if (area == "container" || area == "wsl")
+    return s.software.runtime.kind || kernel
+               ? std::nullopt
+               : std::optional<std::string>("no runtime readings in the snapshot (bare metal, "
+                                            "VM, container or WSL2 unknown)");
+  return std::nullopt;
+}
+
 const Check *find_check(std::string_view id) {
   for (const auto &c : all_checks())
     if (c.id == id)
@@ -39,35 +102,15 @@ const Check *find_check(std::string_view id) {
   return nullptr;
 }
 
-namespace {
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  std::iota(row.begin(), row.end(), 0);
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-} // namespace
-
 std::vector<std::string> nearest_ids(std::string_view id, std::size_t count) {
-  std::vector<std::pair<std::size_t, std::string_view>> scored;
-  for (const auto &c : all_checks()) {
-    // A query that is part of an id ("nouveau") is as near as it gets.
-    std::size_t d = c.id.find(id) != std::string_view::npos ? 0 : edit_distance(id, c.id);
-    scored.emplace_back(d, c.id);
-  }
-  std::stable_sort(scored.begin(), scored.end(),
-                   [](const auto &x, const auto &y) { return x.first < y.first; });
-  std::vector<std::string> out;
-  for (std::size_t i = 0; i < scored.size() && i < count; ++i)
-    out.emplace_back(scored[i].second);
+  // A query that is part of an id ("nouveau") is as near as it gets; then by edit distance.
+  std::vector<std::string> out, rest;
+  for (const auto &c : all_checks())
+    (c.id.find(id) != std::string_view::npos ? out : rest).emplace_back(c.id);
+  for (auto &near : nearest_names(rest, id, count))
+    out.push_back(std::move(near));
+  if (out.size() > count)
+    out.resize(count);
   return out;
 }
 

@@ -19,13 +19,22 @@ std::size_t DoctorReport::count(Severity s) const {
   std::size_t n = 0;
   for (const auto &r : results) {
     if (s == Severity::ok) {
-      n += r.findings.empty() ? 1 : 0;
+      n += r.findings.empty() && !r.not_run ? 1 : 0;
       continue;
     }
     for (const auto &f : r.findings)
       n += f.severity == s ? 1 : 0;
   }
   return n;
+}
+
+std::size_t DoctorReport::not_run() const {
+  return static_cast<std::size_t>(std::count_if(
+      results.begin(), results.end(), [](const CheckResult &r) { return r.not_run.has_value(); }));
+}
+
+bool DoctorReport::mostly_unknown() const {
+  return not_run() * 2 > results.size();
 }
 
 Severity DoctorReport::worst() const {
@@ -42,7 +51,7 @@ ExitCode DoctorReport::exit_code() const {
   case Severity::warn:
     return ExitCode::warnings;
   default:
-    return ExitCode::ok;
+    return mostly_unknown() ? ExitCode::warnings : ExitCode::ok;
   }
 }
 
@@ -56,10 +65,9 @@ DoctorReport run_doctor(const Snapshot &s, const kb::KnowledgeBase &kb,
     if (!options.only.empty() &&
         std::find(options.only.begin(), options.only.end(), c.area) == options.only.end())
       continue;
-    CheckResult cr{&c, c.run(s, kb, options)};
-    // A check reports only under its own id; keep that true whatever a rule group does.
-    for (auto &f : cr.findings)
-      f.id = std::string(c.id);
+    CheckResult cr{&c, run_isolated(c, s, kb, options), std::nullopt};
+    if (cr.findings.empty())
+      cr.not_run = unknown_inputs(c.area, s);
     r.results.push_back(std::move(cr));
   }
   return r;
@@ -141,6 +149,8 @@ std::string summary_line(const DoctorReport &r) {
   if (auto n = r.count(Severity::info))
     parts.push_back(plural(n, "note", "notes"));
   parts.push_back(plural(r.count(Severity::ok), "check passed", "checks passed"));
+  if (auto n = r.not_run())
+    parts.push_back(fmt::format("{} not run (inputs unknown)", n));
   return join(parts, ", ");
 }
 
@@ -164,7 +174,11 @@ std::string render_text(const DoctorReport &r, bool colour) {
     }
     out += "\n";
   }
-  if (r.worst() == Severity::ok || r.worst() == Severity::info)
+  if (r.mostly_unknown())
+    out += fmt::format("Most of the snapshot is unknown: {} of {} checks could not run, so this "
+                       "is no evidence of a healthy machine. ",
+                       r.not_run(), r.results.size());
+  else if (r.worst() == Severity::ok || r.worst() == Severity::info)
     out += "Nothing to fix. ";
   out += summary_line(r) + "\n";
   return out;
@@ -225,6 +239,8 @@ Json to_json(const DoctorReport &r) {
                   {"warn", r.count(Severity::warn)},
                   {"info", r.count(Severity::info)},
                   {"passed", r.count(Severity::ok)},
+                  {"not_run", r.not_run()},
+                  {"mostly_unknown", r.mostly_unknown()},
                   {"checks", r.results.size()},
                   {"worst", std::string(to_string(r.worst()))},
                   {"exit_code", static_cast<int>(r.exit_code())}};
@@ -246,9 +262,14 @@ Json to_json(const DoctorReport &r) {
   j["findings"] = findings;
   Json passed = Json::array();
   for (const auto &cr : r.results)
-    if (cr.findings.empty())
+    if (cr.findings.empty() && !cr.not_run)
       passed.push_back(std::string(cr.check->id));
   j["passed"] = passed;
+  Json not_run = Json::array();
+  for (const auto &cr : r.results)
+    if (cr.not_run)
+      not_run.push_back({{"id", std::string(cr.check->id)}, {"reason", *cr.not_run}});
+  j["not_run"] = not_run;
   return j;
 }
 

@@ -13,7 +13,9 @@ inline constexpr int kDoctorSchemaVersion = 1;
 
 struct CheckResult {
   const Check *check = nullptr;
-  std::vector<Finding> findings; // empty = passed
+  std::vector<Finding> findings; // empty = passed, unless not_run
+  // Set when the check found nothing because the readings it needs are unknown: it did not pass.
+  std::optional<std::string> not_run;
   Severity worst() const;
 };
 
@@ -28,8 +30,12 @@ struct DoctorReport {
   ReportSubject subject;
   std::vector<CheckResult> results;    // in registry order, only the areas that ran
   std::size_t count(Severity s) const; // findings of that severity (ok: checks that passed)
+  std::size_t not_run() const;         // checks whose inputs were unknown
+  // More checks could not run than ran: the snapshot holds too little to call the machine healthy.
+  bool mostly_unknown() const;
   Severity worst() const;
-  ExitCode exit_code() const; // 0 nothing to fix, 1 warnings only, 2 failures
+  // 0 nothing to fix, 1 warnings only (or most checks not run), 2 failures
+  ExitCode exit_code() const;
 };
 
 // Runs every check (of the areas in options.only, when given). Pure: no I/O.

@@ -1,4 +1,5 @@
 #include "dlrig/fit/fit.hpp"
+#include "dlrig/core/text.hpp"
 
 #include <fmt/format.h>
 
@@ -21,20 +22,6 @@ std::string strip0x(const std::optional<std::string> &s) {
   std::transform(v.begin(), v.end(), v.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return v;
-}
-
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j)
-    prev[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j)
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1,
-                         prev[j - 1] + (std::tolower(a[i - 1]) == std::tolower(b[j - 1]) ? 0 : 1)});
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
 }
 
 bool fits_on(const MemoryEstimate &m, const GpuTarget &g) {
@@ -587,7 +574,7 @@ Result<ModelInput> model_from_catalog(std::string_view name, const kb::Knowledge
   if (!m) {
     std::vector<std::pair<std::size_t, std::string>> near;
     for (const auto &c : kb.models)
-      near.emplace_back(edit_distance(name, c.name), c.name);
+      near.emplace_back(edit_distance(lower(name), lower(c.name)), c.name);
     std::sort(near.begin(), near.end());
     std::string list;
     for (std::size_t i = 0; i < near.size() && i < 3; ++i)

@@ -78,12 +78,16 @@ Result<model::ModelArch> parse_model_config(std::string_view text, const std::st
 
 Result<ModelInput> load_model(const std::string &spec, std::optional<model::ModelFamily> family,
                               const kb::KnowledgeBase &kb) {
-  if (!names_a_file(spec))
-    return model_from_catalog(spec, kb);
+  if (!names_a_file(spec)) { // a catalog name: not found there is a usage error
+    auto m = model_from_catalog(spec, kb);
+    if (!m)
+      return make_error(ErrorKind::usage, m.error().message);
+    return m;
+  }
   std::error_code ec;
   fs::path p(spec);
   if (!fs::exists(p, ec))
-    return make_error(spec + ": no such file or folder");
+    return make_error(ErrorKind::not_found, spec + ": no such file or folder");
   if (fs::is_directory(p, ec)) {
     std::optional<Checkpoint> ckpt;
     if (fs::exists(p / "model.safetensors.index.json", ec) ||

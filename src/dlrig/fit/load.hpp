@@ -20,6 +20,8 @@ bool names_a_file(const std::string &spec);
 Result<model::ModelArch> parse_model_config(std::string_view text, const std::string &where);
 
 // Reads the model a spec names. family is --family, used when a checkpoint has no config.json.
+// Error kinds: usage for a catalog name the catalog lacks, not_found for a missing path, bad_input
+// for a file that cannot be used.
 Result<ModelInput> load_model(const std::string &spec, std::optional<model::ModelFamily> family,
                               const kb::KnowledgeBase &kb);
 

@@ -94,8 +94,9 @@ Result<std::uint64_t> parse_safetensors_length(std::string_view first8, std::uin
 Result<SafetensorsHeader> parse_safetensors_header(std::string_view text, std::uint64_t data_bytes,
                                                    const std::string &where) {
   Json j;
+  std::optional<std::string> duplicate;
   try {
-    j = Json::parse(text.begin(), text.end());
+    j = parse_json_noting_duplicates(text, duplicate);
   } catch (const Json::parse_error &e) {
     return make_error(fmt::format("{}: header JSON is malformed at byte {} of the header: {}",
                                   where, e.byte + 8, e.what()));
@@ -104,6 +105,10 @@ Result<SafetensorsHeader> parse_safetensors_header(std::string_view text, std::u
   }
   if (!j.is_object())
     return make_error(where + ": header is not a JSON object of tensors");
+  if (duplicate)
+    return make_error(fmt::format("{}: \"{}\" appears twice in the header (each tensor and key "
+                                  "must be named once): the file is corrupt",
+                                  where, *duplicate));
   SafetensorsHeader h;
   h.data_bytes = data_bytes;
   for (const auto &[name, v] : j.items()) {

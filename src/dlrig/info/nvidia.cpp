@@ -174,16 +174,6 @@ std::string processes_cell(const NvmlGpu &g) {
   return out;
 }
 
-std::vector<const Gpu *> nvml_gpus(const Snapshot &s) {
-  std::vector<const Gpu *> out;
-  for (const auto &g : s.gpus)
-    if (g.nvml)
-      out.push_back(&g);
-  std::sort(out.begin(), out.end(),
-            [](const Gpu *a, const Gpu *b) { return a->nvml->index < b->nvml->index; });
-  return out;
-}
-
 Table readings_table(const std::vector<const Gpu *> &gpus) {
   Table t{"NVIDIA GPUs (NVML)",
           {"GPU", "bus", "name", "memory used / total", "cc / arch", "SM clock / max",

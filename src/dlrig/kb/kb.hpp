@@ -3,6 +3,7 @@
 // through one validating loader. A value no source gives is nullopt (unknown) or an empty string.
 // docs/knowledge-base.md describes every file, column and unit.
 #include "dlrig/core/result.hpp"
+#include "dlrig/core/version.hpp"
 #include "dlrig/model/model.hpp"
 
 #include <cstdint>
@@ -262,8 +263,9 @@ struct TorchChoice {
 std::optional<TorchChoice> newest_torch_for(const KnowledgeBase &kb, std::string_view driver,
                                             std::string_view cc);
 
-// Version strings compared numerically part by part ("550.54.14" < "550.100"); missing parts are 0.
-int compare_versions(std::string_view a, std::string_view b);
+// Version strings compared numerically part by part ("550.54.14" < "550.100"); missing parts are
+// 0; "12.x" is a wildcard (core/version.hpp).
+using dlrig::compare_versions;
 
 // Parsers for one data file each: text in, rows out, or an error naming file:line and column
 // ("data/gpus.csv:17: column fp16_tflops: 'abc' is not a number"). builtin() uses them on the

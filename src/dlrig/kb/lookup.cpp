@@ -88,23 +88,6 @@ std::string major_minor(std::string_view v) {
 
 } // namespace
 
-int compare_versions(std::string_view a, std::string_view b) {
-  while (!a.empty() || !b.empty()) {
-    auto take = [](std::string_view &s) {
-      auto dot = s.find('.');
-      auto part = s.substr(0, dot);
-      s = dot == std::string_view::npos ? std::string_view{} : s.substr(dot + 1);
-      long v = 0;
-      std::from_chars(part.data(), part.data() + part.size(), v);
-      return v;
-    };
-    long x = take(a), y = take(b);
-    if (x != y)
-      return x < y ? -1 : 1;
-  }
-  return 0;
-}
-
 bool ArchSpec::feature_known(std::string_view feature) const {
   return std::find(unknown.begin(), unknown.end(), feature) == unknown.end();
 }

@@ -14,13 +14,6 @@ using detail::trim;
 
 namespace {
 
-std::string join(const std::vector<std::string> &v, const char *sep) {
-  std::string out;
-  for (const auto &s : v)
-    out += (out.empty() ? "" : sep) + s;
-  return out;
-}
-
 std::vector<std::string> filter_words(std::string_view filter) {
   std::vector<std::string> out;
   std::string cur;
@@ -404,58 +397,6 @@ Result<double> parse_size_gb(std::string_view text) {
   if (t.empty() || used != t.size() || v < 0)
     return make_error("'" + std::string(text) + "' is not a memory size; write it like 24GB");
   return v * factor;
-}
-
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  // Optimal string alignment: insertions, deletions, substitutions and swaps of two neighbours
-  // ("4009" for "4090" is one typo, not two).
-  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
-  for (std::size_t i = 0; i <= a.size(); ++i)
-    d[i][0] = i;
-  for (std::size_t j = 0; j <= b.size(); ++j)
-    d[0][j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i)
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      d[i][j] = std::min(
-          {d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1] ? 1u : 0u)});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
-        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
-    }
-  return d[a.size()][b.size()];
-}
-
-std::vector<std::string> nearest_names(const std::vector<std::string> &names,
-                                       std::string_view query, std::size_t n) {
-  auto q = lower(trim(query));
-  // A name is as near as its closest stretch: compare the query with the whole name and with each
-  // run of the name's words as long as the query, so "rtx 4009" finds "GeForce RTX 4090".
-  auto score = [&](const std::string &name) {
-    auto l = lower(name);
-    std::size_t best = edit_distance(q, l);
-    auto ws = filter_words(l);
-    auto qn = std::max<std::size_t>(1, filter_words(q).size());
-    for (std::size_t i = 0; i + qn <= ws.size(); ++i) {
-      std::string run;
-      for (std::size_t k = 0; k < qn; ++k)
-        run += (k ? " " : "") + ws[i + k];
-      best = std::min(best, edit_distance(q, run));
-    }
-    // Ties go to the name nearest as a whole.
-    return std::pair{best, edit_distance(q, l)};
-  };
-  std::vector<std::pair<std::pair<std::size_t, std::size_t>, std::string>> scored;
-  for (const auto &name : names) {
-    bool dup =
-        std::any_of(scored.begin(), scored.end(), [&](const auto &s) { return s.second == name; });
-    if (!dup)
-      scored.emplace_back(score(name), name);
-  }
-  std::stable_sort(scored.begin(), scored.end(),
-                   [](const auto &x, const auto &y) { return x.first < y.first; });
-  std::vector<std::string> out;
-  for (std::size_t i = 0; i < scored.size() && out.size() < n; ++i)
-    out.push_back(scored[i].second);
-  return out;
 }
 
 } // namespace dlrig::kb

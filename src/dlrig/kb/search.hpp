@@ -2,6 +2,7 @@
 // `dlrig kb`: lists and searches the knowledge base. Pure functions of a KnowledgeBase and a
 // query returning typed rows; kb/report.* prints them (tables, markdown, CSV, JSON).
 #include "dlrig/core/result.hpp"
+#include "dlrig/core/text.hpp"
 #include "dlrig/kb/kb.hpp"
 
 #include <cstddef>
@@ -69,10 +70,8 @@ Result<double> parse_size_gb(std::string_view text);
 // unet.
 const char *model_family_name(ModelFamily f);
 
-// Levenshtein distance, byte-wise (names are ASCII).
-std::size_t edit_distance(std::string_view a, std::string_view b);
-// Up to `n` names nearest to `query` by edit distance (case-insensitive), nearest first.
-std::vector<std::string> nearest_names(const std::vector<std::string> &names,
-                                       std::string_view query, std::size_t n = 3);
+// Edit distance and "did you mean": core/text.hpp.
+using dlrig::edit_distance;
+using dlrig::nearest_names;
 
 } // namespace dlrig::kb

@@ -1,5 +1,7 @@
 #include "dlrig/platform/dynlib.hpp"
 
+#include "dlrig/platform/fs.hpp"
+
 #include <dlfcn.h>
 #include <link.h>
 
@@ -28,6 +30,13 @@ DynamicLibrary::~DynamicLibrary() {
 Result<DynamicLibrary> DynamicLibrary::open(std::initializer_list<std::string> names) {
   std::string errors;
   for (const auto& name : names) {
+    // A path (not a bare soname for the loader's search) must be a regular file: dlopen() of a
+    // FIFO blocks forever, of a device reads it.
+    if (name.find('/') != std::string::npos)
+      if (auto why = not_a_regular_file(name)) {
+        errors += (errors.empty() ? "" : "; ") + why->message;
+        continue;
+      }
     void* handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
       const char* why = dlerror();

@@ -1,11 +1,14 @@
 #include "dlrig/platform/fs.hpp"
 
 #include <algorithm>
+
 #include <cerrno>
 #include <cstring>
+#include <fcntl.h>
 #include <filesystem>
-#include <fstream>
+#include <fmt/format.h>
 #include <sstream>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -26,24 +29,111 @@ std::string Sysroot::host_path(const std::string& path) const {
   return root_ + (path.empty() || path.front() != '/' ? "/" : "") + path;
 }
 
-Result<std::string> Sysroot::read(const std::string& path, std::size_t max_bytes) const {
-  std::ifstream in(host_path(path), std::ios::binary);
-  if (!in)
-    return make_error(path + ": " + std::strerror(errno));
-  // Grows with the file instead of allocating max_bytes up front: a megabyte buffer per sysfs
-  // attribute costs page faults that dominated `dlrig info` (perf/info.sh).
+namespace {
+
+std::string kind_of(mode_t mode) {
+  if (S_ISDIR(mode))
+    return "a folder";
+  if (S_ISFIFO(mode))
+    return "a FIFO (named pipe)";
+  if (S_ISSOCK(mode))
+    return "a socket";
+  if (S_ISCHR(mode) || S_ISBLK(mode))
+    return "a device";
+  return "not a regular file";
+}
+
+Error open_error(const std::string& path, int err) {
+  if (err == ENOENT || err == ENOTDIR)
+    return make_error(ErrorKind::not_found, path + ": no such file");
+  if (err == EACCES || err == EPERM)
+    return make_error(ErrorKind::io, path + ": permission denied (check the file's permissions "
+                                            "and its folders')");
+  return make_error(ErrorKind::io, path + ": " + std::strerror(err));
+}
+
+// Reads an open descriptor up to max_bytes (+1 when `detect_more`, to tell a larger file).
+Result<std::string> read_fd(int fd, const std::string& path, std::size_t max_bytes,
+                            std::size_t hint, bool detect_more) {
   std::string data;
-  std::error_code ec;
-  auto size = stdfs::file_size(host_path(path), ec); // procfs says 0, sysfs 4096: only a hint
-  if (!ec && size > 0)
-    data.reserve(static_cast<std::size_t>(std::min<std::uintmax_t>(size, max_bytes)));
+  if (hint > 0)
+    data.reserve(std::min(hint, max_bytes) + (detect_more ? 1 : 0));
+  std::size_t limit = max_bytes + (detect_more ? 1 : 0);
   char chunk[16384];
-  while (data.size() < max_bytes && in) {
-    in.read(chunk, static_cast<std::streamsize>(std::min(sizeof chunk, max_bytes - data.size())));
-    data.append(chunk, static_cast<std::size_t>(in.gcount()));
+  while (data.size() < limit) {
+    ssize_t n = ::read(fd, chunk, std::min(sizeof chunk, limit - data.size()));
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK)
+        break; // nothing more without blocking
+      return make_error(ErrorKind::io, path + ": read failed: " + std::strerror(errno));
+    }
+    if (n == 0)
+      break;
+    data.append(chunk, static_cast<std::size_t>(n));
   }
-  if (in.bad())
-    return make_error(path + ": read failed: " + std::strerror(errno));
+  return data;
+}
+
+} // namespace
+
+std::optional<Error> not_a_regular_file(const std::string &path) {
+  if (path.empty())
+    return make_error(ErrorKind::usage, "an empty path names no file");
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    return open_error(path, errno);
+  if (!S_ISREG(st.st_mode))
+    return make_error(ErrorKind::bad_input,
+                      path + ": is " + kind_of(st.st_mode) + ", not a regular file");
+  return std::nullopt;
+}
+
+Result<std::string> read_regular_file(const std::string &path, std::size_t max_bytes,
+                                      const std::string &what) {
+  if (auto why = not_a_regular_file(path))
+    return *why;
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0)
+    return open_error(path, errno);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) { // replaced between stat and open
+    ::close(fd);
+    return make_error(ErrorKind::bad_input, path + ": not a regular file");
+  }
+  auto size = static_cast<std::uint64_t>(st.st_size);
+  if (size > max_bytes) {
+    ::close(fd);
+    return make_error(ErrorKind::bad_input,
+                      fmt::format("{}: {} bytes is too large for a {} (at most {} MiB)", path, size,
+                                  what, max_bytes >> 20));
+  }
+  auto data = read_fd(fd, path, max_bytes, static_cast<std::size_t>(size), true);
+  ::close(fd);
+  if (data && data->size() > max_bytes) // grew while read
+    return make_error(
+        ErrorKind::bad_input,
+        fmt::format("{}: larger than {} MiB, too large for a {}", path, max_bytes >> 20, what));
+  return data;
+}
+
+Result<std::string> Sysroot::read(const std::string &path, std::size_t max_bytes) const {
+  // Non-blocking open, and only regular files: a FIFO or a device inside a fixture tree (or a
+  // character device on the live machine) never blocks the probe. sysfs/procfs attributes are
+  // regular files whose st_size is only a hint (procfs says 0, sysfs 4096).
+  auto host = host_path(path);
+  int fd = ::open(host.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0)
+    return make_error(path + ": " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return make_error(ErrorKind::bad_input,
+                      path + ": is " + kind_of(st.st_mode) + ", not a regular file; not read");
+  }
+  auto data = read_fd(fd, path, max_bytes, static_cast<std::size_t>(st.st_size), false);
+  ::close(fd);
   return data;
 }
 

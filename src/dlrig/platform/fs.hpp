@@ -20,7 +20,9 @@ struct DiskUsage {
 class FileSystem {
 public:
   virtual ~FileSystem() = default;
-  // Whole file; an error says why (missing, permission, ...). Reads at most max_bytes.
+  // Whole file; an error says why (missing, permission, not a regular file...). Reads at most
+  // max_bytes. A FIFO, a device or a folder is refused without opening it for a blocking read:
+  // sysfs and procfs attributes are regular files.
   virtual Result<std::string> read(const std::string& path,
                                    std::size_t max_bytes = 1 << 20) const = 0;
   // Entry names of a directory, sorted; empty when it is missing or unreadable.
@@ -60,6 +62,18 @@ private:
   std::string host_path(const std::string& path) const;
   std::string root_;
 };
+
+// Why a path cannot be read as a regular file, without blocking: stat() only, never open(). Kinds:
+// not_found (missing), io (permission denied), bad_input (a folder, FIFO, socket or device).
+// Messages name the path and the reason in dlrig's words. Used before dlopen() of a library path
+// (a FIFO given as DLRIG_NVML_LIBRARY would block dlopen forever) and by read_regular_file.
+std::optional<Error> not_a_regular_file(const std::string &path);
+
+// The whole of a regular file, at most max_bytes: opened non-blocking (O_NONBLOCK), refused with
+// a clear message when it is not a regular file or is larger than max_bytes (the message gives
+// both sizes). `what` names the file's role in messages ("snapshot file").
+Result<std::string> read_regular_file(const std::string &path, std::size_t max_bytes,
+                                      const std::string &what = "file");
 
 // Trimmed contents of a small sysfs/procfs attribute file; nullopt when missing, unreadable or
 // empty.

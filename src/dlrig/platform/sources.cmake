@@ -2,4 +2,5 @@ list(APPEND DLRIG_SOURCES
   platform/dynlib.cpp
   platform/fs.cpp
   platform/nvml.cpp
-  platform/process.cpp)
+  platform/process.cpp
+  platform/snapshot_file.cpp)

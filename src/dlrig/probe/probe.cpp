@@ -1,4 +1,5 @@
 #include "dlrig/probe/probe.hpp"
+#include "dlrig/core/clock.hpp"
 
 #include <chrono>
 #include <ctime>
@@ -18,17 +19,6 @@ Environment current_environment() {
   }
   return env;
 }
-
-namespace {
-std::string utc_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-} // namespace
 
 Snapshot probe_machine(const FileSystem& fs, const Environment& env, const ProbeOptions& options) {
   Snapshot snap;

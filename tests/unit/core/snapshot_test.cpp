@@ -1,4 +1,6 @@
+#include "dlrig/core/exit_code.hpp"
 #include "dlrig/core/snapshot.hpp"
+#include "dlrig/platform/snapshot_file.hpp"
 
 #include <gtest/gtest.h>
 
@@ -70,6 +72,82 @@ TEST(Snapshot, MissingFileNamesTheFile) {
   auto r = load_snapshot("/nonexistent/snap.json");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("/nonexistent/snap.json"), std::string::npos);
+  EXPECT_EQ(r.error().kind, ErrorKind::not_found);
+  EXPECT_EQ(exit_code_for(r.error().kind), ExitCode::bad_input);
+}
+
+TEST(Snapshot, SpecialFilesAreRefusedWithoutBlocking) {
+  auto dev = load_snapshot("/dev/zero");
+  ASSERT_FALSE(dev.ok());
+  EXPECT_NE(dev.error().message.find("a device, not a regular file"), std::string::npos)
+      << dev.error().message;
+  auto dir = load_snapshot("/");
+  ASSERT_FALSE(dir.ok());
+  EXPECT_NE(dir.error().message.find("is a folder"), std::string::npos) << dir.error().message;
+  EXPECT_EQ(dir.error().kind, ErrorKind::bad_input);
+  auto empty = load_snapshot("");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.error().kind, ErrorKind::usage);
+}
+
+// Issue 11.4: every number is checked against its field's type and range, and the field named.
+std::string range_error(const std::string &json) {
+  auto r = snapshot_from_json(json);
+  EXPECT_FALSE(r.ok()) << json;
+  if (r.ok())
+    return "";
+  EXPECT_EQ(r.error().kind, ErrorKind::bad_input);
+  EXPECT_EQ(r.error().message.find("json.exception"), std::string::npos) << r.error().message;
+  return r.error().message;
+}
+
+TEST(Snapshot, NegativeCountIsOutOfRange) {
+  auto m = range_error(
+      R"({"schema_version":1,"gpus":[{"bdf":"x","nvml":{"ecc_uncorrected_volatile":-1}}]})");
+  EXPECT_NE(m.find("field /gpus/0/nvml/ecc_uncorrected_volatile"), std::string::npos) << m;
+  EXPECT_NE(m.find("out of range"), std::string::npos) << m;
+}
+
+TEST(Snapshot, HugeFloatIntoIntIsOutOfRange) {
+  auto m =
+      range_error(R"({"schema_version":1,"gpus":[{"bdf":"x","link":{"current_width":1e26}}]})");
+  EXPECT_NE(m.find("field /gpus/0/link/current_width"), std::string::npos) << m;
+  m = range_error(R"({"schema_version":1,"gpus":[{"bdf":"x","link":{"current_width":2.5}}]})");
+  EXPECT_NE(m.find("whole number"), std::string::npos) << m;
+  m = range_error(R"({"schema_version":1,"gpus":[{"bdf":"x","nvml":{"index":1e26}}]})");
+  EXPECT_NE(m.find("field /gpus/0/nvml/index"), std::string::npos) << m;
+  m = range_error(R"({"schema_version":1,"gpus":[{"bdf":"x","nvml":{"index":-3}}]})");
+  EXPECT_NE(m.find("field /gpus/0/nvml/index"), std::string::npos) << m;
+}
+
+TEST(Snapshot, MemoryOf2To63BytesIsOutOfRange) {
+  auto m = range_error(
+      R"({"schema_version":1,"gpus":[{"bdf":"x","nvml":{"memory_total_bytes":9223372036854775808}}]})");
+  EXPECT_NE(m.find("field /gpus/0/nvml/memory_total_bytes"), std::string::npos) << m;
+  auto ok = snapshot_from_json(
+      R"({"schema_version":1,"gpus":[{"bdf":"x","nvml":{"memory_total_bytes":9223372036854775807}}]})");
+  EXPECT_TRUE(ok.ok()) << ok.error().message;
+}
+
+TEST(Snapshot, SchemaVersionIsNotTruncated) {
+  auto m = range_error(R"({"schema_version":4294967297})");
+  EXPECT_NE(m.find("unknown schema_version 4294967297"), std::string::npos) << m;
+  m = range_error(R"({"schema_version":-4294967295})");
+  EXPECT_NE(m.find("unknown schema_version"), std::string::npos) << m;
+}
+
+TEST(Snapshot, NumberBeyondDoubleIsMalformedNotACrash) {
+  auto m = range_error(R"({"schema_version":1,"x":1e999})");
+  EXPECT_NE(m.find("1e999"), std::string::npos) << m;
+  EXPECT_NE(m.find("too large"), std::string::npos) << m;
+}
+
+TEST(Snapshot, LibraryWordsDoNotLeak) {
+  auto m = range_error(R"({"schema_version":1,"host":[]})");
+  EXPECT_NE(m.find("field /host: expected an object, found an array"), std::string::npos) << m;
+  EXPECT_EQ(m.find("value()"), std::string::npos) << m;
+  m = range_error(R"([1,2])");
+  EXPECT_NE(m.find("found an array"), std::string::npos) << m;
 }
 
 TEST(Snapshot, RedactRemovesIdentity) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <stdexcept>
 #include <string_view>
 #include <vector>
 
@@ -159,11 +160,17 @@ TEST(DoctorFacts, RuleR1ArchCoverage) {
   EXPECT_EQ(arch_covers({}, "8.0"), std::nullopt);
 }
 
-TEST(DoctorFacts, PcieBandwidthFromTheLinksTable) {
-  const auto &kb = kb::builtin();
-  EXPECT_NEAR(*pcie_bytes_per_s(kb, 8, 4), 3.94e9, 0.01e9);
-  EXPECT_NEAR(*pcie_bytes_per_s(kb, 16, 16), 31.5e9, 0.1e9);
-  EXPECT_EQ(pcie_bytes_per_s(kb, 7, 16), std::nullopt);
+// One formula (core/pcie.hpp); it agrees with the sourced rows of data/links.csv.
+TEST(DoctorFacts, PcieBandwidthIsTheCoreFormula) {
+  EXPECT_NEAR(*pcie_bytes_per_s(8, 4), 3.94e9, 0.01e9);
+  EXPECT_NEAR(*pcie_bytes_per_s(16, 16), 31.5e9, 0.1e9);
+  EXPECT_EQ(pcie_bytes_per_s(16, 0), std::nullopt);
+  for (const auto &l : kb::builtin().links)
+    if (l.kind == "pcie" && l.transfer_rate_gts && l.per_lane_bytes_per_s &&
+        *l.transfer_rate_gts < 64) {
+      EXPECT_NEAR(*pcie_bytes_per_s(*l.transfer_rate_gts, 1), *l.per_lane_bytes_per_s, 0.001e9)
+          << l.name;
+    }
 }
 
 TEST(DoctorFacts, ChooseWheelPrefersTheInstalledRelease) {
@@ -215,6 +222,34 @@ TEST(DoctorBuiltinKb, CpuWheelOnA4090GetsTheSameReleaseWithCuda) {
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].fix[0], "pip install --force-reinstall torch==2.5.1 torchvision==0.20.1 "
                          "torchaudio==2.5.1 --index-url https://download.pytorch.org/whl/cu124");
+}
+
+std::vector<Finding> throwing_check(const Snapshot &, const kb::KnowledgeBase &,
+                                    const DoctorOptions &) {
+  throw std::out_of_range("stoul: out of range");
+}
+
+// Issue 10.4: one check that throws becomes a "could not check" finding; the others still run.
+TEST(DoctorRegistry, ACheckThatThrowsBecomesCouldNotCheck) {
+  Check c{"test.throws", "env", Severity::warn, "t", "r", "f", "x", "s", throwing_check};
+  auto findings = run_isolated(c, healthy_desktop(), test_kb(), {});
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].id, "test.throws");
+  EXPECT_EQ(findings[0].severity, Severity::info);
+  EXPECT_NE(findings[0].title.find("Could not check"), std::string::npos);
+  ASSERT_FALSE(findings[0].evidence.empty());
+  EXPECT_EQ(findings[0].evidence[0].value, "stoul: out of range");
+}
+
+TEST(DoctorRegistry, HugeCudaVisibleDevicesDoesNotThrow) {
+  Snapshot s = healthy_server();
+  s.software.env["CUDA_VISIBLE_DEVICES"] = "12345678901234567890123";
+  const Check *c = find_check("env.cuda-visible-devices");
+  ASSERT_NE(c, nullptr);
+  EXPECT_NO_THROW(c->run(s, test_kb(), {}));
+  EXPECT_EQ(worst("env.cuda-visible-devices", s), Severity::fail);
+  s.software.env["CUDA_VISIBLE_DEVICES"] = "0000000000000000000000007";
+  EXPECT_TRUE(run_check("env.cuda-visible-devices", s).empty());
 }
 
 } // namespace

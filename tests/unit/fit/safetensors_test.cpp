@@ -184,6 +184,15 @@ TEST_F(Safetensors, OverlappingOffsets) {
   EXPECT_NE(msg.find("overlap"), std::string::npos) << msg;
 }
 
+// Issue 11.7: a repeated tensor name is reported as such, not as the hole it leaves.
+TEST_F(Safetensors, DuplicateTensorNameIsNamed) {
+  auto msg = error_of(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},
+    "a":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})",
+                      16);
+  EXPECT_NE(msg.find("\"a\" appears twice"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("belong to no tensor"), std::string::npos) << msg;
+}
+
 TEST_F(Safetensors, HoleInTheBuffer) {
   auto msg = error_of(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},
                           "b":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}})",

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sys/stat.h>
 
 namespace dlrig {
 namespace {
@@ -46,6 +47,44 @@ TEST_F(SysrootTest, DiskUsageComesFromTheFixtureTable) {
   ASSERT_TRUE(du);
   EXPECT_EQ(du->total_bytes, 67108864u);
   EXPECT_FALSE(fs.disk_usage("/"));
+}
+
+// Issue 11.5: a FIFO, a device or a folder is refused without a blocking open.
+TEST_F(SysrootTest, SpecialFilesAreRefusedWithoutBlocking) {
+  ASSERT_EQ(::mkfifo((root / "sys/fifo").c_str(), 0600), 0);
+  Sysroot fs(root.string());
+  auto fifo = fs.read("/sys/fifo");
+  ASSERT_FALSE(fifo.ok());
+  EXPECT_NE(fifo.error().message.find("FIFO"), std::string::npos) << fifo.error().message;
+  auto dir = fs.read("/sys");
+  ASSERT_FALSE(dir.ok());
+  EXPECT_NE(dir.error().message.find("folder"), std::string::npos) << dir.error().message;
+  EXPECT_FALSE(read_trimmed(fs, "/sys/fifo"));
+  auto zero = Sysroot("/").read("/dev/zero");
+  ASSERT_FALSE(zero.ok());
+  EXPECT_NE(zero.error().message.find("device"), std::string::npos) << zero.error().message;
+}
+
+TEST_F(SysrootTest, RegularFileReaderCapsTheSize) {
+  std::ofstream(root / "big") << std::string(5000, 'x');
+  auto big = read_regular_file((root / "big").string(), 4096, "snapshot file");
+  ASSERT_FALSE(big.ok());
+  EXPECT_EQ(big.error().kind, ErrorKind::bad_input);
+  EXPECT_NE(big.error().message.find("5000 bytes is too large for a snapshot file"),
+            std::string::npos)
+      << big.error().message;
+  auto ok = read_regular_file((root / "big").string(), 5000);
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  EXPECT_EQ(ok->size(), 5000u);
+  auto missing = read_regular_file((root / "nope").string(), 10);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().kind, ErrorKind::not_found);
+  ASSERT_EQ(::mkfifo((root / "fifo").c_str(), 0600), 0);
+  auto why = not_a_regular_file((root / "fifo").string());
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->message.find("a FIFO (named pipe), not a regular file"), std::string::npos)
+      << why->message;
+  EXPECT_FALSE(not_a_regular_file((root / "big").string()));
 }
 
 } // namespace
