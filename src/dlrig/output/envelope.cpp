@@ -1,12 +1,11 @@
 #include "dlrig/output/envelope.hpp"
 
+#include "dlrig/core/clock.hpp"
 #include "dlrig/core/snapshot.hpp"
 
 #include <unistd.h>
 
-#include <chrono>
 #include <climits>
-#include <ctime>
 
 namespace dlrig {
 
@@ -23,15 +22,6 @@ OptStr this_host() {
   if (gethostname(buf, sizeof buf - 1) != 0 || buf[0] == '\0')
     return std::nullopt;
   return std::string(buf);
-}
-
-std::string utc_now() {
-  auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 Envelope redacted(Envelope e) {

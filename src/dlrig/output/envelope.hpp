@@ -4,6 +4,7 @@
 // version, host, time, command line) and adds where the snapshot came from; every command's
 // document carries the same context block (google/benchmark's context, one per run).
 #include "dlrig/core/json.hpp"
+#include "dlrig/core/clock.hpp"
 #include "dlrig/core/snapshot_host.hpp"
 
 #include <optional>
@@ -35,8 +36,6 @@ Json context_json(const Envelope &e);
 
 // This machine's host name (gethostname), null when it has none.
 OptStr this_host();
-// Now, UTC, ISO 8601 to the second.
-std::string utc_now();
 
 // What --redact does to the envelope: no host, home paths in the command line and the source's
 // path written as ~ (the snapshot's own redaction rule, core/snapshot.hpp).
