@@ -40,14 +40,14 @@ struct SnapshotSource {
   ProbeOptions probe;
   bool redact = false;
 };
-void add_snapshot_options(CLI::App& sub, SnapshotSource& src, bool analysis = true);
+void add_snapshot_options(CLI::App &sub, SnapshotSource &src, bool analysis = true);
 
 // Refuses an empty value ("--from ''"): an empty path names nothing, it does not mean "not given".
 CLI::Validator non_empty();
 
 // Parses a number for a flag; nullopt unless the whole text is a finite number of type T (whole
 // for integer T, never NaN or infinity) within [lo, hi].
-template <class T> std::optional<T> parse_ranged(const std::string& text, T lo, T hi) {
+template <class T> std::optional<T> parse_ranged(const std::string &text, T lo, T hi) {
   if (text.empty() || std::isspace(static_cast<unsigned char>(text.front())))
     return std::nullopt;
   T v{};
@@ -56,7 +56,7 @@ template <class T> std::optional<T> parse_ranged(const std::string& text, T lo, 
     if (ec != std::errc() || end != text.data() + text.size())
       return std::nullopt;
   } else {
-    char* end = nullptr;
+    char *end = nullptr;
     errno = 0;
     double d = std::strtod(text.c_str(), &end);
     if (errno == ERANGE || end != text.c_str() + text.size() || !std::isfinite(d))
@@ -72,13 +72,13 @@ template <class T> std::optional<T> parse_ranged(const std::string& text, T lo, 
 // infinity, a fraction for a whole-number flag or a value out of range is a usage error (64)
 // naming the flag, the value and the range. `set` receives the checked value.
 template <class T>
-CLI::Option* add_ranged_option(CLI::App& sub, const std::string& name, std::function<void(T)> set,
-                               const std::string& help, const std::string& type_name, T lo, T hi) {
+CLI::Option *add_ranged_option(CLI::App &sub, const std::string &name, std::function<void(T)> set,
+                               const std::string &help, const std::string &type_name, T lo, T hi) {
   std::string range = fmt::format("{} to {}", lo, hi);
   return sub
       .add_option_function<std::string>(
           name,
-          [name, set, lo, hi, range](const std::string& text) {
+          [name, set, lo, hi, range](const std::string &text) {
             auto v = parse_ranged<T>(text, lo, hi);
             if (!v)
               throw CLI::ValidationError(
@@ -90,8 +90,8 @@ CLI::Option* add_ranged_option(CLI::App& sub, const std::string& name, std::func
       ->type_name(type_name);
 }
 template <class T>
-CLI::Option* add_ranged_option(CLI::App& sub, const std::string& name, T& target,
-                               const std::string& help, const std::string& type_name, T lo, T hi) {
+CLI::Option *add_ranged_option(CLI::App &sub, const std::string &name, T &target,
+                               const std::string &help, const std::string &type_name, T lo, T hi) {
   return add_ranged_option<T>(sub, name, std::function<void(T)>([&target](T v) { target = v; }),
                               help, type_name, lo, hi);
 }

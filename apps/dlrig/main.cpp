@@ -27,13 +27,13 @@ const Command kCommands[] = {
 CLI::Validator non_empty() {
   // CLI11 prefixes the flag: "--from: an empty value names nothing".
   return CLI::Validator(
-      [](std::string& v) -> std::string {
+      [](std::string &v) -> std::string {
         return v.empty() ? "an empty value names nothing; give a path" : std::string();
       },
       "", "non-empty");
 }
 
-void add_snapshot_options(CLI::App& sub, SnapshotSource& src, bool analysis) {
+void add_snapshot_options(CLI::App &sub, SnapshotSource &src, bool analysis) {
   if (analysis)
     sub.add_option("--from", src.from, "Work on a saved snapshot (from `dlrig snapshot`)")
         ->type_name("FILE")

@@ -13,9 +13,9 @@ struct CliRun {
 
 // Runs build/dlrig with args. env holds "NAME=value" entries added to a minimal environment
 // (PATH=/usr/bin:/bin, no NVML unless DLRIG_NVML_LIBRARY is given).
-CliRun run_dlrig(const std::vector<std::string>& args, const std::vector<std::string>& env = {});
+CliRun run_dlrig(const std::vector<std::string> &args, const std::vector<std::string> &env = {});
 
 // Path of a fixture machine under tests/data/.
-std::string fixture(const std::string& name);
+std::string fixture(const std::string &name);
 
 } // namespace dlrig::test

@@ -44,8 +44,8 @@ constexpr ExitCode exit_code_for(ErrorKind k) {
 // what() and exits with code(). what() names the file or flag, the place and the fix.
 class Failure : public std::runtime_error {
 public:
-  Failure(ExitCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
-  explicit Failure(const Error& e) : Failure(exit_code_for(e.kind), e.message) {}
+  Failure(ExitCode code, const std::string &message) : std::runtime_error(message), code_(code) {}
+  explicit Failure(const Error &e) : Failure(exit_code_for(e.kind), e.message) {}
   ExitCode code() const { return code_; }
 
 private:

@@ -7,7 +7,9 @@
 
 namespace dlrig {
 
-Json to_json(const Snapshot& s) { return Json(s); }
+Json to_json(const Snapshot &s) {
+  return Json(s);
+}
 
 std::vector<const Gpu *> nvml_gpus(const Snapshot &s) {
   std::vector<const Gpu *> out;
@@ -100,7 +102,7 @@ Result<Snapshot> snapshot_from_json(std::string_view text) {
   Json doc;
   try {
     doc = Json::parse(text);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::parse_error &e) {
     // e.byte is the 1-based offset of the offending character.
     std::size_t line = 1, col = 1;
     for (std::size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
@@ -115,7 +117,7 @@ Result<Snapshot> snapshot_from_json(std::string_view text) {
     auto colon = what.find(": ");
     return make_error(fmt::format("malformed JSON at line {}, column {}: {}", line, col,
                                   colon == std::string::npos ? what : what.substr(colon + 2)));
-  } catch (const Json::exception& e) {
+  } catch (const Json::exception &e) {
     // A number beyond double's range (1e999) is not a parse error to the library.
     auto [field, what] = split_diagnostic(e.what());
     auto quote = what.find('\'');
@@ -141,7 +143,7 @@ Result<Snapshot> snapshot_from_json(std::string_view text) {
   try {
     check_plain_ints(doc);
     return doc.get<Snapshot>();
-  } catch (const Json::exception& e) {
+  } catch (const Json::exception &e) {
     return make_error(describe_json_error(doc, e));
   }
 }
@@ -149,32 +151,32 @@ Result<Snapshot> snapshot_from_json(std::string_view text) {
 namespace {
 
 // Paths under home directories name their user: /home/alice/x and /root/x become ~/x.
-const std::regex& home_path() {
+const std::regex &home_path() {
   static const std::regex home(R"((/home/[^/\s:]+|/root|/Users/[^/\s:]+)(?=/|$|:|\s))");
   return home;
 }
 
-void redact_strings(Json& j) {
+void redact_strings(Json &j) {
   if (j.is_string()) {
     j = redact_home_paths(j.get<std::string>());
   } else if (j.is_structured()) {
-    for (auto& child : j)
+    for (auto &child : j)
       redact_strings(child);
   }
 }
 
 } // namespace
 
-std::string redact_home_paths(const std::string& text) {
+std::string redact_home_paths(const std::string &text) {
   return std::regex_replace(text, home_path(), "~");
 }
 
-void redact(Snapshot& s) {
+void redact(Snapshot &s) {
   s.host.hostname.reset();
-  for (auto& gpu : s.gpus)
+  for (auto &gpu : s.gpus)
     if (gpu.nvml)
       gpu.nvml->uuid.reset();
-  for (const char* var : {"USER", "LOGNAME", "HOME", "MASTER_ADDR"})
+  for (const char *var : {"USER", "LOGNAME", "HOME", "MASTER_ADDR"})
     s.software.env.erase(var);
   Json doc = s;
   redact_strings(doc);

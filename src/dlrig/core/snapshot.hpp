@@ -14,16 +14,16 @@ inline constexpr int kSnapshotSchemaVersion = 1;
 
 // A reading that could not be taken, and why: the field stays null and this says the reason.
 struct ProbeNote {
-  std::string field;  // dotted path in the snapshot, e.g. "host.memory.total_bytes"
-  OptStr source;      // file or call that was read, e.g. "/proc/meminfo"
+  std::string field; // dotted path in the snapshot, e.g. "host.memory.total_bytes"
+  OptStr source;     // file or call that was read, e.g. "/proc/meminfo"
   std::string reason;
 };
 DLRIG_JSON(ProbeNote, field, source, reason)
 
 struct SnapshotContext {
   std::string tool_version;
-  OptStr captured_at;     // UTC, ISO 8601
-  OptStr sysroot;         // root the files were read from when not "/"
+  OptStr captured_at; // UTC, ISO 8601
+  OptStr sysroot;     // root the files were read from when not "/"
   bool redacted = false;
 };
 DLRIG_JSON(SnapshotContext, tool_version, captured_at, sysroot, redacted)
@@ -32,17 +32,17 @@ struct Snapshot {
   int schema_version = kSnapshotSchemaVersion;
   SnapshotContext context;
   HostInfo host;
-  std::vector<Gpu> gpus;   // every display/3D controller on the PCI bus, in bus order
+  std::vector<Gpu> gpus; // every display/3D controller on the PCI bus, in bus order
   NvidiaDriver nvidia;
   SoftwareInfo software;
   std::vector<ProbeNote> notes;
 };
 DLRIG_JSON(Snapshot, schema_version, context, host, gpus, nvidia, software, notes)
 
-Json to_json(const Snapshot& s);
+Json to_json(const Snapshot &s);
 
 // The GPUs NVML reported (gpu.nvml set), in NVML index order; pointers into s.gpus.
-std::vector<const Gpu *> nvml_gpus(const Snapshot& s);
+std::vector<const Gpu *> nvml_gpus(const Snapshot &s);
 // Reads a snapshot document; errors name the position or the field (JSON pointer) and the version.
 // Every number is checked against its field's type and range (-1 for a count, 1e26 for an int,
 // 2^63 bytes or more are errors naming the field); errors are ErrorKind::bad_input.
@@ -51,8 +51,8 @@ Result<Snapshot> snapshot_from_json(std::string_view text);
 
 // Removes what identifies a person or a machine: hostname, GPU UUIDs, user names, and paths under
 // home directories (replaced by "~"). Serial numbers are never probed at all.
-void redact(Snapshot& s);
+void redact(Snapshot &s);
 // The path rule of redact(): /home/alice/x, /root/x and /Users/alice/x become ~/x.
-std::string redact_home_paths(const std::string& text);
+std::string redact_home_paths(const std::string &text);
 
 } // namespace dlrig

@@ -28,20 +28,21 @@ DLRIG_JSON(OsInfo, kernel_release, kernel_version, distro_id, distro_version, di
 
 struct NumaNode {
   int id = 0;
-  OptStr cpus;              // cpulist, e.g. "0-31,64-95"
+  OptStr cpus; // cpulist, e.g. "0-31,64-95"
   OptU64 memory_total_bytes;
 };
 DLRIG_JSON(NumaNode, id, cpus, memory_total_bytes)
 
 struct CpuInfo {
-  OptStr vendor;   // GenuineIntel, AuthenticAMD, ...
-  OptStr model;    // model name
+  OptStr vendor; // GenuineIntel, AuthenticAMD, ...
+  OptStr model;  // model name
   std::optional<int> sockets;
   std::optional<int> cores;   // physical cores, all sockets
   std::optional<int> threads; // logical CPUs online
   OptF64 base_hz;
   OptF64 max_hz;
-  std::vector<std::string> isa; // flags that matter to PyTorch: avx2, avx512f, avx512_bf16, amx_bf16...
+  std::vector<std::string>
+      isa; // flags that matter to PyTorch: avx2, avx512f, avx512_bf16, amx_bf16...
   std::vector<NumaNode> numa_nodes;
 };
 DLRIG_JSON(CpuInfo, vendor, model, sockets, cores, threads, base_hz, max_hz, isa, numa_nodes)
@@ -77,9 +78,9 @@ DLRIG_JSON(Limits, memlock_bytes, open_files)
 
 struct Mount {
   std::string mountpoint;
-  OptStr device;     // /dev/nvme0n1p2, server:/export, tmpfs
+  OptStr device; // /dev/nvme0n1p2, server:/export, tmpfs
   OptStr fstype;
-  OptStr kind;       // nvme | sata-ssd | hdd | network | tmpfs | virtual | unknown
+  OptStr kind; // nvme | sata-ssd | hdd | network | tmpfs | virtual | unknown
   OptU64 total_bytes;
   OptU64 free_bytes;
 };
@@ -87,17 +88,17 @@ DLRIG_JSON(Mount, mountpoint, device, fstype, kind, total_bytes, free_bytes)
 
 struct NetInterface {
   std::string name;
-  OptStr operstate;   // up, down, unknown
-  OptU64 speed_bps;   // link speed in bits per second
-  OptStr kind;        // ethernet | infiniband | loopback | virtual | wireless
+  OptStr operstate; // up, down, unknown
+  OptU64 speed_bps; // link speed in bits per second
+  OptStr kind;      // ethernet | infiniband | loopback | virtual | wireless
 };
 DLRIG_JSON(NetInterface, name, operstate, speed_bps, kind)
 
 struct RdmaPort {
   std::string device; // mlx5_0
   int port = 1;
-  OptStr link_layer;  // InfiniBand | Ethernet (RoCE)
-  OptStr state;       // ACTIVE, DOWN
+  OptStr link_layer; // InfiniBand | Ethernet (RoCE)
+  OptStr state;      // ACTIVE, DOWN
   OptU64 rate_bps;
 };
 DLRIG_JSON(RdmaPort, device, port, link_layer, state, rate_bps)

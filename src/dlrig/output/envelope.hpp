@@ -3,8 +3,8 @@
 // followed by the document's own members. The front door builds one Envelope per run (tool,
 // version, host, time, command line) and adds where the snapshot came from; every command's
 // document carries the same context block (google/benchmark's context, one per run).
-#include "dlrig/core/json.hpp"
 #include "dlrig/core/clock.hpp"
+#include "dlrig/core/json.hpp"
 #include "dlrig/core/snapshot_host.hpp"
 
 #include <optional>

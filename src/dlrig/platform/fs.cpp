@@ -23,7 +23,7 @@ Sysroot::Sysroot(std::string root) : root_(std::move(root)) {
     root_ = "/";
 }
 
-std::string Sysroot::host_path(const std::string& path) const {
+std::string Sysroot::host_path(const std::string &path) const {
   if (live())
     return path;
   return root_ + (path.empty() || path.front() != '/' ? "/" : "") + path;
@@ -43,7 +43,7 @@ std::string kind_of(mode_t mode) {
   return "not a regular file";
 }
 
-Error open_error(const std::string& path, int err) {
+Error open_error(const std::string &path, int err) {
   if (err == ENOENT || err == ENOTDIR)
     return make_error(ErrorKind::not_found, path + ": no such file");
   if (err == EACCES || err == EPERM)
@@ -53,7 +53,7 @@ Error open_error(const std::string& path, int err) {
 }
 
 // Reads an open descriptor up to max_bytes (+1 when `detect_more`, to tell a larger file).
-Result<std::string> read_fd(int fd, const std::string& path, std::size_t max_bytes,
+Result<std::string> read_fd(int fd, const std::string &path, std::size_t max_bytes,
                             std::size_t hint, bool detect_more) {
   std::string data;
   if (hint > 0)
@@ -137,7 +137,7 @@ Result<std::string> Sysroot::read(const std::string &path, std::size_t max_bytes
   return data;
 }
 
-std::vector<std::string> Sysroot::list(const std::string& path) const {
+std::vector<std::string> Sysroot::list(const std::string &path) const {
   std::vector<std::string> names;
   std::error_code ec;
   for (stdfs::directory_iterator it(host_path(path), ec), end; !ec && it != end; it.increment(ec))
@@ -146,17 +146,17 @@ std::vector<std::string> Sysroot::list(const std::string& path) const {
   return names;
 }
 
-bool Sysroot::exists(const std::string& path) const {
+bool Sysroot::exists(const std::string &path) const {
   std::error_code ec;
   return stdfs::exists(host_path(path), ec);
 }
 
-bool Sysroot::is_directory(const std::string& path) const {
+bool Sysroot::is_directory(const std::string &path) const {
   std::error_code ec;
   return stdfs::is_directory(host_path(path), ec);
 }
 
-std::optional<std::string> Sysroot::readlink(const std::string& path) const {
+std::optional<std::string> Sysroot::readlink(const std::string &path) const {
   std::error_code ec;
   auto target = stdfs::read_symlink(host_path(path), ec);
   if (ec)
@@ -164,7 +164,7 @@ std::optional<std::string> Sysroot::readlink(const std::string& path) const {
   return target.string();
 }
 
-std::optional<std::string> Sysroot::canonical(const std::string& path) const {
+std::optional<std::string> Sysroot::canonical(const std::string &path) const {
   std::error_code ec;
   auto real = stdfs::canonical(host_path(path), ec).string();
   if (ec)
@@ -179,7 +179,7 @@ std::optional<std::string> Sysroot::canonical(const std::string& path) const {
   return inside.empty() ? "/" : inside;
 }
 
-bool Sysroot::accessible_rw(const std::string& path) const {
+bool Sysroot::accessible_rw(const std::string &path) const {
   if (live())
     return ::access(path.c_str(), R_OK | W_OK) == 0;
   if (!exists(path))
@@ -194,7 +194,7 @@ bool Sysroot::accessible_rw(const std::string& path) const {
   return true;
 }
 
-std::optional<DiskUsage> Sysroot::disk_usage(const std::string& path) const {
+std::optional<DiskUsage> Sysroot::disk_usage(const std::string &path) const {
   if (live()) {
     struct statvfs st {};
     if (::statvfs(path.c_str(), &st) != 0)
@@ -216,11 +216,11 @@ std::optional<DiskUsage> Sysroot::disk_usage(const std::string& path) const {
   return std::nullopt;
 }
 
-std::optional<std::string> read_trimmed(const FileSystem& fs, const std::string& path) {
+std::optional<std::string> read_trimmed(const FileSystem &fs, const std::string &path) {
   auto data = fs.read(path, 1 << 16);
   if (!data)
     return std::nullopt;
-  auto& s = *data;
+  auto &s = *data;
   auto begin = s.find_first_not_of(" \t\r\n");
   if (begin == std::string::npos)
     return std::nullopt;

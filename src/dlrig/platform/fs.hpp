@@ -23,20 +23,20 @@ public:
   // Whole file; an error says why (missing, permission, not a regular file...). Reads at most
   // max_bytes. A FIFO, a device or a folder is refused without opening it for a blocking read:
   // sysfs and procfs attributes are regular files.
-  virtual Result<std::string> read(const std::string& path,
+  virtual Result<std::string> read(const std::string &path,
                                    std::size_t max_bytes = 1 << 20) const = 0;
   // Entry names of a directory, sorted; empty when it is missing or unreadable.
-  virtual std::vector<std::string> list(const std::string& path) const = 0;
-  virtual bool exists(const std::string& path) const = 0;
-  virtual bool is_directory(const std::string& path) const = 0;
+  virtual std::vector<std::string> list(const std::string &path) const = 0;
+  virtual bool exists(const std::string &path) const = 0;
+  virtual bool is_directory(const std::string &path) const = 0;
   // Target text of a symbolic link, nullopt when path is not a link.
-  virtual std::optional<std::string> readlink(const std::string& path) const = 0;
+  virtual std::optional<std::string> readlink(const std::string &path) const = 0;
   // Follows every link and returns the absolute path on the probed machine.
-  virtual std::optional<std::string> canonical(const std::string& path) const = 0;
+  virtual std::optional<std::string> canonical(const std::string &path) const = 0;
   // Whether this process may open path for reading and writing.
-  virtual bool accessible_rw(const std::string& path) const = 0;
+  virtual bool accessible_rw(const std::string &path) const = 0;
   // Capacity of the filesystem holding path; nullopt when unknown.
-  virtual std::optional<DiskUsage> disk_usage(const std::string& path) const = 0;
+  virtual std::optional<DiskUsage> disk_usage(const std::string &path) const = 0;
 };
 
 // Files under a root directory. With root "/" this is the live machine. Under a fixture root,
@@ -45,21 +45,20 @@ public:
 class Sysroot final : public FileSystem {
 public:
   explicit Sysroot(std::string root = "/");
-  const std::string& root() const { return root_; }
+  const std::string &root() const { return root_; }
   bool live() const { return root_ == "/"; }
 
-  Result<std::string> read(const std::string& path,
-                           std::size_t max_bytes = 1 << 20) const override;
-  std::vector<std::string> list(const std::string& path) const override;
-  bool exists(const std::string& path) const override;
-  bool is_directory(const std::string& path) const override;
-  std::optional<std::string> readlink(const std::string& path) const override;
-  std::optional<std::string> canonical(const std::string& path) const override;
-  bool accessible_rw(const std::string& path) const override;
-  std::optional<DiskUsage> disk_usage(const std::string& path) const override;
+  Result<std::string> read(const std::string &path, std::size_t max_bytes = 1 << 20) const override;
+  std::vector<std::string> list(const std::string &path) const override;
+  bool exists(const std::string &path) const override;
+  bool is_directory(const std::string &path) const override;
+  std::optional<std::string> readlink(const std::string &path) const override;
+  std::optional<std::string> canonical(const std::string &path) const override;
+  bool accessible_rw(const std::string &path) const override;
+  std::optional<DiskUsage> disk_usage(const std::string &path) const override;
 
 private:
-  std::string host_path(const std::string& path) const;
+  std::string host_path(const std::string &path) const;
   std::string root_;
 };
 
@@ -77,6 +76,6 @@ Result<std::string> read_regular_file(const std::string &path, std::size_t max_b
 
 // Trimmed contents of a small sysfs/procfs attribute file; nullopt when missing, unreadable or
 // empty.
-std::optional<std::string> read_trimmed(const FileSystem& fs, const std::string& path);
+std::optional<std::string> read_trimmed(const FileSystem &fs, const std::string &path);
 
 } // namespace dlrig

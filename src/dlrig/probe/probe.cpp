@@ -5,13 +5,13 @@
 #include <ctime>
 #include <fmt/format.h>
 
-extern char** environ;
+extern char **environ;
 
 namespace dlrig {
 
 Environment current_environment() {
   Environment env;
-  for (char** e = environ; e && *e; ++e) {
+  for (char **e = environ; e && *e; ++e) {
     std::string kv = *e;
     auto eq = kv.find('=');
     if (eq != std::string::npos)
@@ -20,7 +20,7 @@ Environment current_environment() {
   return env;
 }
 
-Snapshot probe_machine(const FileSystem& fs, const Environment& env, const ProbeOptions& options) {
+Snapshot probe_machine(const FileSystem &fs, const Environment &env, const ProbeOptions &options) {
   Snapshot snap;
   snap.context.tool_version = DLRIG_VERSION;
   snap.context.captured_at = utc_now();

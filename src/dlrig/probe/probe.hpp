@@ -20,17 +20,17 @@ struct ProbeOptions {
   // Where NVML is loaded from; empty = DLRIG_NVML_LIBRARY from env, else libnvidia-ml.so.1.
   std::string nvml_library;
   bool skip_nvml = false;
-  bool deep = false;                     // run each Python interpreter once (software probe)
+  bool deep = false; // run each Python interpreter once (software probe)
   std::chrono::milliseconds deep_timeout{10000};
-  std::vector<std::string> pythons;      // --python PATH, repeatable
-  std::string data_path;                 // --data PATH for the dataset storage check
+  std::vector<std::string> pythons; // --python PATH, repeatable
+  std::string data_path;            // --data PATH for the dataset storage check
 };
 
 struct ProbeContext {
-  const FileSystem& fs;
-  Environment env;        // the environment of the probed process
+  const FileSystem &fs;
+  Environment env; // the environment of the probed process
   ProbeOptions options;
-  Snapshot& snapshot;
+  Snapshot &snapshot;
 
   void note(std::string field, std::optional<std::string> source, std::string reason) const {
     snapshot.notes.push_back(ProbeNote{std::move(field), std::move(source), std::move(reason)});
@@ -40,13 +40,13 @@ struct ProbeContext {
 Environment current_environment();
 
 // The whole machine: host, PCI GPUs, NVML, AMD, software, in that order.
-Snapshot probe_machine(const FileSystem& fs, const Environment& env, const ProbeOptions& options);
+Snapshot probe_machine(const FileSystem &fs, const Environment &env, const ProbeOptions &options);
 
 // Areas, each in its own file.
-void probe_host(const ProbeContext& ctx);      // host.cpp
-void probe_pci_gpus(const ProbeContext& ctx);  // pci.cpp: fills snapshot.gpus from /sys/bus/pci
-void probe_nvml(const ProbeContext& ctx);       // nvml.cpp: snapshot.nvidia and gpus[].nvml
-void probe_amd(const ProbeContext& ctx);       // amd.cpp: gpus[].amd
-void probe_software(const ProbeContext& ctx);  // software.cpp: snapshot.software
+void probe_host(const ProbeContext &ctx);     // host.cpp
+void probe_pci_gpus(const ProbeContext &ctx); // pci.cpp: fills snapshot.gpus from /sys/bus/pci
+void probe_nvml(const ProbeContext &ctx);     // nvml.cpp: snapshot.nvidia and gpus[].nvml
+void probe_amd(const ProbeContext &ctx);      // amd.cpp: gpus[].amd
+void probe_software(const ProbeContext &ctx); // software.cpp: snapshot.software
 
 } // namespace dlrig

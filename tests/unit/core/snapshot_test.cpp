@@ -62,7 +62,8 @@ TEST(Snapshot, UnknownSchemaVersionIsRejected) {
 }
 
 TEST(Snapshot, WrongTypeNamesTheField) {
-  auto r = snapshot_from_json(R"({"schema_version": 1, "host": {"memory": {"total_bytes": "lots"}}})");
+  auto r =
+      snapshot_from_json(R"({"schema_version": 1, "host": {"memory": {"total_bytes": "lots"}}})");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("/host/memory/total_bytes"), std::string::npos)
       << r.error().message;

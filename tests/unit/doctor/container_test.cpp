@@ -44,7 +44,8 @@ Snapshot wsl() {
   Snapshot s = healthy_desktop();
   s.software.runtime = Runtime{"wsl2", std::nullopt, std::nullopt, "hyperv"};
   s.software.kernel.nvidia.loaded = false;
-  s.software.driver_libraries.libcuda = {{"/usr/lib/wsl/lib/libcuda.so.1", std::nullopt, "wsl", std::nullopt}};
+  s.software.driver_libraries.libcuda = {
+      {"/usr/lib/wsl/lib/libcuda.so.1", std::nullopt, "wsl", std::nullopt}};
   return s;
 }
 

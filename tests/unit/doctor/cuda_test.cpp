@@ -31,7 +31,8 @@ TEST(DoctorCuda, LdLibraryPathShadowsTheWheel) {
 TEST(DoctorCuda, LdLibraryPathWarnsForSameMajorAndIgnoresPipCopies) {
   Snapshot s = healthy_desktop();
   s.software.env["LD_LIBRARY_PATH"] = "/usr/lib/cudnn";
-  s.software.libraries.cudnn = {FoundLibrary{"/usr/lib/cudnn/libcudnn.so.9", "9.5.1", "system", std::nullopt}};
+  s.software.libraries.cudnn = {
+      FoundLibrary{"/usr/lib/cudnn/libcudnn.so.9", "9.5.1", "system", std::nullopt}};
   EXPECT_EQ(worst("cuda.ld-library-path-shadows", s), Severity::warn);
   s.software.libraries.cudnn[0].origin = "pip";
   EXPECT_TRUE(run_check("cuda.ld-library-path-shadows", s).empty());

@@ -99,7 +99,8 @@ TEST(DoctorDriver, CompatLibOnGeforce) {
   s.software.driver_libraries.compat_ahead = true;
   s.software.driver_libraries.libcuda.insert(
       s.software.driver_libraries.libcuda.begin(),
-      FoundLibrary{"/usr/local/cuda-12.8/compat/libcuda.so.1", "570.124.06", "compat", std::nullopt});
+      FoundLibrary{"/usr/local/cuda-12.8/compat/libcuda.so.1", "570.124.06", "compat",
+                   std::nullopt});
   EXPECT_EQ(worst("driver.compat-lib", s), Severity::fail);
   Snapshot dc = healthy_server();
   dc.software.driver_libraries.compat_ahead = true; // forward compat is for datacenter GPUs
