@@ -1,5 +1,6 @@
 // `dlrig info` host tables: OS, CPU and NUMA, memory with /dev/shm and limits, storage, network
 // and RDMA.
+#include "dlrig/core/text.hpp"
 #include "dlrig/info/report.hpp"
 
 #include <fmt/format.h>
@@ -7,13 +8,6 @@
 namespace dlrig {
 
 namespace {
-
-std::string join(const std::vector<std::string> &v, const char *sep) {
-  std::string out;
-  for (const auto &s : v)
-    out += (out.empty() ? "" : sep) + s;
-  return out;
-}
 
 std::string show_limit_value(const OptU64 &v, const OptBool &unlimited, bool bytes) {
   if (unlimited && *unlimited)

@@ -1,5 +1,6 @@
 // The software section of `dlrig info`: kernel modules, driver libraries, CUDA toolkits, CUDA
 // libraries, Python environments, the variables that are set and where dlrig runs.
+#include "dlrig/core/text.hpp"
 #include "dlrig/info/report.hpp"
 
 #include <algorithm>
@@ -15,13 +16,6 @@ std::string module_state(const KernelModule &m) {
   if (m.blacklisted && *m.blacklisted)
     s += " (blacklisted)";
   return s;
-}
-
-std::string join(const std::vector<std::string> &v, const std::string &sep) {
-  std::string out;
-  for (const auto &s : v)
-    out += (out.empty() ? "" : sep) + s;
-  return out;
 }
 
 std::string library_row(const FoundLibrary &lib) {

@@ -1,4 +1,5 @@
 #include "dlrig/kb/report.hpp"
+#include "dlrig/core/text.hpp"
 
 #include <fmt/format.h>
 
@@ -31,13 +32,6 @@ std::string with_unit(const OptF64 &v, double scale, const char *unit) {
 
 std::string or_na(const std::string &s) {
   return s.empty() ? std::string(kUnknown) : s;
-}
-
-std::string join(const std::vector<std::string> &v, const char *sep) {
-  std::string out;
-  for (const auto &s : v)
-    out += (out.empty() ? "" : sep) + s;
-  return out;
 }
 
 // The newest torch release with a variant whose arch list covers `cc`, and those variants.

@@ -1,5 +1,6 @@
 // The host: OS, CPU, NUMA, memory, /dev/shm, limits, storage, network and RDMA, from procfs and
 // sysfs through the FileSystem seam. Parsing lives in parse.cpp; this file only reads and fills.
+#include "dlrig/core/text.hpp"
 #include "dlrig/probe/parse.hpp"
 #include "dlrig/probe/probe.hpp"
 #include "dlrig/probe/read.hpp"
@@ -16,11 +17,6 @@ namespace {
 using probe::IfMissing;
 using probe::Meminfo;
 using probe::read_parsed;
-
-std::string basename(const std::string &path) {
-  auto slash = path.find_last_of('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
 
 bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;

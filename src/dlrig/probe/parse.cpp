@@ -1,4 +1,5 @@
 #include "dlrig/probe/parse.hpp"
+#include "dlrig/core/text.hpp"
 
 #include <algorithm>
 #include <array>
@@ -12,16 +13,6 @@
 namespace dlrig::probe {
 
 namespace {
-
-constexpr std::string_view kBlanks = " \t\r\n\v\f";
-
-std::string_view trim(std::string_view s) {
-  auto b = s.find_first_not_of(kBlanks);
-  if (b == std::string_view::npos)
-    return {};
-  auto e = s.find_last_not_of(kBlanks);
-  return s.substr(b, e - b + 1);
-}
 
 // Shows a short, printable excerpt of bad input in an error message.
 std::string excerpt(std::string_view s) {

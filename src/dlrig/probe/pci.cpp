@@ -1,5 +1,6 @@
 // PCI GPUs without any driver: every display/3D controller under /sys/bus/pci/devices, its ids,
 // driver, NUMA node, link, and the bridges between it and its root port.
+#include "dlrig/core/text.hpp"
 #include "dlrig/kb/kb.hpp"
 #include "dlrig/probe/parse.hpp"
 #include "dlrig/probe/pci_ids.hpp"
@@ -52,11 +53,6 @@ bool looks_like_bdf(std::string_view s) {
       return false;
   return hex(s[c1 + 1]) && hex(s[c1 + 2]) && s[c1 + 3] == ':' && hex(s[c1 + 4]) && hex(s[c1 + 5]) &&
          s[c1 + 6] == '.' && s[c1 + 7] >= '0' && s[c1 + 7] <= '7';
-}
-
-std::string basename(const std::string &path) {
-  auto slash = path.find_last_of('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 struct Reader {

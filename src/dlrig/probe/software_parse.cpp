@@ -1,4 +1,5 @@
 #include "dlrig/probe/software_parse.hpp"
+#include "dlrig/core/text.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -7,14 +8,6 @@
 namespace dlrig {
 
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
-    s.remove_prefix(1);
-  while (!s.empty() && (std::isspace(static_cast<unsigned char>(s.back())) || s.back() == '\0'))
-    s.remove_suffix(1);
-  return s;
-}
 
 std::vector<std::string_view> lines_of(std::string_view text) {
   std::vector<std::string_view> lines;
@@ -56,13 +49,6 @@ bool is_dotted_version(std::string_view s) {
     }
   }
   return true;
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
 }
 
 bool contains_ci(std::string_view hay, std::string_view needle) {
