@@ -16,10 +16,40 @@ namespace dlrig::doctor {
 enum class Severity { ok, info, warn, fail };
 std::string_view to_string(Severity s);
 
-// One value a check read, as it printed it: "driver_version" = "550.54.15".
+// A number a check read, in base units (bytes, bytes per second, degrees Celsius, watts; a
+// percentage as 0-100; a count). It stays a number until a printer formats it: JSON carries the
+// value and its unit, the table shows "63.9 GiB" (doctor/report.hpp, format_quantity).
+enum class Unit { count, bytes, bytes_per_s, percent, celsius, watts };
+std::string_view to_string(Unit u);
+struct Quantity {
+  double value = 0;
+  Unit unit = Unit::count;
+};
+inline Quantity count_of(double v) {
+  return {v, Unit::count};
+}
+inline Quantity bytes_of(double v) {
+  return {v, Unit::bytes};
+}
+inline Quantity bytes_per_s_of(double v) {
+  return {v, Unit::bytes_per_s};
+}
+inline Quantity percent_of(double v) {
+  return {v, Unit::percent};
+}
+inline Quantity celsius_of(double v) {
+  return {v, Unit::celsius};
+}
+inline Quantity watts_of(double v) {
+  return {v, Unit::watts};
+}
+
+// One value a check read: text as the machine said it ("driver_version" = "550.54.15"), or a
+// quantity (then `value` is empty).
 struct Evidence {
   std::string key;
   std::string value;
+  std::optional<Quantity> quantity;
 };
 
 struct Finding {
@@ -31,7 +61,11 @@ struct Finding {
   std::vector<std::string> fix;   // commands or steps to copy, in order
 
   Finding &with(std::string key, std::string value) {
-    evidence.push_back({std::move(key), std::move(value)});
+    evidence.push_back({std::move(key), std::move(value), std::nullopt});
+    return *this;
+  }
+  Finding &with(std::string key, Quantity q) {
+    evidence.push_back({std::move(key), {}, q});
     return *this;
   }
 };

@@ -49,7 +49,7 @@ std::vector<Finding> no_gpu_runtime(const Snapshot &s, const kb::KnowledgeBase &
   f.with("runtime", "container")
       .with("engine", rt.container_engine.value_or("n/a"))
       .with("nvidia_runtime", "no")
-      .with("nvidia_gpus_on_bus", std::to_string(nvidia_gpus(s).size()));
+      .with("nvidia_gpus_on_bus", count_of(static_cast<double>(nvidia_gpus(s).size())));
   return {f};
 }
 

@@ -98,7 +98,7 @@ std::vector<Finding> visible_devices(const Snapshot &s, const kb::KnowledgeBase 
           return join(all, ",");
         }(),
         gpus.size() - 1);
-  f.with("CUDA_VISIBLE_DEVICES", *v).with("gpus", std::to_string(gpus.size()));
+  f.with("CUDA_VISIBLE_DEVICES", *v).with("gpus", count_of(static_cast<double>(gpus.size())));
   return {f};
 }
 

@@ -118,11 +118,11 @@ std::vector<Finding> thermal_throttle(const Snapshot &s, const kb::KnowledgeBase
                      n.index)});
     if (g->behind_thunderbolt == OptBool(true))
       f.fix.push_back("an eGPU dock: use one with active cooling, leave space around its vents");
-    f.with("temperature_c", n.temperature_c ? fmt::format("{:.0f}", *n.temperature_c) : "n/a")
-        .with("slowdown_temperature_c",
-              n.slowdown_temperature_c ? fmt::format("{:.0f}", *n.slowdown_temperature_c) : "n/a")
-        .with("throttle_reasons", n.throttle_reasons.empty() ? fmt::format("{:#x}", mask)
-                                                             : join(n.throttle_reasons, ", "));
+    for (auto [key, v] : {std::pair{"temperature_c", n.temperature_c},
+                          std::pair{"slowdown_temperature_c", n.slowdown_temperature_c}})
+      v ? f.with(key, celsius_of(*v)) : f.with(key, "n/a");
+    f.with("throttle_reasons", n.throttle_reasons.empty() ? fmt::format("{:#x}", mask)
+                                                          : join(n.throttle_reasons, ", "));
     out.push_back(std::move(f));
   }
   return out;
@@ -152,9 +152,9 @@ std::vector<Finding> power_throttle(const Snapshot &s, const kb::KnowledgeBase &
       f.fix.push_back("the power brake is asserted by the board or the system: check the PSU "
                       "and the power cables to the GPU");
     if (n.power_limit_w)
-      f.with("power_limit_w", fmt::format("{:.0f}", *n.power_limit_w));
+      f.with("power_limit_w", watts_of(*n.power_limit_w));
     if (n.power_default_limit_w)
-      f.with("power_default_limit_w", fmt::format("{:.0f}", *n.power_default_limit_w));
+      f.with("power_default_limit_w", watts_of(*n.power_default_limit_w));
     f.with("throttle_reasons", join(n.throttle_reasons, ", "));
     out.push_back(std::move(f));
   }
@@ -181,8 +181,8 @@ std::vector<Finding> ecc_errors(const Snapshot &s, const kb::KnowledgeBase &,
         {fmt::format("stop the jobs on it, then reset it: sudo nvidia-smi -r -i {}", n.index),
          fmt::format("watch the counters: nvidia-smi -q -d ECC -i {}", n.index),
          "if they come back after the reset, ask the vendor for a replacement (RMA)"});
-    f.with("ecc_uncorrected_volatile", std::to_string(vol))
-        .with("ecc_uncorrected_aggregate", std::to_string(agg));
+    f.with("ecc_uncorrected_volatile", count_of(static_cast<double>(vol)))
+        .with("ecc_uncorrected_aggregate", count_of(static_cast<double>(agg)));
     out.push_back(std::move(f));
   }
   return out;
@@ -356,8 +356,8 @@ std::vector<Finding> memory_in_use(const Snapshot &s, const kb::KnowledgeBase &,
         "GPU fails with \"CUDA out of memory ... Process N has X GiB memory in use\".",
         {"nvidia-smi --query-compute-apps=pid,used_memory --format=csv",
          "kill <pid>   # when the process is stale or not yours to keep"});
-    f.with("memory_used", fmt_gib(*n.memory_used_bytes))
-        .with("memory_total", fmt_gib(*n.memory_total_bytes))
+    f.with("memory_used", bytes_of(static_cast<double>(*n.memory_used_bytes)))
+        .with("memory_total", bytes_of(static_cast<double>(*n.memory_total_bytes)))
         .with("processes", join(procs, "; "));
     out.push_back(std::move(f));
   }

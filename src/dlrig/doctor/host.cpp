@@ -49,9 +49,9 @@ std::vector<Finding> shm_small(const Snapshot &s, const kb::KnowledgeBase &,
   if (!in_container(s))
     f.fix.push_back("sudo mount -o remount,size=16G /dev/shm");
   f.fix.push_back("meanwhile: DataLoader(num_workers=0)");
-  f.with("shm_size", fmt::format("{} MiB", *size / (1024 * 1024)))
+  f.with("shm_size", bytes_of(static_cast<double>(*size)))
       .with("runtime", s.software.runtime.kind.value_or("n/a"))
-      .with("nvidia_gpus", std::to_string(nvidia_gpus(s).size()));
+      .with("nvidia_gpus", count_of(static_cast<double>(nvidia_gpus(s).size())));
   return {f};
 }
 
@@ -72,7 +72,7 @@ std::vector<Finding> memlock_limit(const Snapshot &s, const kb::KnowledgeBase &,
        "login sessions: add '* soft memlock unlimited' and '* hard memlock unlimited' to "
        "/etc/security/limits.conf, then log in again"});
   f.with("memlock_soft", m.soft ? std::to_string(*m.soft) : "n/a")
-      .with("rdma_devices", std::to_string(s.host.rdma.size()));
+      .with("rdma_devices", count_of(static_cast<double>(s.host.rdma.size())));
   return {f};
 }
 
@@ -100,7 +100,8 @@ std::vector<Finding> ram_vs_vram(const Snapshot &s, const kb::KnowledgeBase &,
       {"load checkpoints memory-mapped and shard by shard (safetensors, "
        "from_pretrained(low_cpu_mem_usage=True))",
        "add RAM: at least as much as the GPUs' memory together"});
-  f.with("ram_total", fmt_gib(*ram)).with("gpu_memory_total", fmt_gib(vram));
+  f.with("ram_total", bytes_of(static_cast<double>(*ram)))
+      .with("gpu_memory_total", bytes_of(static_cast<double>(vram)));
   return {f};
 }
 
@@ -119,7 +120,8 @@ std::vector<Finding> cpu_cores_per_gpu(const Snapshot &s, const kb::KnowledgeBas
       {"keep num_workers at or below threads per GPU minus one; decode on the GPU (DALI, "
        "torchvision.io.decode_jpeg(device='cuda'))",
        "pre-process the dataset once into a ready-to-load format"});
-  f.with("cpu_threads", std::to_string(*threads)).with("gpus", std::to_string(gpus));
+  f.with("cpu_threads", count_of(static_cast<double>(*threads)))
+      .with("gpus", count_of(static_cast<double>(gpus)));
   return {f};
 }
 
@@ -173,9 +175,9 @@ std::vector<Finding> open_files(const Snapshot &s, const kb::KnowledgeBase &,
       "fails with \"received 0 items of ancdata\" or \"Too many open files\".",
       {"ulimit -n 65536   # in the shell that starts training (hard limit permitting)",
        "or in the script: torch.multiprocessing.set_sharing_strategy('file_system')"});
-  f.with("nofile_soft", std::to_string(*l.soft));
+  f.with("nofile_soft", count_of(static_cast<double>(*l.soft)));
   if (l.hard)
-    f.with("nofile_hard", std::to_string(*l.hard));
+    f.with("nofile_hard", count_of(static_cast<double>(*l.hard)));
   return {f};
 }
 

@@ -41,14 +41,14 @@ std::vector<Finding> egpu_bandwidth(const Snapshot &s, const kb::KnowledgeBase &
     f.with("link", show_link(gts, width));
     if (gts && width)
       if (auto bw = pcie_bytes_per_s(*gts, *width))
-        f.with("link_bandwidth_per_direction", fmt_gbs(*bw));
+        f.with("link_bandwidth_per_direction", bytes_per_s_of(*bw));
     OptF64 slot_gts = g.link.max_gts ? g.link.max_gts : gts;
     if (slot_gts)
       if (auto x16 = pcie_bytes_per_s(*slot_gts, 16)) {
-        f.with("x16_slot_at_same_gen", fmt_gbs(*x16));
+        f.with("x16_slot_at_same_gen", bytes_per_s_of(*x16));
         if (gts && width)
           if (auto bw = pcie_bytes_per_s(*gts, *width))
-            f.with("share_of_x16", fmt::format("{:.0f}%", 100.0 * *bw / *x16));
+            f.with("share_of_x16", percent_of(100.0 * *bw / *x16));
       }
     if (g.narrowest_hop)
       f.with("narrowest_hop", *g.narrowest_hop);
@@ -230,7 +230,7 @@ std::vector<Finding> nvlink_down(const Snapshot &s, const kb::KnowledgeBase &,
         {fmt::format("nvidia-smi nvlink --status -i {}", g->nvml->index),
          fmt::format("nvidia-smi nvlink --errorcounters -i {}", g->nvml->index),
          "reset the GPU or reboot; links that stay down need the vendor"});
-    f.with("links_down", join(down, ", ")).with("links_up", std::to_string(up));
+    f.with("links_down", join(down, ", ")).with("links_up", count_of(static_cast<double>(up)));
     out.push_back(std::move(f));
   }
   return out;

@@ -8,6 +8,24 @@
 
 namespace dlrig::doctor {
 
+std::string_view to_string(Unit u) {
+  switch (u) {
+  case Unit::count:
+    return "count";
+  case Unit::bytes:
+    return "bytes";
+  case Unit::bytes_per_s:
+    return "bytes_per_second";
+  case Unit::percent:
+    return "percent";
+  case Unit::celsius:
+    return "celsius";
+  case Unit::watts:
+    return "watts";
+  }
+  return "count";
+}
+
 std::string_view to_string(Severity s) {
   switch (s) {
   case Severity::ok:

@@ -131,14 +131,36 @@ std::string colourise(const std::string &text, Severity s, bool colour) {
   return code + text + "\033[0m";
 }
 
+} // namespace
+
+std::string format_quantity(const Quantity &q) {
+  switch (q.unit) {
+  case Unit::bytes:
+    return q.value >= 1024.0 * 1024 * 1024
+               ? fmt::format("{:.1f} GiB", q.value / (1024.0 * 1024 * 1024))
+               : fmt::format("{:.0f} MiB", q.value / (1024.0 * 1024));
+  case Unit::bytes_per_s:
+    return fmt::format("{:.1f} GB/s", q.value / 1e9);
+  case Unit::percent:
+    return fmt::format("{:.0f}%", q.value);
+  case Unit::count:
+  case Unit::celsius:
+  case Unit::watts:
+    return fmt::format("{:.0f}", q.value);
+  }
+  return fmt::format("{}", q.value);
+}
+
+std::string evidence_text(const Evidence &e) {
+  return e.quantity ? format_quantity(*e.quantity) : e.value;
+}
+
 std::string evidence_line(const Finding &f) {
   std::vector<std::string> parts;
   for (const auto &e : f.evidence)
-    parts.push_back(e.key + "=" + e.value);
+    parts.push_back(e.key + "=" + evidence_text(e));
   return join(parts, ", ");
 }
-
-} // namespace
 
 std::string summary_line(const DoctorReport &r) {
   std::vector<std::string> parts;
@@ -203,7 +225,7 @@ std::string render_markdown(const DoctorReport &r) {
       out += "### " + label(f.severity) + " `" + f.id + "`: " + f.title + "\n\n";
       if (!f.evidence.empty()) {
         for (const auto &e : f.evidence)
-          out += "- " + e.key + ": `" + e.value + "`\n";
+          out += "- " + e.key + ": `" + evidence_text(e) + "`\n";
         out += "\n";
       }
       if (!f.why.empty())
@@ -248,14 +270,18 @@ Json to_json(const DoctorReport &r) {
   for (const auto &[area, items] : grouped(r))
     for (const auto &it : items) {
       const Finding &f = *it.finding;
-      Json ev = Json::object();
-      for (const auto &e : f.evidence)
-        ev[e.key] = e.value;
+      Json ev = Json::object(), units = Json::object();
+      for (const auto &e : f.evidence) {
+        ev[e.key] = e.quantity ? Json(e.quantity->value) : Json(e.value);
+        if (e.quantity)
+          units[e.key] = std::string(to_string(e.quantity->unit));
+      }
       findings.push_back({{"id", f.id},
                           {"area", std::string(it.check->area)},
                           {"severity", std::string(to_string(f.severity))},
                           {"title", f.title},
                           {"evidence", ev},
+                          {"evidence_units", units},
                           {"why", f.why},
                           {"fix", f.fix}});
     }

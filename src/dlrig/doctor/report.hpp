@@ -42,6 +42,12 @@ struct DoctorReport {
 DoctorReport run_doctor(const Snapshot &s, const kb::KnowledgeBase &kb,
                         const DoctorOptions &options);
 
+// Evidence as the table shows it: a quantity formatted by its unit (bytes as GiB, or MiB below
+// 1 GiB; bytes per second as GB/s; percent; counts, degrees and watts whole), text as read.
+std::string format_quantity(const Quantity &q);
+std::string evidence_text(const Evidence &e);
+std::string evidence_line(const Finding &f); // "key=value, key=value"
+
 std::string summary_line(const DoctorReport &r); // "2 failures, 3 warnings, 41 checks passed"
 // With colour, the severities and area names are coloured; every text from the snapshot goes
 // through printable() either way.

@@ -61,6 +61,29 @@ TEST(DoctorReport, JsonCarriesSchemaContextAndFindings) {
   EXPECT_EQ(j["summary"]["exit_code"], 2);
 }
 
+// Evidence that is a quantity stays a number in base units with its unit until a printer formats
+// it: JSON has 300 and "watts", the table "power_limit_w=300", and bytes show as GiB.
+TEST(DoctorReport, NumbersStayNumbersUntilAPrinter) {
+  auto kb = test_kb();
+  auto r = run_doctor(broken_desktop(), kb, {});
+  Json j = document(doctor_report(r), Envelope{});
+  const Json *power = nullptr;
+  for (const auto &f : j["findings"])
+    if (f["evidence"].contains("power_limit_w"))
+      power = &f;
+  ASSERT_NE(power, nullptr) << j.dump(2);
+  EXPECT_TRUE((*power)["evidence"]["power_limit_w"].is_number());
+  EXPECT_EQ((*power)["evidence"]["power_limit_w"], 300);
+  EXPECT_EQ((*power)["evidence_units"]["power_limit_w"], "watts");
+  EXPECT_NE(render_text(r, false).find("power_limit_w=300"), std::string::npos);
+
+  Finding f;
+  f.with("memory_used", bytes_of(68.6e9)).with("small", bytes_of(64.0 * 1024 * 1024));
+  f.with("share", percent_of(12.6)).with("link", bytes_per_s_of(3.94e9)).with("name", "x");
+  EXPECT_EQ(evidence_line(f),
+            "memory_used=63.9 GiB, small=64 MiB, share=13%, link=3.9 GB/s, name=x");
+}
+
 TEST(DoctorReport, MarkdownHasATableAndFixBlocks) {
   auto kb = test_kb();
   std::string md = render_markdown(run_doctor(broken_desktop(), kb, {}));
