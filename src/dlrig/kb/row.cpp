@@ -1,24 +1,20 @@
 #include "dlrig/kb/row.hpp"
 
+#include "dlrig/core/text.hpp"
+
 #include <cctype>
 #include <charconv>
 #include <cmath>
 
 namespace dlrig::kb::detail {
 
+// The knowledge base's rows want owned strings; the work is core/text's.
 std::string trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
-    s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
-    s.remove_suffix(1);
-  return std::string(s);
+  return std::string(dlrig::trim(s));
 }
 
 std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto &c : out)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
+  return dlrig::lower(s);
 }
 
 void require_columns(const CsvTable &table, std::string_view file,
