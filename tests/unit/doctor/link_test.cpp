@@ -1,3 +1,4 @@
+#include "dlrig/doctor/report.hpp"
 #include "unit/doctor/machines.hpp"
 
 #include <gtest/gtest.h>
@@ -24,7 +25,7 @@ Snapshot egpu_laptop() {
 std::string evidence(const Finding &f, const std::string &key) {
   for (const auto &e : f.evidence)
     if (e.key == key)
-      return e.value;
+      return evidence_text(e); // as the table shows it
   return "";
 }
 
