@@ -80,7 +80,11 @@ std::vector<Finding> too_old_for_torch(const Snapshot &s, const kb::KnowledgeBas
     // Minor-version compatibility: within a CUDA major, a newer-minor runtime runs on an older
     // driver of the same major's branch range, with a limited feature set (no newer PTX JIT).
     bool minor_compat = false;
-    if (row && s.nvidia.driver_version && parse_version(need)[0] == parse_version(*dc)[0]) {
+    // Either version may be text that starts with no number (a snapshot from anywhere): then
+    // the majors are not known to match.
+    auto need_v = parse_version(need), dc_v = parse_version(*dc);
+    if (row && s.nvidia.driver_version && !need_v.empty() && !dc_v.empty() &&
+        need_v[0] == dc_v[0]) {
       auto floor = strip_to_version(row->minor_compat_min_driver);
       minor_compat = !floor.empty() && compare_versions(*s.nvidia.driver_version, floor) >= 0;
     }

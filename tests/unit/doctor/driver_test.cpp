@@ -36,6 +36,16 @@ TEST(DoctorDriver, TooOldForTorchFailsAcrossMajors) {
   EXPECT_EQ(f[0].fix.size(), 1u);
 }
 
+// Found by fuzz_doctor: a driver CUDA version that starts with no number ("b12.4") made the
+// same-major test index an empty version list (a crash, exit 139). Its major is unknown.
+TEST(DoctorDriver, TooOldForTorchWithAVersionThatIsNotANumber) {
+  Snapshot s = healthy_desktop();
+  s.nvidia.cuda_driver_version = "b12.4";
+  auto f = run_check("driver.too-old-for-torch", s);
+  for (const auto &x : f)
+    EXPECT_NE(x.severity, Severity::warn) << "minor-version compatibility needs a known major";
+}
+
 TEST(DoctorDriver, TooOldForTorchWarnsUnderMinorVersionCompatibility) {
   Snapshot s = healthy_desktop();
   s.nvidia.driver_version = "535.183.01";
