@@ -16,21 +16,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A scratch path of this test process, removed when it exits: ctest runs the tests in parallel
-// processes, and a file one of them rewrites must not be read half-written by another.
-fs::path scratch(const std::string &name) {
-  struct Cleanup {
-    fs::path root = fs::temp_directory_path() / ("dlrig-fit-cli-" + std::to_string(::getpid()));
-    ~Cleanup() {
-      std::error_code ec;
-      fs::remove_all(root, ec);
-    }
-  };
-  static Cleanup cleanup;
-  fs::create_directories(cleanup.root);
-  return cleanup.root / name;
-}
-
 std::string le64(std::uint64_t n) {
   std::string s(8, '\0');
   for (int i = 0; i < 8; ++i)

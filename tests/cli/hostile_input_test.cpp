@@ -19,20 +19,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A scratch folder of this test process, removed when it exits (ctest runs tests in parallel).
-fs::path scratch(const std::string &name) {
-  struct Cleanup {
-    fs::path root = fs::temp_directory_path() / ("dlrig-hostile-" + std::to_string(::getpid()));
-    ~Cleanup() {
-      std::error_code ec;
-      fs::remove_all(root, ec);
-    }
-  };
-  static Cleanup cleanup;
-  fs::create_directories(cleanup.root);
-  return cleanup.root / name;
-}
-
 std::string write(const std::string &name, const std::string &text) {
   auto p = scratch(name);
   std::ofstream(p, std::ios::binary) << text;

@@ -18,20 +18,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A scratch path of this test process, removed when it exits (ctest runs tests in parallel).
-fs::path scratch(const std::string &name) {
-  struct Cleanup {
-    fs::path root = fs::temp_directory_path() / ("dlrig-output-cli-" + std::to_string(::getpid()));
-    ~Cleanup() {
-      std::error_code ec;
-      fs::remove_all(root, ec);
-    }
-  };
-  static Cleanup cleanup;
-  fs::create_directories(cleanup.root);
-  return cleanup.root / name;
-}
-
 std::string snapshot_fixture(const std::string &name) {
   return fixture("snapshots/" + name);
 }

@@ -67,6 +67,20 @@ CliRun run_dlrig(const std::vector<std::string> &args, const std::vector<std::st
   return run;
 }
 
+std::filesystem::path scratch(const std::string &name) {
+  struct Cleanup {
+    std::filesystem::path root =
+        std::filesystem::temp_directory_path() / ("dlrig-cli-" + std::to_string(::getpid()));
+    ~Cleanup() {
+      std::error_code ec;
+      std::filesystem::remove_all(root, ec);
+    }
+  };
+  static Cleanup cleanup;
+  std::filesystem::create_directories(cleanup.root);
+  return cleanup.root / name;
+}
+
 std::string fixture(const std::string &name) {
   return std::string(DLRIG_TEST_DATA) + "/" + name;
 }

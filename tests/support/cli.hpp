@@ -1,5 +1,6 @@
 #pragma once
 // Runs the real dlrig binary for CLI tests and captures what it prints.
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,11 @@ struct CliRun {
 // Runs build/dlrig with args. env holds "NAME=value" entries added to a minimal environment
 // (PATH=/usr/bin:/bin, no NVML unless DLRIG_NVML_LIBRARY is given).
 CliRun run_dlrig(const std::vector<std::string> &args, const std::vector<std::string> &env = {});
+
+// A path in this test process's scratch folder, removed when the process exits: ctest runs the
+// tests in parallel processes, and a file one of them rewrites must not be read half-written by
+// another. The folder exists; the file is the caller's to write.
+std::filesystem::path scratch(const std::string &name);
 
 // Path of a fixture machine under tests/data/.
 std::string fixture(const std::string &name);
