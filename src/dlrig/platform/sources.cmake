@@ -1,5 +1,6 @@
 list(APPEND DLRIG_SOURCES
   platform/dynlib.cpp
+  platform/deadline_fs.cpp
   platform/fs.cpp
   platform/nvml.cpp
   platform/process.cpp

@@ -1,5 +1,6 @@
 #include "dlrig/probe/probe.hpp"
 #include "dlrig/core/clock.hpp"
+#include "dlrig/platform/deadline_fs.hpp"
 
 #include <chrono>
 #include <ctime>
@@ -20,7 +21,9 @@ Environment current_environment() {
   return env;
 }
 
-Snapshot probe_machine(const FileSystem &fs, const Environment &env, const ProbeOptions &options) {
+Snapshot probe_machine(const FileSystem &root, const Environment &env,
+                       const ProbeOptions &options) {
+  DeadlineFileSystem fs(root, options.file_timeout, options.read_budget);
   Snapshot snap;
   snap.context.tool_version = DLRIG_VERSION;
   snap.context.captured_at = utc_now();
@@ -35,6 +38,16 @@ Snapshot probe_machine(const FileSystem &fs, const Environment &env, const Probe
     snap.nvidia.nvml_status = "not-probed";
   probe_amd(ctx);
   probe_software(ctx);
+  for (const auto &path : fs.timed_out())
+    ctx.note("probe", path,
+             fmt::format("no answer within {} ms: the file blocks when read (some sysfs attributes "
+                         "sleep in the kernel); what it holds is unknown",
+                         options.file_timeout.count()));
+  if (auto n = fs.skipped())
+    ctx.note("probe", std::nullopt,
+             fmt::format("{} more files not read: file reads had waited {} ms in all, the "
+                         "probe's limit; what they hold is unknown",
+                         n, options.read_budget.count()));
   return snap;
 }
 

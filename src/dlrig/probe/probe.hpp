@@ -24,6 +24,11 @@ struct ProbeOptions {
   std::chrono::milliseconds deep_timeout{10000};
   std::vector<std::string> pythons; // --python PATH, repeatable
   std::string data_path;            // --data PATH for the dataset storage check
+  // Deadlines for file reads (platform/deadline_fs.hpp): a read that blocks longer than
+  // file_timeout is abandoned and its field left unknown with a note; once reads have waited
+  // read_budget in all, the rest are skipped.
+  std::chrono::milliseconds file_timeout{500};
+  std::chrono::milliseconds read_budget{5000};
 };
 
 struct ProbeContext {
