@@ -277,24 +277,31 @@ void probe_cuda_libraries(const ProbeContext &ctx, SoftwareInfo &sw,
       (sw.libraries.*spec.list).push_back(std::move(lib));
     }
   }
-  // cuDNN's file names often carry only the major (libcudnn.so.9); its header has the rest.
-  for (auto &lib : sw.libraries.cudnn) {
-    if (lib.version && lib.version->find('.') != std::string::npos)
+  // File names often carry only the major (libcudnn.so.9, libnccl.so.2, libcublas.so.13); the
+  // header installed beside the library has the rest. A header of another major is not used.
+  for (const auto &spec : specs) {
+    auto header = std::find_if(kLibraryHeaders.begin(), kLibraryHeaders.end(),
+                               [&](const LibraryHeader &h) { return h.stem == spec.stem; });
+    if (header == kLibraryHeaders.end())
       continue;
-    auto dir = parent_path(lib.path);
-    std::vector<std::string> headers;
-    for (const auto &inc : {parent_path(dir) + "/include", std::string("/usr/include"),
-                            "/usr/include/" + base_name(dir)})
-      for (const auto &n : ctx.fs.list(inc))
-        if (n.rfind("cudnn_version", 0) == 0)
-          headers.push_back(inc + "/" + n);
-    for (const auto &h : headers)
-      if (auto text = ctx.fs.read(h, 1 << 16))
-        if (auto v = parse_cudnn_header(*text))
-          if (!lib.version || v->rfind(*lib.version + ".", 0) == 0) {
-            lib.version = v;
-            break;
-          }
+    for (auto &lib : sw.libraries.*spec.list) {
+      if (lib.version && lib.version->find('.') != std::string::npos)
+        continue;
+      auto dir = parent_path(lib.path);
+      std::vector<std::string> headers;
+      for (const auto &inc : {parent_path(dir) + "/include", std::string("/usr/include"),
+                              "/usr/include/" + base_name(dir), std::string("/usr/local/include")})
+        for (const auto &n : ctx.fs.list(inc))
+          if (n.rfind(header->prefix, 0) == 0)
+            headers.push_back(inc + "/" + n);
+      for (const auto &h : headers)
+        if (auto text = ctx.fs.read(h, 1 << 19))
+          if (auto v = parse_version_header(*text, header->macros))
+            if (!lib.version || v->rfind(*lib.version + ".", 0) == 0) {
+              lib.version = v;
+              break;
+            }
+    }
   }
 }
 

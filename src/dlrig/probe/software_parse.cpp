@@ -264,16 +264,30 @@ OptStr parse_cuda_h_version(std::string_view text) {
   return std::to_string(*v / 1000) + "." + std::to_string((*v % 1000) / 10);
 }
 
-OptStr parse_cudnn_header(std::string_view text) {
-  auto major = define_value(text, "CUDNN_MAJOR");
-  auto minor = define_value(text, "CUDNN_MINOR");
-  auto patch = define_value(text, "CUDNN_PATCHLEVEL");
-  if (!major || !minor)
-    return std::nullopt;
-  std::string v = std::to_string(*major) + "." + std::to_string(*minor);
-  if (patch)
-    v += "." + std::to_string(*patch);
+OptStr parse_version_header(std::string_view text, const std::vector<std::string_view> &macros) {
+  std::string v;
+  for (std::size_t i = 0; i < macros.size(); ++i) {
+    auto n = define_value(text, macros[i]);
+    if (!n)
+      return i >= 2 ? OptStr{v} : std::nullopt;
+    v += (i ? "." : "") + std::to_string(*n);
+  }
   return v;
+}
+
+// nccl.h: https://github.com/NVIDIA/nccl/blob/master/src/nccl.h.in (NCCL_MAJOR/MINOR/PATCH);
+// cublas_api.h: CUBLAS_VER_MAJOR/MINOR/PATCH/BUILD (the CUDA toolkit's include folder);
+// cudnn_version.h: https://docs.nvidia.com/deeplearning/cudnn/ (CUDNN_MAJOR/MINOR/PATCHLEVEL).
+const std::vector<LibraryHeader> kLibraryHeaders = {
+    {"libcudnn.so", "cudnn_version", {"CUDNN_MAJOR", "CUDNN_MINOR", "CUDNN_PATCHLEVEL"}},
+    {"libnccl.so", "nccl.h", {"NCCL_MAJOR", "NCCL_MINOR", "NCCL_PATCH"}},
+    {"libcublas.so",
+     "cublas_api.h",
+     {"CUBLAS_VER_MAJOR", "CUBLAS_VER_MINOR", "CUBLAS_VER_PATCH", "CUBLAS_VER_BUILD"}},
+};
+
+OptStr parse_cudnn_header(std::string_view text) {
+  return parse_version_header(text, kLibraryHeaders[0].macros);
 }
 
 TorchVersionPy parse_torch_version_py(std::string_view text) {

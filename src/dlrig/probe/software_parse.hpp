@@ -60,6 +60,19 @@ OptStr cuda_version_from_dirname(std::string_view name);
 // cuda.h: "#define CUDA_VERSION 12040" -> "12.4" (1000 * major + 10 * minor).
 OptStr parse_cuda_h_version(std::string_view text);
 
+// A library's version from the #defines of its header, joined with dots as far as they are
+// defined (major and minor are required). The macros of each library are in kLibraryHeaders.
+OptStr parse_version_header(std::string_view text, const std::vector<std::string_view> &macros);
+
+// Where a CUDA library states its full version when its file name carries only the major
+// (libnccl.so.2, libcublas.so.13, libcudnn.so.9): the header installed beside it.
+struct LibraryHeader {
+  std::string_view stem;   // "libnccl.so"
+  std::string_view prefix; // header file names start with it: "nccl.h", "cudnn_version_v9.h"
+  std::vector<std::string_view> macros;
+};
+extern const std::vector<LibraryHeader> kLibraryHeaders;
+
 // cudnn_version.h / cudnn.h: CUDNN_MAJOR, CUDNN_MINOR, CUDNN_PATCHLEVEL -> "9.1.0".
 OptStr parse_cudnn_header(std::string_view text);
 

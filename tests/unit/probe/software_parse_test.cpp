@@ -103,6 +103,24 @@ TEST(SoftwareParse, CudnnHeader) {
   EXPECT_FALSE(parse_cudnn_header("#define CUDNN_MAJOR x\n#define CUDNN_MINOR 9\n"));
 }
 
+TEST(SoftwareParse, VersionHeadersOfNcclAndCublas) {
+  auto macros = [](std::string_view stem) {
+    for (const auto &h : kLibraryHeaders)
+      if (h.stem == stem)
+        return h.macros;
+    return std::vector<std::string_view>{};
+  };
+  EXPECT_EQ(
+      parse_version_header("#define NCCL_MAJOR 2\n#define NCCL_MINOR 28\n#define NCCL_PATCH 9\n",
+                           macros("libnccl.so")),
+      "2.28.9");
+  EXPECT_EQ(parse_version_header("#define CUBLAS_VER_MAJOR 13\n#define CUBLAS_VER_MINOR 1\n"
+                                 "#define CUBLAS_VER_PATCH 0\n#define CUBLAS_VER_BUILD 3\n",
+                                 macros("libcublas.so")),
+            "13.1.0.3");
+  EXPECT_FALSE(parse_version_header("#define NCCL_MAJOR 2\n", macros("libnccl.so")));
+}
+
 TEST(SoftwareParse, TorchVersionPy) {
   auto cu = parse_torch_version_py("__version__ = '2.5.1+cu124'\ndebug = False\n"
                                    "cuda: Optional[str] = '12.4'\nhip: Optional[str] = None\n");

@@ -113,6 +113,34 @@ TEST_F(SoftwareProbeTest, LoaderOrderFollowsLdSoConfIncludes) {
   EXPECT_EQ(std::count(dl.search_path.begin(), dl.search_path.end(), "/not/included"), 0);
 }
 
+// CUDA 13's toolkit ships libnccl.so.2 and libcublas.so.13 with no fuller file name (as on the
+// 2-core VM this was found on): the headers beside them state 2.28.9 and 13.1.0.3.
+TEST_F(SoftwareProbeTest, LibraryVersionsComeFromHeadersWhenFileNamesHaveOnlyTheMajor) {
+  file("/usr/local/cuda-13.0/bin/nvcc", "");
+  file("/usr/local/cuda-13.0/lib64/libnccl.so.2", "");
+  file("/usr/local/cuda-13.0/lib64/libcublas.so.13", "");
+  file("/usr/local/cuda-13.0/include/nccl.h",
+       "#define NCCL_MAJOR 2\n#define NCCL_MINOR 28\n#define NCCL_PATCH 9\n"
+       "#define NCCL_SUFFIX \"\"\n");
+  file("/usr/local/cuda-13.0/include/cublas_api.h",
+       "#define CUBLAS_VER_MAJOR 13\n#define CUBLAS_VER_MINOR 1\n#define CUBLAS_VER_PATCH 0\n"
+       "#define CUBLAS_VER_BUILD 3\n");
+  // A header of another major next to a library is not used.
+  file("/opt/old/lib/libnccl.so.3", "");
+  file("/opt/old/include/nccl.h", "#define NCCL_MAJOR 2\n#define NCCL_MINOR 18\n");
+  auto sw =
+      probe({{"PATH", "/usr/local/cuda-13.0/bin:/usr/bin"}, {"LD_LIBRARY_PATH", "/opt/old/lib"}});
+  auto version_of = [](const std::vector<FoundLibrary> &libs, const std::string &dir) -> OptStr {
+    for (const auto &l : libs)
+      if (l.path.rfind(dir, 0) == 0)
+        return l.version;
+    return std::nullopt;
+  };
+  EXPECT_EQ(version_of(sw.libraries.nccl, "/usr/local/cuda-13.0/"), "2.28.9");
+  EXPECT_EQ(version_of(sw.libraries.cublas, "/usr/local/cuda-13.0/"), "13.1.0.3");
+  EXPECT_EQ(version_of(sw.libraries.nccl, "/opt/old/"), "3");
+}
+
 TEST_F(SoftwareProbeTest, ModulesFromSysModuleWhenProcModulesIsMissing) {
   file("/sys/module/nvidia/version", "570.86.15\n");
   file("/sys/module/nvidia/taint", "O\n");
