@@ -2,6 +2,7 @@
 set(DLRIG_DATA_FILES "")
 foreach(f IN ITEMS
     archs.csv
+    arm_cpus.csv
     cloud.csv
     cuda_drivers.csv
     cudnn.csv

@@ -35,7 +35,8 @@ DLRIG_JSON(NumaNode, id, cpus, memory_total_bytes)
 
 struct CpuInfo {
   OptStr vendor; // GenuineIntel, AuthenticAMD, ...
-  OptStr model;  // model name
+  OptStr model;  // model name; on Arm decoded from the implementer and part codes
+  OptStr soc;    // Arm: the SoC as /sys/devices/soc0 names it (family, machine, soc_id)
   std::optional<int> sockets;
   std::optional<int> cores;   // physical cores, all sockets
   std::optional<int> threads; // logical CPUs online
@@ -45,7 +46,7 @@ struct CpuInfo {
       isa; // flags that matter to PyTorch: avx2, avx512f, avx512_bf16, amx_bf16...
   std::vector<NumaNode> numa_nodes;
 };
-DLRIG_JSON(CpuInfo, vendor, model, sockets, cores, threads, base_hz, max_hz, isa, numa_nodes)
+DLRIG_JSON(CpuInfo, vendor, model, soc, sockets, cores, threads, base_hz, max_hz, isa, numa_nodes)
 
 struct MemoryInfo {
   OptU64 total_bytes;

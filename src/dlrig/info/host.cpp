@@ -37,6 +37,8 @@ std::vector<Table> info_host_tables(const Snapshot &s) {
   Table cpu{"CPU", {}, {}};
   cpu.add({"model", show(c.model)});
   cpu.add({"vendor", show(c.vendor)});
+  if (c.soc)
+    cpu.add({"SoC", *c.soc});
   cpu.add({"sockets / cores / threads", fmt::format("{} / {} / {}", show_int(c.sockets),
                                                     show_int(c.cores), show_int(c.threads))});
   cpu.add({"base / max frequency", show_hz(c.base_hz) + " / " + show_hz(c.max_hz)});

@@ -390,6 +390,35 @@ Result<std::vector<LinkSpec>> parse_links(std::string_view text, std::string_vie
   });
 }
 
+Result<std::vector<ArmCpuId>> parse_arm_cpus(std::string_view text, std::string_view file) {
+  static const std::vector<std::string_view> cols = {"implementer", "part", "vendor", "core",
+                                                     "source"};
+  std::set<std::string> keys;
+  auto hex = [](const Row &r, std::string_view col) -> std::optional<int> {
+    auto v = r.str(col);
+    if (v.empty())
+      return std::nullopt;
+    if (v.size() < 3 || v.size() > 5 || v.rfind("0x", 0) != 0 || !is_hex(v.substr(2)))
+      r.fail(col, "'" + v + "' is not a hexadecimal code such as 0x41 or 0xd4f");
+    return std::stoi(v.substr(2), nullptr, 16);
+  };
+  return parse_rows<ArmCpuId>(text, file, cols, [&](const Row &r, std::vector<ArmCpuId> &out) {
+    ArmCpuId a;
+    auto impl = hex(r, "implementer");
+    if (!impl)
+      r.fail("implementer", "is required");
+    a.implementer = *impl;
+    a.part = hex(r, "part");
+    a.vendor = r.required("vendor");
+    a.core = r.str("core");
+    if (a.part.has_value() == a.core.empty())
+      r.fail("core", "a row with a part names its core; an implementer's row has neither");
+    a.source = r.required("source");
+    check_unique(keys, r, "part", r.str("implementer") + "/" + r.str("part"));
+    out.push_back(std::move(a));
+  });
+}
+
 Result<std::vector<CloudInstance>> parse_cloud(std::string_view text, std::string_view file) {
   static const std::vector<std::string_view> cols = {
       "provider",     "instance",        "gpu_count",    "gpu_model",          "gpu",
@@ -456,6 +485,7 @@ KnowledgeBase load_builtin() {
   kb.cudnn = load<CudnnCompat>("cudnn.csv", parse_cudnn);
   kb.links = load<LinkSpec>("links.csv", parse_links);
   kb.cloud = load<CloudInstance>("cloud.csv", parse_cloud);
+  kb.arm_cpus = load<ArmCpuId>("arm_cpus.csv", parse_arm_cpus);
   kb.models = model::load_model_catalog();
   return kb;
 }

@@ -170,6 +170,17 @@ struct LinkSpec {
   std::string notes;
 };
 
+// data/arm_cpus.csv: what an Arm CPU's /proc/cpuinfo codes mean ("CPU implementer" 0x41 is
+// ARM; "CPU part" 0xd4f under it is Neoverse-V2, Grace's core). A row without a part names only
+// the implementer.
+struct ArmCpuId {
+  int implementer = 0;
+  std::optional<int> part;
+  std::string vendor; // "ARM", "NVIDIA", "Ampere"
+  std::string core;   // "Neoverse-V2"; empty on an implementer's row
+  std::string source;
+};
+
 // data/cloud.csv: cloud GPU instances with an on-demand price and its date.
 struct CloudInstance {
   std::string provider; // AWS | Azure | GCP
@@ -209,6 +220,7 @@ struct KnowledgeBase {
   std::vector<CudnnCompat> cudnn;
   std::vector<LinkSpec> links;
   std::vector<CloudInstance> cloud;
+  std::vector<ArmCpuId> arm_cpus;
   std::vector<ModelArch> models;
 
   // Lookups return nullptr when nothing matches.
@@ -236,6 +248,8 @@ struct KnowledgeBase {
   // nullopt for a generation the table does not hold.
   OptF64 pcie_bytes_per_s(int generation, int lanes) const;
   const CloudInstance *find_cloud(std::string_view instance) const;
+  // The implementer's row (part nullopt) or the core's row; nullptr when not in the table.
+  const ArmCpuId *arm_cpu(int implementer, std::optional<int> part) const;
 
   // The highest CUDA (major.minor) this driver runs natively: the newest toolkit whose minimum
   // driver is on a branch (first number) no newer than the driver's. "550.54.14" -> "12.4".
@@ -277,6 +291,7 @@ Result<std::vector<TorchRelease>> parse_torch(std::string_view text, std::string
 Result<std::vector<CudnnCompat>> parse_cudnn(std::string_view text, std::string_view file);
 Result<std::vector<LinkSpec>> parse_links(std::string_view text, std::string_view file);
 Result<std::vector<CloudInstance>> parse_cloud(std::string_view text, std::string_view file);
+Result<std::vector<ArmCpuId>> parse_arm_cpus(std::string_view text, std::string_view file);
 
 // The embedded knowledge base, loaded and validated once (thread-safe). A malformed row is a
 // bug in dlrig's data and throws Failure(internal) naming the file and line.

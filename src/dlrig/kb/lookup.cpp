@@ -169,6 +169,13 @@ const GpuSpec *KnowledgeBase::find_gpu_by_pci(std::string_view vendor_id,
   return nullptr;
 }
 
+const ArmCpuId *KnowledgeBase::arm_cpu(int implementer, std::optional<int> part) const {
+  for (const auto &a : arm_cpus)
+    if (a.implementer == implementer && a.part == part)
+      return &a;
+  return nullptr;
+}
+
 const ArchSpec *KnowledgeBase::arch(std::string_view compute_capability) const {
   auto cc = trim(compute_capability);
   // Accept "sm_89" for "8.9": the last digit is the minor version.

@@ -1,6 +1,7 @@
 // The host: OS, CPU, NUMA, memory, /dev/shm, limits, storage, network and RDMA, from procfs and
 // sysfs through the FileSystem seam. Parsing lives in parse.cpp; this file only reads and fills.
 #include "dlrig/core/text.hpp"
+#include "dlrig/probe/cpu_names.hpp"
 #include "dlrig/probe/parse.hpp"
 #include "dlrig/probe/probe.hpp"
 #include "dlrig/probe/read.hpp"
@@ -62,6 +63,12 @@ void probe_cpu(const ProbeContext &ctx, CpuInfo &cpu) {
     if (info) {
       cpu.vendor = info->vendor;
       cpu.model = info->model;
+      if (!info->model && info->vendor) { // Arm: codes only (data/arm_cpus.csv names them)
+        auto names = probe::decode_arm_cpu(kb::builtin(), *info->vendor, info->parts);
+        if (names.vendor)
+          cpu.vendor = names.vendor;
+        cpu.model = names.model;
+      }
       cpu.sockets = info->sockets;
       cpu.cores = info->cores;
       cpu.threads = info->logical;
@@ -74,6 +81,15 @@ void probe_cpu(const ProbeContext &ctx, CpuInfo &cpu) {
       ctx.note("host.cpu", "/proc/cpuinfo", info.error().message);
     }
   }
+  // The SoC, where the kernel exposes one (Arm's SMCCC SoC ID: "jep106:036b:0241"; some SoC
+  // drivers add a machine name). Absent on x86: no note.
+  std::vector<std::string> soc;
+  for (const char *f : {"family", "machine", "soc_id"})
+    if (auto v = read_trimmed(ctx.fs, std::string("/sys/devices/soc0/") + f))
+      if (std::find(soc.begin(), soc.end(), *v) == soc.end())
+        soc.push_back(*v);
+  if (!soc.empty())
+    cpu.soc = join(soc, " ");
   // Logical CPUs online: the sysfs list is authoritative (cpuinfo lists online CPUs too, but a
   // truncated copy would undercount).
   if (auto n = read_parsed(ctx, "/sys/devices/system/cpu/online", "host.cpu.threads",

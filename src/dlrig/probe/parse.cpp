@@ -198,6 +198,13 @@ Result<Cpuinfo> parse_cpuinfo(std::string_view text) {
       c.vendor = std::string(value);
     } else if (key == "CPU implementer" && !c.vendor && !value.empty()) {
       c.vendor = std::string(value);
+    } else if (key == "CPU part" && !value.empty()) {
+      auto it = std::find_if(c.parts.begin(), c.parts.end(),
+                             [&](const auto &p) { return p.first == value; });
+      if (it == c.parts.end())
+        c.parts.emplace_back(std::string(value), 1);
+      else
+        ++it->second;
     } else if (key == "model name" && !c.model && !value.empty()) {
       c.model = std::string(value);
     } else if (key == "physical id") {

@@ -56,6 +56,9 @@ struct Cpuinfo {
   std::optional<int> sockets;     // distinct "physical id"; nullopt when the file has none
   std::optional<int> cores;       // distinct (physical id, core id) pairs; nullopt when absent
   std::vector<std::string> flags; // "flags" (x86) or "Features" (arm) of the first processor
+  // arm: each distinct "CPU part" code with its number of processors, in order of appearance
+  // (a big.LITTLE SoC such as GB10 has two: 0xd85 Cortex-X925 and 0xd87 Cortex-A725).
+  std::vector<std::pair<std::string, int>> parts;
 };
 // Error when the text holds no "processor" entry.
 Result<Cpuinfo> parse_cpuinfo(std::string_view text);

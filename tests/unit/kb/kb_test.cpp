@@ -132,5 +132,26 @@ TEST(KbLoader, EmbeddedFilesLoad) {
   EXPECT_EQ(&kb, &builtin()); // loaded once
 }
 
+TEST(KbArmCpus, RowsAreValidatedAndEveryImplementerHasItsRow) {
+  const std::string header = "implementer,part,vendor,core,source\n";
+  EXPECT_TRUE(parse_arm_cpus(header + "0x41,,ARM,,s\n0x41,0xd4f,ARM,Neoverse-V2,s\n", "f"));
+  for (const char *bad : {"0x41,0xd4f,ARM,,s\n",          // a part without its core
+                          "0x41,,ARM,Neoverse-V2,s\n",    // a core without its part
+                          "41,,ARM,,s\n",                 // not hexadecimal
+                          "0x41,0xzz,ARM,X,s\n",          // not hexadecimal
+                          "0x41,,ARM,,s\n0x41,,ARM,,s\n", // twice
+                          "0x41,,ARM,,\n"})               // no source
+    EXPECT_FALSE(parse_arm_cpus(header + bad, "f")) << bad;
+  const auto &kb = builtin();
+  ASSERT_FALSE(kb.arm_cpus.empty());
+  for (const auto &a : kb.arm_cpus) {
+    EXPECT_TRUE(kb.arm_cpu(a.implementer, std::nullopt)) << a.core;
+    EXPECT_NE(a.source.find("https://"), std::string::npos) << a.core;
+  }
+  EXPECT_EQ(kb.arm_cpu(0x41, 0xd4f)->core, "Neoverse-V2");
+  EXPECT_EQ(kb.arm_cpu(0x41, 0xd85)->core, "Cortex-X925");
+  EXPECT_FALSE(kb.arm_cpu(0x41, 0xfff));
+}
+
 } // namespace
 } // namespace dlrig::kb

@@ -1,9 +1,11 @@
+#include "dlrig/probe/cpu_names.hpp"
 #include "probe_fixture.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <fmt/format.h>
 #include <fstream>
 
 namespace dlrig::test {
@@ -124,6 +126,50 @@ TEST_F(GarbageHost, UnknownWithReasons) {
   for (const char *f : {"host.memory", "host.cpu", "host.cpu.max_hz", "host.os.kernel_release",
                         "host.os.distro_id", "host.limits", "host.mounts", "host.hostname"})
     EXPECT_TRUE(has_note(snap, f)) << f;
+}
+
+// GB10 (DGX Spark): ten Cortex-X925 and ten Cortex-A725 cores, no "model name" line. Before
+// data/arm_cpus.csv the vendor printed as "0x41" and the model as unknown.
+TEST(ProbeHost, ArmCoresAreNamed) {
+  auto root = std::filesystem::temp_directory_path() / ("dlrig-arm-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(root / "proc");
+  std::filesystem::create_directories(root / "sys/devices/soc0");
+  std::string cpuinfo;
+  for (int i = 0; i < 20; ++i)
+    cpuinfo += fmt::format("processor\t: {}\nBogoMIPS\t: 2000.00\nFeatures\t: fp asimd sve2 bf16\n"
+                           "CPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x0\n"
+                           "CPU part\t: {}\nCPU revision\t: 1\n\n",
+                           i, i < 10 ? "0xd85" : "0xd87");
+  std::ofstream(root / "proc/cpuinfo") << cpuinfo;
+  std::ofstream(root / "sys/devices/soc0/family") << "jep106:036b\n";
+  std::ofstream(root / "sys/devices/soc0/soc_id") << "jep106:036b:0241\n";
+  Sysroot fs(root.string());
+  Snapshot snap;
+  ProbeContext ctx{fs, {}, {}, snap};
+  probe_host(ctx);
+  std::filesystem::remove_all(root);
+  EXPECT_EQ(snap.host.cpu.vendor, "ARM");
+  EXPECT_EQ(snap.host.cpu.model, "10x Cortex-X925 + 10x Cortex-A725");
+  EXPECT_EQ(snap.host.cpu.soc, "jep106:036b jep106:036b:0241");
+  EXPECT_EQ(snap.host.cpu.threads, 20);
+}
+
+TEST(ProbeHost, ArmDecodeNamesWhatTheTableKnowsAndCodesTheRest) {
+  const auto &kb = kb::builtin();
+  auto grace = probe::decode_arm_cpu(kb, "0x41", {{"0xd4f", 72}});
+  EXPECT_EQ(grace.vendor, "ARM");
+  EXPECT_EQ(grace.model, "Neoverse-V2"); // one kind of core: no count
+  auto ampere = probe::decode_arm_cpu(kb, "0xc0", {{"0xac3", 128}});
+  EXPECT_EQ(ampere.vendor, "Ampere");
+  EXPECT_EQ(ampere.model, "Ampere-1");
+  auto unknown_part = probe::decode_arm_cpu(kb, "0x41", {{"0xdff", 4}});
+  EXPECT_EQ(unknown_part.model, "ARM part 0xdff");
+  auto unknown_impl = probe::decode_arm_cpu(kb, "0x99", {{"0x001", 4}});
+  EXPECT_EQ(unknown_impl.vendor, "Arm implementer 0x99");
+  auto garbage = probe::decode_arm_cpu(kb, "GenuineIntel", {});
+  EXPECT_FALSE(garbage.vendor);
+  EXPECT_FALSE(garbage.model);
+  EXPECT_FALSE(probe::decode_arm_cpu(kb, "0x41", {}).model); // no part lines: unknown
 }
 
 } // namespace

@@ -74,8 +74,17 @@ TEST(ParseCpuinfo, ArmHasNoSocketsButFeatures) {
   EXPECT_FALSE(c->sockets);
   EXPECT_FALSE(c->cores);
   EXPECT_EQ(c->vendor, "0x41");
+  EXPECT_TRUE(c->parts.empty()); // no "CPU part" lines
   EXPECT_EQ(pytorch_isa(c->flags),
             (std::vector<std::string>{"neon", "sve", "sve2", "bf16", "i8mm"}));
+}
+
+TEST(ParseCpuinfo, ArmPartsAreCountedInOrder) {
+  auto c = parse_cpuinfo("processor\t: 0\nCPU implementer\t: 0x41\nCPU part\t: 0xd85\n\n"
+                         "processor\t: 1\nCPU implementer\t: 0x41\nCPU part\t: 0xd87\n\n"
+                         "processor\t: 2\nCPU implementer\t: 0x41\nCPU part\t: 0xd85\n");
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->parts, (std::vector<std::pair<std::string, int>>{{"0xd85", 2}, {"0xd87", 1}}));
 }
 
 TEST(ParseCpuinfo, EmptyGarbageAndTruncated) {
