@@ -69,8 +69,12 @@ TEST(InfoSoftwareCli, VenvTorch251IsAHealthyWorkstation) {
   EXPECT_EQ(sw["cuda_selection"]["usr_local_cuda"], "/usr/local/cuda-12.4");
   EXPECT_TRUE(sw["cuda_selection"]["by_ld_library_path"].is_null());
 
-  ASSERT_EQ(sw["python_envs"].size(), 1u); // PATH's python3 is the active venv's
+  // PATH's python3 is the active venv's; the distribution's /usr/bin/python3 is found too.
+  ASSERT_EQ(sw["python_envs"].size(), 2u);
   const auto &venv = sw["python_envs"][0];
+  EXPECT_EQ(sw["python_envs"][1]["interpreter"], "/usr/bin/python3");
+  EXPECT_EQ(sw["python_envs"][1]["found_by"], nlohmann::json::array({"system"}));
+  EXPECT_TRUE(sw["python_envs"][1]["torch"].is_null());
   EXPECT_EQ(venv["kind"], "venv");
   EXPECT_EQ(venv["active"], true);
   EXPECT_EQ(venv["python_version"], "3.11.4");

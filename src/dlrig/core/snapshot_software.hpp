@@ -140,8 +140,9 @@ struct PythonEnv {
   OptStr jaxlib_cuda;                               // CUDA flavour of the jax plugin (cuda12...)
   std::map<std::string, std::string> nvidia_wheels; // nvidia-cudnn-cu12 -> 9.1.0.70
   std::optional<DeepProbe> deep;
-  OptStr root = std::nullopt;             // the environment's prefix (folder holding bin/)
-  std::vector<std::string> found_by = {}; // path | virtual-env | conda-prefix | conda | given
+  OptStr root = std::nullopt; // the environment's prefix (folder holding bin/)
+  std::vector<std::string> found_by =
+      {}; // path | virtual-env | conda-prefix | conda | system | home | given
 };
 DLRIG_JSON(PythonEnv, interpreter, kind, name, active, python_version, site_packages, torch,
            torchvision, torchaudio, tensorflow, jax, jaxlib_cuda, nvidia_wheels, deep, jaxlib, root,
@@ -165,6 +166,9 @@ struct SoftwareInfo {
   CudaSelection cuda_selection;
   CudaLibraries libraries;
   std::vector<PythonEnv> python_envs;
+  // Where the probe looked for Python environments, in order ("PATH", "/usr/bin/python3",
+  // "~/.virtualenvs/*"...): what a user reads when the environment they run is not listed.
+  std::vector<std::string> python_search;
   std::map<std::string, std::string> env; // the variables that matter, as set
   OptBool master_port_in_use;
   OptStr host_compiler_version; // gcc major version, from the /usr/bin/gcc link's target
@@ -173,7 +177,7 @@ struct SoftwareInfo {
   Runtime runtime;
 };
 DLRIG_JSON(SoftwareInfo, kernel, device_nodes, services, acs, driver_libraries, cuda_toolkits,
-           cuda_selection, libraries, python_envs, env, master_port_in_use, host_compiler_version,
-           runtime, master_port)
+           cuda_selection, libraries, python_envs, python_search, env, master_port_in_use,
+           host_compiler_version, runtime, master_port)
 
 } // namespace dlrig

@@ -214,6 +214,11 @@ std::vector<Table> info_software_tables(const Snapshot &s) {
     tables.push_back(libraries_table(sw));
   if (!sw.python_envs.empty())
     tables.push_back(python_table(sw));
+  if (!sw.python_search.empty()) {
+    Table searched{sw.python_envs.empty() ? "Software: no Python environment found" : "", {}, {}};
+    searched.add({"Python looked for in", join(sw.python_search, ", ")});
+    tables.push_back(std::move(searched));
+  }
   tables.push_back(environment_table(sw));
   return tables;
 }

@@ -19,6 +19,8 @@ void probe_software_env(
 // Prefixes of the conda environments under the usual roots (~/miniconda3, ~/anaconda3,
 // ~/miniforge3, ~/mambaforge, /opt/conda...): each base and its envs/*, plus CONDA_PREFIX.
 // Defined in software_python.cpp.
+// Where conda, mamba and micromamba install (each a base env with envs/ under it).
+std::vector<std::string> conda_bases(const ProbeContext &ctx);
 std::vector<std::string> conda_env_prefixes(const ProbeContext &ctx);
 
 // Joins a folder and a name on the probed machine.

@@ -307,16 +307,23 @@ void run_deep(const ProbeContext &ctx, std::vector<PythonEnv> &envs) {
 
 } // namespace
 
-std::vector<std::string> conda_env_prefixes(const ProbeContext &ctx) {
+// The folders conda, mamba and micromamba install into (each a base env with envs/ under it);
+// ~/.conda holds `conda create -n` envs when the base is not writable.
+std::vector<std::string> conda_bases(const ProbeContext &ctx) {
   std::vector<std::string> bases;
   auto home = env_value(ctx, "HOME");
   if (!home.empty())
-    for (const char *d : {"miniconda3", "anaconda3", "miniforge3", "mambaforge", "micromamba"})
+    for (const char *d :
+         {"miniconda3", "anaconda3", "miniforge3", "mambaforge", "micromamba", ".conda"})
       bases.push_back(home + "/" + d);
   for (const char *d : {"/opt/conda", "/opt/miniconda3", "/opt/anaconda3", "/opt/miniforge3"})
     bases.emplace_back(d);
+  return bases;
+}
+
+std::vector<std::string> conda_env_prefixes(const ProbeContext &ctx) {
   std::vector<std::string> prefixes;
-  for (const auto &base : bases) {
+  for (const auto &base : conda_bases(ctx)) {
     if (ctx.fs.is_directory(base + "/conda-meta"))
       add_unique(prefixes, base);
     for (const auto &name : ctx.fs.list(base + "/envs"))
@@ -364,8 +371,51 @@ void probe_software_python(const ProbeContext &ctx) {
     candidates.push_back({prefix, interpreter_in(ctx, prefix),
                           is_env ? base_name(prefix) : std::string("base"), false, "conda"});
   }
+  // Environments users run that need not be on PATH: the distribution's interpreter (Debian's
+  // python3-torch lives in /usr/lib/python3/dist-packages), the usual venv homes of venv,
+  // virtualenvwrapper, pipenv, pyenv and a project's .venv in the working directory.
+  for (const char *sys : {"/usr/bin/python3", "/usr/local/bin/python3"})
+    if (ctx.fs.exists(sys))
+      candidates.push_back({prefix_of_interpreter(sys), sys, {}, false, "system"});
+  auto home = env_value(ctx, "HOME");
+  auto pwd = env_value(ctx, "PWD");
+  std::vector<std::pair<std::string, bool>> venv_places; // (folder, holds several envs)
+  if (!home.empty())
+    venv_places.insert(venv_places.end(), {{home + "/.venv", false},
+                                           {home + "/venv", false},
+                                           {home + "/.virtualenvs", true},
+                                           {home + "/venvs", true},
+                                           {home + "/.local/share/virtualenvs", true},
+                                           {home + "/.pyenv/versions", true}});
+  if (!pwd.empty() && pwd != home)
+    venv_places.insert(venv_places.end(), {{pwd + "/.venv", false}, {pwd + "/venv", false}});
+  auto is_env = [&](const std::string &root) {
+    return ctx.fs.exists(root + "/pyvenv.cfg") || ctx.fs.exists(root + "/bin/python3") ||
+           ctx.fs.exists(root + "/bin/python");
+  };
+  for (const auto &[place, several] : venv_places) {
+    if (!several) {
+      if (is_env(place))
+        candidates.push_back({place, interpreter_in(ctx, place), {}, false, "home"});
+      continue;
+    }
+    for (const auto &name : ctx.fs.list(place))
+      if (is_env(place + "/" + name))
+        candidates.push_back(
+            {place + "/" + name, interpreter_in(ctx, place + "/" + name), name, false, "home"});
+  }
   for (const auto &given : ctx.options.pythons)
     candidates.push_back({prefix_of_interpreter(given), given, {}, false, "given"});
+
+  auto &searched = sw.python_search;
+  searched = {"PATH (first python3)", "VIRTUAL_ENV", "CONDA_PREFIX"};
+  for (const auto &base : conda_bases(ctx))
+    searched.push_back(base + " (conda, and its envs/)");
+  searched.insert(searched.end(), {"/usr/bin/python3", "/usr/local/bin/python3"});
+  for (const auto &[place, several] : venv_places)
+    searched.push_back(several ? place + "/*" : place);
+  for (const auto &given : ctx.options.pythons)
+    searched.push_back(given + " (--python)");
 
   std::vector<PythonEnv> envs;
   for (const auto &c : candidates) {

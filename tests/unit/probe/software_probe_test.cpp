@@ -141,6 +141,48 @@ TEST_F(SoftwareProbeTest, LibraryVersionsComeFromHeadersWhenFileNamesHaveOnlyThe
   EXPECT_EQ(version_of(sw.libraries.nccl, "/opt/old/"), "3");
 }
 
+// Environments off PATH that users run: Debian's python3-torch under /usr, a virtualenvwrapper
+// env, a project's .venv, pyenv versions. Before, only PATH's first python3, VIRTUAL_ENV,
+// CONDA_PREFIX and conda's roots were looked at, and nothing said where.
+TEST_F(SoftwareProbeTest, EnvironmentsOffPathAreFoundAndTheSearchIsListed) {
+  file("/home/u/proj/.venv/pyvenv.cfg", "version = 3.12.3\n");
+  file("/home/u/proj/.venv/bin/python3", "");
+  link("/usr/bin/python3", "python3.11");
+  file("/usr/bin/python3.11", "");
+  file("/usr/lib/python3/dist-packages/torch/version.py", "__version__ = '2.6.0'\ncuda = None\n");
+  file("/home/u/.virtualenvs/train/pyvenv.cfg", "version = 3.10.12\n");
+  file("/home/u/.virtualenvs/train/bin/python3", "");
+  file("/home/u/.virtualenvs/not-an-env/README", "");
+  file("/home/u/.pyenv/versions/3.11.9/bin/python3", "");
+  auto sw = probe(
+      {{"PATH", "/home/u/proj/.venv/bin:/usr/bin"}, {"HOME", "/home/u"}, {"PWD", "/home/u/proj"}});
+  auto find = [&](const std::string &interpreter) -> const PythonEnv * {
+    for (const auto &e : sw.python_envs)
+      if (e.interpreter == interpreter)
+        return &e;
+    return nullptr;
+  };
+  const auto *system = find("/usr/bin/python3");
+  ASSERT_TRUE(system);
+  EXPECT_EQ(system->found_by, std::vector<std::string>{"system"});
+  ASSERT_TRUE(system->torch);
+  EXPECT_EQ(system->torch->version, "2.6.0");
+  const auto *project = find("/home/u/proj/.venv/bin/python3");
+  ASSERT_TRUE(project);
+  EXPECT_EQ(project->found_by, (std::vector<std::string>{"path", "home"}));
+  ASSERT_TRUE(find("/home/u/.virtualenvs/train/bin/python3"));
+  ASSERT_TRUE(find("/home/u/.pyenv/versions/3.11.9/bin/python3"));
+  EXPECT_EQ(sw.python_envs.size(), 4u); // not-an-env is no environment
+  auto searched = [&](const std::string &place) {
+    return std::find(sw.python_search.begin(), sw.python_search.end(), place) !=
+           sw.python_search.end();
+  };
+  EXPECT_TRUE(searched("/usr/bin/python3"));
+  EXPECT_TRUE(searched("/home/u/.virtualenvs/*"));
+  EXPECT_TRUE(searched("/home/u/proj/.venv"));
+  EXPECT_TRUE(searched("/home/u/.conda (conda, and its envs/)"));
+}
+
 TEST_F(SoftwareProbeTest, ModulesFromSysModuleWhenProcModulesIsMissing) {
   file("/sys/module/nvidia/version", "570.86.15\n");
   file("/sys/module/nvidia/taint", "O\n");
