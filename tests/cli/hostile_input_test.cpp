@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <fcntl.h>
+#include <grp.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +15,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
 
 namespace dlrig::test {
 namespace {
@@ -63,15 +68,54 @@ TEST(HostileInput, FolderAsFromIsNotMalformedJson) {
   EXPECT_EQ(r.err.find("malformed"), std::string::npos) << r.err;
 }
 
+// Runs dlrig as the unprivileged user "nobody" (65534): root reads any file, so as root (CI) the
+// test drops its privileges in a child first. Returns the exit code; stderr goes to err_path.
+int run_dlrig_unprivileged(const std::vector<std::string> &args, const std::string &err_path) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    if (::geteuid() == 0 &&
+        (::setgroups(0, nullptr) != 0 || ::setresgid(65534, 65534, 65534) != 0 ||
+         ::setresuid(65534, 65534, 65534) != 0))
+      ::_exit(120);
+    int fd = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    if (fd < 0 || ::dup2(fd, 2) < 0)
+      ::_exit(121);
+    std::vector<std::string> argv_s{DLRIG_BINARY};
+    argv_s.insert(argv_s.end(), args.begin(), args.end());
+    std::vector<char *> argv;
+    for (auto &a : argv_s)
+      argv.push_back(a.data());
+    argv.push_back(nullptr);
+    char path_env[] = "PATH=/usr/bin:/bin";
+    char *envp[] = {path_env, nullptr};
+    ::execve(DLRIG_BINARY, argv.data(), envp);
+    ::_exit(122);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 TEST(HostileInput, PermissionDeniedIsNotDoesItExist) {
-  if (::geteuid() == 0)
-    GTEST_SKIP() << "root reads any file";
-  auto p = write("secret.json", "{\"schema_version\":1}");
+  // A world-readable folder (the scratch folder is private) holding an unreadable file.
+  char dir_tmpl[] = "/tmp/dlrig-perm-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_tmpl), nullptr);
+  std::string dir = dir_tmpl;
+  ::chmod(dir.c_str(), 0755);
+  auto p = dir + "/secret.json";
+  std::ofstream(p) << "{\"schema_version\":1}";
   ::chmod(p.c_str(), 0);
-  auto r = run_dlrig({"doctor", "--from", p});
-  EXPECT_EQ(r.exit_code, 65) << r.err;
-  EXPECT_NE(r.err.find("permission denied"), std::string::npos) << r.err;
-  EXPECT_EQ(r.err.find("exist"), std::string::npos) << r.err;
+  auto err_path = dir + "/stderr";
+  // The child opens err_path after dropping privileges: make the folder writable to it.
+  ::chmod(dir.c_str(), 0777);
+  int rc = run_dlrig_unprivileged({"doctor", "--from", p}, err_path);
+  std::ifstream in(err_path);
+  std::string err((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  fs::remove_all(dir);
+  ASSERT_LT(rc, 120) << "could not start dlrig unprivileged (" << rc << ")";
+  EXPECT_EQ(rc, 65) << err;
+  EXPECT_NE(err.find("permission denied"), std::string::npos) << err;
+  EXPECT_EQ(err.find("exist"), std::string::npos) << err;
 }
 
 TEST(HostileInput, EmptyFromIsAUsageError) {
