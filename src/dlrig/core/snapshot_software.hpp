@@ -105,14 +105,17 @@ struct TorchInstall {
   OptStr variant; // cu124 | cpu | rocm6.2 | (none: default PyPI build)
   OptStr cuda;    // torch.version.cuda, "12.4"; nullopt for CPU/ROCm builds
   OptStr hip;
+  // true: torch/version.py says `cuda = None` and names no HIP or XPU either (a CPU-only build,
+  // with or without a +cpu suffix); false: it names one; null: it does not say.
+  OptBool cpu_only = std::nullopt;
   OptStr cudnn;                           // bundled cuDNN version
   OptStr nccl;                            // bundled NCCL version
   std::vector<std::string> arch_list;     // sm_50 ... compute_90; empty = unknown
   OptStr arch_list_source = std::nullopt; // "deep" (torch.cuda.get_arch_list()); null when unknown
   OptStr path = std::nullopt;             // the torch package folder
 };
-DLRIG_JSON(TorchInstall, version, variant, cuda, hip, cudnn, nccl, arch_list, arch_list_source,
-           path)
+DLRIG_JSON(TorchInstall, version, variant, cuda, hip, cpu_only, cudnn, nccl, arch_list,
+           arch_list_source, path)
 
 // What running the interpreter once (--deep) reported.
 struct DeepProbe {

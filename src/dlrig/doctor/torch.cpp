@@ -35,7 +35,8 @@ bool usable_nvidia(const Snapshot &s) {
 }
 
 bool is_cpu_build(const Snapshot &s, const TorchInstall &t) {
-  if (t.variant == OptStr("cpu") || (t.version && suffix(*t.version) == "cpu"))
+  if (t.variant == OptStr("cpu") || (t.version && suffix(*t.version) == "cpu") ||
+      t.cpu_only == OptBool(true))
     return true;
   // aarch64 PyPI wheels before 2.11 are CPU builds without a +cpu suffix (§2 #2).
   return !t.cuda && !t.hip && !t.variant && t.version && suffix(*t.version).empty() &&

@@ -295,10 +295,13 @@ TorchVersionPy parse_torch_version_py(std::string_view text) {
   for (auto line : lines_of(text)) {
     if (auto v = python_string_value(line, "__version__"))
       out.version = *v;
-    else if (auto c = python_string_value(line, "cuda"))
+    else if (auto c = python_string_value(line, "cuda")) {
       out.cuda = *c;
-    else if (auto h = python_string_value(line, "hip"))
+      out.cuda_none = !*c;
+    } else if (auto h = python_string_value(line, "hip"))
       out.hip = *h;
+    else if (auto x = python_string_value(line, "xpu"))
+      out.xpu = *x;
   }
   return out;
 }

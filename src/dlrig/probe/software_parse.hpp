@@ -81,6 +81,10 @@ struct TorchVersionPy {
   OptStr version;
   OptStr cuda;
   OptStr hip;
+  OptStr xpu;
+  // The file says `cuda = None` (or `cuda: Optional[str] = None`): no CUDA in this build, as
+  // opposed to a file that does not say (cuda nullopt either way).
+  bool cuda_none = false;
 };
 TorchVersionPy parse_torch_version_py(std::string_view text);
 // A `__version__ = '...'` assignment in a version.py (torchvision, torchaudio).

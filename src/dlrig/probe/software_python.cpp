@@ -177,6 +177,12 @@ void read_packages(const ProbeContext &ctx, PythonEnv &env, const std::string &r
         t.variant = torch_variant(*t.version);
       t.cuda = parsed.cuda;
       t.hip = parsed.hip;
+      // CPU-only is what the build carries, whatever its name says: conda's cpuonly builds and
+      // Debian's python3-torch have no +cpu suffix, only `cuda = None` in version.py.
+      if (parsed.cuda || parsed.hip || parsed.xpu)
+        t.cpu_only = false;
+      else if (parsed.cuda_none)
+        t.cpu_only = true;
       if (auto w = wheel("cudnn"))
         t.cudnn = w->first;
       else

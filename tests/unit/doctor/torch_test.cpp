@@ -33,6 +33,20 @@ TEST(DoctorTorch, CpuOnlyBuildOnAarch64PypiWheel) {
   EXPECT_EQ(worst("torch.cpu-only-build", s), Severity::fail);
 }
 
+// conda's cpuonly build and Debian's python3-torch: "2.5.1" with no +cpu suffix, but
+// version.py says cuda = None (the probe's cpu_only). Before, it passed as healthy.
+TEST(DoctorTorch, CpuOnlyBuildWithoutCpuSuffix) {
+  Snapshot s = healthy_desktop();
+  auto &t = torch_of(s);
+  t.version = "2.5.1";
+  t.variant.reset();
+  t.cuda.reset();
+  t.cpu_only = true;
+  EXPECT_EQ(worst("torch.cpu-only-build", s), Severity::fail);
+  t.cpu_only.reset(); // version.py said nothing: not claimed
+  EXPECT_TRUE(run_check("torch.cpu-only-build", s).empty());
+}
+
 TEST(DoctorTorch, CpuOnlyBuildQuietWithoutUsableGpu) {
   Snapshot s = healthy_desktop();
   auto &t = torch_of(s);

@@ -103,6 +103,19 @@ TEST(SoftwareParse, CudnnHeader) {
   EXPECT_FALSE(parse_cudnn_header("#define CUDNN_MAJOR x\n#define CUDNN_MINOR 9\n"));
 }
 
+TEST(SoftwareParse, TorchVersionPySaysWhenItHasNoCuda) {
+  auto cpu = parse_torch_version_py("__version__ = '2.5.1'\ndebug = False\n"
+                                    "cuda: Optional[str] = None\nhip: Optional[str] = None\n");
+  EXPECT_TRUE(cpu.cuda_none);
+  EXPECT_FALSE(cpu.cuda);
+  auto gpu = parse_torch_version_py("__version__ = '2.5.1+cu124'\ncuda: Optional[str] = '12.4'\n");
+  EXPECT_FALSE(gpu.cuda_none);
+  EXPECT_EQ(gpu.cuda, "12.4");
+  auto xpu = parse_torch_version_py("cuda = None\nxpu: Optional[str] = '20250001'\n");
+  EXPECT_EQ(xpu.xpu, "20250001");
+  EXPECT_FALSE(parse_torch_version_py("__version__ = '2.5.1'\n").cuda_none); // does not say
+}
+
 TEST(SoftwareParse, VersionHeadersOfNcclAndCublas) {
   auto macros = [](std::string_view stem) {
     for (const auto &h : kLibraryHeaders)

@@ -167,6 +167,7 @@ TEST_F(SoftwareProbeTest, EnvironmentsOffPathAreFoundAndTheSearchIsListed) {
   EXPECT_EQ(system->found_by, std::vector<std::string>{"system"});
   ASSERT_TRUE(system->torch);
   EXPECT_EQ(system->torch->version, "2.6.0");
+  EXPECT_EQ(system->torch->cpu_only, true); // cuda = None: CPU-only without a +cpu suffix
   const auto *project = find("/home/u/proj/.venv/bin/python3");
   ASSERT_TRUE(project);
   EXPECT_EQ(project->found_by, (std::vector<std::string>{"path", "home"}));
