@@ -1,0 +1,20 @@
+#pragma once
+// What `dlrig bench` prints: the environment every result was measured in and the results, in
+// every format (output/print.hpp's Report).
+#include "dlrig/bench/bench.hpp"
+#include "dlrig/output/print.hpp"
+
+namespace dlrig::bench {
+
+// CPU model, governor, SMT, NUMA nodes, kernel, threads, BLAS library and its configuration.
+// `governor` is scaling_governor of cpu0 (nullopt when the kernel has no cpufreq).
+Json environment(const Snapshot &snap, int threads, const std::optional<std::string> &governor);
+std::optional<std::string> read_governor();
+
+Report results_report(const std::vector<Record> &records, const Json &env);
+Report list_report(const Context &ctx);
+
+// 2 when a result is wrong (verification failed), else 0.
+int exit_status(const std::vector<Record> &records);
+
+} // namespace dlrig::bench

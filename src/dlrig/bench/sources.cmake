@@ -1,0 +1,5 @@
+list(APPEND DLRIG_SOURCES
+  bench/cpu_gemm.cpp
+  bench/report.cpp
+  bench/runner.cpp
+  bench/stats.cpp)
