@@ -1,0 +1,2 @@
+list(APPEND DLRIG_TEST_SOURCES
+  unit/bench/bench_test.cpp)
