@@ -155,6 +155,9 @@ struct RunOptions {
   Context ctx;
   // Called on stderr's behalf: one line per configuration as it starts and ends.
   std::function<void(const std::string &)> progress;
+  // Called with each record as soon as it is complete (the store writes it in its own
+  // transaction, so an interrupted run keeps every earlier result).
+  std::function<void(const Record &)> on_record;
 };
 std::vector<Record> run_all(const std::vector<const Benchmark *> &which, const RunOptions &o);
 

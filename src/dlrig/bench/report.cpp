@@ -96,6 +96,61 @@ Report results_report(const std::vector<Record> &records, const Json &env) {
   return r;
 }
 
+Report history_report(const std::vector<StoredResult> &results) {
+  Json arr = Json::array();
+  Table t;
+  t.header = {"run", "time", "benchmark", "config", "status", "median", "unit", "CV %", "samples"};
+  for (auto &s : results) {
+    const Record &r = s.record;
+    Json j = to_json(r);
+    j["run"] = s.run;
+    j["time"] = s.time;
+    arr.push_back(j);
+    t.add({std::to_string(s.run), s.time, r.id, r.config, status_name(r.status), num(r.rate_median),
+           r.rate_unit, r.seconds.n ? fmt::format("{:.2f}", 100 * r.seconds.rsd()) : "n/a",
+           std::to_string(r.seconds.n)});
+  }
+  Report rep;
+  rep.json = [arr] { return Json{{"results", arr}}; };
+  rep.table = [t](bool) { return render({t}, Format::table); };
+  rep.markdown = [t] { return render({t}, Format::markdown); };
+  rep.csv = [t] { return std::vector<Table>{t}; };
+  return rep;
+}
+
+Report compare_report(std::int64_t a, const std::vector<StoredResult> &ra, std::int64_t b,
+                      const std::vector<StoredResult> &rb) {
+  Json arr = Json::array();
+  Table t;
+  t.header = {
+      "benchmark", "config",      fmt::format("run {}", a), fmt::format("run {}", b), "unit",
+      "ratio",     "beyond noise"};
+  for (auto &x : ra) {
+    for (auto &y : rb) {
+      const Record &p = x.record, &q = y.record;
+      if (p.id != q.id || p.config != q.config || !p.rate_median || !q.rate_median)
+        continue;
+      double ratio = *q.rate_median / *p.rate_median;
+      bool noise = beyond_noise(*p.rate_median, p.seconds.rsd(), *q.rate_median, q.seconds.rsd());
+      arr.push_back({{"id", p.id},
+                     {"config", p.config},
+                     {"a", *p.rate_median},
+                     {"b", *q.rate_median},
+                     {"unit", p.rate_unit},
+                     {"ratio", ratio},
+                     {"beyond_noise", noise}});
+      t.add({p.id, p.config, num(p.rate_median), num(q.rate_median), p.rate_unit,
+             fmt::format("{:.3f}", ratio), noise ? "yes" : "no"});
+    }
+  }
+  Report rep;
+  rep.json = [arr, a, b] { return Json{{"run_a", a}, {"run_b", b}, {"results", arr}}; };
+  rep.table = [t](bool) { return render({t}, Format::table); };
+  rep.markdown = [t] { return render({t}, Format::markdown); };
+  rep.csv = [t] { return std::vector<Table>{t}; };
+  return rep;
+}
+
 Report list_report(const Context &ctx) {
   std::vector<std::vector<std::string>> rows;
   Json arr = Json::array();

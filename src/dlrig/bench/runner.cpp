@@ -95,6 +95,11 @@ Record base(const Benchmark &b, std::string config) {
 
 std::vector<Record> run_all(const std::vector<const Benchmark *> &which, const RunOptions &o) {
   std::vector<Record> out;
+  auto keep = [&](Record r) {
+    if (o.on_record)
+      o.on_record(r);
+    out.push_back(std::move(r));
+  };
   auto say = [&](const std::string &s) {
     if (o.progress)
       o.progress(s);
@@ -111,7 +116,7 @@ std::vector<Record> run_all(const std::vector<const Benchmark *> &which, const R
       r.status = Status::skipped;
       r.reason = skip;
       say(fmt::format("{}: skipped: {}", b->id, *skip));
-      out.push_back(std::move(r));
+      keep(std::move(r));
       continue;
     }
     std::vector<Config> configs;
@@ -121,7 +126,7 @@ std::vector<Record> run_all(const std::vector<const Benchmark *> &which, const R
       Record r = base(*b, "");
       r.status = Status::failed;
       r.reason = e.what();
-      out.push_back(std::move(r));
+      keep(std::move(r));
       continue;
     }
     for (const Config &c : configs) {
@@ -160,7 +165,7 @@ std::vector<Record> run_all(const std::vector<const Benchmark *> &which, const R
       else
         say(fmt::format("{} {}: {}: {}", b->id, c.label, status_name(r.status),
                         r.reason.value_or("")));
-      out.push_back(std::move(r));
+      keep(std::move(r));
     }
   }
   return out;

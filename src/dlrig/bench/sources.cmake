@@ -2,4 +2,5 @@ list(APPEND DLRIG_SOURCES
   bench/cpu_gemm.cpp
   bench/report.cpp
   bench/runner.cpp
+  bench/store.cpp
   bench/stats.cpp)
