@@ -5,11 +5,18 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
 namespace dlrig::test {
 namespace {
 
 TEST(BenchCli, QuickGemmMeasuresVerifiedResultsWithEnvironment) {
-  auto r = run_dlrig({"bench", "--quick", "cpu.gemm", "--json"}, {"DLRIG_BENCH_SMALL=1"});
+  auto db = scratch("cli_quick.db").string();
+  std::filesystem::remove(db);
+  auto r =
+      run_dlrig({"bench", "--quick", "cpu.gemm", "--json", "--db", db}, {"DLRIG_BENCH_SMALL=1"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["schema_version"], 1);
@@ -30,11 +37,48 @@ TEST(BenchCli, QuickGemmMeasuresVerifiedResultsWithEnvironment) {
   }
   EXPECT_GE(measured, 2);
   EXPECT_NE(r.err.find("bench: cpu.gemm.sgemm"), std::string::npos) << r.err; // progress
+
+  auto again =
+      run_dlrig({"bench", "--quick", "cpu.gemm.sgemm", "--db", db}, {"DLRIG_BENCH_SMALL=1"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  auto history = run_dlrig({"bench", "history", "cpu.gemm.sgemm", "--db", db, "--json"});
+  ASSERT_EQ(history.exit_code, 0) << history.err;
+  auto h = nlohmann::json::parse(history.out);
+  EXPECT_GE(h["results"].size(), 2u);
+  auto cmp = run_dlrig({"bench", "compare", "1", "2", "--db", db, "--json"});
+  ASSERT_EQ(cmp.exit_code, 0) << cmp.err;
+  auto c = nlohmann::json::parse(cmp.out);
+  ASSERT_GE(c["results"].size(), 1u);
+  EXPECT_GT(c["results"][0]["ratio"].get<double>(), 0);
+  EXPECT_TRUE(c["results"][0]["beyond_noise"].is_boolean());
+  auto show = run_dlrig({"bench", "show", "2", "--db", db});
+  EXPECT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_NE(show.out.find("cpu.gemm.sgemm"), std::string::npos);
+  auto missing = run_dlrig({"bench", "show", "99", "--db", db});
+  EXPECT_EQ(missing.exit_code, 64);
+}
+
+TEST(BenchCli, CorruptDatabaseExits65AndIsNotTouched) {
+  auto db = scratch("cli_corrupt.db").string();
+  std::ofstream(db, std::ios::binary) << std::string(4096, 'z');
+  auto r = run_dlrig({"bench", "--quick", "cpu.gemm.sgemm", "--db", db}, {"DLRIG_BENCH_SMALL=1"});
+  EXPECT_EQ(r.exit_code, 65) << r.err;
+  EXPECT_NE(r.err.find(db), std::string::npos) << r.err;
+  std::ifstream in(db, std::ios::binary);
+  std::string back((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(back, std::string(4096, 'z'));
+}
+
+TEST(BenchCli, NoHomeNoDbIsAUsageError) {
+  auto r = run_dlrig({"bench", "--quick", "cpu.gemm.sgemm"}, {"DLRIG_BENCH_SMALL=1"});
+  EXPECT_EQ(r.exit_code, 64) << r.err;
+  EXPECT_NE(r.err.find("--db"), std::string::npos) << r.err;
 }
 
 TEST(BenchCli, WrongResultExitsTwo) {
-  auto r = run_dlrig({"bench", "--quick", "cpu.gemm.dgemm"},
-                     {"DLRIG_BENCH_SMALL=1", "DLRIG_BENCH_CORRUPT=1"});
+  auto r =
+      run_dlrig({"bench", "--quick", "cpu.gemm.dgemm", "--db", scratch("cli_wrong.db").string()},
+                {"DLRIG_BENCH_SMALL=1", "DLRIG_BENCH_CORRUPT=1"});
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_NE(r.out.find("verification failed"), std::string::npos) << r.out;
 }
