@@ -111,11 +111,15 @@ const std::vector<Benchmark> &registry();
 
 // Families (registry.cpp lists them).
 std::vector<Benchmark> cpu_gemm_benchmarks();
+std::vector<Benchmark> cpu_stream_benchmarks();
 
 // ---- work formulas ----
 // GEMM C = A·B with A m×k, B k×n: 2·m·n·k floating-point operations (one multiply and one add
 // per term of each of the m·n dot products of length k).
 double gemm_flop(double m, double n, double k);
+// STREAM bytes per pass over n doubles ("copy", "scale": 16·n; "add", "triad": 24·n): reads plus
+// writes, write-allocate traffic not counted (https://www.cs.virginia.edu/stream/ref.html).
+double stream_bytes(const std::string &kernel, double n);
 // Theoretical CPU peak in GFLOP/s: cores × Hz × FLOP per cycle per core, or nullopt when the
 // frequency or the ISA is unknown. `flop_per_cycle` comes from cpu_flop_per_cycle().
 std::optional<double> cpu_peak_gflops(std::optional<int> cores, std::optional<double> hz,

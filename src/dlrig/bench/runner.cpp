@@ -12,7 +12,7 @@ namespace dlrig::bench {
 const std::vector<Benchmark> &registry() {
   static const std::vector<Benchmark> all = [] {
     std::vector<Benchmark> v;
-    for (auto family : {cpu_gemm_benchmarks})
+    for (auto family : {cpu_gemm_benchmarks, cpu_stream_benchmarks})
       for (auto &b : family())
         v.push_back(std::move(b));
     return v;

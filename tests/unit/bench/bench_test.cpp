@@ -76,6 +76,13 @@ TEST(BenchWork, GemmIsTwoMnk) {
   EXPECT_DOUBLE_EQ(gemm_flop(1024, 1024, 1024), 2147483648.0);
 }
 
+TEST(BenchWork, StreamBytesByStreamsConvention) {
+  EXPECT_DOUBLE_EQ(stream_bytes("copy", 1000), 16000);
+  EXPECT_DOUBLE_EQ(stream_bytes("scale", 1000), 16000);
+  EXPECT_DOUBLE_EQ(stream_bytes("add", 1000), 24000);
+  EXPECT_DOUBLE_EQ(stream_bytes("triad", 1000), 24000);
+}
+
 TEST(BenchPeak, FromIsaCoresAndFrequency) {
   auto avx2 = cpu_flop_per_cycle({"avx2", "fma"}, false);
   ASSERT_TRUE(avx2.value);
@@ -141,16 +148,28 @@ Context small(bool corrupt) {
 TEST(BenchRunner, GemmIsVerifiedAndACorruptedResultIsWrong) {
   auto which = select({"cpu.gemm.sgemm", "cpu.gemm.dgemm"});
   ASSERT_TRUE(which);
-  RunOptions good{small(false), nullptr};
+  RunOptions good{small(false), nullptr, nullptr};
   for (auto &r : run_all(*which, good)) {
     EXPECT_EQ(r.status, Status::measured) << r.id << ": " << r.reason.value_or("");
     EXPECT_GE(r.seconds.n, 1u);
     EXPECT_DOUBLE_EQ(r.work, gemm_flop(128, 128, 128));
   }
-  RunOptions bad{small(true), nullptr};
+  RunOptions bad{small(true), nullptr, nullptr};
   auto wrong = run_all(*which, bad);
   ASSERT_FALSE(wrong.empty());
   for (auto &r : wrong)
+    EXPECT_EQ(r.status, Status::wrong) << r.id;
+}
+
+TEST(BenchRunner, StreamIsVerifiedAndACorruptedElementIsWrong) {
+  auto which = select({"cpu.stream"});
+  ASSERT_TRUE(which);
+  ASSERT_EQ(which->size(), 4u);
+  for (auto &r : run_all(*which, RunOptions{small(false), nullptr, nullptr})) {
+    EXPECT_EQ(r.status, Status::measured) << r.id << ": " << r.reason.value_or("");
+    EXPECT_EQ(r.seconds.n, 10u); // STREAM: 10 timed passes after the first
+  }
+  for (auto &r : run_all(*which, RunOptions{small(true), nullptr, nullptr}))
     EXPECT_EQ(r.status, Status::wrong) << r.id;
 }
 
@@ -191,7 +210,7 @@ TEST(BenchRunner, OneFailingBenchmarkNeverStopsTheOthers) {
                  o.peak = 4;
                  return o;
                }};
-  auto rs = run_all({&boom, &skip, &ok}, RunOptions{small(false), nullptr});
+  auto rs = run_all({&boom, &skip, &ok}, RunOptions{small(false), nullptr, nullptr});
   ASSERT_EQ(rs.size(), 3u);
   EXPECT_EQ(rs[0].status, Status::failed);
   EXPECT_EQ(rs[0].reason.value_or(""), "kaput");
