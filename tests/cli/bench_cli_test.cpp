@@ -37,6 +37,12 @@ TEST(BenchCli, QuickGemmMeasuresVerifiedResultsWithEnvironment) {
   }
   EXPECT_GE(measured, 6); // sgemm, dgemm and the four STREAM kernels
   EXPECT_NE(r.err.find("bench: cpu.gemm.sgemm"), std::string::npos) << r.err; // progress
+  EXPECT_NE(r.err.find("bench: [1/"), std::string::npos) << r.err;            // and a count
+  EXPECT_TRUE(j["context"].contains("cpu_model"));
+  EXPECT_TRUE(j["context"].contains("governor"));
+  EXPECT_TRUE(j["context"].contains("kernel"));
+  EXPECT_GE(j["context"]["threads"].get<int>(), 1);
+  EXPECT_EQ(j["context"]["tool"], "dlrig"); // the envelope's context is kept
 
   auto again =
       run_dlrig({"bench", "--quick", "cpu.gemm.sgemm", "--db", db}, {"DLRIG_BENCH_SMALL=1"});

@@ -82,6 +82,11 @@ Report results_report(const std::vector<Record> &records, const Json &env) {
   r.json = [records, env] {
     Json j;
     j["environment"] = env;
+    if (env.is_object()) // the envelope's context block gains what the results were measured on
+      j["context"] = {{"cpu_model", env.value("cpu_model", Json(nullptr))},
+                      {"governor", env.value("governor", Json(nullptr))},
+                      {"kernel", env.value("kernel", Json(nullptr))},
+                      {"threads", env.value("threads", Json(nullptr))}};
     j["results"] = Json::array();
     for (auto &rec : records)
       j["results"].push_back(to_json(rec));

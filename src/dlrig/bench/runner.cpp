@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <exception>
 
 namespace dlrig::bench {
@@ -104,6 +105,25 @@ std::vector<Record> run_all(const std::vector<const Benchmark *> &which, const R
     if (o.progress)
       o.progress(s);
   };
+  // Progress: "[done/total]" and, once a configuration has finished, an ETA from the mean time
+  // per configuration so far.
+  std::size_t total = 0, done = 0;
+  for (const Benchmark *b : which) {
+    try {
+      if (!(b->can_run && b->can_run(o.ctx)))
+        total += b->configs(o.ctx).size();
+    } catch (const std::exception &) {
+      ++total;
+    }
+  }
+  const auto start = std::chrono::steady_clock::now();
+  auto eta = [&]() -> std::string {
+    double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (done == 0 || done >= total)
+      return fmt::format("[{}/{}]", done, total);
+    return fmt::format("[{}/{}, about {:.0f} s left]", done, total,
+                       spent / static_cast<double>(done) * static_cast<double>(total - done));
+  };
   for (const Benchmark *b : which) {
     std::optional<std::string> skip;
     try {
@@ -159,11 +179,12 @@ std::vector<Record> run_all(const std::vector<const Benchmark *> &which, const R
         r.status = Status::failed;
         r.reason = e.what();
       }
+      ++done;
       if (r.status == Status::measured)
-        say(fmt::format("{} {}: {:.1f} {} (median of {}, CV {:.2f} %)", b->id, c.label,
+        say(fmt::format("{} {} {}: {:.1f} {} (median of {}, CV {:.2f} %)", eta(), b->id, c.label,
                         *r.rate_median, r.rate_unit, r.seconds.n, 100 * r.seconds.rsd()));
       else
-        say(fmt::format("{} {}: {}: {}", b->id, c.label, status_name(r.status),
+        say(fmt::format("{} {} {}: {}: {}", eta(), b->id, c.label, status_name(r.status),
                         r.reason.value_or("")));
       keep(std::move(r));
     }
