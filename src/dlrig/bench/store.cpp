@@ -23,16 +23,18 @@ const char *const kMigrations[] = {
     "CREATE INDEX results_bench ON results(bench, run);",
 };
 
-Error db_error(sqlite3 *db, int rc, const std::string &path, const std::string &doing) {
+Error db_error(sqlite3 *db, int rc, const std::string &path, const std::string &doing,
+               int busy_ms) {
   int code = db ? sqlite3_extended_errcode(db) : rc;
   int primary = code & 0xff;
   std::string what = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
   if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED)
-    return make_error(ErrorKind::io,
-                      fmt::format("results database {}: still locked by another process after 5 s "
-                                  "({}); wait for the other dlrig to finish, or give another file "
-                                  "with --db PATH",
-                                  path, doing));
+    return make_error(
+        ErrorKind::io,
+        fmt::format("results database {}: still locked by another process after {:g} s "
+                    "({}); wait for the other dlrig to finish, or give another file "
+                    "with --db PATH",
+                    path, busy_ms / 1000.0, doing));
   if (primary == SQLITE_READONLY || primary == SQLITE_CANTOPEN || primary == SQLITE_PERM)
     return make_error(ErrorKind::io,
                       fmt::format("results database {}: cannot be written ({}: {}); fix its "
@@ -84,7 +86,7 @@ std::optional<std::string> default_db_path() {
   return std::nullopt;
 }
 
-dlrig::Result<std::shared_ptr<Store>> Store::open(const std::string &path) {
+dlrig::Result<std::shared_ptr<Store>> Store::open(const std::string &path, int busy_ms) {
   std::error_code ec;
   auto parent = std::filesystem::path(path).parent_path();
   if (!parent.empty())
@@ -92,12 +94,12 @@ dlrig::Result<std::shared_ptr<Store>> Store::open(const std::string &path) {
   sqlite3 *db = nullptr;
   int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
   if (rc != SQLITE_OK) {
-    Error e = db_error(db, rc, path, "opening");
+    Error e = db_error(db, rc, path, "opening", busy_ms);
     sqlite3_close(db);
     return e;
   }
-  std::shared_ptr<Store> store(new Store(db, path));
-  sqlite3_busy_timeout(db, 5000);
+  std::shared_ptr<Store> store(new Store(db, path, busy_ms));
+  sqlite3_busy_timeout(db, busy_ms);
   // Read before anything is written: a file that is not a database fails here, untouched.
   int version = 0;
   {
@@ -106,7 +108,7 @@ dlrig::Result<std::shared_ptr<Store>> Store::open(const std::string &path) {
     if (rc == SQLITE_OK)
       rc = sqlite3_step(st.s);
     if (rc != SQLITE_ROW)
-      return db_error(db, rc, path, "reading its schema version");
+      return db_error(db, rc, path, "reading its schema version", busy_ms);
     version = sqlite3_column_int(st.s, 0);
   }
   if (version > kStoreSchema)
@@ -122,7 +124,7 @@ dlrig::Result<std::shared_ptr<Store>> Store::open(const std::string &path) {
     if (rc == SQLITE_OK)
       rc = sqlite3_step(st.s);
     if (rc != SQLITE_ROW)
-      return db_error(db, rc, path, "reading its tables");
+      return db_error(db, rc, path, "reading its tables", busy_ms);
     if (sqlite3_column_int(st.s, 0) != 1)
       return make_error(ErrorKind::bad_input,
                         fmt::format("results database {}: a SQLite database but not dlrig's (no "
@@ -130,10 +132,10 @@ dlrig::Result<std::shared_ptr<Store>> Store::open(const std::string &path) {
                                     path));
   }
   if ((rc = exec(db, "PRAGMA journal_mode=WAL")) != SQLITE_OK)
-    return db_error(db, rc, path, "switching to WAL");
+    return db_error(db, rc, path, "switching to WAL", busy_ms);
   if (version < kStoreSchema) {
     if ((rc = exec(db, "BEGIN IMMEDIATE")) != SQLITE_OK)
-      return db_error(db, rc, path, "starting the migration");
+      return db_error(db, rc, path, "starting the migration", busy_ms);
     Stmt st;
     rc = sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st.s, nullptr);
     if (rc == SQLITE_OK && sqlite3_step(st.s) == SQLITE_ROW)
@@ -151,7 +153,7 @@ dlrig::Result<std::shared_ptr<Store>> Store::open(const std::string &path) {
     if (rc == SQLITE_OK)
       rc = exec(db, "COMMIT");
     if (rc != SQLITE_OK) {
-      Error e = db_error(db, rc, path, "migrating its schema");
+      Error e = db_error(db, rc, path, "migrating its schema", busy_ms);
       exec(db, "ROLLBACK");
       return e;
     }
@@ -176,7 +178,7 @@ dlrig::Result<std::int64_t> Store::begin_run(const std::string &time, const std:
     rc = sqlite3_step(st.s);
   }
   if (rc != SQLITE_DONE)
-    return db_error(db_, rc, path_, "recording the run");
+    return db_error(db_, rc, path_, "recording the run", busy_ms_);
   return static_cast<std::int64_t>(sqlite3_last_insert_rowid(db_));
 }
 
@@ -209,7 +211,7 @@ std::optional<Error> Store::add(std::int64_t run, const Record &r) {
     rc = sqlite3_step(st.s); // autocommit: one transaction per result
   }
   if (rc != SQLITE_DONE)
-    return db_error(db_, rc, path_, "recording a result");
+    return db_error(db_, rc, path_, "recording a result", busy_ms_);
   return std::nullopt;
 }
 
@@ -220,7 +222,7 @@ dlrig::Result<std::vector<StoredRun>> Store::runs() {
                               "results WHERE run = runs.id) FROM runs ORDER BY runs.id",
                               -1, &st.s, nullptr);
   if (rc != SQLITE_OK)
-    return db_error(db_, rc, path_, "reading runs");
+    return db_error(db_, rc, path_, "reading runs", busy_ms_);
   std::vector<StoredRun> out;
   while ((rc = sqlite3_step(st.s)) == SQLITE_ROW) {
     StoredRun r;
@@ -232,7 +234,7 @@ dlrig::Result<std::vector<StoredRun>> Store::runs() {
     out.push_back(std::move(r));
   }
   if (rc != SQLITE_DONE)
-    return db_error(db_, rc, path_, "reading runs");
+    return db_error(db_, rc, path_, "reading runs", busy_ms_);
   return out;
 }
 
@@ -248,7 +250,7 @@ dlrig::Result<std::vector<StoredResult>> Store::results(std::optional<std::int64
       " ORDER BY results.id",
       -1, &st.s, nullptr);
   if (rc != SQLITE_OK)
-    return db_error(db_, rc, path_, "reading results");
+    return db_error(db_, rc, path_, "reading results", busy_ms_);
   if (run)
     sqlite3_bind_int64(st.s, 1, *run);
   sqlite3_bind_text(st.s, 2, id.c_str(), -1, SQLITE_TRANSIENT);
@@ -280,7 +282,7 @@ dlrig::Result<std::vector<StoredResult>> Store::results(std::optional<std::int64
     out.push_back(std::move(s));
   }
   if (rc != SQLITE_DONE)
-    return db_error(db_, rc, path_, "reading results");
+    return db_error(db_, rc, path_, "reading results", busy_ms_);
   return out;
 }
 

@@ -40,7 +40,8 @@ struct StoredResult {
 
 class Store {
 public:
-  static dlrig::Result<std::shared_ptr<Store>> open(const std::string &path);
+  // busy_ms: how long to wait for another writer before giving up (tests shorten it).
+  static dlrig::Result<std::shared_ptr<Store>> open(const std::string &path, int busy_ms = 5000);
   ~Store();
   Store(const Store &) = delete;
   Store &operator=(const Store &) = delete;
@@ -56,9 +57,11 @@ public:
   const std::string &path() const { return path_; }
 
 private:
-  Store(sqlite3 *db, std::string path) : db_(db), path_(std::move(path)) {}
+  Store(sqlite3 *db, std::string path, int busy_ms)
+      : db_(db), path_(std::move(path)), busy_ms_(busy_ms) {}
   sqlite3 *db_;
   std::string path_;
+  int busy_ms_;
 };
 
 // compare: beyond the noise when |b/a - 1| > 2 (CV_a + CV_b), the two runs' coefficients of

@@ -209,6 +209,24 @@ TEST(BenchStore, WriterKilledMidRunLeavesEarlierResultsReadable) {
     EXPECT_DOUBLE_EQ(*(*rs)[i].record.rate_median, static_cast<double>(i));
 }
 
+TEST(BenchStore, LockedPastTheTimeoutIsAnIoErrorNamingTheFile) {
+  auto path = fresh("locked.db");
+  { ASSERT_TRUE(Store::open(path)); }
+  sqlite3 *holder = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &holder), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(holder, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  auto db = Store::open(path, 50);
+  ASSERT_TRUE(db) << db.error().message; // reading is not blocked in WAL mode
+  auto run = (*db)->begin_run("t", "quick", Json::object());
+  ASSERT_FALSE(run);
+  EXPECT_EQ(run.error().kind, ErrorKind::io);
+  EXPECT_NE(run.error().message.find("locked"), std::string::npos) << run.error().message;
+  EXPECT_NE(run.error().message.find(path), std::string::npos);
+  sqlite3_exec(holder, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(holder);
+  EXPECT_TRUE((*db)->begin_run("t", "quick", Json::object())); // free again: it works
+}
+
 TEST(BenchStore, BeyondNoise) {
   EXPECT_FALSE(beyond_noise(100, 0.01, 103, 0.01)); // 3 % < 2 x 2 %
   EXPECT_TRUE(beyond_noise(100, 0.01, 110, 0.01));
