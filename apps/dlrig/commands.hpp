@@ -120,5 +120,6 @@ Runner setup_snapshot(CLI::App &sub); // cmd_info.cpp
 Runner setup_doctor(CLI::App &sub);   // cmd_doctor.cpp
 Runner setup_fit(CLI::App &sub);      // cmd_fit.cpp
 Runner setup_kb(CLI::App &sub);       // cmd_kb.cpp
+Runner setup_bench(CLI::App &sub);    // cmd_bench.cpp
 
 } // namespace dlrig::cli

@@ -20,6 +20,8 @@ const Command kCommands[] = {
     {"doctor", "Every known reason PyTorch fails or runs slow here, with the fix", setup_doctor},
     {"fit", "Will a model train or serve on these GPUs: memory, batch, time", setup_fit},
     {"kb", "Search the knowledge base: gpus, archs, cuda, torch, links, models, cloud", setup_kb},
+    {"bench", "Measure what this machine delivers: CPU GEMM, memory bandwidth (STREAM)",
+     setup_bench},
 };
 
 } // namespace

@@ -1,0 +1,7 @@
+list(APPEND DLRIG_SOURCES
+  bench/cpu_gemm.cpp
+  bench/report.cpp
+  bench/cpu_stream.cpp
+  bench/runner.cpp
+  bench/store.cpp
+  bench/stats.cpp)

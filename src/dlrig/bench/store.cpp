@@ -1,0 +1,295 @@
+// The results database (store.hpp).
+#include "dlrig/bench/store.hpp"
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+
+namespace dlrig::bench {
+namespace {
+
+// Migration N brings the schema from N - 1 to N.
+const char *const kMigrations[] = {
+    // 1
+    "CREATE TABLE runs (id INTEGER PRIMARY KEY, time TEXT NOT NULL, tier TEXT NOT NULL,"
+    " environment TEXT NOT NULL);"
+    "CREATE TABLE results (id INTEGER PRIMARY KEY, run INTEGER NOT NULL REFERENCES runs(id),"
+    " bench TEXT NOT NULL, family TEXT NOT NULL, config TEXT NOT NULL, status TEXT NOT NULL,"
+    " reason TEXT, rate_median REAL, rate_best REAL, rate_worst REAL, rate_unit TEXT,"
+    " samples INTEGER, seconds_median REAL, cv REAL, share_of_peak REAL, record TEXT NOT NULL);"
+    "CREATE INDEX results_bench ON results(bench, run);",
+};
+
+Error db_error(sqlite3 *db, int rc, const std::string &path, const std::string &doing,
+               int busy_ms) {
+  int code = db ? sqlite3_extended_errcode(db) : rc;
+  int primary = code & 0xff;
+  std::string what = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED)
+    return make_error(
+        ErrorKind::io,
+        fmt::format("results database {}: still locked by another process after {:g} s "
+                    "({}); wait for the other dlrig to finish, or give another file "
+                    "with --db PATH",
+                    path, busy_ms / 1000.0, doing));
+  if (primary == SQLITE_READONLY || primary == SQLITE_CANTOPEN || primary == SQLITE_PERM)
+    return make_error(ErrorKind::io,
+                      fmt::format("results database {}: cannot be written ({}: {}); fix its "
+                                  "permissions or give another file with --db PATH",
+                                  path, doing, what));
+  if (primary == SQLITE_NOTADB || primary == SQLITE_CORRUPT)
+    return make_error(ErrorKind::bad_input,
+                      fmt::format("results database {}: not a readable SQLite database ({}); "
+                                  "dlrig leaves it as it is: move it away (or give another file "
+                                  "with --db PATH) and run again",
+                                  path, what));
+  return make_error(ErrorKind::io, fmt::format("results database {}: {}: {}", path, doing, what));
+}
+
+int exec(sqlite3 *db, const char *sql) {
+  return sqlite3_exec(db, sql, nullptr, nullptr, nullptr);
+}
+
+struct Stmt {
+  sqlite3_stmt *s = nullptr;
+  ~Stmt() { sqlite3_finalize(s); }
+};
+
+void bind_opt(sqlite3_stmt *s, int i, const std::optional<double> &v) {
+  if (v)
+    sqlite3_bind_double(s, i, *v);
+  else
+    sqlite3_bind_null(s, i);
+}
+std::optional<double> col_opt(sqlite3_stmt *s, int i) {
+  if (sqlite3_column_type(s, i) == SQLITE_NULL)
+    return std::nullopt;
+  return sqlite3_column_double(s, i);
+}
+std::string col_text(sqlite3_stmt *s, int i) {
+  auto *t = sqlite3_column_text(s, i);
+  return t ? reinterpret_cast<const char *>(t) : "";
+}
+
+} // namespace
+
+std::optional<std::string> default_db_path() {
+  const char *xdg = std::getenv("XDG_DATA_HOME");
+  if (xdg && *xdg)
+    return std::string(xdg) + "/dlrig/results.db";
+  const char *home = std::getenv("HOME");
+  if (home && *home)
+    return std::string(home) + "/.local/share/dlrig/results.db";
+  return std::nullopt;
+}
+
+dlrig::Result<std::shared_ptr<Store>> Store::open(const std::string &path, int busy_ms) {
+  std::error_code ec;
+  auto parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty())
+    std::filesystem::create_directories(parent, ec);
+  sqlite3 *db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  if (rc != SQLITE_OK) {
+    Error e = db_error(db, rc, path, "opening", busy_ms);
+    sqlite3_close(db);
+    return e;
+  }
+  std::shared_ptr<Store> store(new Store(db, path, busy_ms));
+  sqlite3_busy_timeout(db, busy_ms);
+  // Read before anything is written: a file that is not a database fails here, untouched.
+  int version = 0;
+  {
+    Stmt st;
+    rc = sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st.s, nullptr);
+    if (rc == SQLITE_OK)
+      rc = sqlite3_step(st.s);
+    if (rc != SQLITE_ROW)
+      return db_error(db, rc, path, "reading its schema version", busy_ms);
+    version = sqlite3_column_int(st.s, 0);
+  }
+  if (version > kStoreSchema)
+    return make_error(ErrorKind::bad_input,
+                      fmt::format("results database {}: schema version {} is newer than this "
+                                  "dlrig's ({}); use a newer dlrig, or give another file with "
+                                  "--db PATH (dlrig leaves this one as it is)",
+                                  path, version, kStoreSchema));
+  if (version > 0) {
+    Stmt st; // a dlrig database has our tables; another program's database is refused
+    rc = sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE name='schema_migrations'",
+                            -1, &st.s, nullptr);
+    if (rc == SQLITE_OK)
+      rc = sqlite3_step(st.s);
+    if (rc != SQLITE_ROW)
+      return db_error(db, rc, path, "reading its tables", busy_ms);
+    if (sqlite3_column_int(st.s, 0) != 1)
+      return make_error(ErrorKind::bad_input,
+                        fmt::format("results database {}: a SQLite database but not dlrig's (no "
+                                    "schema_migrations table); give another file with --db PATH",
+                                    path));
+  }
+  if ((rc = exec(db, "PRAGMA journal_mode=WAL")) != SQLITE_OK)
+    return db_error(db, rc, path, "switching to WAL", busy_ms);
+  if (version < kStoreSchema) {
+    if ((rc = exec(db, "BEGIN IMMEDIATE")) != SQLITE_OK)
+      return db_error(db, rc, path, "starting the migration", busy_ms);
+    Stmt st;
+    rc = sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st.s, nullptr);
+    if (rc == SQLITE_OK && sqlite3_step(st.s) == SQLITE_ROW)
+      version = sqlite3_column_int(st.s, 0); // another process may have migrated meanwhile
+    rc = exec(db, "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY,"
+                  " applied TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)");
+    for (int v = version + 1; rc == SQLITE_OK && v <= kStoreSchema; ++v) {
+      rc = exec(db, kMigrations[v - 1]);
+      if (rc == SQLITE_OK)
+        rc = exec(db, fmt::format("INSERT INTO schema_migrations(version) VALUES ({});"
+                                  "PRAGMA user_version = {}",
+                                  v, v)
+                          .c_str());
+    }
+    if (rc == SQLITE_OK)
+      rc = exec(db, "COMMIT");
+    if (rc != SQLITE_OK) {
+      Error e = db_error(db, rc, path, "migrating its schema", busy_ms);
+      exec(db, "ROLLBACK");
+      return e;
+    }
+  }
+  return store;
+}
+
+Store::~Store() {
+  sqlite3_close(db_);
+}
+
+dlrig::Result<std::int64_t> Store::begin_run(const std::string &time, const std::string &tier,
+                                             const Json &environment) {
+  Stmt st;
+  int rc = sqlite3_prepare_v2(db_, "INSERT INTO runs(time, tier, environment) VALUES (?,?,?)", -1,
+                              &st.s, nullptr);
+  std::string env = environment.dump();
+  if (rc == SQLITE_OK) {
+    sqlite3_bind_text(st.s, 1, time.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st.s, 2, tier.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st.s, 3, env.c_str(), -1, SQLITE_TRANSIENT);
+    rc = sqlite3_step(st.s);
+  }
+  if (rc != SQLITE_DONE)
+    return db_error(db_, rc, path_, "recording the run", busy_ms_);
+  return static_cast<std::int64_t>(sqlite3_last_insert_rowid(db_));
+}
+
+std::optional<Error> Store::add(std::int64_t run, const Record &r) {
+  Stmt st;
+  int rc = sqlite3_prepare_v2(
+      db_,
+      "INSERT INTO results(run, bench, family, config, status, reason, rate_median, rate_best,"
+      " rate_worst, rate_unit, samples, seconds_median, cv, share_of_peak, record)"
+      " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+      -1, &st.s, nullptr);
+  if (rc == SQLITE_OK) {
+    std::string record = to_json(r).dump();
+    sqlite3_bind_int64(st.s, 1, run);
+    sqlite3_bind_text(st.s, 2, r.id.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st.s, 3, r.family.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st.s, 4, r.config.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st.s, 5, status_name(r.status), -1, SQLITE_STATIC);
+    if (r.reason)
+      sqlite3_bind_text(st.s, 6, r.reason->c_str(), -1, SQLITE_TRANSIENT);
+    bind_opt(st.s, 7, r.rate_median);
+    bind_opt(st.s, 8, r.rate_best);
+    bind_opt(st.s, 9, r.rate_worst);
+    sqlite3_bind_text(st.s, 10, r.rate_unit.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st.s, 11, static_cast<std::int64_t>(r.seconds.n));
+    bind_opt(st.s, 12, r.seconds.n ? std::optional<double>(r.seconds.median) : std::nullopt);
+    bind_opt(st.s, 13, r.seconds.n ? std::optional<double>(r.seconds.rsd()) : std::nullopt);
+    bind_opt(st.s, 14, r.share_of_peak);
+    sqlite3_bind_text(st.s, 15, record.c_str(), -1, SQLITE_TRANSIENT);
+    rc = sqlite3_step(st.s); // autocommit: one transaction per result
+  }
+  if (rc != SQLITE_DONE)
+    return db_error(db_, rc, path_, "recording a result", busy_ms_);
+  return std::nullopt;
+}
+
+dlrig::Result<std::vector<StoredRun>> Store::runs() {
+  Stmt st;
+  int rc = sqlite3_prepare_v2(db_,
+                              "SELECT runs.id, time, tier, environment, (SELECT count(*) FROM "
+                              "results WHERE run = runs.id) FROM runs ORDER BY runs.id",
+                              -1, &st.s, nullptr);
+  if (rc != SQLITE_OK)
+    return db_error(db_, rc, path_, "reading runs", busy_ms_);
+  std::vector<StoredRun> out;
+  while ((rc = sqlite3_step(st.s)) == SQLITE_ROW) {
+    StoredRun r;
+    r.id = sqlite3_column_int64(st.s, 0);
+    r.time = col_text(st.s, 1);
+    r.tier = col_text(st.s, 2);
+    r.environment = Json::parse(col_text(st.s, 3), nullptr, false);
+    r.results = static_cast<std::size_t>(sqlite3_column_int64(st.s, 4));
+    out.push_back(std::move(r));
+  }
+  if (rc != SQLITE_DONE)
+    return db_error(db_, rc, path_, "reading runs", busy_ms_);
+  return out;
+}
+
+dlrig::Result<std::vector<StoredResult>> Store::results(std::optional<std::int64_t> run,
+                                                        const std::string &id) {
+  Stmt st;
+  int rc = sqlite3_prepare_v2(
+      db_,
+      "SELECT results.run, runs.time, bench, family, config, status, reason, rate_median,"
+      " rate_best, rate_worst, rate_unit, samples, seconds_median, cv, share_of_peak"
+      " FROM results JOIN runs ON runs.id = results.run"
+      " WHERE (?1 IS NULL OR results.run = ?1) AND (?2 = '' OR bench = ?2 OR family = ?2)"
+      " ORDER BY results.id",
+      -1, &st.s, nullptr);
+  if (rc != SQLITE_OK)
+    return db_error(db_, rc, path_, "reading results", busy_ms_);
+  if (run)
+    sqlite3_bind_int64(st.s, 1, *run);
+  sqlite3_bind_text(st.s, 2, id.c_str(), -1, SQLITE_TRANSIENT);
+  std::vector<StoredResult> out;
+  while ((rc = sqlite3_step(st.s)) == SQLITE_ROW) {
+    StoredResult s;
+    s.run = sqlite3_column_int64(st.s, 0);
+    s.time = col_text(st.s, 1);
+    Record &r = s.record;
+    r.id = col_text(st.s, 2);
+    r.family = col_text(st.s, 3);
+    r.config = col_text(st.s, 4);
+    std::string status = col_text(st.s, 5);
+    for (Status k : {Status::measured, Status::skipped, Status::failed, Status::wrong})
+      if (status == status_name(k))
+        r.status = k;
+    if (sqlite3_column_type(st.s, 6) != SQLITE_NULL)
+      r.reason = col_text(st.s, 6);
+    r.rate_median = col_opt(st.s, 7);
+    r.rate_best = col_opt(st.s, 8);
+    r.rate_worst = col_opt(st.s, 9);
+    r.rate_unit = col_text(st.s, 10);
+    r.seconds.n = static_cast<std::size_t>(sqlite3_column_int64(st.s, 11));
+    r.seconds.median = col_opt(st.s, 12).value_or(0);
+    // the CV is kept as stdev/mean with mean = 1
+    r.seconds.mean = 1;
+    r.seconds.stdev = col_opt(st.s, 13).value_or(0);
+    r.share_of_peak = col_opt(st.s, 14);
+    out.push_back(std::move(s));
+  }
+  if (rc != SQLITE_DONE)
+    return db_error(db_, rc, path_, "reading results", busy_ms_);
+  return out;
+}
+
+bool beyond_noise(double a, double cv_a, double b, double cv_b) {
+  if (!(a > 0) || !(b > 0))
+    return false;
+  return std::fabs(b / a - 1) > 2 * (cv_a + cv_b);
+}
+
+} // namespace dlrig::bench

@@ -1,0 +1,71 @@
+#pragma once
+// The results database: SQLite, default $XDG_DATA_HOME/dlrig/results.db (else
+// ~/.local/share/dlrig/results.db), `--db PATH`. A versioned schema (PRAGMA user_version plus a
+// schema_migrations table, one row per applied migration), WAL, a 5 s busy timeout, one
+// transaction per result: killing dlrig mid-run loses at most the result in progress.
+// A database dlrig cannot use is refused with a message naming the file and what to do, and is
+// never truncated, overwritten or repaired: locked past the timeout or read-only -> ErrorKind::io
+// (exit 74); not a database, corrupt, or of a newer schema -> ErrorKind::bad_input (exit 65).
+// Nothing is written to a file before it has been read and found to be a dlrig database of this
+// schema or older (or empty).
+#include "dlrig/bench/bench.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+struct sqlite3;
+
+namespace dlrig::bench {
+
+inline constexpr int kStoreSchema = 1;
+
+// The default path, or nullopt when neither XDG_DATA_HOME nor HOME is set.
+std::optional<std::string> default_db_path();
+
+struct StoredRun {
+  std::int64_t id = 0;
+  std::string time, tier;
+  Json environment;
+  std::size_t results = 0;
+};
+
+struct StoredResult {
+  std::int64_t run = 0;
+  std::string time;
+  Record record; // id, family, config, status, reason, rates, unit, seconds (n, median, cv)
+};
+
+class Store {
+public:
+  // busy_ms: how long to wait for another writer before giving up (tests shorten it).
+  static dlrig::Result<std::shared_ptr<Store>> open(const std::string &path, int busy_ms = 5000);
+  ~Store();
+  Store(const Store &) = delete;
+  Store &operator=(const Store &) = delete;
+
+  dlrig::Result<std::int64_t> begin_run(const std::string &time, const std::string &tier,
+                                        const Json &environment);
+  std::optional<Error> add(std::int64_t run, const Record &r); // its own transaction
+  dlrig::Result<std::vector<StoredRun>> runs();
+  // Every result of one run, or (run = nullopt) every result of `id` (all ids when empty),
+  // oldest first.
+  dlrig::Result<std::vector<StoredResult>> results(std::optional<std::int64_t> run,
+                                                   const std::string &id = "");
+  const std::string &path() const { return path_; }
+
+private:
+  Store(sqlite3 *db, std::string path, int busy_ms)
+      : db_(db), path_(std::move(path)), busy_ms_(busy_ms) {}
+  sqlite3 *db_;
+  std::string path_;
+  int busy_ms_;
+};
+
+// compare: beyond the noise when |b/a - 1| > 2 (CV_a + CV_b), the two runs' coefficients of
+// variation of their samples.
+bool beyond_noise(double a, double cv_a, double b, double cv_b);
+
+} // namespace dlrig::bench

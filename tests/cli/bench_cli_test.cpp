@@ -1,0 +1,106 @@
+// `dlrig bench` through the real binary, with DLRIG_BENCH_SMALL=1 (smallest sizes).
+#include "support/cli.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+namespace dlrig::test {
+namespace {
+
+TEST(BenchCli, QuickGemmMeasuresVerifiedResultsWithEnvironment) {
+  auto db = scratch("cli_quick.db").string();
+  std::filesystem::remove(db);
+  auto r = run_dlrig({"bench", "--quick", "cpu.gemm", "cpu.stream", "--json", "--db", db},
+                     {"DLRIG_BENCH_SMALL=1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_TRUE(j["environment"].contains("cpu_model"));
+  EXPECT_TRUE(j["environment"].contains("governor"));
+  EXPECT_NE(j["environment"]["blas"]["config"].get<std::string>().find("OpenBLAS"),
+            std::string::npos);
+  int measured = 0;
+  for (auto &res : j["results"]) {
+    if (res["status"] == "measured") {
+      ++measured;
+      EXPECT_GT(res["rate"]["median"].get<double>(), 0);
+      EXPECT_GE(res["seconds"]["samples"].get<int>(), 1);
+    } else {
+      EXPECT_EQ(res["status"], "skipped") << res.dump();
+      EXPECT_FALSE(res["reason"].is_null());
+    }
+  }
+  EXPECT_GE(measured, 6); // sgemm, dgemm and the four STREAM kernels
+  EXPECT_NE(r.err.find("bench: cpu.gemm.sgemm"), std::string::npos) << r.err; // progress
+  EXPECT_NE(r.err.find("bench: [1/"), std::string::npos) << r.err;            // and a count
+  EXPECT_TRUE(j["context"].contains("cpu_model"));
+  EXPECT_TRUE(j["context"].contains("governor"));
+  EXPECT_TRUE(j["context"].contains("kernel"));
+  EXPECT_GE(j["context"]["threads"].get<int>(), 1);
+  EXPECT_EQ(j["context"]["tool"], "dlrig"); // the envelope's context is kept
+
+  auto again =
+      run_dlrig({"bench", "--quick", "cpu.gemm.sgemm", "--db", db}, {"DLRIG_BENCH_SMALL=1"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  auto history = run_dlrig({"bench", "history", "cpu.gemm.sgemm", "--db", db, "--json"});
+  ASSERT_EQ(history.exit_code, 0) << history.err;
+  auto h = nlohmann::json::parse(history.out);
+  EXPECT_GE(h["results"].size(), 2u);
+  auto cmp = run_dlrig({"bench", "compare", "1", "2", "--db", db, "--json"});
+  ASSERT_EQ(cmp.exit_code, 0) << cmp.err;
+  auto c = nlohmann::json::parse(cmp.out);
+  ASSERT_GE(c["results"].size(), 1u);
+  EXPECT_GT(c["results"][0]["ratio"].get<double>(), 0);
+  EXPECT_TRUE(c["results"][0]["beyond_noise"].is_boolean());
+  auto show = run_dlrig({"bench", "show", "2", "--db", db});
+  EXPECT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_NE(show.out.find("cpu.gemm.sgemm"), std::string::npos);
+  auto missing = run_dlrig({"bench", "show", "99", "--db", db});
+  EXPECT_EQ(missing.exit_code, 64);
+}
+
+TEST(BenchCli, CorruptDatabaseExits65AndIsNotTouched) {
+  auto db = scratch("cli_corrupt.db").string();
+  std::ofstream(db, std::ios::binary) << std::string(4096, 'z');
+  auto r = run_dlrig({"bench", "--quick", "cpu.gemm.sgemm", "--db", db}, {"DLRIG_BENCH_SMALL=1"});
+  EXPECT_EQ(r.exit_code, 65) << r.err;
+  EXPECT_NE(r.err.find(db), std::string::npos) << r.err;
+  std::ifstream in(db, std::ios::binary);
+  std::string back((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(back, std::string(4096, 'z'));
+}
+
+TEST(BenchCli, NoHomeNoDbIsAUsageError) {
+  auto r = run_dlrig({"bench", "--quick", "cpu.gemm.sgemm"}, {"DLRIG_BENCH_SMALL=1"});
+  EXPECT_EQ(r.exit_code, 64) << r.err;
+  EXPECT_NE(r.err.find("--db"), std::string::npos) << r.err;
+}
+
+TEST(BenchCli, WrongResultExitsTwo) {
+  auto r =
+      run_dlrig({"bench", "--quick", "cpu.gemm.dgemm", "--db", scratch("cli_wrong.db").string()},
+                {"DLRIG_BENCH_SMALL=1", "DLRIG_BENCH_CORRUPT=1"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.out.find("verification failed"), std::string::npos) << r.out;
+}
+
+TEST(BenchCli, UnknownIdIsUsageWithNearestNames) {
+  auto r = run_dlrig({"bench", "cpu.gem"});
+  EXPECT_EQ(r.exit_code, 64);
+  EXPECT_NE(r.err.find("cpu.gemm"), std::string::npos) << r.err;
+}
+
+TEST(BenchCli, ListSaysWhatRunsHere) {
+  auto r = run_dlrig({"bench", "--list", "--csv"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("cpu.gemm.sgemm"), std::string::npos);
+  EXPECT_NE(r.out.find("cpu.gemm.bf16"), std::string::npos);
+}
+
+} // namespace
+} // namespace dlrig::test

@@ -1,0 +1,225 @@
+// The harness's pure parts: statistics, the stopping rule, the work formulas and peaks, the
+// registry's lookup; and verification catching a damaged result (the DLRIG_BENCH_CORRUPT hook).
+#include "dlrig/bench/bench.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <stdexcept>
+
+namespace dlrig::bench {
+namespace {
+
+TEST(BenchStats, MedianQuartilesAndSpread) {
+  auto s = summarize({5, 1, 4, 2, 3});
+  EXPECT_EQ(s.n, 5u);
+  EXPECT_DOUBLE_EQ(s.median, 3);
+  EXPECT_DOUBLE_EQ(s.min, 1);
+  EXPECT_DOUBLE_EQ(s.max, 5);
+  EXPECT_DOUBLE_EQ(s.q1, 2);
+  EXPECT_DOUBLE_EQ(s.q3, 4);
+  EXPECT_DOUBLE_EQ(s.iqr(), 2);
+  EXPECT_DOUBLE_EQ(s.mean, 3);
+  EXPECT_NEAR(s.stdev, 1.5811388300841898, 1e-12); // sample stdev (n - 1)
+  EXPECT_NEAR(s.rsd(), 1.5811388300841898 / 3, 1e-12);
+}
+
+TEST(BenchStats, EvenCountInterpolates) {
+  auto s = summarize({1, 2, 3, 4});
+  EXPECT_DOUBLE_EQ(s.median, 2.5);
+  EXPECT_DOUBLE_EQ(s.q1, 1.75); // R type 7
+  EXPECT_DOUBLE_EQ(s.q3, 3.25);
+}
+
+TEST(BenchStats, EmptyAndSingle) {
+  EXPECT_EQ(summarize({}).n, 0u);
+  auto one = summarize({2});
+  EXPECT_EQ(one.n, 1u);
+  EXPECT_DOUBLE_EQ(one.median, 2);
+  EXPECT_DOUBLE_EQ(one.stdev, 0);
+}
+
+TEST(BenchStop, NeedsMinimumSamplesThenLowSpread) {
+  StopRule r;
+  r.min_samples = 5;
+  r.target_rsd = 0.01;
+  r.max_seconds = 100;
+  std::vector<double> steady = {1, 1, 1, 1};
+  EXPECT_FALSE(enough(steady, r)); // four identical samples: still under the minimum
+  steady.push_back(1);
+  EXPECT_TRUE(enough(steady, r));
+  std::vector<double> noisy = {1, 2, 1, 2, 1, 2};
+  EXPECT_FALSE(enough(noisy, r));
+}
+
+TEST(BenchStop, TimeAndCountCaps) {
+  StopRule r;
+  r.max_seconds = 2;
+  r.max_samples = 10;
+  EXPECT_TRUE(enough({1.5, 0.6}, r)); // 2.1 s of samples, noisy or not
+  std::vector<double> many(10, 0.001);
+  many[0] = 0.1;
+  EXPECT_TRUE(enough(many, r));
+  EXPECT_FALSE(enough({}, r));
+}
+
+TEST(BenchStop, SustainedRunsForItsWholeCap) {
+  auto r = stop_rule(Tier::sustained);
+  std::vector<double> steady(100, 0.1); // 10 s, perfectly steady
+  EXPECT_FALSE(enough(steady, r));
+  steady.resize(700, 0.1); // 70 s
+  EXPECT_TRUE(enough(steady, r));
+}
+
+TEST(BenchWork, GemmIsTwoMnk) {
+  EXPECT_DOUBLE_EQ(gemm_flop(2, 3, 4), 48);
+  EXPECT_DOUBLE_EQ(gemm_flop(1024, 1024, 1024), 2147483648.0);
+}
+
+TEST(BenchWork, StreamBytesByStreamsConvention) {
+  EXPECT_DOUBLE_EQ(stream_bytes("copy", 1000), 16000);
+  EXPECT_DOUBLE_EQ(stream_bytes("scale", 1000), 16000);
+  EXPECT_DOUBLE_EQ(stream_bytes("add", 1000), 24000);
+  EXPECT_DOUBLE_EQ(stream_bytes("triad", 1000), 24000);
+}
+
+TEST(BenchPeak, FromIsaCoresAndFrequency) {
+  auto avx2 = cpu_flop_per_cycle({"avx2", "fma"}, false);
+  ASSERT_TRUE(avx2.value);
+  EXPECT_DOUBLE_EQ(*avx2.value, 32);
+  EXPECT_DOUBLE_EQ(*cpu_flop_per_cycle({"avx2", "fma"}, true).value, 16);
+  EXPECT_DOUBLE_EQ(*cpu_flop_per_cycle({"avx2", "fma", "avx512f"}, false).value, 64);
+  EXPECT_DOUBLE_EQ(*cpu_flop_per_cycle({"avx512f"}, true).value, 32);
+  EXPECT_FALSE(cpu_flop_per_cycle({"sse4_2"}, false).value);
+  EXPECT_FALSE(cpu_flop_per_cycle({"avx2"}, false).value); // AVX2 without FMA: not guessed
+  // 8 cores x 3 GHz x 32 FLOP/cycle = 768 GFLOP/s
+  auto p = cpu_peak_gflops(8, 3e9, 32);
+  ASSERT_TRUE(p);
+  EXPECT_DOUBLE_EQ(*p, 768);
+  EXPECT_FALSE(cpu_peak_gflops(8, std::nullopt, 32)); // unknown frequency: unknown peak
+  EXPECT_FALSE(cpu_peak_gflops(std::nullopt, 3e9, 32));
+  EXPECT_FALSE(cpu_peak_gflops(8, 3e9, std::nullopt));
+}
+
+TEST(BenchRegistry, SelectsByIdFamilyAndPrefix) {
+  auto one = select({"cpu.gemm.sgemm"});
+  ASSERT_TRUE(one);
+  ASSERT_EQ(one->size(), 1u);
+  EXPECT_EQ((*one)[0]->id, "cpu.gemm.sgemm");
+  auto fam = select({"cpu.gemm"});
+  ASSERT_TRUE(fam);
+  EXPECT_GE(fam->size(), 2u);
+  auto prefix = select({"cpu"});
+  ASSERT_TRUE(prefix);
+  EXPECT_GE(prefix->size(), fam->size()); // every cpu.* family
+  auto twice = select({"cpu.gemm.sgemm", "cpu.gemm"});
+  ASSERT_TRUE(twice);
+  EXPECT_EQ(twice->size(), fam->size()); // no benchmark runs twice
+  auto all = select({});
+  ASSERT_TRUE(all);
+  EXPECT_EQ(all->size(), registry().size());
+}
+
+TEST(BenchRegistry, UnknownNameSuggestsNearest) {
+  auto r = select({"cpu.gem"});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().kind, ErrorKind::usage);
+  EXPECT_NE(r.error().message.find("cpu.gemm"), std::string::npos) << r.error().message;
+}
+
+TEST(BenchRegistry, IdsAreUniqueAndUnderTheirFamily) {
+  std::set<std::string> seen;
+  for (auto &b : registry()) {
+    EXPECT_TRUE(seen.insert(b.id).second) << b.id;
+    EXPECT_EQ(b.id.rfind(b.family + ".", 0), 0u) << b.id;
+    EXPECT_TRUE(b.configs) << b.id;
+  }
+}
+
+Context small(bool corrupt) {
+  Context c;
+  c.tier = Tier::quick;
+  c.small = true;
+  c.hardware_threads = 1;
+  c.corrupt = corrupt;
+  return c;
+}
+
+TEST(BenchRunner, GemmIsVerifiedAndACorruptedResultIsWrong) {
+  auto which = select({"cpu.gemm.sgemm", "cpu.gemm.dgemm"});
+  ASSERT_TRUE(which);
+  RunOptions good{small(false), nullptr, nullptr};
+  for (auto &r : run_all(*which, good)) {
+    EXPECT_EQ(r.status, Status::measured) << r.id << ": " << r.reason.value_or("");
+    EXPECT_GE(r.seconds.n, 1u);
+    EXPECT_DOUBLE_EQ(r.work, gemm_flop(128, 128, 128));
+  }
+  RunOptions bad{small(true), nullptr, nullptr};
+  auto wrong = run_all(*which, bad);
+  ASSERT_FALSE(wrong.empty());
+  for (auto &r : wrong)
+    EXPECT_EQ(r.status, Status::wrong) << r.id;
+}
+
+TEST(BenchRunner, StreamIsVerifiedAndACorruptedElementIsWrong) {
+  auto which = select({"cpu.stream"});
+  ASSERT_TRUE(which);
+  ASSERT_EQ(which->size(), 4u);
+  for (auto &r : run_all(*which, RunOptions{small(false), nullptr, nullptr})) {
+    EXPECT_EQ(r.status, Status::measured) << r.id << ": " << r.reason.value_or("");
+    EXPECT_EQ(r.seconds.n, 10u); // STREAM: 10 timed passes after the first
+  }
+  for (auto &r : run_all(*which, RunOptions{small(true), nullptr, nullptr}))
+    EXPECT_EQ(r.status, Status::wrong) << r.id;
+}
+
+TEST(BenchRunner, OneFailingBenchmarkNeverStopsTheOthers) {
+  Benchmark boom{"x.boom",
+                 "x",
+                 "throws",
+                 "nothing",
+                 nullptr,
+                 [](const Context &) {
+                   return std::vector<Config>{{"a", {}}};
+                 },
+                 [](const Config &, const Context &, Sampler &) -> Outcome {
+                   throw std::runtime_error("kaput");
+                 }};
+  Benchmark skip{"x.skip",
+                 "x",
+                 "skips",
+                 "a GPU",
+                 [](const Context &) -> std::optional<std::string> { return "no CUDA device"; },
+                 [](const Context &) { return std::vector<Config>{}; },
+                 nullptr};
+  Benchmark ok{"x.ok",
+               "x",
+               "counts",
+               "nothing",
+               nullptr,
+               [](const Context &) {
+                 return std::vector<Config>{{"a", {}}};
+               },
+               [](const Config &, const Context &, Sampler &s) {
+                 while (s.more())
+                   s.add(0.5);
+                 Outcome o;
+                 o.work = 1e9;
+                 o.work_unit = "B";
+                 o.rate_unit = "GB/s";
+                 o.peak = 4;
+                 return o;
+               }};
+  auto rs = run_all({&boom, &skip, &ok}, RunOptions{small(false), nullptr, nullptr});
+  ASSERT_EQ(rs.size(), 3u);
+  EXPECT_EQ(rs[0].status, Status::failed);
+  EXPECT_EQ(rs[0].reason.value_or(""), "kaput");
+  EXPECT_EQ(rs[1].status, Status::skipped);
+  EXPECT_EQ(rs[1].reason.value_or(""), "no CUDA device");
+  EXPECT_EQ(rs[2].status, Status::measured);
+  EXPECT_DOUBLE_EQ(*rs[2].rate_median, 2); // 1e9 B in 0.5 s
+  EXPECT_DOUBLE_EQ(*rs[2].share_of_peak, 0.5);
+}
+
+} // namespace
+} // namespace dlrig::bench
