@@ -1,0 +1,4 @@
+# storage.read and data.decode (issue 13); the harness lists its own files in sources.cmake.
+list(APPEND DLRIG_SOURCES
+  bench/decode.cpp
+  bench/storage.cpp)
