@@ -503,16 +503,16 @@ Result<StorageResult> run_storage(const StorageOptions &opt) {
 }
 
 std::string storage_class(double bps) {
-  // Typical interface limits (docs/bench.md cites each): a hard disk streams 0.1–0.27 GB/s;
-  // SATA III carries 6 Gb/s = 0.6 GB/s; NVMe on PCIe 3.0 x4 ~3.9 GB/s raw, 4.0 x4 ~7.9,
-  // 5.0 x4 ~15.8.
+  // Typical interface limits (docs/bench.md cites each): a hard disk streams ~0.1–0.3 GB/s;
+  // SATA III carries 6 Gb/s = 0.6 GB/s; NVMe on PCIe x4 after encoding: 3.0 3.94 GB/s,
+  // 4.0 7.88, 5.0 15.75 (Wikipedia "PCI Express").
   if (bps < 0.30e9)
     return "a hard disk, USB stick or network share class";
   if (bps < 0.62e9)
     return "a SATA SSD class (SATA III carries at most 0.6 GB/s)";
-  if (bps < 3.9e9)
+  if (bps < 3.94e9)
     return "an NVMe SSD on PCIe 3.0 x4 class (or a slower NVMe)";
-  if (bps < 7.9e9)
+  if (bps < 7.88e9)
     return "an NVMe SSD on PCIe 4.0 x4 class";
   return "PCIe 5.0 NVMe, several drives or memory class";
 }
