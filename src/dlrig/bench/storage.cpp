@@ -262,10 +262,10 @@ RandPass random_pass(const std::vector<Target> &targets, const StorageOptions &o
   auto worker = [&](unsigned id) {
     auto buf = aligned_buffer(kRandomBytes);
     std::mt19937_64 rng(0x243f6a8885a308d3ull ^ (pass << 32) ^ id);
-    for (;;) {
+    for (std::uint64_t mine = 0;; ++mine) {
       if (g_stop.load() || issued.fetch_add(1) >= opt.random_reads)
         return;
-      if ((done.load() & 63) == 0 && now_s() > deadline)
+      if (mine % 64 == 63 && now_s() > deadline)
         return;
       const auto &tg = targets[usable[rng() % usable.size()]];
       const auto off = (rng() % (tg.size / kRandomBytes)) * kRandomBytes;
