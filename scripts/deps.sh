@@ -4,7 +4,7 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libcli11-dev nlohmann-json3-dev libfmt-dev
       libgtest-dev libgmock-dev libsqlite3-dev libopenblas-dev pci.ids python3 ccache
-      clang clang-format libclang-rt-dev)
+      clang clang-format libclang-rt-dev libjpeg62-turbo-dev fio)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# dlrig against the reference tool for each host benchmark, in one run on one machine, with the
+# ratios (issue 13): numpy/torch matmul vs dlrig's cpu.gemm, the reference stream.c vs cpu.stream,
+# fio vs storage.read on the same file, and data.decode's rate for the record.
+#
+# Usage: perf/bench_side_by_side.sh [DIR]   (DIR: where the 1 GiB test file goes; default .)
+# Needs: build/dlrig_perf_io (cmake --build build --target dlrig_perf_io), fio (scripts/deps.sh),
+# a C compiler with OpenMP; optional: the venv /work/venv-bench (or $BENCH_VENV) with numpy and
+# torch (pip install numpy; pip install torch --index-url https://download.pytorch.org/whl/cpu).
+# stream.c is downloaded at run time from its official site and never committed (its licence asks
+# that modified versions and results be labelled; see the file's header).
+# Anything that cannot run here prints n/a with the reason; nothing is guessed.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD:-$root/build}
+dir=${1:-.}
+venv=${BENCH_VENV:-/work/venv-bench}
+py=python3
+[ -x "$venv/bin/python" ] && py=$venv/bin/python
+threads=$(nproc)
+work=$(mktemp -d)
+file="$dir/.dlrig-side-by-side.bin"
+cleanup() { rm -rf "$work"; rm -f "$file"; }
+trap cleanup EXIT INT TERM
+
+rows=()
+row() { rows+=("| $1 | $2 | $3 | $4 | $5 |"); }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "n/a" || b == "n/a" || b == 0) print "n/a"; else printf "%.2f", a / b }'; }
+
+echo "== machine" >&2
+cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
+fs=$(df -PT "$dir" | awk 'NR == 2 { print $2 " on " $1 }')
+echo "$cpu, $threads threads, $(uname -r), $fs" >&2
+
+# --- GEMM: numpy and torch at the same sizes and threads; dlrig's cpu.gemm through the CLI.
+echo "== gemm" >&2
+export OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads MKL_NUM_THREADS=$threads
+gemm_py=$(cat <<'PY'
+import sys, time
+n, lib, dt = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+def best(f, reps=5):
+    f(); ts = []
+    for _ in range(reps):
+        t = time.perf_counter(); f(); ts.append(time.perf_counter() - t)
+    ts.sort(); return ts[len(ts) // 2]
+if lib == "numpy":
+    import numpy as np
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((n, n)).astype(dt); b = rng.standard_normal((n, n)).astype(dt)
+    t = best(lambda: np.matmul(a, b))
+else:
+    import torch
+    torch.set_num_threads(int(sys.argv[4]))
+    d = {"float32": torch.float32, "float64": torch.float64}[dt]
+    a = torch.randn(n, n, dtype=d); b = torch.randn(n, n, dtype=d)
+    t = best(lambda: torch.matmul(a, b))
+print(f"{2 * n**3 / t / 1e9:.1f}")
+PY
+)
+dlrig_gemm() { # $1 dtype; prints GFLOP/s or n/a
+  if "$build/dlrig" bench --list >/dev/null 2>&1; then
+    "$build/dlrig" bench --quick cpu.gemm --json 2>/dev/null |
+      "$py" -c "import json,sys
+d=json.load(sys.stdin); ids={'float32':'sgemm','float64':'dgemm'}['$1']
+v=[r for r in d.get('results',[]) if ids in r.get('id','') and r.get('threads',0)==$threads]
+print(max((r.get('value') or 0) for r in v) if v else 'n/a')" 2>/dev/null || echo n/a
+  else echo n/a; fi
+}
+for dt in float32 float64; do
+  np_g=n/a; th_g=n/a
+  np_g=$("$py" -c "$gemm_py" 2048 numpy $dt 2>/dev/null) || np_g=n/a
+  th_g=$("$py" -c "$gemm_py" 2048 torch $dt "$threads" 2>/dev/null) || th_g=n/a
+  dl=$(dlrig_gemm $dt)
+  ref=$(awk -v a="$np_g" -v b="$th_g" 'BEGIN { if (a == "n/a") print b; else if (b == "n/a" || a + 0 > b + 0) print a; else print b }')
+  row "GEMM $dt 2048², $threads threads (GFLOP/s)" "$dl" "numpy $np_g / torch $th_g" "$(ratio "$dl" "$ref")" "≥ 0.95"
+done
+
+# --- STREAM triad: the reference stream.c against dlrig's cpu.stream.
+echo "== stream" >&2
+st=n/a; st_why=""
+if curl -sSfL --max-time 30 -o "$work/stream.c" https://www.cs.virginia.edu/stream/FTP/Code/stream.c 2>/dev/null; then
+  llc=$(getconf LEVEL3_CACHE_SIZE 2>/dev/null || echo 0); [ "${llc:-0}" -gt 0 ] || llc=$((32 << 20))
+  n=$(( llc * 4 / 8 * 4 )); [ $n -lt 20000000 ] && n=20000000
+  if cc -O3 -march=native -fopenmp -DSTREAM_ARRAY_SIZE=$n -DNTIMES=10 "$work/stream.c" -o "$work/stream" 2>/dev/null; then
+    st=$(OMP_NUM_THREADS=$threads "$work/stream" | awk '/^Triad:/ { printf "%.1f", $2 / 1000 }')
+  else st_why=" (compile failed)"; fi
+else st_why=" (download failed: no network)"; fi
+dl_st=n/a
+if "$build/dlrig" bench --list >/dev/null 2>&1; then
+  dl_st=$("$build/dlrig" bench --quick cpu.stream --json 2>/dev/null | "$py" -c "import json,sys
+d=json.load(sys.stdin); v=[r.get('value') for r in d.get('results',[]) if 'triad' in r.get('id','')]
+print(max(v)/1e9 if v else 'n/a')" 2>/dev/null || echo n/a)
+fi
+row "STREAM triad, $threads threads (GB/s)" "$dl_st" "stream.c $st$st_why" "$(ratio "$dl_st" "$st")" "≥ 0.95"
+
+# --- Storage: fio and dlrig on the same 1 GiB file, O_DIRECT, queue depth 32.
+echo "== storage" >&2
+if command -v fio >/dev/null; then
+  fio --name=prep --filename="$file" --size=1g --rw=write --bs=1M --direct=1 --end_fsync=1 \
+      --randrepeat=0 --output-format=json >/dev/null 2>&1
+  fio_seq=$(fio --name=seq --filename="$file" --size=1g --rw=read --bs=1M --direct=1 \
+      --ioengine=libaio --iodepth=32 --runtime=10 --time_based --output-format=json 2>/dev/null |
+      "$py" -c "import json,sys; print(json.load(sys.stdin)['jobs'][0]['read']['bw_bytes'])")
+  fio_rand=$(fio --name=rand --filename="$file" --size=1g --rw=randread --bs=4k --direct=1 \
+      --ioengine=libaio --iodepth=32 --runtime=10 --time_based --output-format=json 2>/dev/null |
+      "$py" -c "import json,sys; print(round(json.load(sys.stdin)['jobs'][0]['read']['iops']))")
+  out=$("$build/dlrig_perf_io" storage "$file" 32 5)
+  dl_seq=$(sed -n 's/^seq_bytes_per_s //p' <<<"$out")
+  dl_rand=$(sed -n 's/^rand_iops //p' <<<"$out")
+  g() { awk -v v="$1" 'BEGIN { if (v == "n/a" || v == "") print "n/a"; else printf "%.2f", v / 1e9 }'; }
+  row "sequential read 1 MiB, QD 32 (GB/s)" "$(g "$dl_seq")" "fio $(g "$fio_seq")" "$(ratio "$dl_seq" "$fio_seq")" "0.95–1.05"
+  row "random read 4 KiB, QD 32 (IOPS)" "$dl_rand" "fio $fio_rand" "$(ratio "$dl_rand" "$fio_rand")" "0.90–1.10"
+  echo "dlrig: $(sed -n 's/^verdict //p' <<<"$out")" >&2
+else
+  row "storage" "n/a" "fio not installed (scripts/deps.sh)" "n/a" ""
+fi
+
+# --- JPEG decode: no reference tool; dlrig's figure for the record.
+echo "== decode" >&2
+dec=$("$build/dlrig_perf_io" decode "$threads" 3)
+row "JPEG decode 500×375, 1 / $threads threads (images/s)" \
+  "$(sed -n 's/^images_per_s_1 //p' <<<"$dec") / $(sed -n 's/^images_per_s_all //p' <<<"$dec")" \
+  "—" "—" "—"
+
+echo
+echo "Machine: $cpu, $threads threads, kernel $(uname -r), $fs; $(date -u +%Y-%m-%dT%H:%MZ)"
+echo
+echo "| measurement | dlrig | reference | dlrig / reference | target |"
+echo "|---|---|---|---|---|"
+printf '%s\n' "${rows[@]}"
