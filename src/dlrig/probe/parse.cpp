@@ -199,8 +199,9 @@ Result<Cpuinfo> parse_cpuinfo(std::string_view text) {
     } else if (key == "CPU implementer" && !c.vendor && !value.empty()) {
       c.vendor = std::string(value);
     } else if (key == "CPU part" && !value.empty()) {
+      std::string_view code = value; // clang 14 cannot capture a structured binding
       auto it = std::find_if(c.parts.begin(), c.parts.end(),
-                             [&](const auto &p) { return p.first == value; });
+                             [code](const auto &p) { return p.first == code; });
       if (it == c.parts.end())
         c.parts.emplace_back(std::string(value), 1);
       else
