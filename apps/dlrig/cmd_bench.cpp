@@ -26,6 +26,7 @@ struct BenchArgs {
   std::vector<std::string> names;
   bool list = false, quick = false, sustained = false;
   std::string db;
+  std::string data;
   OutputOptions out;
 };
 
@@ -49,6 +50,11 @@ Runner setup_bench(CLI::App &sub) {
                  "~/.local/share/dlrig/results.db)")
       ->type_name("PATH")
       ->check(non_empty());
+  sub.add_option("--data", a->data,
+                 "Your own data for data.decode: a JPEG file or a folder of them (read only)")
+      ->type_name("PATH")
+      ->check(non_empty())
+      ->check(CLI::ExistingPath);
   add_output_options(sub, a->out);
   return [a](const Envelope &run) -> ExitCode {
     bench::Context ctx;
@@ -58,6 +64,8 @@ Runner setup_bench(CLI::App &sub) {
     ctx.hardware_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     ctx.small = env_flag("DLRIG_BENCH_SMALL");
     ctx.corrupt = env_flag("DLRIG_BENCH_CORRUPT");
+    if (!a->data.empty())
+      ctx.data = a->data;
     std::optional<std::string> db_path = a->db.empty() ? bench::default_db_path() : a->db;
     auto open_db = [&] {
       if (!db_path)

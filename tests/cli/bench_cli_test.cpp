@@ -64,6 +64,31 @@ TEST(BenchCli, QuickGemmMeasuresVerifiedResultsWithEnvironment) {
   EXPECT_EQ(missing.exit_code, 64);
 }
 
+TEST(BenchCli, DataDecodeMeasuresImagesPerSecondAndCatchesAWrongDecode) {
+  auto db = scratch("cli_decode.db").string();
+  std::filesystem::remove(db);
+  auto r =
+      run_dlrig({"bench", "--quick", "data.decode", "--json", "--db", db}, {"DLRIG_BENCH_SMALL=1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_FALSE(j["results"].empty());
+  for (auto &res : j["results"]) {
+    EXPECT_EQ(res["status"], "measured") << res.dump();
+    EXPECT_EQ(res["rate_unit"], "images/s");
+    // Images per second, not giga-images: tens to thousands on any CPU.
+    EXPECT_GT(res["rate"]["median"].get<double>(), 1.0) << res.dump();
+  }
+  auto bad = run_dlrig({"bench", "--quick", "data.decode", "--db", db},
+                       {"DLRIG_BENCH_SMALL=1", "DLRIG_BENCH_CORRUPT=1"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.out << bad.err;
+  auto missing =
+      run_dlrig({"bench", "--quick", "data.decode", "--data", "/nonexistent/jpegs", "--db", db},
+                {"DLRIG_BENCH_SMALL=1"});
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_NE((missing.out + missing.err).find("/nonexistent/jpegs"), std::string::npos)
+      << missing.out << missing.err;
+}
+
 TEST(BenchCli, CorruptDatabaseExits65AndIsNotTouched) {
   auto db = scratch("cli_corrupt.db").string();
   std::ofstream(db, std::ios::binary) << std::string(4096, 'z');

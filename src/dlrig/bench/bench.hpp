@@ -93,6 +93,7 @@ struct Outcome {
   double work = 0;                               // per sample, in work_unit
   std::string work_unit;                         // "FLOP" or "B"
   std::string rate_unit;                         // "GFLOP/s", "GB/s" (rate = work / seconds / 1e9)
+  double rate_scale = 1e9;                       // the divisor above; 1 for "images/s"
   std::optional<std::string> verification_error; // nullopt: verified
   std::optional<double> peak;                    // in rate_unit; nullopt when unknown
   std::optional<std::string> peak_assumption;    // how the peak was derived
@@ -112,6 +113,7 @@ const std::vector<Benchmark> &registry();
 // Families (registry.cpp lists them).
 std::vector<Benchmark> cpu_gemm_benchmarks();
 std::vector<Benchmark> cpu_stream_benchmarks();
+std::vector<Benchmark> data_decode_benchmarks(); // data_decode.cpp
 
 // ---- work formulas ----
 // GEMM C = A·B with A m×k, B k×n: 2·m·n·k floating-point operations (one multiply and one add

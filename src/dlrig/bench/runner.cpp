@@ -13,7 +13,7 @@ namespace dlrig::bench {
 const std::vector<Benchmark> &registry() {
   static const std::vector<Benchmark> all = [] {
     std::vector<Benchmark> v;
-    for (auto family : {cpu_gemm_benchmarks, cpu_stream_benchmarks})
+    for (auto family : {cpu_gemm_benchmarks, cpu_stream_benchmarks, data_decode_benchmarks})
       for (auto &b : family())
         v.push_back(std::move(b));
     return v;
@@ -169,9 +169,9 @@ std::vector<Record> run_all(const std::vector<const Benchmark *> &which, const R
           r.status = Status::failed;
           r.reason = "no timed sample";
         } else {
-          r.rate_median = oc.work / r.seconds.median / 1e9;
-          r.rate_best = oc.work / r.seconds.min / 1e9;
-          r.rate_worst = oc.work / r.seconds.max / 1e9;
+          r.rate_median = oc.work / r.seconds.median / oc.rate_scale;
+          r.rate_best = oc.work / r.seconds.min / oc.rate_scale;
+          r.rate_worst = oc.work / r.seconds.max / oc.rate_scale;
           if (r.peak && *r.peak > 0)
             r.share_of_peak = *r.rate_median / *r.peak;
         }
