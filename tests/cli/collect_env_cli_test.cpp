@@ -30,6 +30,23 @@ TEST(CollectEnvCli, DoctorOnAHealthyReport) {
   EXPECT_EQ(r.out.find("Most of the snapshot is unknown"), std::string::npos) << r.out;
 }
 
+// A GPU name the knowledge base does not know leaves its compute capability unknown: the checks
+// that need it say they could not decide instead of passing.
+TEST(CollectEnvCli, UnknownGpuNameCannotPassTheArchCheck) {
+  auto r = run_dlrig({"doctor", "--json", "--from", report("v3-unknown-gpu-name.txt")});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  int undecided = 0;
+  for (const auto &f : j["findings"])
+    if (f["id"] == "torch.arch-unsupported" || f["id"] == "torch.triton-unsupported") {
+      EXPECT_EQ(f["severity"], "info");
+      EXPECT_NE(f["title"].get<std::string>().find("NVIDIA RTX PRO 9900 Zeta"), std::string::npos)
+          << f;
+      ++undecided;
+    }
+  EXPECT_EQ(undecided, 2) << r.out;
+}
+
 TEST(CollectEnvCli, DoctorJsonFindsTheOldDriver) {
   auto r = run_dlrig({"doctor", "--json", "--from", report("current-driver-too-old.txt")});
   EXPECT_EQ(r.exit_code, 2) << r.err;

@@ -121,8 +121,13 @@ std::vector<Finding> arch_unsupported(const Snapshot &s, const kb::KnowledgeBase
     auto archs = arch_list_of(env, kb, &from, &partial);
     for (const auto *g : nvidia_gpus(s)) {
       auto cc = compute_capability(*g, kb);
-      if (!cc)
-        continue;
+      // A GPU the knowledge base does not know (a name from a collect_env report, no NVML) cannot
+      // pass this check: without its capability nothing says the wheel has kernels for it.
+      if (!cc) {
+        out.push_back(could_not_check("torch.arch-unsupported",
+                                      "the compute capability of " + gpu_label(*g)));
+        break;
+      }
       auto covered = arch_covers(archs, *cc);
       // A list the kb knows only in part cannot prove a capability missing.
       if (!covered || (!*covered && partial)) {
@@ -238,7 +243,10 @@ std::vector<Finding> triton_unsupported(const Snapshot &s, const kb::KnowledgeBa
     return {};
   for (const auto *g : nvidia_gpus(s)) {
     auto cc = compute_capability(*g, kb);
-    if (!cc || compare_versions(*cc, "7.0") >= 0)
+    if (!cc)
+      return {could_not_check("torch.triton-unsupported",
+                              "the compute capability of " + gpu_label(*g))};
+    if (compare_versions(*cc, "7.0") >= 0)
       continue;
     Finding f = make_finding(
         "torch.triton-unsupported", Severity::warn,
