@@ -86,6 +86,28 @@ TEST(CollectEnvCli, InfoShowsWhatTheReportSays) {
   EXPECT_EQ(doc["gpus"].size(), 2u);
 }
 
+// What a report does not print is unknown in `info`, never "none" or "not found".
+TEST(CollectEnvCli, InfoSaysUnknownForWhatAReportDoesNotPrint) {
+  auto r = run_dlrig({"info", "--from", report("no-gpu-cpu-torch.txt")});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("No GPU found on the PCI bus"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("GPU  unknown: the report lists no GPU"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("libcuda.so.1         n/a (not in a collect_env report)"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("not found"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("none of AVX2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  collect_env's python  3.11.2"), std::string::npos) << r.out;
+
+  auto nv = run_dlrig({"info", "--from", report("v1-torch1.4-gtx1080ti.txt")});
+  EXPECT_EQ(nv.exit_code, 0) << nv.err;
+  auto health = nv.out.find("NVIDIA GPU state and health");
+  ASSERT_NE(health, std::string::npos) << nv.out;
+  auto row = nv.out.find("\n  0 ", health);
+  ASSERT_NE(row, std::string::npos) << nv.out;
+  auto line = nv.out.substr(row + 1, nv.out.find('\n', row + 1) - row - 1);
+  EXPECT_EQ(line.find("none"), std::string::npos) << line;
+}
+
 TEST(CollectEnvCli, InfoJsonOfAReportIsASnapshotTheDoctorReadsTheSameWay) {
   auto j = run_dlrig({"info", "--json", "--from", report("v3-torch2.1-rtx4090.txt")});
   ASSERT_EQ(j.exit_code, 0) << j.err;

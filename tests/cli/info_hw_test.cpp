@@ -62,6 +62,16 @@ TEST(InfoHw, NoPciGpuAtAll) {
       std::filesystem::temp_directory_path() / ("dlrig-nogpu-" + std::to_string(::getpid()));
   std::filesystem::create_directories(root / "proc");
   std::ofstream(root / "proc/meminfo") << "MemTotal: 1024 kB\n";
+  // Without /sys the PCI bus was not read: whether there is a GPU is unknown, not "none".
+  auto unread = run_dlrig({"info", "--sysroot", root.string()}, {kPciIds});
+  EXPECT_EQ(unread.exit_code, 0) << unread.err;
+  EXPECT_TRUE(has(unread.out, "GPU  unknown: no PCI device listed")) << unread.out;
+  // A bus with only a host bridge on it: read, and no GPU.
+  auto bridge = root / "sys/bus/pci/devices/0000:00:00.0";
+  std::filesystem::create_directories(bridge);
+  std::ofstream(bridge / "class") << "0x060000\n";
+  std::ofstream(bridge / "vendor") << "0x1022\n";
+  std::ofstream(bridge / "device") << "0x1480\n";
   auto r = run_dlrig({"info", "--sysroot", root.string()}, {kPciIds});
   std::filesystem::remove_all(root);
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -148,7 +158,12 @@ TEST(InfoHw, NouveauBoundGpuIsNotUsable) {
   auto dev = root / "sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0";
   std::filesystem::create_directories(dev);
   std::filesystem::create_directories(root / "sys/bus/pci/drivers/nouveau");
-  std::filesystem::create_directories(root / "sys/bus/pci/devices");
+  // A bus with only a host bridge on it: read, and no GPU.
+  auto bridge = root / "sys/bus/pci/devices/0000:00:00.0";
+  std::filesystem::create_directories(bridge);
+  std::ofstream(bridge / "class") << "0x060000\n";
+  std::ofstream(bridge / "vendor") << "0x1022\n";
+  std::ofstream(bridge / "device") << "0x1480\n";
   std::filesystem::create_directory_symlink("../../../devices/pci0000:00/0000:00:01.0/0000:01:00.0",
                                             root / "sys/bus/pci/devices/0000:01:00.0");
   std::filesystem::create_directory_symlink("../../../../bus/pci/drivers/nouveau", dev / "driver");
@@ -171,7 +186,12 @@ TEST(InfoHw, GarbageSysfsIsNullWithNotes) {
       std::filesystem::temp_directory_path() / ("dlrig-garbage-" + std::to_string(::getpid()));
   auto dev = root / "sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0";
   std::filesystem::create_directories(dev);
-  std::filesystem::create_directories(root / "sys/bus/pci/devices");
+  // A bus with only a host bridge on it: read, and no GPU.
+  auto bridge = root / "sys/bus/pci/devices/0000:00:00.0";
+  std::filesystem::create_directories(bridge);
+  std::ofstream(bridge / "class") << "0x060000\n";
+  std::ofstream(bridge / "vendor") << "0x1022\n";
+  std::ofstream(bridge / "device") << "0x1480\n";
   std::filesystem::create_directory_symlink("../../../devices/pci0000:00/0000:00:01.0/0000:01:00.0",
                                             root / "sys/bus/pci/devices/0000:01:00.0");
   std::ofstream(dev / "class") << "0x030200\n";

@@ -97,7 +97,11 @@ std::vector<Table> info_gpu_tables(const Snapshot &s) {
     return g.vendor == "NVIDIA" || g.vendor == "AMD";
   });
   if (s.gpus.empty()) {
-    out.push_back(Table{"GPUs (PCI)", {}, {{"GPU", "No GPU found on the PCI bus"}}});
+    const auto *why = unread(s, "gpus");
+    out.push_back(
+        Table{"GPUs (PCI)",
+              {},
+              {{"GPU", why ? "unknown: " + why->reason : "No GPU found on the PCI bus"}}});
     return out;
   }
   out.push_back(std::move(gpus));

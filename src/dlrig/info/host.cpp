@@ -42,8 +42,10 @@ std::vector<Table> info_host_tables(const Snapshot &s) {
   cpu.add({"sockets / cores / threads", fmt::format("{} / {} / {}", show_int(c.sockets),
                                                     show_int(c.cores), show_int(c.threads))});
   cpu.add({"base / max frequency", show_hz(c.base_hz) + " / " + show_hz(c.max_hz)});
-  cpu.add({"ISA for PyTorch", c.isa.empty() ? std::string("none of AVX2, AVX-512, AMX, NEON, SVE")
-                                            : join(c.isa, " ")});
+  cpu.add({"ISA for PyTorch", !c.isa.empty() ? join(c.isa, " ")
+                              : unread(s, "host.cpu.isa")
+                                  ? std::string(kUnknown)
+                                  : "none of AVX2, AVX-512, AMX, NEON, SVE"});
   cpu.add({"NUMA nodes",
            c.numa_nodes.empty() ? std::string(kUnknown) : std::to_string(c.numa_nodes.size())});
   out.push_back(std::move(cpu));

@@ -153,9 +153,9 @@ std::string pcie_cell(const NvmlGpu &g) {
   return out;
 }
 
-std::string nvlink_cell(const NvmlGpu &g) {
+std::string nvlink_cell(const NvmlGpu &g, bool lists_read) {
   if (g.nvlinks.empty())
-    return "none";
+    return lists_read ? "none" : kUnknown;
   int active = 0;
   std::map<std::string, int> to;
   for (const auto &l : g.nvlinks) {
@@ -170,9 +170,9 @@ std::string nvlink_cell(const NvmlGpu &g) {
   return out;
 }
 
-std::string processes_cell(const NvmlGpu &g) {
+std::string processes_cell(const NvmlGpu &g, bool lists_read) {
   if (g.processes.empty())
-    return "none";
+    return lists_read ? "none" : kUnknown;
   std::string out;
   for (const auto &p : g.processes) {
     out += (out.empty() ? "" : ", ") + p.name.value_or("pid") + " " + std::to_string(p.pid);
@@ -201,7 +201,8 @@ Table readings_table(const std::vector<const Gpu *> &gpus, const OptU64 &host_ra
   return t;
 }
 
-Table health_table(const std::vector<const Gpu *> &gpus) {
+// `lists_read`: NVML's link and process lists were read (false for a report that prints none).
+Table health_table(const std::vector<const Gpu *> &gpus, bool lists_read) {
   Table t{"NVIDIA GPU state and health",
           {"GPU", "throttle reasons", "persistence", "compute mode", "MIG", "display", "ECC",
            "retired / remapped", "PCIe", "NVLink", "processes"},
@@ -211,7 +212,7 @@ Table health_table(const std::vector<const Gpu *> &gpus) {
     t.add({std::to_string(g.index), throttle_cell(g), show(g.persistence_mode, "on", "off"),
            show(g.compute_mode), show(g.mig_enabled, "enabled", "disabled"),
            show(g.display_active, "active", "none"), ecc_cell(g), memory_health_cell(g),
-           pcie_cell(g), nvlink_cell(g), processes_cell(g)});
+           pcie_cell(g), nvlink_cell(g, lists_read), processes_cell(g, lists_read)});
   }
   return t;
 }
@@ -317,7 +318,7 @@ std::vector<Table> info_nvidia_tables(const Snapshot &s) {
   if (gpus.empty())
     return tables;
   tables.push_back(readings_table(gpus, s.host.memory.total_bytes));
-  tables.push_back(health_table(gpus));
+  tables.push_back(health_table(gpus, unread(s, "gpus.nvml") == nullptr));
   if (gpus.size() > kTopologyMatrixMaxGpus) {
     auto big = fmt::format(" for {} GPUs, summarised: per GPU, its peers counted by link class "
                            "(--json has every pair)",

@@ -2,6 +2,13 @@
 
 namespace dlrig {
 
+const ProbeNote *unread(const Snapshot &s, std::string_view field) {
+  for (const auto &n : s.notes)
+    if (n.field == field)
+      return &n;
+  return nullptr;
+}
+
 std::string render_info(const Snapshot &s, Format f) {
   std::vector<Table> tables;
   for (auto part : {info_host_tables, info_gpu_tables, info_nvidia_tables, info_software_tables}) {

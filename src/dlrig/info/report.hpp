@@ -13,6 +13,11 @@ Table info_pci_gpu_table(const Snapshot &s);                // gpu.cpp: one row 
 std::vector<Table> info_nvidia_tables(const Snapshot &s);   // nvidia.cpp (driver, NVML, topology)
 std::vector<Table> info_software_tables(const Snapshot &s); // software.cpp
 
+// The snapshot's note that a field was not read at all (its exact dotted path, as a collect_env
+// report's snapshot notes what the report does not print); nullptr otherwise. An empty list under
+// such a note is unknown, not "none".
+const ProbeNote *unread(const Snapshot &s, std::string_view field); // report.cpp
+
 // Past this many NVML GPUs the N x N topology and peer-to-peer matrices are summarised: one row
 // per GPU counting its link classes (the JSON keeps every pair).
 inline constexpr std::size_t kTopologyMatrixMaxGpus = 16;

@@ -27,7 +27,8 @@ std::string library_row(const FoundLibrary &lib) {
   return s;
 }
 
-Table kernel_table(const SoftwareInfo &sw) {
+// `libraries_unread`: why the driver libraries were not looked for, when they were not.
+Table kernel_table(const SoftwareInfo &sw, const ProbeNote *libraries_unread) {
   Table t{"Software: kernel and driver", {}, {}};
   const auto &k = sw.kernel;
   std::string nvidia = module_state(k.nvidia);
@@ -88,11 +89,13 @@ Table kernel_table(const SoftwareInfo &sw) {
   }
   t.add({"Secure Boot", show(k.secure_boot, "on", "off")});
   const auto &dl = sw.driver_libraries;
-  t.add({"libcuda.so.1", dl.libcuda.empty() ? "not found" : library_row(dl.libcuda.front())});
+  std::string missing = libraries_unread ? kUnknown + (" (" + libraries_unread->reason + ")")
+                                         : std::string("not found");
+  t.add({"libcuda.so.1", dl.libcuda.empty() ? missing : library_row(dl.libcuda.front())});
   for (std::size_t i = 1; i < dl.libcuda.size(); ++i)
     t.add({"  also", library_row(dl.libcuda[i])});
   t.add({"libnvidia-ml.so.1",
-         dl.libnvidia_ml.empty() ? "not found" : library_row(dl.libnvidia_ml.front())});
+         dl.libnvidia_ml.empty() ? missing : library_row(dl.libnvidia_ml.front())});
   if (dl.stub_ahead.value_or(false))
     t.add({"warning", "a CUDA toolkit stub libcuda comes before the driver's"});
   if (dl.compat_ahead.value_or(false))
@@ -143,9 +146,11 @@ Table python_table(const SoftwareInfo &sw) {
           {"env", "python", "torch", "variant", "CUDA", "cuDNN", "NCCL", "arch list", "others"},
           {}};
   for (const auto &e : sw.python_envs) {
-    std::string env = show(e.kind) + " " + e.interpreter;
+    // A report's interpreter has no kind (venv, conda...): print only what is known.
+    std::string kind = e.kind ? *e.kind + " " : "";
+    std::string env = kind + e.interpreter;
     if (e.name)
-      env = show(e.kind) + " " + *e.name + " (" + e.interpreter + ")";
+      env = kind + *e.name + " (" + e.interpreter + ")";
     if (e.active.value_or(false))
       env += " (active)";
     std::vector<std::string> others;
@@ -206,7 +211,7 @@ Table environment_table(const SoftwareInfo &sw) {
 
 std::vector<Table> info_software_tables(const Snapshot &s) {
   const auto &sw = s.software;
-  std::vector<Table> tables{kernel_table(sw)};
+  std::vector<Table> tables{kernel_table(sw, unread(s, "software.driver_libraries"))};
   if (!sw.cuda_toolkits.empty() || sw.cuda_selection.by_cuda_home)
     tables.push_back(toolkit_table(sw));
   if (!sw.libraries.cudnn.empty() || !sw.libraries.nccl.empty() || !sw.libraries.cublas.empty() ||

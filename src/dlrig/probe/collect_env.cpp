@@ -450,6 +450,7 @@ OptF64 to_double(std::string_view v) {
 void fill_cpu(Snapshot &s, const CollectEnvReport &r) {
   auto &cpu = s.host.cpu;
   std::optional<int> per_socket;
+  bool flags = false;
   for (const auto &[key, value] : cpu_pairs(r.cpu)) {
     if (key == "Architecture" && is_arch(value))
       s.host.os.arch = value;
@@ -466,16 +467,20 @@ void fill_cpu(Snapshot &s, const CollectEnvReport &r) {
     else if (key == "CPU max MHz" || key == "MaxClockSpeed") {
       if (auto mhz = to_double(value))
         cpu.max_hz = *mhz * 1e6;
-    } else if (key == "Flags")
+    } else if (key == "Flags" && !value.empty()) {
       cpu.isa = pytorch_isa(words(value));
-    else if (key.rfind("NUMA node", 0) == 0 && key.size() > 16 &&
-             key.compare(key.size() - 6, 6, "CPU(s)") == 0) {
+      flags = true;
+    } else if (key.rfind("NUMA node", 0) == 0 && key.size() > 16 &&
+               key.compare(key.size() - 6, 6, "CPU(s)") == 0) {
       if (auto id = to_int(trim(std::string_view(key).substr(9, key.size() - 9 - 6))))
         cpu.numa_nodes.push_back({*id, value, std::nullopt});
     }
   }
   if (per_socket && cpu.sockets)
     cpu.cores = *per_socket * *cpu.sockets;
+  if (!flags)
+    s.notes.push_back({"host.cpu.isa", std::string("collect_env"),
+                       "the report prints no CPU flags (Windows, macOS or a report before 1.8)"});
 }
 
 // The version in a library file name: ".../libcudnn.so.8.9.2" -> "8.9.2",
@@ -706,7 +711,7 @@ Snapshot collect_env_snapshot(const CollectEnvReport &r, const kb::KnowledgeBase
                      "known"});
   // What a reader of `dlrig info --from report.txt` would otherwise take for "none found".
   for (const char *field : {"host.memory", "host.limits", "software.kernel",
-                            "software.device_nodes", "software.driver_libraries"})
+                            "software.device_nodes", "software.driver_libraries", "gpus.nvml"})
     s.notes.push_back({field, std::string("collect_env"), "not in a collect_env report"});
   // Host and OS.
   if (auto os = r.value("OS")) {
