@@ -274,6 +274,16 @@ std::string flags_between(const Run &from, const Run &to) {
     f.push_back("--qlora");
   named("--quant", from.quant, to.quant);
   num("--concurrency", from.concurrency, to.concurrency);
+  if (to.loss != from.loss)
+    f.push_back(fmt::format("--loss {}", name(to.loss)));
+  auto toggled = [&](const char *flag, bool a, bool b) {
+    if (b && !a)
+      f.push_back(flag);
+  };
+  toggled("--optimizer-in-backward", from.optimizer_in_backward, to.optimizer_in_backward);
+  toggled("--paged-optimizer", from.paged_optimizer, to.paged_optimizer);
+  toggled("--activation-offload", from.activation_offload, to.activation_offload);
+  toggled("--gradient-as-bucket-view", from.gradient_as_bucket_view, to.gradient_as_bucket_view);
   std::string out;
   for (const auto &x : f)
     out += (out.empty() ? "" : " ") + x;
@@ -355,6 +365,33 @@ std::vector<Candidate> single_changes(const ModelInput &model, const Run &run, c
       r.optimizer = Optimizer::adamw_8bit;
       add(r, "8-bit AdamW (bitsandbytes)",
           "2 bytes of state per parameter instead of 8; small quality risk");
+    }
+    // The memory options of the frameworks themselves; resolve_run refuses each where it does not
+    // apply (the model, the strategy, accumulation), and suggest() drops those that save nothing.
+    // Not the paged optimizer: it absorbs spikes, and states paged every step cost a time this
+    // model does not have.
+    if (run.loss == Loss::standard) {
+      Run r = run;
+      r.loss = Loss::fused;
+      add(r, "fused cross-entropy (Liger-Kernel, Cut-CE): no full-vocabulary fp32 logits",
+          "a kernel library in the training script; the same loss");
+    }
+    if (!run.optimizer_in_backward && run.grad_accum == 1) {
+      Run r = run;
+      r.optimizer_in_backward = true;
+      add(r, "optimizer step fused into backward (torchtune optimizer_in_bwd)",
+          "each gradient is freed at once: no gradient accumulation, no gradient clipping");
+    }
+    if (!run.activation_offload) {
+      Run r = run;
+      r.activation_offload = true;
+      add(r, "activation offloading to host memory (torchtune)",
+          "saved activations cross PCIe twice per step; hidden behind compute on a fast link");
+    }
+    if (!run.gradient_as_bucket_view && run.strategy == Strategy::ddp && run.dp() > 1) {
+      Run r = run;
+      r.gradient_as_bucket_view = true;
+      add(r, "DDP gradient_as_bucket_view=True", "none: the gradients are the buckets' views");
     }
     if (run.dp() > 1 && !run.lora() && run.strategy != Strategy::fsdp) {
       for (Strategy s : {Strategy::zero1, Strategy::zero2, Strategy::zero3}) {

@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 namespace dlrig::fit {
 namespace {
@@ -149,6 +150,39 @@ TEST(Suggest, GradientAccumulationIsSizedWithItsGradients) {
     EXPECT_LE(c.device_bytes, *gpu.memory_bytes) << c.change;
   }
   EXPECT_TRUE(seen);
+}
+
+// The frameworks' memory options are offered where they save memory, each with the flags that
+// reproduce it; the fused loss never where the model has no vocabulary logits.
+TEST(Suggest, ProposesTheFrameworksMemoryOptions) {
+  auto model = test::llama3_8b();
+  fit::Run run;
+  run.seq = 2048;
+  run.batch = 4;
+  run.lora_rank = 16;
+  auto gpu = test::gpu_24gb();
+  gpu.memory_bytes = 16'000'000'000;
+  auto base = estimate_memory(model, run, gpu).device;
+  ASSERT_GT(base, *gpu.memory_bytes);
+  std::map<std::string, std::uint64_t> seen;
+  for (const auto &c : suggest(model, run, gpu))
+    seen[c.flags] = c.device_bytes;
+  ASSERT_TRUE(seen.count("--loss fused")) << "no fused loss suggested";
+  ASSERT_TRUE(seen.count("--activation-offload")) << "no activation offloading suggested";
+  for (const char *flags : {"--loss fused", "--activation-offload"})
+    EXPECT_LT(seen[flags], base) << flags;
+  fit::Run fused = run;
+  fused.loss = Loss::fused;
+  EXPECT_EQ(seen["--loss fused"], estimate_memory(model, fused, gpu).device);
+
+  // An encoder has no vocabulary logits to fuse.
+  fit::Run enc;
+  enc.seq = 512;
+  enc.batch = 256;
+  auto small = test::gpu_24gb();
+  small.memory_bytes = 8'000'000'000;
+  for (const auto &c : suggest(test::bert_base_cased(), enc, small))
+    EXPECT_EQ(c.flags.find("--loss"), std::string::npos) << c.change;
 }
 
 TEST(Time, SixTimesParamsTimesTokensPlusAttention) {
