@@ -386,7 +386,7 @@ std::vector<Candidate> single_changes(const ModelInput &model, const Run &run, c
       Run r = run;
       r.activation_offload = true;
       add(r, "activation offloading to host memory (torchtune)",
-          "saved activations cross PCIe twice per step; hidden behind compute on a fast link");
+          "saved activations cross PCIe twice per step (not modelled in the time)");
     }
     if (!run.gradient_as_bucket_view && run.strategy == Strategy::ddp && run.dp() > 1) {
       Run r = run;
