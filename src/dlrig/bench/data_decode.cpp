@@ -2,6 +2,11 @@
 // sample is one pass over the image set; the rate is images per second on 1 thread and on all.
 #include "dlrig/bench/bench.hpp"
 #include "dlrig/bench/decode.hpp"
+#include "dlrig/fit/fit.hpp"
+#include "dlrig/fit/load.hpp"
+#include "dlrig/fit/targets.hpp"
+#include "dlrig/fit/time.hpp"
+#include "dlrig/kb/kb.hpp"
 
 #include <fmt/format.h>
 
@@ -15,6 +20,39 @@ std::vector<JpegImage> images_for(const Context &ctx) {
   if (!images)
     throw std::runtime_error(images.error().message);
   return std::move(images).value();
+}
+
+// The images/s ResNet-50 training consumes on this machine's first GPU (fit's time model: bf16
+// autocast, batch 256 per GPU as in the ImageNet references of docs/fit-accuracy.md), or on an RTX
+// 4090 for reference when the machine has none the catalog knows (the guides' example card).
+std::optional<DecodeConsumer> resnet50_consumer(const Snapshot *snap) {
+  const auto &kb = kb::builtin();
+  auto model = fit::load_model("resnet-50", std::nullopt, kb);
+  if (!model)
+    return std::nullopt;
+  fit::Targets targets;
+  bool reference = true;
+  if (snap) {
+    targets = fit::machine_gpus(*snap, kb);
+    reference = targets.gpus.empty();
+  }
+  if (reference)
+    targets = fit::catalog_gpu(kb, "GeForce RTX 4090");
+  if (targets.gpus.empty())
+    return std::nullopt;
+  fit::Run run;
+  run.precision = fit::Precision::bf16_amp;
+  run.batch = 256;
+  auto resolved = fit::resolve_run(*model, run, nullptr);
+  if (!resolved)
+    return std::nullopt;
+  const auto &gpu = targets.gpus.front();
+  auto t = fit::estimate_time(*model, *resolved, gpu);
+  if (!t.samples_per_s)
+    return std::nullopt;
+  return DecodeConsumer{fmt::format("ResNet-50 training on {}{} (fit: bf16-amp, batch 256)",
+                                    gpu.name, reference ? ", for reference: no GPU here" : ""),
+                        *t.samples_per_s};
 }
 
 } // namespace
@@ -43,12 +81,14 @@ std::vector<Benchmark> data_decode_benchmarks() {
     auto warm = measure_decode(images, threads, 0.0, ctx.corrupt); // untimed warm-up
     if (!warm.verified)
       o.verification_error = warm.failure;
+    std::vector<double> seconds;
     while (s.more()) {
       auto r = measure_decode(images, threads, 0.0, ctx.corrupt); // one pass
       if (!r.verified && !o.verification_error)
         o.verification_error = r.failure;
-      s.add(r.seconds * static_cast<double>(images.size()) /
-            static_cast<double>(std::max<std::uint64_t>(r.images, 1)));
+      seconds.push_back(r.seconds * static_cast<double>(images.size()) /
+                        static_cast<double>(std::max<std::uint64_t>(r.images, 1)));
+      s.add(seconds.back());
     }
     o.work = static_cast<double>(images.size());
     double jpeg_bytes = 0;
@@ -58,6 +98,15 @@ std::vector<Benchmark> data_decode_benchmarks() {
                  {"threads", threads},
                  {"library", "libjpeg-turbo"},
                  {"bytes_per_image", jpeg_bytes / static_cast<double>(images.size())}};
+    // The verdict at the median pass; against training only for the run on every core (what a
+    // DataLoader with one worker per core gets at best).
+    const auto median = summarize(seconds).median;
+    if (median > 0) {
+      const double rate = static_cast<double>(images.size()) / median;
+      const bool all_cores = static_cast<int>(threads) == ctx.hardware_threads;
+      o.details["verdict"] =
+          decode_verdict(rate, threads, all_cores ? resnet50_consumer(ctx.snapshot) : std::nullopt);
+    }
     return o;
   };
   return {b};

@@ -282,19 +282,25 @@ DecodeResult measure_decode(const std::vector<JpegImage> &images, unsigned threa
   return res;
 }
 
-std::string decode_verdict(const DecodeResult &one, const DecodeResult &all,
-                           const std::string &what) {
+std::string decode_verdict(double images_per_s, unsigned threads,
+                           const std::optional<DecodeConsumer> &consumer) {
   auto round = [](double v) {
-    const double mag = v >= 1000 ? 100 : v >= 100 ? 10 : 1;
+    const double mag = v >= 10000 ? 1000 : v >= 1000 ? 100 : v >= 100 ? 10 : 1;
     return fmt::format("{:.0f}", std::round(v / mag) * mag);
   };
-  std::string s = fmt::format("1 core decodes ~{} images/s", round(one.images_per_s));
-  if (all.threads > 1)
-    s += fmt::format(", {} cores ~{} images/s", all.threads, round(all.images_per_s));
-  s += fmt::format(" ({}, libjpeg-turbo)", what);
-  if (!one.verified || !all.verified)
-    s += "; VERIFICATION FAILED: " + (one.verified ? all.failure : one.failure);
-  return s;
+  std::string s =
+      fmt::format("{} decode{} ~{} images/s",
+                  threads == 1 ? std::string("1 core") : fmt::format("{} cores", threads),
+                  threads == 1 ? "s" : "", round(images_per_s));
+  if (!consumer || !(consumer->images_per_s > 0))
+    return s;
+  s += fmt::format("; {} consumes ~{}/s", consumer->what, round(consumer->images_per_s));
+  const double ratio = images_per_s / consumer->images_per_s;
+  if (ratio < 1)
+    return s + ": data loading will limit training (the GPU waits for images) — use more "
+               "DataLoader workers on more cores, GPU decoding (DALI, torchvision.io.decode_jpeg "
+               "on the GPU) or pre-decoded data";
+  return s + fmt::format(": decoding keeps up ({:.1f}x what training consumes)", ratio);
 }
 
 } // namespace dlrig::bench

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,8 +55,15 @@ struct DecodeResult {
 DecodeResult measure_decode(const std::vector<JpegImage> &images, unsigned threads, double seconds,
                             bool test_corrupt = false);
 
-// "1 core decodes ~310 images/s, 2 cores ~600 images/s (500×375 JPEG, libjpeg-turbo)".
-std::string decode_verdict(const DecodeResult &one, const DecodeResult &all,
-                           const std::string &what);
+// What feeds on the decoded images: a model's training on a GPU, as fit's time model sees it.
+struct DecodeConsumer {
+  std::string what;    // "ResNet-50 training on GeForce RTX 4090 (fit: bf16-amp, batch 256)"
+  double images_per_s; // what it consumes
+};
+// The decoding rate in plain words, against the consumer when there is one:
+// "2 cores decode ~600 images/s; ResNet-50 training on ... consumes ~1300/s: data loading will
+// limit training — ...". Rates are rounded to two significant figures.
+std::string decode_verdict(double images_per_s, unsigned threads,
+                           const std::optional<DecodeConsumer> &consumer);
 
 } // namespace dlrig::bench

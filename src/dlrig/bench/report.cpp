@@ -72,6 +72,21 @@ Table results_table(const std::vector<Record> &records) {
   return t;
 }
 
+// The families' verdicts in plain words (details.verdict: storage class, link ceiling, decoding
+// against training), one row per configuration that has one; empty when none has.
+Table verdict_table(const std::vector<Record> &records) {
+  Table t;
+  t.title = "verdicts";
+  for (auto &r : records) {
+    if (r.status != Status::measured || !r.details.is_object())
+      continue;
+    auto v = r.details.find("verdict");
+    if (v != r.details.end() && v->is_string())
+      t.add({r.id + " " + r.config, v->get<std::string>()});
+  }
+  return t;
+}
+
 Table env_table(const Json &env) {
   Table t;
   t.title = "environment";
@@ -102,7 +117,11 @@ Report results_report(const std::vector<Record> &records, const Json &env) {
     return j;
   };
   auto tables = [records, env] {
-    return std::vector<Table>{results_table(records), env_table(env)};
+    std::vector<Table> out{results_table(records)};
+    if (auto v = verdict_table(records); !v.rows.empty())
+      out.push_back(std::move(v));
+    out.push_back(env_table(env));
+    return out;
   };
   r.table = [tables](bool) { return render(tables(), Format::table); };
   r.markdown = [tables] { return render(tables(), Format::markdown); };

@@ -64,7 +64,6 @@ TEST(Decode, AWrongDimensionFailsVerification) {
   auto r = measure_decode(*set, 1, 0.0, /*test_corrupt=*/true);
   EXPECT_FALSE(r.verified);
   EXPECT_NE(r.failure.find("decoded as 501x375"), std::string::npos) << r.failure;
-  EXPECT_NE(decode_verdict(r, r, "x").find("VERIFICATION FAILED"), std::string::npos);
 }
 
 TEST(Decode, UserImagesFromADirectory) {
@@ -94,10 +93,16 @@ TEST(Decode, UserImagesFromADirectory) {
 }
 
 TEST(Decode, VerdictInPlainWords) {
-  DecodeResult one{1, 300, 1.0, 312.4, 0, true, ""};
-  DecodeResult all{4, 900, 1.0, 1234.0, 0, true, ""};
-  EXPECT_EQ(decode_verdict(one, all, "500x375 JPEG"),
-            "1 core decodes ~310 images/s, 4 cores ~1200 images/s (500x375 JPEG, libjpeg-turbo)");
+  EXPECT_EQ(decode_verdict(312.4, 1, std::nullopt), "1 core decodes ~310 images/s");
+  DecodeConsumer gpu{"ResNet-50 training on X", 1304.0};
+  EXPECT_EQ(decode_verdict(912.0, 4, gpu),
+            "4 cores decode ~910 images/s; ResNet-50 training on X consumes ~1300/s: data "
+            "loading will limit training (the GPU waits for images) — use more DataLoader "
+            "workers on more cores, GPU decoding (DALI, torchvision.io.decode_jpeg on the GPU) or "
+            "pre-decoded data");
+  EXPECT_EQ(decode_verdict(2800.0, 16, gpu),
+            "16 cores decode ~2800 images/s; ResNet-50 training on X consumes ~1300/s: decoding "
+            "keeps up (2.1x what training consumes)");
 }
 
 } // namespace
