@@ -80,7 +80,6 @@ TEST(PickCli, BadInputIsAUsageError) {
       {{"--max-per-hour", "2USD"}, "--max-per-hour caps a rental"},
       {{"--rent", "--form", "desktop"}, "--rent with --form desktop"},
       {{"--form", "tower"}, "--form: unknown value"},
-      {{"--within", "tomorrow"}, "--within \"tomorrow\""},
       {{"--gpus", "2"}, "leave out --gpus"},
       {{"--tokens-per-s", "20"}, "--tokens-per-s is a serving goal"},
   };
@@ -89,7 +88,10 @@ TEST(PickCli, BadInputIsAUsageError) {
     EXPECT_EQ(r.exit_code, 64) << c.says << "\n" << r.err;
     EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
   }
-  auto r = run_dlrig({"pick", "llama-3-8b", "--within", "24h"});
+  auto r = run_dlrig({"pick", "llama-3-8b", "--dataset-tokens", "1e8", "--within", "tomorrow"});
+  EXPECT_EQ(r.exit_code, 64);
+  EXPECT_NE(r.err.find("--within \"tomorrow\""), std::string::npos) << r.err;
+  r = run_dlrig({"pick", "llama-3-8b", "--within", "24h"});
   EXPECT_EQ(r.exit_code, 64);
   EXPECT_NE(r.err.find("--within needs the job's size"), std::string::npos) << r.err;
   r = run_dlrig({"pick", "llama-3-70b", "--mode", "infer", "--rent", "--budget", "500USD"});

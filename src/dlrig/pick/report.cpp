@@ -129,9 +129,12 @@ Table options_table(const std::string &title, const std::vector<Option> &v, std:
               "speed", "job",    "price", "cost",   "limit"};
   for (std::size_t i = 0; i < v.size() && i < shown; ++i) {
     const auto &o = v[i];
+    // A run that does not fit has no speed to show (JSON keeps what it would take).
+    const bool runs = o.status != Status::no_fit;
     t.add({std::to_string(i + 1), o.name, std::string(name(o.acquire)), status_cell(o),
-           fits_cell(o), speed_cell(o), o.job_s ? fit::show_duration(*o.job_s) : kUnknown,
-           price_cell(o), cost_cell(o), o.constraint.empty() ? kUnknown : o.constraint});
+           fits_cell(o), runs ? speed_cell(o) : "-",
+           runs && o.job_s ? fit::show_duration(*o.job_s) : kUnknown, price_cell(o), cost_cell(o),
+           o.constraint.empty() ? kUnknown : o.constraint});
   }
   return t;
 }

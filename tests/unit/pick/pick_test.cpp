@@ -23,7 +23,7 @@ Request request(const std::string &model, fit::Run run) {
 fit::Run lora_8b(double tokens) {
   fit::Run r;
   r.lora_rank = 16;
-  r.seq = 2048;
+  r.seq = 512;
   r.batch = 1;
   r.dataset_tokens = tokens;
   r.epochs = 1;
@@ -42,10 +42,12 @@ fit::Run serve(fit::Quant q) {
 void expect_ranked(const std::vector<Option> &v) {
   for (std::size_t i = 1; i < v.size(); ++i) {
     const auto &a = v[i - 1], &b = v[i];
-    if (a.status == Status::ok && b.status == Status::ok && a.goal_cost && b.goal_cost)
+    if (a.status == Status::ok && b.status == Status::ok && a.goal_cost && b.goal_cost) {
       EXPECT_LE(*a.goal_cost, *b.goal_cost) << a.name << " before " << b.name;
-    if (b.status == Status::ok)
+    }
+    if (b.status == Status::ok) {
       EXPECT_EQ(a.status, Status::ok) << "every ok option first: " << a.name;
+    }
   }
 }
 
@@ -120,8 +122,9 @@ TEST(Pick, BudgetKeepsThePickUnderIt) {
   auto r = pick(rq);
   ASSERT_EQ(r.options.front().status, Status::ok);
   for (const auto &o : r.options)
-    if (o.status == Status::ok)
+    if (o.status == Status::ok) {
       EXPECT_LE(*o.upfront, 1500) << o.name;
+    }
 }
 
 TEST(Pick, BreakEvenAgainstTheSameGpuRented) {
@@ -156,8 +159,9 @@ TEST(Pick, RentingRanksRentalsByTheJobsCost) {
   }
   rq.budget.per_hour = 1;
   for (const auto &o : pick(rq).options)
-    if (o.status == Status::ok)
+    if (o.status == Status::ok) {
       EXPECT_LE(*o.per_hour, 1) << o.name;
+    }
 }
 
 TEST(Pick, ServingAt20TokensPerSecondOfA70B) {
@@ -168,8 +172,9 @@ TEST(Pick, ServingAt20TokensPerSecondOfA70B) {
   ASSERT_EQ(best.status, Status::ok) << best.name << ": " << best.why;
   EXPECT_GE(*best.stream_tokens_per_s, 20);
   EXPECT_GE(static_cast<double>(*best.memory_bytes) * best.count, 35e9) << "35 GB of int4 weights";
-  if (best.count > 1)
+  if (best.count > 1) {
     EXPECT_EQ(best.run.tp, best.count) << "serving shards by tensor parallelism";
+  }
 }
 
 TEST(Pick, NoGoalNoBudgetGivesTheCheapestPerTier) {
