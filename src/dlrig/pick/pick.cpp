@@ -16,6 +16,10 @@
 namespace dlrig::pick {
 namespace {
 
+// The ranked options fit's changes are searched for when they do not fit (the table shows 10).
+constexpr std::size_t kSuggestWithin = 10;
+constexpr int kSuggestMax = 3;
+
 bool transformer(const fit::ModelInput &m) {
   return m.arch.family != model::ModelFamily::cnn && m.arch.family != model::ModelFamily::unet;
 }
@@ -104,7 +108,7 @@ void price_option(Option &o, const Request &rq) {
     o.status = Status::unpriced;
     o.constraint = "price";
     o.why =
-        fmt::format("no {} price for the {}", o.acquire == Acquire::buy_used ? "used" : "", o.gpu);
+        fmt::format("no {}price for the {}", o.acquire == Acquire::buy_used ? "used " : "", o.gpu);
     return;
   }
   if (o.acquire == Acquire::rent) {
@@ -251,7 +255,9 @@ Option evaluate(const fit::ModelInput &model, const fit::Run &base, const fit::G
     layouts.push_back({r, count > 1 ? fmt::format("tensor parallel {}", r.tp) : "one GPU"});
   } else {
     layouts.push_back({r, count > 1 ? std::string(fit::name(r.strategy)) : "one GPU"});
-    if (count > 1 && base.strategy == fit::Strategy::ddp && base.tp * base.pp == 1) {
+    // FSDP shards parameters, gradients and optimizer states: a transformer's memory.
+    if (count > 1 && transformer(model) && base.strategy == fit::Strategy::ddp &&
+        base.tp * base.pp == 1) {
       fit::Run f = r;
       f.strategy = fit::Strategy::fsdp;
       layouts.push_back({f, "fsdp"});
@@ -374,12 +380,27 @@ PickResult pick(const Request &rq) {
           if (!p)
             continue; // an unpriced used option says nothing the new one does not
         }
+        const std::string label =
+            fmt::format("{}x {}{}", n, spec.name, egpu ? " (Thunderbolt eGPU)" : "");
+        if (!p) { // listed once, unsized: an option without a price cannot be ranked
+          if (n == std::get<0>(shapes.front())) {
+            Option o;
+            o.gpu = spec.name;
+            o.count = n;
+            o.form = form;
+            o.acquire = a;
+            o.name = label;
+            o.memory_bytes = spec.memory_bytes;
+            price_option(o, rq);
+            buy.push_back(std::move(o));
+          }
+          continue;
+        }
         Option o = evaluated(spec, n, egpu);
         o.form = form;
         o.acquire = a;
-        o.name = fmt::format("{}x {}{}", n, spec.name, egpu ? " (Thunderbolt eGPU)" : "");
-        if (p)
-          o.price = use_of(*p, p->amount, rq.today);
+        o.name = label;
+        o.price = use_of(*p, p->amount, rq.today);
         price_option(o, rq);
         buy.push_back(std::move(o));
       }
@@ -474,12 +495,14 @@ PickResult pick(const Request &rq) {
       }
   }
 
-  // fit's cheapest change for the options nearest the top that do not fit.
-  int fixes = 0;
-  for (auto &o : opts) {
-    if (o.status != Status::no_fit || fixes >= 5)
+  // fit's cheapest change for the options that do not fit among the first shown (a search over
+  // fit's changes: the costliest step of a pick, so only where a reader sees it).
+  int searched = 0;
+  for (std::size_t i = 0; i < opts.size() && i < kSuggestWithin && searched < kSuggestMax; ++i) {
+    auto &o = opts[i];
+    if (o.status != Status::no_fit)
       continue;
-    ++fixes;
+    ++searched;
     const auto *spec = kb.find_gpu(o.gpu);
     for (const auto &s : fit::suggest(rq.model, o.run, fit::gpu_target(*spec)))
       if (s.fits && s.extra_gpus == 0) {
