@@ -59,7 +59,8 @@ MachinePlan plan_machine(const MachineInput &in, const Sizing &s) {
           fmt::format("{} GPU{} x {} lanes = {} CPU lanes: {} ({} usable PCIe {} lanes){}", n,
                       n > 1 ? "s" : "", per, need, p->name, p->cpu_lanes, p->pcie_gen,
                       n > 1 && !p->notes.empty() ? ". " + p->notes : ""),
-          lanes_rule.source + "; " + p->source, n > 1 && p->cpu_lanes < 16 * n);
+          p->source == lanes_rule.source ? p->source : lanes_rule.source + "; " + p->source,
+          n > 1 && p->cpu_lanes < 16 * n);
     }
   }
 

@@ -309,10 +309,11 @@ Option evaluate(const fit::ModelInput &model, const fit::Run &base, const fit::G
     return o;
   }
   o.status = Status::ok;
-  const bool needs_time = goal.any();
+  // An option whose speed the catalog cannot give is not ranked with those it can (even without
+  // a goal: its cost buys an unknown amount of work).
   const bool timed = base.mode == fit::Mode::infer ? o.stream_tokens_per_s.has_value()
                                                    : o.samples_per_s.has_value();
-  if (needs_time && !timed) {
+  if (!timed) {
     o.status = Status::unknown;
     o.why = t.notes.empty() ? "time unknown" : t.notes.front();
     return o;

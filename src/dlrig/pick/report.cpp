@@ -59,7 +59,10 @@ std::string goal_text(const PickResult &r) {
     if (run.concurrency > 1)
       g += fmt::format(" for {} streams", run.concurrency);
   }
-  return g.empty() ? "none (the cheapest option per tier)" : g;
+  if (!g.empty())
+    return g;
+  return r.tiers.empty() ? "none (the cheapest options that fit)"
+                         : "none (the cheapest option per tier)";
 }
 
 std::string budget_text(const Budget &b) {
