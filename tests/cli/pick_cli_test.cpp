@@ -149,3 +149,42 @@ TEST(PickCli, ServingAndRenting) {
 
 } // namespace
 } // namespace dlrig::test
+
+namespace dlrig::test {
+namespace {
+
+TEST(PickCli, FromThisMachineSaysWhatLimitsItAndTheCheapestFix) {
+  const std::string snap = std::string(DLRIG_TEST_DATA) + "/snapshots/laptop-egpu-hot.json";
+  // Full fine-tuning of an 8B model does not fit the 24 GB card in the dock.
+  auto r = run_dlrig({"pick", "llama-3-8b", "--seq", "1024", "--from", snap, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = Json::parse(r.out);
+  const auto &m = j["this_machine"];
+  ASSERT_TRUE(m.is_object()) << j.dump();
+  EXPECT_NE(m["machine"].get<std::string>().find("RTX 4090"), std::string::npos);
+  EXPECT_NE(m["verdict"].get<std::string>().find("gpu memory limits"), std::string::npos)
+      << m["verdict"];
+  bool memory = false;
+  for (const auto &p : m["parts"])
+    if (p["part"] == "gpu memory") {
+      memory = true;
+      EXPECT_TRUE(p["limits"].get<bool>());
+      EXPECT_FALSE(p["fix"].is_null());
+    }
+  EXPECT_TRUE(memory);
+  EXPECT_EQ(j["context"]["source"]["kind"], "file");
+
+  // The same workload as QLoRA fits: the dock is judged, nothing limits it.
+  r = run_dlrig({"pick", "llama-3-8b", "--qlora", "--seq", "1024", "--from", snap});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("nothing on this machine limits the workload"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("host link"), std::string::npos) << "a Thunderbolt dock is a part to judge";
+  EXPECT_NE(r.out.find("15 % slower over Thunderbolt"), std::string::npos) << r.out;
+  // Without --from-this-machine or --from, no machine is read.
+  r = run_dlrig({"pick", "llama-3-8b", "--qlora", "--seq", "1024", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Json::parse(r.out)["this_machine"].is_null());
+}
+
+} // namespace
+} // namespace dlrig::test
