@@ -585,8 +585,20 @@ PickResult pick(const Request &rq) {
                               "would: {} for {}",
                               opts[*res.cheapest_reaching_goal].name,
                               money(*opts[*res.cheapest_reaching_goal].goal_cost));
-  else
-    res.summary = "no option of the catalog reaches the goal";
+  else {
+    // Not even ignoring the budget: the fastest option that fits, and what it reaches.
+    const Option *fastest = nullptr;
+    auto work = [](const Option &o) {
+      return o.stream_tokens_per_s ? *o.stream_tokens_per_s : o.samples_per_s.value_or(0);
+    };
+    for (const auto &o : opts)
+      if (o.fits.value_or(false) && (!fastest || work(o) > work(*fastest)))
+        fastest = &o;
+    res.summary = fastest ? fmt::format("no option of the catalog reaches the goal; the fastest "
+                                        "that fits, {}, {}",
+                                        fastest->name, fastest->why)
+                          : "no option of the catalog reaches the goal or fits the model";
+  }
   return res;
 }
 

@@ -116,6 +116,17 @@ TEST(Pick, NothingWithinTheBudgetNamesTheCheapestThatWouldReachTheGoal) {
   EXPECT_NE(r.summary.find("nothing reaches the goal"), std::string::npos);
 }
 
+TEST(Pick, NothingInTheCatalogReachesTheGoalNamesTheFastest) {
+  auto rq = request("llama-3-8b", lora_8b(1e12));
+  rq.goal.within_s = 3600;
+  auto r = pick(rq);
+  EXPECT_TRUE(r.nothing_fits);
+  EXPECT_FALSE(r.cheapest_reaching_goal);
+  EXPECT_EQ(r.decided_by, "speed");
+  EXPECT_NE(r.summary.find("the fastest that fits"), std::string::npos) << r.summary;
+  EXPECT_NE(r.summary.find("the job takes"), std::string::npos) << r.summary;
+}
+
 TEST(Pick, BudgetKeepsThePickUnderIt) {
   auto rq = request("llama-3-8b", lora_8b(2e8));
   rq.budget.total = 1500;
