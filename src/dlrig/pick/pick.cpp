@@ -163,10 +163,6 @@ void price_option(Option &o, const Request &rq) {
     o.constraint = std::min_element(margins.begin(), margins.end())->second;
 }
 
-std::string money(double v) {
-  return v >= 100 ? fmt::format("${:.0f}", v) : fmt::format("${:.2f}", v);
-}
-
 } // namespace
 
 std::string_view name(Acquire a) {
@@ -538,8 +534,9 @@ PickResult pick(const Request &rq) {
     const Price *r = price_for(rq.prices, o.gpu, PriceKind::cloud_on_demand, b.currency, rq.today);
     if (r && o.upfront) {
       o.break_even_days = *o.upfront / (r->amount * o.count) / 24;
-      o.break_even_with = fmt::format("{} at {}/GPU-hour ({})", o.gpu, money(r->amount),
-                                      r->seller.empty() ? r->source : r->seller);
+      o.break_even_with =
+          fmt::format("{} at {}/GPU-hour ({})", o.gpu, show_money(r->amount, b.currency),
+                      r->seller.empty() ? r->source : r->seller);
     }
   }
 
@@ -571,20 +568,20 @@ PickResult pick(const Request &rq) {
   for (std::size_t i = 0; i < opts.size() && i < 10; ++i)
     if (opts[i].price && opts[i].price->stale)
       res.stale_prices.push_back(fmt::format(
-          "{}: {} {} {}", opts[i].name, money(opts[i].price->amount),
+          "{}: {} {} {}", opts[i].name, show_money(opts[i].price->amount, b.currency),
           opts[i].price->date.empty() ? "undated" : opts[i].price->date,
           opts[i].price->age_days ? fmt::format("({} days old)", *opts[i].price->age_days)
                                   : std::string()));
 
   if (best != opts.end())
     res.summary = fmt::format("{}: {} {} — decided by {}", best->name,
-                              best->goal_cost ? money(*best->goal_cost) : "n/a",
+                              best->goal_cost ? show_money(*best->goal_cost, b.currency) : "n/a",
                               best->goal_cost_unit, res.decided_by);
   else if (res.cheapest_reaching_goal)
     res.summary = fmt::format("nothing reaches the goal within the budget; the cheapest that "
                               "would: {} for {}",
                               opts[*res.cheapest_reaching_goal].name,
-                              money(*opts[*res.cheapest_reaching_goal].goal_cost));
+                              show_money(*opts[*res.cheapest_reaching_goal].goal_cost, b.currency));
   else {
     // Not even ignoring the budget: the fastest option that fits, and what it reaches.
     const Option *fastest = nullptr;
@@ -600,6 +597,14 @@ PickResult pick(const Request &rq) {
                           : "no option of the catalog reaches the goal or fits the model";
   }
   return res;
+}
+
+std::string show_money(double v, std::string_view currency) {
+  std::string n = v >= 1e6   ? fmt::format("{:.2f}M", v / 1e6)
+                  : v >= 100 ? fmt::format("{:.0f}", v)
+                  : v >= 0.1 ? fmt::format("{:.2f}", v)
+                             : fmt::format("{:.2g}", v);
+  return currency == "USD" ? "$" + n : n + " " + std::string(currency);
 }
 
 Result<Money> parse_money(std::string_view text, std::string_view flag) {

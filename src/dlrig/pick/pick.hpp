@@ -154,6 +154,8 @@ struct Money {
   double amount = 0;
   std::string currency; // empty: not given (USD assumed by the caller)
 };
+// An amount as printed: "$1300", "$2.99", "$0.0046", "$1.30M" in USD; "1300 EUR" otherwise.
+std::string show_money(double amount, std::string_view currency);
 Result<Money> parse_money(std::string_view s, std::string_view flag = "--budget");
 Result<double> parse_duration(std::string_view s);
 

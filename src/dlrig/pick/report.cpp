@@ -13,12 +13,8 @@ namespace {
 constexpr std::size_t kShown = 10;
 constexpr std::size_t kShownRentals = 3;
 
-std::string money(double v) {
-  if (v >= 1e6)
-    return fmt::format("${:.2f}M", v / 1e6);
-  if (v >= 100)
-    return fmt::format("${:.0f}", v);
-  return fmt::format("${:.2f}", v);
+std::string currency_of(const Option &o) {
+  return o.price ? o.price->currency : "USD";
 }
 
 std::string gb(double bytes) {
@@ -71,10 +67,10 @@ std::string budget_text(const Budget &b) {
                   : b.new_only  ? "buying new"
                                 : "buying";
   if (b.total)
-    s +=
-        fmt::format(", at most {} {}{}", money(*b.total), b.currency, b.rent ? " for the job" : "");
+    s += fmt::format(", at most {}{}", show_money(*b.total, b.currency),
+                     b.rent ? " for the job" : "");
   if (b.per_hour)
-    s += fmt::format(", at most {} {} per hour", money(*b.per_hour), b.currency);
+    s += fmt::format(", at most {} per hour", show_money(*b.per_hour, b.currency));
   if (b.form)
     s += fmt::format(", form {}", name(*b.form));
   if (b.gpus_max < 8)
@@ -106,14 +102,14 @@ std::string price_cell(const Option &o) {
     return kUnknown;
   const auto &p = *o.price;
   std::string when = p.date.empty() ? "undated" : p.date;
-  return fmt::format("{}{} ({}{})", money(p.amount), o.acquire == Acquire::rent ? "/h" : " each",
-                     when, p.stale ? ", stale" : "");
+  return fmt::format("{}{} ({}{})", show_money(p.amount, p.currency),
+                     o.acquire == Acquire::rent ? "/h" : " each", when, p.stale ? ", stale" : "");
 }
 
 std::string cost_cell(const Option &o) {
   if (!o.goal_cost)
     return kUnknown;
-  return money(*o.goal_cost) + " " + o.goal_cost_unit;
+  return show_money(*o.goal_cost, currency_of(o)) + " " + o.goal_cost_unit;
 }
 
 std::string status_cell(const Option &o) {
@@ -309,8 +305,9 @@ std::vector<Table> to_tables(const PickResult &r, const UpgradeAdvice *advice) {
       m.add({rule.id + (rule.warning ? " (!)" : ""), rule.advice, rule.source});
     if (o.break_even_days)
       m.add({"buy vs rent",
-             fmt::format("{} buys {:.0f} days of 24/7 rental of {}", money(*o.upfront),
-                         *o.break_even_days, o.break_even_with),
+             fmt::format("{} buys {:.0f} days of 24/7 rental of {}",
+                         show_money(*o.upfront, currency_of(o)), *o.break_even_days,
+                         o.break_even_with),
              "data/prices.csv"});
     out.push_back(m);
   }

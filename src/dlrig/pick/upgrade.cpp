@@ -49,8 +49,9 @@ UpgradeAdvice upgrade_advice(const Request &rq, const Snapshot &snap, const Pick
   const std::string best_fix =
       best == res.options.end()
           ? "none of the catalog's options reaches the goal"
-          : fmt::format("{} ({:.0f} {} {})", best->name, best->goal_cost.value_or(0),
-                        rq.budget.currency, best->goal_cost_unit);
+          : fmt::format("{} ({} {})", best->name,
+                        show_money(best->goal_cost.value_or(0), rq.budget.currency),
+                        best->goal_cost_unit);
 
   auto gpus = fit::gpu_targets(snap, kb);
   if (gpus.empty()) {

@@ -282,6 +282,33 @@ TEST(PickParse, Money) {
   }
 }
 
+TEST(PickParse, MoneyAsPrinted) {
+  EXPECT_EQ(show_money(1300, "USD"), "$1300");
+  EXPECT_EQ(show_money(2.99, "USD"), "$2.99");
+  EXPECT_EQ(show_money(0.0046, "USD"), "$0.0046");
+  EXPECT_EQ(show_money(1.3e6, "USD"), "$1.30M");
+  EXPECT_EQ(show_money(1300, "EUR"), "1300 EUR");
+}
+
+TEST(Pick, PricesInAnotherCurrencyAreUsedWithABudgetInIt) {
+  auto rq = request("llama-3.2-1b", lora_8b(1e7));
+  auto eur = parse_prices("gpu,kind,price,currency,date,source\n"
+                          "GeForce RTX 3060 12GB,street_new,240,EUR,2026-11,my shop\n",
+                          "eur.csv", kb::builtin());
+  ASSERT_TRUE(eur.ok());
+  rq.prices = override_prices(rq.prices, *eur);
+  rq.budget.currency = "EUR";
+  rq.budget.total = 300;
+  auto r = pick(rq);
+  ASSERT_EQ(r.options.front().status, Status::ok);
+  EXPECT_EQ(r.options.front().gpu, "GeForce RTX 3060 12GB");
+  EXPECT_EQ(r.options.front().price->currency, "EUR");
+  for (const auto &o : r.options)
+    if (o.price) {
+      EXPECT_EQ(o.price->currency, "EUR") << "no USD price is mixed into an EUR budget";
+    }
+}
+
 TEST(PickParse, Duration) {
   EXPECT_EQ(*parse_duration("24h"), 86400);
   EXPECT_EQ(*parse_duration("90min"), 5400);
