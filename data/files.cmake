@@ -14,6 +14,9 @@ foreach(f IN ITEMS
     model_types.json
     models.json
     p2p_hangs.csv
+    platforms.csv
+    prices.csv
+    sizing.csv
     torch.csv)
   list(APPEND DLRIG_DATA_FILES ${CMAKE_CURRENT_LIST_DIR}/${f})
 endforeach()

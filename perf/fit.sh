@@ -63,22 +63,7 @@ with open(os.path.join(work, "snapshot.json"), "w") as f:
     json.dump(snap, f)
 EOF
 
-# Prints "median p90" in ms of RUNS runs of the command, or "n/a n/a" when it exits 64/65/70.
-time_it() {
-  python3 - "$RUNS" "$@" <<'EOF'
-import subprocess, sys, time
-runs, cmd = int(sys.argv[1]), sys.argv[2:]
-t = []
-for _ in range(runs):
-    s = time.perf_counter()
-    rc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
-    t.append((time.perf_counter() - s) * 1000)
-    if rc not in (0, 1):
-        print("n/a n/a"); sys.exit(0)
-t.sort()
-print(f"{t[len(t) // 2]:.1f} {t[min(len(t) - 1, int(len(t) * 0.9))]:.1f}")
-EOF
-}
+source "$(dirname "$0")/time_it.sh"
 
 SNAP="$WORK/snapshot.json"
 printf '| case | median ms | p90 ms |\n|---|---|---|\n'

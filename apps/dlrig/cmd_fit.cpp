@@ -8,6 +8,7 @@
 #include "dlrig/fit/report.hpp"
 #include "dlrig/fit/targets.hpp"
 #include "dlrig/fit/weights.hpp"
+#include "workload.hpp"
 
 #include <fmt/format.h>
 
@@ -19,128 +20,18 @@ namespace dlrig::cli {
 namespace {
 
 struct FitArgs {
-  std::string model;
-  std::string params, family;
-  std::string mode = "train", precision = "bf16-amp", optimizer = "adamw", checkpointing = "none",
-              strategy = "ddp", offload = "none", attention = "sdpa", quant = "none",
-              lora_targets = "qv", kernels = "eager", loss = "standard", optimizer_impl;
-  std::string network, torch;
-  fit::Run run;
+  WorkloadArgs w;
   std::string gpu;
   bool all_gpus = false;
   bool max_batch = false;
-  double dataset_tokens = 0, samples = 0; // 0 = not given
   SnapshotSource src;
   OutputOptions out;
 };
 
-// A flag's value that a library parser refused is a usage error whatever the parser's kind.
-template <class T> T need(Result<T> r) {
-  return value_or_throw(std::move(r), ErrorKind::usage);
-}
-
-// "7e9", "7000000000", "7B", "110M", "1.5T".
-Result<std::int64_t> parse_count(const std::string &s, const char *flag) {
-  if (s.empty())
-    return make_error(std::string(flag) + ": empty");
-  double mult = 1;
-  std::string num = s;
-  switch (s.back()) {
-  case 'k':
-  case 'K':
-    mult = 1e3;
-    break;
-  case 'm':
-  case 'M':
-    mult = 1e6;
-    break;
-  case 'b':
-  case 'B':
-    mult = 1e9;
-    break;
-  case 't':
-  case 'T':
-    mult = 1e12;
-    break;
-  default:
-    break;
-  }
-  if (mult != 1)
-    num.pop_back();
-  try {
-    std::size_t used = 0;
-    double v = std::stod(num, &used);
-    if (used != num.size() || !(v > 0) || !std::isfinite(v * mult) || v * mult > 1e15)
-      throw std::invalid_argument(s);
-    return static_cast<std::int64_t>(std::llround(v * mult));
-  } catch (const std::exception &) {
-    return make_error(std::string(flag) + " \"" + s +
-                      "\": expected a positive count such as 7000000000, 7e9, 7B or 110M");
-  }
-}
-
 ExitCode run_fit(FitArgs &a, const Envelope &envelope) {
   const auto &kb = kb::builtin();
-  fit::Run run = a.run;
-  run.mode = need(fit::parse_mode(a.mode));
-  run.precision = need(fit::parse_precision(a.precision));
-  run.optimizer = need(fit::parse_optimizer(a.optimizer));
-  run.checkpointing = need(fit::parse_checkpointing(a.checkpointing));
-  run.strategy = need(fit::parse_strategy(a.strategy));
-  run.offload = need(fit::parse_offload(a.offload));
-  run.attention = need(fit::parse_attention(a.attention));
-  run.lora_targets = need(fit::parse_lora_targets(a.lora_targets, run.lora_modules));
-  run.quant = need(fit::parse_quant(a.quant));
-  run.kernels = need(fit::parse_kernels(a.kernels));
-  if (!a.network.empty()) {
-    const auto *link = kb.find_link(a.network);
-    if (!link || !link->theoretical_bytes_per_s)
-      throw Failure(ExitCode::usage,
-                    fmt::format("--network \"{}\": not a link of the knowledge base with a known "
-                                "rate (see `dlrig kb links`, e.g. \"InfiniBand NDR\")",
-                                a.network));
-    run.network_bytes_per_s = *link->theoretical_bytes_per_s / (link->bidirectional ? 2 : 1);
-  }
-  run.loss = need(fit::parse_loss(a.loss));
-  if (!a.optimizer_impl.empty())
-    run.optimizer_impl = need(fit::parse_optimizer_impl(a.optimizer_impl));
-  if (run.optimizer_impl && run.optimizer != fit::Optimizer::adam &&
-      run.optimizer != fit::Optimizer::adamw)
-    throw Failure(ExitCode::usage,
-                  "--optimizer-impl chooses PyTorch's Adam/AdamW "
-                  "implementation: give --optimizer adam or adamw, or leave it out");
-  if (run.optimizer_impl && run.strategy != fit::Strategy::ddp &&
-      run.strategy != fit::Strategy::fsdp)
-    throw Failure(ExitCode::usage,
-                  "--optimizer-impl is for PyTorch's optimizer; DeepSpeed ZeRO steps with its own "
-                  "fused Adam: leave it out with --strategy " +
-                      std::string(fit::name(run.strategy)));
-  if (a.dataset_tokens != 0)
-    run.dataset_tokens = a.dataset_tokens;
-  if (a.samples != 0)
-    run.samples = a.samples;
-
-  std::optional<kb::ModelFamily> family;
-  if (!a.family.empty())
-    family = need(fit::parse_family(a.family));
-  fit::ModelInput model;
-  if (!a.params.empty()) {
-    if (!a.model.empty())
-      throw Failure(ExitCode::usage, "give either MODEL or --params N --family F, not both");
-    if (!family)
-      throw Failure(ExitCode::usage, "--params needs --family (decoder, moe-decoder, encoder, "
-                                     "encoder-decoder, cnn)");
-    model = value_or_throw(
-        fit::model_from_params(need(parse_count(a.params, "--params")), *family, kb.models),
-        ErrorKind::usage);
-  } else if (a.model.empty()) {
-    throw Failure(ExitCode::usage, "which model? give a catalog name (`dlrig kb models`), a "
-                                   "config.json, a .safetensors file or folder, or --params N "
-                                   "--family F");
-  } else {
-    model = value_or_throw(fit::load_model(a.model, family, kb));
-  }
-
+  fit::Run run = workload_run(a.w, kb);
+  fit::ModelInput model = workload_model(a.w, kb);
   if (model.weights_only) { // unrecognised tensor names, no config.json: what the header says
     std::vector<fit::GpuTarget> gpus;
     if (!a.gpu.empty() || a.all_gpus) {
@@ -175,8 +66,8 @@ ExitCode run_fit(FitArgs &a, const Envelope &envelope) {
     if (auto measured = bench::measured_cpu_target(*stored, snap->host.cpu))
       cpu = measured;
   }
-  if (!a.torch.empty())
-    run = value_or_throw(fit::with_torch(run, a.torch, kb), ErrorKind::usage);
+  if (!a.w.torch.empty())
+    run = value_or_throw(fit::with_torch(run, a.w.torch, kb), ErrorKind::usage);
   else if (this_machine && snap)
     run = fit::with_machine_stack(run, *snap);
 
@@ -220,94 +111,9 @@ ExitCode run_fit(FitArgs &a, const Envelope &envelope) {
 
 Runner setup_fit(CLI::App &sub) {
   auto a = std::make_shared<FitArgs>();
-  sub.add_option("model", a->model,
-                 "Catalog name, config.json (or its folder), .safetensors file or sharded folder")
-      ->type_name("MODEL");
-  sub.add_option("--params", a->params, "Parameter count instead of a model (7e9, 7B, 110M)")
-      ->type_name("N");
-  sub.add_option("--family", a->family,
-                 "decoder | moe-decoder | encoder | encoder-decoder | cnn (with --params, or a "
-                 "checkpoint without config.json)")
-      ->type_name("F");
-  sub.add_option("--mode", a->mode, "train | infer")->type_name("MODE");
-  add_ranged_option<std::int64_t>(sub, "--batch", a->run.batch,
-                                  "Micro-batch per GPU (data-parallel rank)", "N", 1, 1 << 20);
-  add_ranged_option<std::int64_t>(sub, "--seq", a->run.seq,
-                                  "Tokens per sample (default: 2048 or the model's context)", "N",
-                                  1, 1 << 24);
-  add_ranged_option<std::int64_t>(sub, "--image-size", a->run.image_size,
-                                  "Image side in pixels (CNN, ViT)", "PX", 1, 1 << 16);
-  sub.add_option("--precision", a->precision, "fp32 | tf32 | fp16-amp | bf16-amp | bf16 | fp8")
-      ->type_name("P");
-  sub.add_option("--optimizer", a->optimizer,
-                 "sgd | sgd-momentum | adam | adamw | adamw-8bit | adafactor | lion")
-      ->type_name("O");
-  sub.add_option("--checkpointing", a->checkpointing, "none | selective | full")->type_name("C");
-  add_ranged_option<std::int64_t>(sub, "--grad-accum", a->run.grad_accum,
-                                  "Micro-batches per optimizer step", "N", 1, 1 << 20);
-  add_ranged_option<int>(sub, "--gpus", a->run.gpus, "GPUs per node", "N", 1, 1024);
-  add_ranged_option<int>(sub, "--nodes", a->run.nodes, "Nodes", "N", 1, 1 << 16);
-  sub.add_option("--strategy", a->strategy, "ddp | zero1 | zero2 | zero3 | fsdp")->type_name("S");
-  add_ranged_option<int>(sub, "--tp", a->run.tp, "Tensor-parallel degree", "N", 1, 1024);
-  add_ranged_option<int>(sub, "--pp", a->run.pp, "Pipeline-parallel degree", "N", 1, 1024);
-  sub.add_option("--offload", a->offload, "optimizer | params (to the CPU)")->type_name("WHAT");
-  add_ranged_option<int>(sub, "--lora", a->run.lora_rank,
-                         "Train LoRA adapters of rank R on a frozen base", "R", 1, 1 << 16);
-  sub.add_flag("--qlora", a->run.qlora, "LoRA on a 4-bit NF4 base (QLoRA)");
-  sub.add_option("--lora-targets", a->lora_targets,
-                 "qv (PEFT's default: query and value) | all-linear (every linear but the head) | "
-                 "a list such as q,v,o,gate,up,down")
-      ->type_name("T");
-  sub.add_option("--attention", a->attention, "eager | sdpa | flash")->type_name("A");
-  sub.add_option("--loss", a->loss,
-                 "standard | fused (Liger-Kernel, Cut-CE: no b*s*V logits) | chunked (torchtune)")
-      ->type_name("L");
-  sub.add_option("--optimizer-impl", a->optimizer_impl,
-                 "PyTorch Adam/AdamW: foreach (default since torch 2.0) | fused | loop")
-      ->type_name("I");
-  sub.add_flag(
-      "--optimizer-in-backward", a->run.optimizer_in_backward,
-      "Step each parameter in backward and free its gradient (torchtune optimizer_in_bwd)");
-  sub.add_flag("--paged-optimizer", a->run.paged_optimizer,
-               "bitsandbytes paged optimizer: states in CUDA unified memory");
-  sub.add_flag("--activation-offload", a->run.activation_offload,
-               "Offload saved activations to host memory (torchtune)");
-  sub.add_flag("--gradient-as-bucket-view", a->run.gradient_as_bucket_view,
-               "DDP(gradient_as_bucket_view=True): no gradient bucket copies");
-  add_ranged_option<double>(sub, "--reduce-bucket-size", a->run.reduce_bucket_size,
-                            "DeepSpeed ZeRO reduce_bucket_size, elements (default 5e8)", "N", 1,
-                            1e12);
-  add_ranged_option<double>(sub, "--allgather-bucket-size", a->run.allgather_bucket_size,
-                            "DeepSpeed ZeRO-1/2 allgather_bucket_size, elements (default 5e8)", "N",
-                            1, 1e12);
-  add_ranged_option<double>(
-      sub, "--stage3-prefetch-bucket-size", a->run.stage3_prefetch_bucket_size,
-      "DeepSpeed ZeRO-3 stage3_prefetch_bucket_size (default 5e7)", "N", 0, 1e12);
-  add_ranged_option<double>(sub, "--stage3-max-live-parameters", a->run.stage3_max_live_parameters,
-                            "DeepSpeed ZeRO-3 stage3_max_live_parameters (default 1e9)", "N", 1,
-                            1e13);
-  sub.add_option("--torch", a->torch,
-                 "PyTorch version to size for (2.5.1, 1.13.1+cu117); default: this machine's")
-      ->type_name("VERSION");
-  sub.add_option("--quant", a->quant, "Serving weights: int8 | int4")->type_name("Q");
-  add_ranged_option<std::int64_t>(sub, "--max-tokens", a->run.max_tokens,
-                                  "Serving: new tokens per request", "N", 1, 1 << 24);
-  add_ranged_option<std::int64_t>(sub, "--concurrency", a->run.concurrency,
-                                  "Serving: requests in flight", "N", 1, 1 << 20);
-  sub.add_flag("--max-batch", a->max_batch, "Also find the largest micro-batch that fits");
-  add_ranged_option<double>(sub, "--dataset-tokens", a->dataset_tokens,
-                            "Tokens per epoch (time per epoch)", "N", 1, 1e16);
-  add_ranged_option<double>(sub, "--samples", a->samples, "Samples per epoch (time per epoch)", "N",
-                            1, 1e13);
-  add_ranged_option<double>(sub, "--epochs", a->run.epochs, "Epochs (total time)", "N", 0.001, 1e6);
-  sub.add_option("--kernels", a->kernels,
-                 "Time model: eager (PyTorch/transformers as written) | fused (torch.compile, "
-                 "Megatron-LM / Transformer Engine)")
-      ->type_name("K");
-  sub.add_option("--network", a->network,
-                 "Time model: the link between nodes, per GPU (a `dlrig kb links` name, e.g. "
-                 "\"InfiniBand NDR\")")
-      ->type_name("LINK");
+  add_workload_options(sub, a->w, [&sub, a] {
+    sub.add_flag("--max-batch", a->max_batch, "Also find the largest micro-batch that fits");
+  });
   auto *gpu = sub.add_option("--gpu", a->gpu, "Size for this catalog GPU instead of this machine's")
                   ->type_name("NAME");
   sub.add_flag("--all-gpus", a->all_gpus, "A table over every GPU of the catalog")->excludes(gpu);

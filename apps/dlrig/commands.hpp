@@ -119,6 +119,7 @@ Runner setup_info(CLI::App &sub);     // cmd_info.cpp
 Runner setup_snapshot(CLI::App &sub); // cmd_info.cpp
 Runner setup_doctor(CLI::App &sub);   // cmd_doctor.cpp
 Runner setup_fit(CLI::App &sub);      // cmd_fit.cpp
+Runner setup_pick(CLI::App &sub);     // cmd_pick.cpp
 Runner setup_kb(CLI::App &sub);       // cmd_kb.cpp
 Runner setup_bench(CLI::App &sub);    // cmd_bench.cpp
 

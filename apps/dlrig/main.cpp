@@ -19,6 +19,8 @@ const Command kCommands[] = {
      setup_snapshot},
     {"doctor", "Every known reason PyTorch fails or runs slow here, with the fix", setup_doctor},
     {"fit", "Will a model train or serve on these GPUs: memory, batch, time", setup_fit},
+    {"pick", "Which GPUs, machine or cloud instance to get for a workload, a goal and a budget",
+     setup_pick},
     {"kb", "Search the knowledge base: gpus, archs, cuda, torch, links, models, cloud", setup_kb},
     {"bench", "Measure what this machine delivers: CPU GEMM, memory bandwidth (STREAM)",
      setup_bench},

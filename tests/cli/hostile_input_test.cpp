@@ -212,6 +212,9 @@ TEST(HostileInput, NumericFlagsOutOfRangeAreUsageErrors) {
       {"fit", "llama-3-8b", "--gpu", "H100", "--gpus", "1.5"},
       {"fit", "llama-3-8b", "--gpu", "H100", "--dataset-tokens", "nan"},
       {"fit", "llama-3-8b", "--gpu", "H100", "--samples", "-inf"},
+      {"pick", "llama-3-8b", "--mode", "infer", "--tokens-per-s", "nan"},
+      {"pick", "llama-3-8b", "--gpus-max", "9"},
+      {"pick", "llama-3-8b", "--dataset-tokens", "1e300"},
   };
   for (const auto &args : bad) {
     auto r = run_dlrig(args);

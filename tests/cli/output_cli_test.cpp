@@ -69,6 +69,10 @@ TEST(OutputCli, EveryJsonDocumentCarriesTheSameEnvelope) {
   expect_envelope(run_dlrig({"fit", "llama-3.1-8b", "--all-gpus", "--json"}), "fit --all-gpus",
                   nullptr);
   expect_envelope(run_dlrig({"kb", "gpus", "4090", "--json"}), "kb --json", nullptr);
+  expect_envelope(run_dlrig({"pick", "llama-3.2-1b", "--lora", "16", "--json"}), "pick --json",
+                  nullptr);
+  expect_envelope(run_dlrig({"pick", "llama-3.2-1b", "--lora", "16", "--json", "--from", from}),
+                  "pick --from --json", file);
   Json live = {{"kind", "live"}, {"path", nullptr}};
   expect_envelope(run_dlrig({"snapshot", "--no-nvml"}), "snapshot (live)", live);
 }

@@ -10,5 +10,6 @@ list(APPEND DLRIG_TEST_SOURCES
   cli/info_software_test.cpp
   cli/kb_cli_test.cpp
   cli/output_cli_test.cpp
+  cli/pick_cli_test.cpp
   cli/snapshot_cli_test.cpp
   support/cli.cpp)

@@ -11,6 +11,10 @@
 namespace dlrig::fit {
 namespace {
 
+// The rows of one tensor-core MMA instruction, mma.sync.aligned.m16n8k16 (PTX ISA, "Matrix Shape":
+// https://docs.nvidia.com/cuda/parallel-thread-execution/#warp-level-matrix-shape).
+constexpr double kMmaRows = 16;
+
 bool is_transformer(model::ModelFamily f) {
   return f != model::ModelFamily::cnn && f != model::ModelFamily::unet;
 }
@@ -336,7 +340,13 @@ StepBreakdown time_ops(const std::vector<Op> &ops, const DeviceRates &rates,
       std::optional<double> rate = o.kind == OpKind::attention ? rates.attention[idx(o.precision)]
                                                                : rates.gemm[idx(o.precision)];
       if (o.kind == OpKind::gemm && rate && o.m > 0 && o.n > 0) {
-        auto q = [](double x) { return x / (std::ceil(x / kGemmTile) * kGemmTile); };
+        // A dimension below the tile (decode: one token per sequence) is not padded to a whole
+        // 64 tile: cuBLAS runs such skinny GEMMs with small tiles or as GEMV, so it is padded to
+        // the tensor-core instruction's 16 rows instead, and the op stays bound by its weights.
+        auto q = [](double x) {
+          const double tile = x < kGemmTile ? kMmaRows : kGemmTile;
+          return x / (std::ceil(x / tile) * tile);
+        };
         *rate *= q(o.m) * q(o.n);
       }
       if (rate && *rate > 0)

@@ -155,6 +155,11 @@ std::vector<const GpuSpec *> KnowledgeBase::match_gpus(std::string_view name) co
 }
 
 const GpuSpec *KnowledgeBase::find_gpu(std::string_view name) const {
+  // A catalog name as written (the data files cross-reference GPUs this way, and the time model
+  // looks them up per estimate): no word matching needed.
+  for (const auto &g : gpus)
+    if (g.name == name)
+      return &g;
   auto found = match_gpus(name);
   return found.size() == 1 ? found.front() : nullptr;
 }

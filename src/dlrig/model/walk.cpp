@@ -21,6 +21,7 @@ I64 conv_out(I64 side, I64 kernel, I64 stride, I64 pad) {
 // there); the max-pool keeps its output and its int64 indices.
 std::vector<Module> walk_resnet(const ModelArch &m, I64 side) {
   std::vector<Module> out;
+  out.reserve(256); // ResNet-152 has 210 modules: no reallocation (fit and pick walk it often)
   const CnnArch &c = m.cnn;
   const I64 image_channels = m.channels > 0 ? m.channels : 3;
   Shape x{image_channels, side, side};
@@ -32,8 +33,9 @@ std::vector<Module> walk_resnet(const ModelArch &m, I64 side) {
     r.stride = stride;
     r.macs = static_cast<double>(r.params) * static_cast<double>(s * s);
     r.block = block;
-    out.push_back(r);
-    return r.output;
+    const Shape output = r.output;
+    out.push_back(std::move(r));
+    return output;
   };
   auto elementwise = [&](std::string name, std::string kind, const Shape &s) {
     Module r{std::move(name), std::move(kind), 0, s, s};
@@ -44,7 +46,7 @@ std::vector<Module> walk_resnet(const ModelArch &m, I64 side) {
       r.saved = static_cast<double>(s.elements()); // its output
     }
     r.block = block;
-    out.push_back(r);
+    out.push_back(std::move(r));
     return s;
   };
   Shape y = conv("conv1", c.stem_width, 7, 2, x);

@@ -1,0 +1,42 @@
+#pragma once
+// The whole machine around a purchase option: platform and PCIe lanes, CPU cores, RAM, storage,
+// PSU and connectors, cooling, an eGPU's link. Each rule is a constant of data/sizing.csv or a row
+// of data/platforms.csv and is printed with its source. Pure.
+#include "dlrig/kb/kb.hpp"
+#include "dlrig/pick/data.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dlrig::pick {
+
+struct MachineRule {
+  std::string id; // platform | cpu | ram | storage | psu | connectors | circuit | cooling | egpu
+  std::string advice;   // what to get, in words, with the numbers
+  std::string source;   // where the rule comes from
+  bool warning = false; // a limit the option runs into (a slot at x4, a 15 A circuit, cooling)
+};
+
+struct MachinePlan {
+  std::vector<MachineRule> rules;
+  std::string platform;                   // empty: no platform of the data holds this many GPUs
+  int cpu_cores = 0;                      // at least
+  double ram_bytes = 0;                   // at least
+  double psu_w = 0;                       // at least
+  std::optional<double> read_bytes_per_s; // storage must deliver (when the input is known)
+};
+
+struct MachineInput {
+  const kb::GpuSpec *gpu = nullptr;
+  int count = 1;
+  bool egpu = false;                      // one card in a Thunderbolt dock on a laptop
+  bool images = false;                    // an image model: JPEG decode on the CPU
+  std::optional<double> samples_per_s;    // the predicted training rate, all GPUs
+  std::optional<double> bytes_per_sample; // read from storage per sample
+  std::optional<double> dataset_bytes;    // to keep in the page cache
+};
+
+MachinePlan plan_machine(const MachineInput &in, const Sizing &sizing);
+
+} // namespace dlrig::pick

@@ -1,0 +1,675 @@
+#include "dlrig/pick/pick.hpp"
+
+#include "dlrig/core/text.hpp"
+#include "dlrig/fit/memory.hpp"
+#include "dlrig/fit/time.hpp"
+#include "dlrig/kb/kb.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <tuple>
+
+namespace dlrig::pick {
+namespace {
+
+// The ranked options fit's changes are searched for when they do not fit (the table shows 10).
+constexpr std::size_t kSuggestWithin = 10;
+constexpr int kSuggestMax = 3;
+
+bool transformer(const fit::ModelInput &m) {
+  return m.arch.family != model::ModelFamily::cnn && m.arch.family != model::ModelFamily::unet;
+}
+
+// The GPU counts a GPU is bought in, and where they sit.
+std::vector<std::pair<int, Form>> purchase_shapes(const kb::GpuSpec &g) {
+  if (g.form_factor == "desktop")
+    return {{1, Form::desktop}, {2, Form::desktop}, {4, Form::workstation}};
+  if (g.form_factor == "workstation")
+    return {
+        {1, Form::workstation}, {2, Form::workstation}, {4, Form::workstation}, {8, Form::server}};
+  if (g.form_factor == "pcie-server")
+    return {{1, Form::server}, {2, Form::server}, {4, Form::server}, {8, Form::server}};
+  if (g.form_factor == "sxm") // HGX boards carry 4 or 8
+    return {{4, Form::server}, {8, Form::server}};
+  return {};
+}
+
+int status_rank(Status s) {
+  switch (s) {
+  case Status::ok:
+    return 0;
+  case Status::over_budget:
+    return 1;
+  case Status::too_slow:
+    return 2;
+  case Status::no_fit:
+    return 3;
+  case Status::unknown:
+    return 4;
+  case Status::unpriced:
+    return 5;
+  }
+  return 6;
+}
+
+std::string constraint_of(Status s) {
+  switch (s) {
+  case Status::no_fit:
+    return "memory";
+  case Status::too_slow:
+    return "speed";
+  case Status::over_budget:
+    return "budget";
+  case Status::unpriced:
+    return "price";
+  default:
+    return "";
+  }
+}
+
+// The newest price of a kind for a GPU in the budget's currency (the lowest among the newest).
+const Price *price_for(const std::vector<Price> &prices, const std::string &gpu, PriceKind kind,
+                       const std::string &currency, std::string_view today) {
+  const Price *best = nullptr;
+  int best_age = 0;
+  for (const auto &p : prices) {
+    if (p.gpu != gpu || p.kind != kind || p.currency != currency)
+      continue;
+    const int age = age_days(p.date, today).value_or(1 << 20);
+    if (!best || age < best_age || (age == best_age && p.amount < best->amount)) {
+      best = &p;
+      best_age = age;
+    }
+  }
+  return best;
+}
+
+PriceUse use_of(const Price &p, double amount, std::string_view today) {
+  PriceUse u;
+  u.amount = amount;
+  u.kind = p.kind;
+  u.date = p.date;
+  u.seller = p.seller;
+  u.source = p.source;
+  u.currency = p.currency;
+  u.age_days = age_days(p.date, today);
+  u.stale = !u.age_days || *u.age_days > kStaleDays;
+  return u;
+}
+
+// Fills the money side and the status of an evaluated option.
+void price_option(Option &o, const Request &rq) {
+  const auto &b = rq.budget;
+  if (!o.price) {
+    o.status = Status::unpriced;
+    o.constraint = "price";
+    o.why =
+        fmt::format("no {}price for the {}", o.acquire == Acquire::buy_used ? "used " : "", o.gpu);
+    return;
+  }
+  if (o.acquire == Acquire::rent) {
+    o.per_hour = o.price->amount;
+    if (o.job_s) {
+      o.job_cost = *o.per_hour * *o.job_s / 3600;
+      o.goal_cost = o.job_cost;
+      o.goal_cost_unit = "per job";
+    } else if (rq.run.mode == fit::Mode::infer) {
+      o.goal_cost = o.per_hour;
+      o.goal_cost_unit = "per hour";
+    } else if (o.tokens_per_s && *o.tokens_per_s > 0) {
+      o.goal_cost = *o.per_hour / (*o.tokens_per_s * 3600) * 1e6;
+      o.goal_cost_unit = "per 1M tokens";
+    } else if (o.samples_per_s && *o.samples_per_s > 0) {
+      o.goal_cost = *o.per_hour / (*o.samples_per_s * 3600) * 1e3;
+      o.goal_cost_unit = "per 1k samples";
+    }
+  } else {
+    o.upfront = o.price->amount * o.count;
+    o.goal_cost = o.upfront;
+    o.goal_cost_unit = "to buy";
+  }
+  if (o.status != Status::ok)
+    return; // memory or speed already decided
+  const bool over = o.acquire == Acquire::rent
+                        ? (b.total && o.job_cost && *o.job_cost > *b.total) ||
+                              (b.per_hour && o.per_hour && *o.per_hour > *b.per_hour)
+                        : (b.total && o.upfront && *o.upfront > *b.total);
+  if (over) {
+    o.status = Status::over_budget;
+    o.constraint = "budget";
+    o.why = "over the budget";
+    return;
+  }
+  // The tightest margin among what is known.
+  std::vector<std::pair<double, std::string>> margins;
+  if (o.memory_bytes && *o.memory_bytes > 0)
+    margins.push_back(
+        {(static_cast<double>(*o.memory_bytes) - static_cast<double>(o.device_bytes)) /
+             static_cast<double>(*o.memory_bytes),
+         "memory"});
+  if (rq.goal.within_s && o.job_s)
+    margins.push_back({*rq.goal.within_s / *o.job_s - 1, "speed"});
+  if (rq.goal.tokens_per_s && o.stream_tokens_per_s)
+    margins.push_back({*o.stream_tokens_per_s / *rq.goal.tokens_per_s - 1, "speed"});
+  const auto cost = o.acquire == Acquire::rent ? (b.total ? o.job_cost : o.per_hour) : o.upfront;
+  const auto cap = o.acquire == Acquire::rent ? (b.total ? b.total : b.per_hour) : b.total;
+  if (cost && cap && *cost > 0)
+    margins.push_back({*cap / *cost - 1, "budget"});
+  if (!margins.empty())
+    o.constraint = std::min_element(margins.begin(), margins.end())->second;
+}
+
+} // namespace
+
+std::string_view name(Acquire a) {
+  switch (a) {
+  case Acquire::buy_new:
+    return "buy new";
+  case Acquire::buy_used:
+    return "buy used";
+  case Acquire::rent:
+    return "rent";
+  }
+  return "?";
+}
+
+std::string_view name(Form f) {
+  switch (f) {
+  case Form::desktop:
+    return "desktop";
+  case Form::workstation:
+    return "workstation";
+  case Form::server:
+    return "server";
+  case Form::laptop_egpu:
+    return "laptop-egpu";
+  case Form::cloud:
+    return "cloud";
+  }
+  return "?";
+}
+
+Result<Form> parse_form(std::string_view s) {
+  for (Form f : {Form::desktop, Form::workstation, Form::server, Form::laptop_egpu, Form::cloud})
+    if (name(f) == s)
+      return f;
+  return make_error(ErrorKind::usage,
+                    "--form: unknown value \"" + std::string(s) +
+                        "\" (accepted: desktop, workstation, server, laptop-egpu, cloud)");
+}
+
+std::string_view name(Status s) {
+  switch (s) {
+  case Status::ok:
+    return "ok";
+  case Status::no_fit:
+    return "does-not-fit";
+  case Status::too_slow:
+    return "too-slow";
+  case Status::over_budget:
+    return "over-budget";
+  case Status::unpriced:
+    return "no-price";
+  case Status::unknown:
+    return "unknown";
+  }
+  return "?";
+}
+
+fit::GpuTarget target(const kb::GpuSpec &spec, bool egpu, const kb::KnowledgeBase &kb) {
+  fit::GpuTarget t = fit::gpu_target(spec);
+  if (egpu)
+    if (const auto *tb = kb.find_link("Thunderbolt 4")) {
+      t.host_link = tb->name;
+      t.host_link_bytes_per_s = tb->measured_h2d_bytes_per_s;
+    }
+  return t;
+}
+
+Option evaluate(const fit::ModelInput &model, const fit::Run &base, const fit::GpuTarget &gpu,
+                int count, const Goal &goal) {
+  Option o;
+  o.gpu = gpu.name;
+  o.count = count;
+  o.memory_bytes = gpu.memory_bytes;
+  // How the GPUs share the work: serving shards a transformer by tensor parallelism; training
+  // keeps the user's strategy, and when plain DDP does not fit, shards with FSDP.
+  std::vector<std::pair<fit::Run, std::string>> layouts;
+  fit::Run r = base;
+  r.gpus = count;
+  // resolve_run filled PyTorch's optimizer implementation, which a serving run must not carry
+  // when it is resolved again.
+  if (base.mode == fit::Mode::infer)
+    r.optimizer_impl.reset();
+  if (base.mode == fit::Mode::infer) {
+    if (count > 1 && transformer(model) && base.tp * base.pp == 1)
+      r.tp = count;
+    layouts.push_back({r, count > 1 ? fmt::format("tensor parallel {}", r.tp) : "one GPU"});
+  } else {
+    layouts.push_back({r, count > 1 ? std::string(fit::name(r.strategy)) : "one GPU"});
+    // FSDP shards parameters, gradients and optimizer states: a transformer's memory.
+    if (count > 1 && transformer(model) && base.strategy == fit::Strategy::ddp &&
+        base.tp * base.pp == 1) {
+      fit::Run f = r;
+      f.strategy = fit::Strategy::fsdp;
+      layouts.push_back({f, "fsdp"});
+    }
+  }
+  bool resolved_any = false;
+  for (std::size_t i = 0; i < layouts.size(); ++i) {
+    auto resolved = fit::resolve_run(model, layouts[i].first, nullptr);
+    if (!resolved) {
+      if (!resolved_any)
+        o.why = resolved.error().message;
+      continue;
+    }
+    resolved_any = true;
+    o.why.clear();
+    const auto mem = fit::estimate_memory(model, *resolved, gpu);
+    o.run = *resolved;
+    o.layout = layouts[i].second;
+    o.device_bytes = mem.device;
+    o.fits = gpu.memory_bytes ? std::optional<bool>(mem.device <= *gpu.memory_bytes) : std::nullopt;
+    if (o.fits.value_or(false) || i + 1 == layouts.size())
+      break;
+  }
+  if (!resolved_any) {
+    o.run = r;
+    o.status = Status::unknown;
+    return o;
+  }
+  if (!o.fits) {
+    o.status = Status::unknown;
+    o.why = "the GPU's memory is unknown";
+    return o;
+  }
+  // Timed whether or not it fits: for a run that does not fit, what it would take with the
+  // memory; and the accuracy tests time published runs whose memory tricks fit does not model.
+  const auto t = fit::estimate_time(model, o.run, gpu);
+  o.bottleneck = t.bottleneck;
+  o.time_basis = t.basis;
+  o.tokens_per_s = t.tokens_per_s;
+  o.samples_per_s = t.samples_per_s;
+  o.job_s = t.seconds_total;
+  o.stream_tokens_per_s = t.decode_tokens_per_s_per_stream;
+  if (!*o.fits) {
+    o.status = Status::no_fit;
+    o.constraint = "memory";
+    o.why = fmt::format(
+        "short by {:.1f} GB",
+        (static_cast<double>(o.device_bytes) - static_cast<double>(*gpu.memory_bytes)) / 1e9);
+    return o;
+  }
+  o.status = Status::ok;
+  // An option whose speed the catalog cannot give is not ranked with those it can (even without
+  // a goal: its cost buys an unknown amount of work).
+  const bool timed = base.mode == fit::Mode::infer ? o.stream_tokens_per_s.has_value()
+                                                   : o.samples_per_s.has_value();
+  if (!timed) {
+    o.status = Status::unknown;
+    o.why = t.notes.empty() ? "time unknown" : t.notes.front();
+    return o;
+  }
+  if (goal.within_s && o.job_s && *o.job_s > *goal.within_s) {
+    o.status = Status::too_slow;
+    o.constraint = "speed";
+    o.why = fmt::format("the job takes {:.1f} h", *o.job_s / 3600);
+  }
+  if (goal.tokens_per_s && o.stream_tokens_per_s && *o.stream_tokens_per_s < *goal.tokens_per_s) {
+    o.status = Status::too_slow;
+    o.constraint = "speed";
+    o.why = fmt::format("{:.1f} tokens/s per stream", *o.stream_tokens_per_s);
+  }
+  return o;
+}
+
+PickResult pick(const Request &rq) {
+  const auto &kb = kb::builtin();
+  const Sizing &sizing = rq.sizing ? *rq.sizing : builtin_sizing();
+  PickResult res;
+  res.model = rq.model;
+  res.run = rq.run;
+  res.goal = rq.goal;
+  res.budget = rq.budget;
+  const auto &b = rq.budget;
+  const bool rent_only = b.rent || (b.form && *b.form == Form::cloud);
+
+  // One evaluation per (GPU, count, eGPU): buying new, used and renting share it.
+  std::map<std::tuple<std::string, int, bool>, Option> cache;
+  auto evaluated = [&](const kb::GpuSpec &spec, int count, bool egpu) -> const Option & {
+    auto key = std::make_tuple(spec.name, count, egpu);
+    auto it = cache.find(key);
+    if (it != cache.end())
+      return it->second;
+    return cache.emplace(key, evaluate(rq.model, rq.run, target(spec, egpu, kb), count, rq.goal))
+        .first->second;
+  };
+  auto form_ok = [&](Form f) { return !b.form || *b.form == f; };
+
+  std::vector<Option> buy, rent;
+  for (const auto &spec : kb.gpus) {
+    if (!spec.memory_bytes)
+      continue;
+    std::vector<std::tuple<int, Form, bool>> shapes;
+    for (auto [n, f] : purchase_shapes(spec))
+      shapes.emplace_back(n, f, false);
+    // A card in a Thunderbolt dock is the same price as in a desktop: offered when asked for.
+    if (b.form == Form::laptop_egpu &&
+        (spec.form_factor == "desktop" || spec.form_factor == "workstation"))
+      shapes.emplace_back(1, Form::laptop_egpu, true);
+    for (auto [n, form, egpu] : shapes) {
+      if (n > b.gpus_max || !form_ok(form))
+        continue;
+      for (Acquire a : {Acquire::buy_new, Acquire::buy_used}) {
+        if ((a == Acquire::buy_new && b.used_only) || (a == Acquire::buy_used && b.new_only))
+          continue;
+        const Price *p = nullptr;
+        if (a == Acquire::buy_new) {
+          p = price_for(rq.prices, spec.name, PriceKind::street_new, b.currency, rq.today);
+          if (!p)
+            p = price_for(rq.prices, spec.name, PriceKind::msrp, b.currency, rq.today);
+        } else {
+          p = price_for(rq.prices, spec.name, PriceKind::used, b.currency, rq.today);
+          if (!p)
+            continue; // an unpriced used option says nothing the new one does not
+        }
+        const std::string label =
+            fmt::format("{}x {}{}", n, spec.name, egpu ? " (Thunderbolt eGPU)" : "");
+        if (!p) { // listed once, unsized: an option without a price cannot be ranked
+          if (n == std::get<0>(shapes.front())) {
+            Option o;
+            o.gpu = spec.name;
+            o.count = n;
+            o.form = form;
+            o.acquire = a;
+            o.name = label;
+            o.memory_bytes = spec.memory_bytes;
+            price_option(o, rq);
+            buy.push_back(std::move(o));
+          }
+          continue;
+        }
+        Option o = evaluated(spec, n, egpu);
+        o.form = form;
+        o.acquire = a;
+        o.name = label;
+        o.price = use_of(*p, p->amount, rq.today);
+        price_option(o, rq);
+        buy.push_back(std::move(o));
+      }
+    }
+    // Rentals by the GPU-hour (marketplaces rent 1 to 8 GPUs of a kind).
+    if (form_ok(Form::cloud))
+      for (PriceKind k : {PriceKind::cloud_on_demand, PriceKind::cloud_spot}) {
+        const Price *p = price_for(rq.prices, spec.name, k, b.currency, rq.today);
+        if (!p)
+          continue;
+        for (int n : {1, 2, 4, 8}) {
+          if (n > b.gpus_max)
+            continue;
+          Option o = evaluated(spec, n, false);
+          o.form = Form::cloud;
+          o.acquire = Acquire::rent;
+          o.name =
+              fmt::format("{}x {} ({}{})", n, spec.name, p->seller.empty() ? "cloud" : p->seller,
+                          k == PriceKind::cloud_spot ? ", spot" : "");
+          o.price = use_of(*p, p->amount * n, rq.today);
+          price_option(o, rq);
+          rent.push_back(std::move(o));
+        }
+      }
+  }
+  // Cloud instances of cloud.csv (priced per instance-hour, in USD).
+  if (form_ok(Form::cloud) && b.currency == "USD")
+    for (const auto &c : kb.cloud) {
+      const auto *spec = c.gpu.empty() ? nullptr : kb.find_gpu(c.gpu);
+      if (!spec || !spec->memory_bytes || !c.price_usd_per_hour || c.gpu_count > b.gpus_max)
+        continue;
+      Option o = evaluated(*spec, c.gpu_count, false);
+      o.form = Form::cloud;
+      o.acquire = Acquire::rent;
+      o.instance = c.instance;
+      o.name = fmt::format("{} {} ({}x {})", c.provider, c.instance, c.gpu_count, c.gpu_model);
+      Price p;
+      p.kind = PriceKind::cloud_on_demand;
+      p.date = c.price_date;
+      p.seller = c.provider + " " + c.price_region;
+      p.source = c.source;
+      p.currency = "USD";
+      o.price = use_of(p, *c.price_usd_per_hour, rq.today);
+      price_option(o, rq);
+      rent.push_back(std::move(o));
+    }
+
+  auto rank = [](std::vector<Option> &v) {
+    std::stable_sort(v.begin(), v.end(), [](const Option &x, const Option &y) {
+      const int sx = status_rank(x.status), sy = status_rank(y.status);
+      if (sx != sy)
+        return sx < sy;
+      if (x.goal_cost.has_value() != y.goal_cost.has_value())
+        return x.goal_cost.has_value();
+      if (x.goal_cost && *x.goal_cost != *y.goal_cost)
+        return *x.goal_cost < *y.goal_cost;
+      return x.count < y.count;
+    });
+  };
+  rank(buy);
+  rank(rent);
+  res.options = rent_only ? std::move(rent) : std::move(buy);
+  res.alternatives = rent_only ? std::vector<Option>{} : std::move(rent);
+  auto &opts = res.options;
+
+  // What decides: why the nearest cheaper option was turned down (memory, speed or the budget);
+  // "price" when the cheapest priced option already reaches the goal.
+  auto best = std::find_if(opts.begin(), opts.end(),
+                           [](const Option &o) { return o.status == Status::ok; });
+  const bool over_budget = std::any_of(
+      opts.begin(), opts.end(), [](const Option &o) { return o.status == Status::over_budget; });
+  const Option *nearest = nullptr;
+  for (const auto &o : opts) {
+    const bool turned_down = o.status == Status::no_fit || o.status == Status::too_slow ||
+                             o.status == Status::over_budget;
+    if (!turned_down || !o.goal_cost)
+      continue;
+    if (best != opts.end() && !(best->goal_cost && *o.goal_cost < *best->goal_cost))
+      continue;
+    if (!nearest || *o.goal_cost > *nearest->goal_cost)
+      nearest = &o;
+  }
+  res.decided_by = best == opts.end() && over_budget ? "budget"
+                   : nearest                         ? constraint_of(nearest->status)
+                                                     : "price";
+  if (best == opts.end()) {
+    res.nothing_fits = true;
+    for (std::size_t i = 0; i < opts.size(); ++i)
+      if (opts[i].status == Status::over_budget) {
+        res.cheapest_reaching_goal = i;
+        break;
+      }
+  }
+
+  // fit's cheapest change for the options that do not fit among the first shown (a search over
+  // fit's changes: the costliest step of a pick, so only where a reader sees it).
+  int searched = 0;
+  for (std::size_t i = 0; i < opts.size() && i < kSuggestWithin && searched < kSuggestMax; ++i) {
+    auto &o = opts[i];
+    if (o.status != Status::no_fit)
+      continue;
+    ++searched;
+    const auto *spec = kb.find_gpu(o.gpu);
+    for (const auto &s : fit::suggest(rq.model, o.run, fit::gpu_target(*spec)))
+      if (s.fits && s.extra_gpus == 0) {
+        o.fix = s.change + " (" + s.flags + ")";
+        break;
+      }
+  }
+
+  // The whole machine and buy-versus-rent for the top purchase options.
+  int planned = 0;
+  for (auto &o : opts) {
+    if (o.acquire == Acquire::rent || planned >= rq.machine_options)
+      continue;
+    if (o.status != Status::ok && !(res.nothing_fits && o.status == Status::over_budget))
+      continue;
+    ++planned;
+    const auto *spec = kb.find_gpu(o.gpu);
+    MachineInput in;
+    in.gpu = spec;
+    in.count = o.count;
+    in.egpu = o.form == Form::laptop_egpu;
+    in.images = !transformer(rq.model);
+    in.samples_per_s = o.samples_per_s;
+    if (rq.run.mode == fit::Mode::train && o.samples_per_s) {
+      in.bytes_per_sample = in.images ? sizing["bytes_per_image"]
+                                      : 4.0 * static_cast<double>(o.run.seq); // int32 token ids
+      if (rq.run.samples && in.images)
+        in.dataset_bytes = *rq.run.samples * sizing["bytes_per_image"];
+    }
+    o.machine = plan_machine(in, sizing);
+    // Break-even against the cheapest on-demand rental of the same GPU.
+    const Price *r = price_for(rq.prices, o.gpu, PriceKind::cloud_on_demand, b.currency, rq.today);
+    if (r && o.upfront) {
+      o.break_even_days = *o.upfront / (r->amount * o.count) / 24;
+      o.break_even_with =
+          fmt::format("{} at {}/GPU-hour ({})", o.gpu, show_money(r->amount, b.currency),
+                      r->seller.empty() ? r->source : r->seller);
+    }
+  }
+
+  // No goal and no budget: the cheapest option that fits in each tier.
+  if (!rq.goal.any() && !b.any()) {
+    auto cheapest = [&](const std::vector<Option> &v, auto pred) -> std::optional<Option> {
+      for (const auto &o : v)
+        if (o.status == Status::ok && pred(o))
+          return o;
+      return std::nullopt;
+    };
+    if (!rent_only) {
+      res.tiers.push_back({"one consumer GPU", cheapest(opts, [&](const Option &o) {
+                             return o.count == 1 && o.form == Form::desktop &&
+                                    kb.find_gpu(o.gpu)->form_factor == "desktop";
+                           })});
+      res.tiers.push_back({"workstation", cheapest(opts, [](const Option &o) {
+                             return o.form == Form::workstation ||
+                                    (o.form == Form::desktop && o.count > 1);
+                           })});
+      res.tiers.push_back(
+          {"server", cheapest(opts, [](const Option &o) { return o.form == Form::server; })});
+    }
+    res.tiers.push_back({"cloud", cheapest(rent_only ? opts : res.alternatives,
+                                           [](const Option &) { return true; })});
+  }
+
+  // Stale prices among what is shown first.
+  for (std::size_t i = 0; i < opts.size() && i < 10; ++i)
+    if (opts[i].price && opts[i].price->stale)
+      res.stale_prices.push_back(fmt::format(
+          "{}: {} {} {}", opts[i].name, show_money(opts[i].price->amount, b.currency),
+          opts[i].price->date.empty() ? "undated" : opts[i].price->date,
+          opts[i].price->age_days ? fmt::format("({} days old)", *opts[i].price->age_days)
+                                  : std::string()));
+
+  if (best != opts.end())
+    res.summary = fmt::format("{}: {} {} — decided by {}", best->name,
+                              best->goal_cost ? show_money(*best->goal_cost, b.currency) : "n/a",
+                              best->goal_cost_unit, res.decided_by);
+  else if (res.cheapest_reaching_goal)
+    res.summary = fmt::format("nothing reaches the goal within the budget; the cheapest that "
+                              "would: {} for {}",
+                              opts[*res.cheapest_reaching_goal].name,
+                              show_money(*opts[*res.cheapest_reaching_goal].goal_cost, b.currency));
+  else {
+    // Not even ignoring the budget: the fastest option that fits, and what it reaches.
+    const Option *fastest = nullptr;
+    auto work = [](const Option &o) {
+      return o.stream_tokens_per_s ? *o.stream_tokens_per_s : o.samples_per_s.value_or(0);
+    };
+    for (const auto &o : opts)
+      if (o.fits.value_or(false) && (!fastest || work(o) > work(*fastest)))
+        fastest = &o;
+    res.summary = fastest ? fmt::format("no option of the catalog reaches the goal; the fastest "
+                                        "that fits, {}, {}",
+                                        fastest->name, fastest->why)
+                          : "no option of the catalog reaches the goal or fits the model";
+  }
+  return res;
+}
+
+std::string show_money(double v, std::string_view currency) {
+  std::string n = v >= 1e6   ? fmt::format("{:.2f}M", v / 1e6)
+                  : v >= 100 ? fmt::format("{:.0f}", v)
+                  : v >= 0.1 ? fmt::format("{:.2f}", v)
+                             : fmt::format("{:.2g}", v);
+  return currency == "USD" ? "$" + n : n + " " + std::string(currency);
+}
+
+Result<Money> parse_money(std::string_view text, std::string_view flag) {
+  std::string s;
+  for (char c : text)
+    if (c != ',' && c != ' ' && c != '_')
+      s += c;
+  Money m;
+  if (!s.empty() && s.front() == '$') {
+    m.currency = "USD";
+    s.erase(0, 1);
+  }
+  std::size_t i = 0;
+  while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.'))
+    ++i;
+  std::string num = s.substr(0, i), rest = s.substr(i);
+  double mult = 1;
+  if (!rest.empty() && (rest.front() == 'k' || rest.front() == 'K') &&
+      (rest.size() == 1 || rest.size() == 4)) { // 3k, 3kUSD
+    mult = 1e3;
+    rest.erase(0, 1);
+  }
+  auto bad = [&] {
+    return make_error(ErrorKind::usage,
+                      std::string(flag) + " \"" + std::string(text) +
+                          "\": expected an amount and a currency such as 3000USD, $3,000 or "
+                          "2.5kUSD");
+  };
+  if (num.empty() || std::count(num.begin(), num.end(), '.') > 1)
+    return bad();
+  m.amount = std::stod(num) * mult;
+  if (!(m.amount > 0) || !std::isfinite(m.amount))
+    return bad();
+  if (!rest.empty()) {
+    std::string cur = rest;
+    for (char &c : cur)
+      c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    if (cur.size() != 3 ||
+        !std::all_of(cur.begin(), cur.end(), [](char c) { return c >= 'A' && c <= 'Z'; }))
+      return bad();
+    if (!m.currency.empty() && cur != m.currency)
+      return bad();
+    m.currency = cur;
+  }
+  return m;
+}
+
+Result<double> parse_duration(std::string_view text) {
+  const std::string s = lower(trim(text));
+  std::size_t i = 0;
+  while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.'))
+    ++i;
+  const std::string num = s.substr(0, i), unit(trim(std::string_view(s).substr(i)));
+  static const std::pair<const char *, double> units[] = {{"s", 1},    {"min", 60},  {"m", 60},
+                                                          {"h", 3600}, {"d", 86400}, {"w", 604800}};
+  double mult = 0;
+  for (auto [u, f] : units)
+    if (unit == u)
+      mult = f;
+  if (num.empty() || std::count(num.begin(), num.end(), '.') > 1 || mult == 0 ||
+      !(std::stod(num) > 0))
+    return make_error(ErrorKind::usage, "--within \"" + std::string(text) +
+                                            "\": expected a duration such as 24h, 90min, 2d or "
+                                            "1w");
+  return std::stod(num) * mult;
+}
+
+} // namespace dlrig::pick

@@ -1,0 +1,31 @@
+#pragma once
+// `pick --from-this-machine`: what limits this machine for the workload — the GPU's memory, its
+// speed, the link (an x4 slot, a Thunderbolt dock), the RAM, the CPU — and the cheapest fix of
+// each. Pure: a snapshot, the request and pick's ranked options in.
+#include "dlrig/core/snapshot.hpp"
+#include "dlrig/pick/pick.hpp"
+
+#include <string>
+#include <vector>
+
+namespace dlrig::pick {
+
+struct UpgradeLine {
+  std::string part;    // gpu memory | gpu speed | host link | ram | cpu
+  std::string has;     // what this machine has
+  std::string needs;   // what the workload needs
+  bool limits = false; // this part keeps the machine from the goal (or from fitting)
+  std::string fix;     // the cheapest fix, in words (empty when nothing to do)
+};
+
+struct UpgradeAdvice {
+  std::string machine;         // "1x GeForce RTX 3080 (Thunderbolt)"
+  std::optional<Option> as_is; // the workload on this machine's GPUs as they are
+  std::vector<UpgradeLine> lines;
+  std::string verdict; // one sentence: what limits it and the cheapest fix
+};
+
+UpgradeAdvice upgrade_advice(const Request &request, const Snapshot &snap,
+                             const PickResult &result);
+
+} // namespace dlrig::pick

@@ -1,0 +1,190 @@
+// `dlrig pick` end to end: the JSON document's shape, the human and markdown tables, exit codes
+// (0 an option reaches the goal, 1 none does, 64 usage, 65 a bad --prices file) and --prices.
+#include "dlrig/core/json.hpp"
+#include "support/cli.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+namespace dlrig::test {
+namespace {
+
+const std::vector<std::string> kLora8b = {"pick", "llama-3-8b",       "--lora", "16",       "--seq",
+                                          "2048", "--dataset-tokens", "2e8",    "--within", "24h"};
+
+std::vector<std::string> with(std::vector<std::string> base, std::vector<std::string> more) {
+  base.insert(base.end(), more.begin(), more.end());
+  return base;
+}
+
+TEST(PickCli, JsonHasEveryOptionWithItsNumbersAndRules) {
+  auto r = run_dlrig(with(kLora8b, {"--json"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = Json::parse(r.out);
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_TRUE(j["context"].contains("tool_version"));
+  EXPECT_TRUE(j["context"].contains("time"));
+  EXPECT_EQ(j["goal"]["within_seconds"], 86400.0);
+  EXPECT_EQ(j["goal"]["dataset_tokens"], 2e8);
+  ASSERT_GT(j["options"].size(), 20u);
+  EXPECT_GT(j["alternatives"].size(), 5u) << "rentals beside the purchases";
+  const auto &best = j["options"][0];
+  EXPECT_EQ(best["rank"], 1);
+  EXPECT_EQ(best["status"], "ok");
+  for (const char *k : {"name", "gpu", "count", "form", "acquire", "layout", "memory", "time",
+                        "price", "cost", "constraint", "machine", "break_even"})
+    EXPECT_TRUE(best.contains(k)) << k;
+  EXPECT_TRUE(best["memory"]["fits"].get<bool>());
+  EXPECT_GT(best["time"]["job_seconds"].get<double>(), 0);
+  EXPECT_LE(best["time"]["job_seconds"].get<double>(), 86400);
+  EXPECT_FALSE(best["price"]["source"].get<std::string>().empty());
+  EXPECT_EQ(best["cost"]["goal"], best["cost"]["upfront"]);
+  ASSERT_TRUE(best["machine"].is_object());
+  for (const auto &rule : best["machine"]["rules"])
+    EXPECT_FALSE(rule["source"].get<std::string>().empty()) << rule.dump();
+  EXPECT_TRUE(j["decided_by"] == "speed" || j["decided_by"] == "memory" ||
+              j["decided_by"] == "price")
+      << j["decided_by"];
+  EXPECT_FALSE(j["nothing_fits"].get<bool>());
+}
+
+TEST(PickCli, TableAndMarkdown) {
+  auto r = run_dlrig(kLora8b);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Options, best first"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("The whole machine for"), std::string::npos);
+  EXPECT_NE(r.out.find("psu"), std::string::npos);
+  EXPECT_NE(r.out.find("Renting instead"), std::string::npos);
+  auto md = run_dlrig(with(kLora8b, {"--markdown"}));
+  ASSERT_EQ(md.exit_code, 0) << md.err;
+  EXPECT_NE(md.out.find("| # | option |"), std::string::npos) << md.out;
+}
+
+TEST(PickCli, NothingWithinTheBudgetExitsOneAndSaysWhatWould) {
+  auto r = run_dlrig(with(kLora8b, {"--budget", "100USD"}));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.out.find("nothing reaches the goal within the budget"), std::string::npos) << r.out;
+}
+
+TEST(PickCli, BadInputIsAUsageError) {
+  struct Case {
+    std::vector<std::string> extra;
+    std::string says;
+  } cases[] = {
+      {{"--budget", "lots"}, "--budget \"lots\""},
+      {{"--budget", "3000EUR"}, "unknown currency EUR"},
+      {{"--budget", "3000XYZ"}, "unknown currency XYZ"},
+      {{"--new", "--used"}, "--new and --used"},
+      {{"--rent", "--used"}, "--new/--used are for buying"},
+      {{"--max-per-hour", "2USD"}, "--max-per-hour caps a rental"},
+      {{"--rent", "--form", "desktop"}, "--rent with --form desktop"},
+      {{"--form", "tower"}, "--form: unknown value"},
+      {{"--gpus", "2"}, "leave out --gpus"},
+      {{"--tokens-per-s", "20"}, "--tokens-per-s is a serving goal"},
+  };
+  for (const auto &c : cases) {
+    auto r = run_dlrig(with(kLora8b, c.extra));
+    EXPECT_EQ(r.exit_code, 64) << c.says << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+  }
+  auto r = run_dlrig({"pick", "llama-3-8b", "--dataset-tokens", "1e8", "--within", "tomorrow"});
+  EXPECT_EQ(r.exit_code, 64);
+  EXPECT_NE(r.err.find("--within \"tomorrow\""), std::string::npos) << r.err;
+  r = run_dlrig({"pick", "llama-3-8b", "--within", "24h"});
+  EXPECT_EQ(r.exit_code, 64);
+  EXPECT_NE(r.err.find("--within needs the job's size"), std::string::npos) << r.err;
+  r = run_dlrig({"pick", "llama-3-70b", "--mode", "infer", "--rent", "--budget", "500USD"});
+  EXPECT_EQ(r.exit_code, 64);
+  EXPECT_NE(r.err.find("--max-per-hour"), std::string::npos) << r.err;
+}
+
+TEST(PickCli, PricesFileOverridesAndItsBadRowsAreNamed) {
+  auto good = scratch("prices.csv");
+  {
+    std::ofstream out(good);
+    out << "gpu,kind,price,currency,date,source\n"
+           "NVIDIA RTX A4000,street_new,10,USD,2026-11,my shop\n";
+  }
+  auto r = run_dlrig(with(kLora8b, {"--prices", good.string(), "--json", "--new"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = Json::parse(r.out);
+  bool seen = false;
+  for (const auto &o : j["options"])
+    if (o["gpu"] == "NVIDIA RTX A4000" && o["count"] == 1) {
+      seen = true;
+      EXPECT_EQ(o["price"]["amount"], 10.0);
+      EXPECT_EQ(o["price"]["source"], "my shop");
+    }
+  EXPECT_TRUE(seen);
+
+  auto bad = scratch("bad-prices.csv");
+  {
+    std::ofstream out(bad);
+    out << "gpu,kind,price,currency,date,source\n"
+           "NVIDIA RTX A4000,street_new,10,USD,2026-11,my shop\n"
+           "NVIDIA RTX A4000,bargain,10,USD,2026-11,my shop\n";
+  }
+  r = run_dlrig(with(kLora8b, {"--prices", bad.string()}));
+  EXPECT_EQ(r.exit_code, 65) << r.err;
+  EXPECT_NE(r.err.find(bad.string() + ":3: column kind"), std::string::npos) << r.err;
+
+  r = run_dlrig(with(kLora8b, {"--prices", "/nonexistent/prices.csv"}));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("/nonexistent/prices.csv"), std::string::npos) << r.err;
+}
+
+TEST(PickCli, ServingAndRenting) {
+  auto r = run_dlrig({"pick", "llama-3-70b", "--mode", "infer", "--quant", "int4", "--tokens-per-s",
+                      "20", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = Json::parse(r.out);
+  EXPECT_GE(j["options"][0]["time"]["stream_tokens_per_s"].get<double>(), 20);
+  r = run_dlrig(with(kLora8b, {"--rent", "--budget", "50USD", "--json"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  j = Json::parse(r.out);
+  EXPECT_EQ(j["options"][0]["acquire"], "rent");
+  EXPECT_LE(j["options"][0]["cost"]["job"].get<double>(), 50);
+}
+
+} // namespace
+} // namespace dlrig::test
+
+namespace dlrig::test {
+namespace {
+
+TEST(PickCli, FromThisMachineSaysWhatLimitsItAndTheCheapestFix) {
+  const std::string snap = std::string(DLRIG_TEST_DATA) + "/snapshots/laptop-egpu-hot.json";
+  // Full fine-tuning of an 8B model does not fit the 24 GB card in the dock.
+  auto r = run_dlrig({"pick", "llama-3-8b", "--seq", "1024", "--from", snap, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = Json::parse(r.out);
+  const auto &m = j["this_machine"];
+  ASSERT_TRUE(m.is_object()) << j.dump();
+  EXPECT_NE(m["machine"].get<std::string>().find("RTX 4090"), std::string::npos);
+  EXPECT_NE(m["verdict"].get<std::string>().find("gpu memory limits"), std::string::npos)
+      << m["verdict"];
+  bool memory = false;
+  for (const auto &p : m["parts"])
+    if (p["part"] == "gpu memory") {
+      memory = true;
+      EXPECT_TRUE(p["limits"].get<bool>());
+      EXPECT_FALSE(p["fix"].is_null());
+    }
+  EXPECT_TRUE(memory);
+  EXPECT_EQ(j["context"]["source"]["kind"], "file");
+
+  // The same workload as QLoRA fits: the dock is judged, nothing limits it.
+  r = run_dlrig({"pick", "llama-3-8b", "--qlora", "--seq", "1024", "--from", snap});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("nothing on this machine limits the workload"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("host link"), std::string::npos) << "a Thunderbolt dock is a part to judge";
+  EXPECT_NE(r.out.find("15 % slower over Thunderbolt"), std::string::npos) << r.out;
+  // Without --from-this-machine or --from, no machine is read.
+  r = run_dlrig({"pick", "llama-3-8b", "--qlora", "--seq", "1024", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Json::parse(r.out)["this_machine"].is_null());
+}
+
+} // namespace
+} // namespace dlrig::test

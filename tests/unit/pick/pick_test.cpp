@@ -1,0 +1,325 @@
+// pick(): ranking by the cost of reaching the goal, the verdicts (memory, speed, budget), the
+// deciding constraint, buy versus rent, tiers, the parsers of --budget and --within, and that
+// every time comes from fit's time model.
+#include "dlrig/fit/fit.hpp"
+#include "dlrig/fit/time.hpp"
+#include "dlrig/kb/kb.hpp"
+#include "dlrig/pick/pick.hpp"
+
+#include <gtest/gtest.h>
+
+namespace dlrig::pick {
+namespace {
+
+Request request(const std::string &model, fit::Run run) {
+  Request rq;
+  rq.model = fit::model_from_catalog(model, kb::builtin()).value();
+  rq.run = fit::resolve_run(rq.model, run, nullptr).value();
+  rq.prices = builtin_prices();
+  rq.today = "2026-11-25";
+  return rq;
+}
+
+fit::Run lora_8b(double tokens) {
+  fit::Run r;
+  r.lora_rank = 16;
+  r.seq = 512;
+  r.batch = 1;
+  r.dataset_tokens = tokens;
+  r.epochs = 1;
+  return r;
+}
+
+fit::Run serve(fit::Quant q) {
+  fit::Run r;
+  r.mode = fit::Mode::infer;
+  r.quant = q;
+  r.seq = 1024;
+  r.max_tokens = 256;
+  return r;
+}
+
+void expect_ranked(const std::vector<Option> &v) {
+  for (std::size_t i = 1; i < v.size(); ++i) {
+    const auto &a = v[i - 1], &b = v[i];
+    if (a.status == Status::ok && b.status == Status::ok && a.goal_cost && b.goal_cost) {
+      EXPECT_LE(*a.goal_cost, *b.goal_cost) << a.name << " before " << b.name;
+    }
+    if (b.status == Status::ok) {
+      EXPECT_EQ(a.status, Status::ok) << "every ok option first: " << a.name;
+    }
+  }
+}
+
+TEST(Pick, RanksPurchasesByWhatReachingTheGoalCosts) {
+  auto rq = request("llama-3-8b", lora_8b(2e8));
+  rq.goal.within_s = 24 * 3600;
+  auto r = pick(rq);
+  ASSERT_FALSE(r.options.empty());
+  expect_ranked(r.options);
+  const auto &best = r.options.front();
+  EXPECT_EQ(best.status, Status::ok);
+  EXPECT_NE(best.acquire, Acquire::rent);
+  EXPECT_TRUE(*best.fits);
+  EXPECT_LE(*best.job_s, 24 * 3600);
+  EXPECT_EQ(best.goal_cost, best.upfront);
+  EXPECT_DOUBLE_EQ(*best.upfront, best.price->amount * best.count);
+  EXPECT_FALSE(r.nothing_fits);
+  for (const auto &o : r.options)
+    EXPECT_NE(o.acquire, Acquire::rent);
+  for (const auto &o : r.alternatives)
+    EXPECT_EQ(o.acquire, Acquire::rent);
+}
+
+TEST(Pick, MemoryDecidesWhenTheSmallGpusCannotHoldTheModel) {
+  fit::Run run;
+  run.seq = 2048;
+  auto rq = request("llama-3-8b", run); // full fine-tuning with AdamW: ~130 GB of model states
+  auto r = pick(rq);
+  bool small_no_fit = false;
+  for (const auto &o : r.options)
+    if (o.gpu == "GeForce RTX 3060 12GB" && o.count == 1) {
+      EXPECT_EQ(o.status, Status::no_fit);
+      EXPECT_EQ(o.constraint, "memory");
+      small_no_fit = true;
+    }
+  EXPECT_TRUE(small_no_fit);
+  EXPECT_EQ(r.decided_by, "memory");
+}
+
+TEST(Pick, SpeedDecidesATightDeadline) {
+  auto rq = request("llama-3-8b", lora_8b(2e9));
+  rq.goal.within_s = 24 * 3600;
+  auto r = pick(rq);
+  ASSERT_EQ(r.options.front().status, Status::ok);
+  EXPECT_EQ(r.decided_by, "speed");
+  bool slow = false;
+  for (const auto &o : r.options)
+    if (o.status == Status::too_slow) {
+      slow = true;
+      EXPECT_GT(*o.job_s, 24 * 3600);
+    }
+  EXPECT_TRUE(slow);
+}
+
+TEST(Pick, NothingWithinTheBudgetNamesTheCheapestThatWouldReachTheGoal) {
+  auto rq = request("llama-3-8b", lora_8b(2e8));
+  rq.goal.within_s = 24 * 3600;
+  rq.budget.total = 100;
+  auto r = pick(rq);
+  EXPECT_TRUE(r.nothing_fits);
+  ASSERT_TRUE(r.cheapest_reaching_goal);
+  const auto &o = r.options[*r.cheapest_reaching_goal];
+  EXPECT_EQ(o.status, Status::over_budget);
+  EXPECT_GT(*o.upfront, 100);
+  EXPECT_EQ(r.decided_by, "budget");
+  EXPECT_NE(r.summary.find("nothing reaches the goal"), std::string::npos);
+}
+
+TEST(Pick, NothingInTheCatalogReachesTheGoalNamesTheFastest) {
+  auto rq = request("llama-3-8b", lora_8b(1e12));
+  rq.goal.within_s = 3600;
+  auto r = pick(rq);
+  EXPECT_TRUE(r.nothing_fits);
+  EXPECT_FALSE(r.cheapest_reaching_goal);
+  EXPECT_EQ(r.decided_by, "speed");
+  EXPECT_NE(r.summary.find("the fastest that fits"), std::string::npos) << r.summary;
+  EXPECT_NE(r.summary.find("the job takes"), std::string::npos) << r.summary;
+}
+
+TEST(Pick, BudgetKeepsThePickUnderIt) {
+  auto rq = request("llama-3-8b", lora_8b(2e8));
+  rq.budget.total = 1500;
+  auto r = pick(rq);
+  ASSERT_EQ(r.options.front().status, Status::ok);
+  for (const auto &o : r.options)
+    if (o.status == Status::ok) {
+      EXPECT_LE(*o.upfront, 1500) << o.name;
+    }
+}
+
+TEST(Pick, BreakEvenAgainstTheSameGpuRented) {
+  auto rq = request("llama-3-8b", lora_8b(2e8));
+  rq.budget.new_only = true;
+  rq.machine_options = 50;
+  auto r = pick(rq);
+  bool seen = false;
+  for (const auto &o : r.options)
+    if (o.name == "1x GeForce RTX 4090" && o.break_even_days) {
+      seen = true;
+      // $1,700 street price / $0.69 per GPU-hour on RunPod / 24 h.
+      EXPECT_NEAR(*o.break_even_days, 1700 / 0.69 / 24, 0.01);
+      EXPECT_FALSE(o.machine.rules.empty());
+    }
+  EXPECT_TRUE(seen);
+}
+
+TEST(Pick, RentingRanksRentalsByTheJobsCost) {
+  auto rq = request("llama-3-8b", lora_8b(2e8));
+  rq.budget.rent = true;
+  auto r = pick(rq);
+  ASSERT_FALSE(r.options.empty());
+  expect_ranked(r.options);
+  EXPECT_TRUE(r.alternatives.empty());
+  for (const auto &o : r.options) {
+    EXPECT_EQ(o.acquire, Acquire::rent);
+    if (o.status == Status::ok) {
+      EXPECT_NEAR(*o.job_cost, *o.per_hour * *o.job_s / 3600, 1e-9);
+      EXPECT_EQ(o.goal_cost, o.job_cost);
+    }
+  }
+  rq.budget.per_hour = 1;
+  for (const auto &o : pick(rq).options)
+    if (o.status == Status::ok) {
+      EXPECT_LE(*o.per_hour, 1) << o.name;
+    }
+}
+
+TEST(Pick, ServingAt20TokensPerSecondOfA70B) {
+  auto rq = request("llama-3-70b", serve(fit::Quant::int4));
+  rq.goal.tokens_per_s = 20;
+  auto r = pick(rq);
+  const auto &best = r.options.front();
+  ASSERT_EQ(best.status, Status::ok) << best.name << ": " << best.why;
+  EXPECT_GE(*best.stream_tokens_per_s, 20);
+  EXPECT_GE(static_cast<double>(*best.memory_bytes) * best.count, 35e9) << "35 GB of int4 weights";
+  if (best.count > 1) {
+    EXPECT_EQ(best.run.tp, best.count) << "serving shards by tensor parallelism";
+  }
+}
+
+TEST(Pick, NoGoalNoBudgetGivesTheCheapestPerTier) {
+  fit::Run run;
+  run.seq = 1024;
+  run.lora_rank = 16;
+  auto rq = request("llama-3.2-1b", run);
+  auto r = pick(rq);
+  ASSERT_EQ(r.tiers.size(), 4u);
+  EXPECT_EQ(r.tiers.back().tier, "cloud");
+  for (const auto &t : r.tiers)
+    if (t.option) {
+      EXPECT_TRUE(*t.option->fits) << t.tier;
+      EXPECT_EQ(t.option->status, Status::ok);
+    }
+  ASSERT_TRUE(r.tiers.front().option);
+  EXPECT_EQ(r.tiers.front().option->count, 1);
+}
+
+TEST(Pick, UserPricesChangeTheAnswer) {
+  auto rq = request("llama-3.2-1b", lora_8b(1e7));
+  rq.budget.new_only = true;
+  auto before = pick(rq).options.front();
+  auto user = parse_prices("gpu,kind,price,currency,date,source\n"
+                           "NVIDIA RTX A4000,street_new,10,USD,2026-11,my shop\n",
+                           "mine.csv", kb::builtin());
+  ASSERT_TRUE(user.ok());
+  rq.prices = override_prices(rq.prices, *user);
+  auto after = pick(rq).options.front();
+  EXPECT_NE(before.name, after.name);
+  EXPECT_EQ(after.gpu, "NVIDIA RTX A4000");
+  EXPECT_DOUBLE_EQ(*after.upfront, 10);
+}
+
+TEST(Pick, FormAndGpuCapFilterTheOptions) {
+  auto rq = request("llama-3-8b", lora_8b(2e8));
+  rq.budget.gpus_max = 2;
+  rq.budget.form = Form::desktop;
+  for (const auto &o : pick(rq).options) {
+    EXPECT_LE(o.count, 2);
+    EXPECT_EQ(o.form, Form::desktop);
+  }
+  rq.budget.form = Form::laptop_egpu;
+  auto r = pick(rq);
+  ASSERT_FALSE(r.options.empty());
+  for (const auto &o : r.options) {
+    EXPECT_EQ(o.count, 1);
+    EXPECT_NE(o.name.find("Thunderbolt"), std::string::npos);
+  }
+}
+
+TEST(Pick, TimesAreFitsTimeModel) {
+  auto rq = request("llama-3-8b", lora_8b(2e8));
+  const auto *spec = kb::builtin().find_gpu("GeForce RTX 4090");
+  auto o = evaluate(rq.model, rq.run, target(*spec, false, kb::builtin()), 1, {});
+  auto t = fit::estimate_time(rq.model, o.run, fit::gpu_target(*spec));
+  ASSERT_TRUE(o.tokens_per_s && t.tokens_per_s);
+  EXPECT_DOUBLE_EQ(*o.tokens_per_s, *t.tokens_per_s);
+  EXPECT_DOUBLE_EQ(*o.job_s, *t.seconds_total);
+}
+
+TEST(Pick, StalePricesAreFlagged) {
+  auto rq = request("llama-3-8b", lora_8b(2e8));
+  rq.budget.form = Form::server;
+  auto r = pick(rq);
+  bool stale = false;
+  for (const auto &o : r.options)
+    if (o.price && o.price->date == "2024-07") {
+      EXPECT_TRUE(o.price->stale);
+      EXPECT_EQ(o.price->age_days, 877);
+      stale = true;
+    }
+  EXPECT_TRUE(stale);
+  EXPECT_FALSE(r.stale_prices.empty());
+}
+
+TEST(PickParse, Money) {
+  auto m = parse_money("3000USD");
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->amount, 3000);
+  EXPECT_EQ(m->currency, "USD");
+  EXPECT_EQ(parse_money("$3,000")->currency, "USD");
+  EXPECT_EQ(parse_money("2.5kUSD")->amount, 2500);
+  EXPECT_EQ(parse_money("1500 eur")->currency, "EUR");
+  EXPECT_EQ(parse_money("1500")->currency, "");
+  for (const char *bad : {"", "abc", "USD", "3000US", "-5USD", "3000$", "1.2.3USD", "$3000EUR",
+                          "0USD", "3000 USDX"}) {
+    auto r = parse_money(bad);
+    EXPECT_FALSE(r.ok()) << bad;
+    if (!r.ok()) {
+      EXPECT_EQ(r.error().kind, ErrorKind::usage);
+      EXPECT_NE(r.error().message.find("--budget"), std::string::npos);
+    }
+  }
+}
+
+TEST(PickParse, MoneyAsPrinted) {
+  EXPECT_EQ(show_money(1300, "USD"), "$1300");
+  EXPECT_EQ(show_money(2.99, "USD"), "$2.99");
+  EXPECT_EQ(show_money(0.0046, "USD"), "$0.0046");
+  EXPECT_EQ(show_money(1.3e6, "USD"), "$1.30M");
+  EXPECT_EQ(show_money(1300, "EUR"), "1300 EUR");
+}
+
+TEST(Pick, PricesInAnotherCurrencyAreUsedWithABudgetInIt) {
+  auto rq = request("llama-3.2-1b", lora_8b(1e7));
+  auto eur = parse_prices("gpu,kind,price,currency,date,source\n"
+                          "GeForce RTX 3060 12GB,street_new,240,EUR,2026-11,my shop\n",
+                          "eur.csv", kb::builtin());
+  ASSERT_TRUE(eur.ok());
+  rq.prices = override_prices(rq.prices, *eur);
+  rq.budget.currency = "EUR";
+  rq.budget.total = 300;
+  auto r = pick(rq);
+  ASSERT_EQ(r.options.front().status, Status::ok);
+  EXPECT_EQ(r.options.front().gpu, "GeForce RTX 3060 12GB");
+  EXPECT_EQ(r.options.front().price->currency, "EUR");
+  for (const auto &o : r.options)
+    if (o.price) {
+      EXPECT_EQ(o.price->currency, "EUR") << "no USD price is mixed into an EUR budget";
+    }
+}
+
+TEST(PickParse, Duration) {
+  EXPECT_EQ(*parse_duration("24h"), 86400);
+  EXPECT_EQ(*parse_duration("90min"), 5400);
+  EXPECT_EQ(*parse_duration("2d"), 172800);
+  EXPECT_EQ(*parse_duration("1w"), 604800);
+  EXPECT_EQ(*parse_duration("1.5 h"), 5400);
+  for (const char *bad : {"", "24", "h", "0h", "-1h", "24 hours", "1.2.3h"})
+    EXPECT_FALSE(parse_duration(bad).ok()) << bad;
+  EXPECT_EQ(*parse_form("laptop-egpu"), Form::laptop_egpu);
+  EXPECT_FALSE(parse_form("tower").ok());
+}
+
+} // namespace
+} // namespace dlrig::pick

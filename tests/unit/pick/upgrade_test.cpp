@@ -1,0 +1,95 @@
+// pick --from-this-machine: which part of a snapshot's machine limits the workload, and the fix.
+#include "dlrig/fit/fit.hpp"
+#include "dlrig/kb/kb.hpp"
+#include "dlrig/pick/upgrade.hpp"
+
+#include <gtest/gtest.h>
+
+namespace dlrig::pick {
+namespace {
+
+// One RTX 4090 (by PCI id) at PCIe 4.0 x4, with `ram` bytes of RAM and `cores` CPU cores.
+Snapshot machine(double ram, int cores) {
+  Snapshot s;
+  s.host.memory.total_bytes = static_cast<std::uint64_t>(ram);
+  s.host.cpu.cores = cores;
+  Gpu g;
+  g.bdf = "0000:01:00.0";
+  g.vendor_id = "0x10de";
+  g.device_id = "0x2684";
+  g.narrowest_gts = 16;
+  g.narrowest_width = 4;
+  NvmlGpu n;
+  n.name = "NVIDIA GeForce RTX 4090";
+  n.memory_total_bytes = 25'757'220'864ull;
+  g.nvml = n;
+  s.gpus.push_back(g);
+  return s;
+}
+
+Request request(fit::Run run) {
+  Request rq;
+  rq.model = fit::model_from_catalog("resnet-50", kb::builtin()).value();
+  rq.run = fit::resolve_run(rq.model, run, nullptr).value();
+  rq.prices = builtin_prices();
+  rq.today = "2026-11-25";
+  return rq;
+}
+
+const UpgradeLine *part(const UpgradeAdvice &a, std::string_view name) {
+  for (const auto &l : a.lines)
+    if (l.part == name)
+      return &l;
+  return nullptr;
+}
+
+TEST(PickUpgrade, SmallRamFewCoresAndAnX4SlotAreNamed) {
+  fit::Run run;
+  run.batch = 256;
+  run.precision = fit::Precision::fp16_amp;
+  auto rq = request(run);
+  auto snap = machine(16e9, 2);
+  auto a = upgrade_advice(rq, snap, pick(rq));
+  ASSERT_TRUE(a.as_is);
+  EXPECT_NE(a.machine.find("PCIe 16 GT/s x4"), std::string::npos) << a.machine;
+  const auto *ram = part(a, "ram");
+  ASSERT_NE(ram, nullptr);
+  EXPECT_TRUE(ram->limits) << "16 GB < 2 x 25.8 GB";
+  EXPECT_NE(ram->fix.find("more RAM"), std::string::npos);
+  const auto *cpu = part(a, "cpu");
+  ASSERT_NE(cpu, nullptr);
+  EXPECT_TRUE(cpu->limits) << "2 cores < 4 per GPU";
+  // 256 fp32 images of 224 px per step through x4: the link is judged against the card's x16.
+  const auto *link = part(a, "host link");
+  ASSERT_NE(link, nullptr);
+  EXPECT_EQ(link->needs, "PCIe 4.0 x16 (the card's own)");
+  EXPECT_FALSE(a.verdict.empty());
+}
+
+TEST(PickUpgrade, ABigMachineHasNothingToFix) {
+  fit::Run run;
+  run.batch = 32;
+  run.precision = fit::Precision::fp16_amp;
+  auto rq = request(run);
+  auto snap = machine(128e9, 16);
+  snap.gpus[0].narrowest_width = 16;
+  auto a = upgrade_advice(rq, snap, pick(rq));
+  for (const auto &l : a.lines)
+    EXPECT_FALSE(l.limits) << l.part << ": " << l.fix;
+  EXPECT_EQ(a.verdict, "nothing on this machine limits the workload");
+}
+
+TEST(PickUpgrade, NoGpuPointsAtTheAnswer) {
+  fit::Run run;
+  run.batch = 32;
+  auto rq = request(run);
+  Snapshot s;
+  auto a = upgrade_advice(rq, s, pick(rq));
+  EXPECT_EQ(a.machine, "no GPU");
+  ASSERT_EQ(a.lines.size(), 1u);
+  EXPECT_TRUE(a.lines[0].limits);
+  EXPECT_NE(a.verdict.find("no GPU"), std::string::npos);
+}
+
+} // namespace
+} // namespace dlrig::pick
