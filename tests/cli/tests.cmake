@@ -11,4 +11,5 @@ list(APPEND DLRIG_TEST_SOURCES
   cli/kb_cli_test.cpp
   cli/output_cli_test.cpp
   cli/snapshot_cli_test.cpp
+  cli/watch_cli_test.cpp
   support/cli.cpp)

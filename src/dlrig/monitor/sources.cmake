@@ -1,0 +1,8 @@
+list(APPEND DLRIG_SOURCES
+  monitor/sample.cpp
+  monitor/host.cpp
+  monitor/sampler.cpp
+  monitor/diagnose.cpp
+  monitor/view.cpp
+  monitor/exporter.cpp
+  monitor/tui.cpp)
