@@ -1,9 +1,7 @@
 #include "dlrig/monitor/exporter.hpp"
 
-// Bounds on what one client can make the server hold (cpp-httplib reads these at compile time).
-#define CPPHTTPLIB_REQUEST_URI_MAX_LENGTH 2048
-#define CPPHTTPLIB_HEADER_MAX_LENGTH 4096
-#define CPPHTTPLIB_LISTEN_BACKLOG 64
+// Debian's cpp-httplib is a compiled library (libcpp-httplib.so, "split" build): its bounds on a
+// request line and a header line (8192 bytes each) are the ones it was compiled with.
 #include <httplib.h>
 
 #include <fmt/format.h>

@@ -23,6 +23,13 @@ template <class T> std::optional<double> scaled(const nvml::Reading<T> &r, doubl
   return static_cast<double>(*r.value) * factor;
 }
 
+// Division rather than a multiplication by 1e-3: 299400 mW is 299.4 W exactly as printed.
+template <class T> std::optional<double> divided(const nvml::Reading<T> &r, double divisor) {
+  if (!r.value)
+    return std::nullopt;
+  return static_cast<double>(*r.value) / divisor;
+}
+
 } // namespace
 
 std::string default_nvml_library() {
@@ -79,7 +86,7 @@ Sampler::Sampler(const FileSystem &fs, SamplerOptions options)
     if (st.pci.value)
       g.bus_id = nvml::bus_id_text(*st.pci.value);
     g.sm_clock_max_hertz = scaled(st.sm_clock_max_mhz, 1e6);
-    g.power_limit_watts = scaled(st.power_limit_mw, 1e-3);
+    g.power_limit_watts = divided(st.power_limit_mw, 1000);
     g.slowdown_celsius = scaled(st.slowdown_temperature_c, 1);
     g.gen_max = scaled(st.pcie_gen_max, 1);
     g.width_max = scaled(st.pcie_width_max, 1);
@@ -108,10 +115,12 @@ void Sampler::sample_gpu(Gpu &g, GpuSample &out, double) {
   if (events_ && events_->ok())
     out.xid_events = g.xid_count;
   out.last_xid = g.last_xid;
-  if (g.lost || !g.device) {
+  if (g.lost) {
     out.lost = true;
     return;
   }
+  if (!g.device) // NVML gave no handle (and did not say the GPU is lost): nothing is known
+    return;
   nvml::LiveSample s = nvml::sample(*session_, g.device);
   if (s.gpu_lost()) {
     g.lost = true;
@@ -132,12 +141,12 @@ void Sampler::sample_gpu(Gpu &g, GpuSample &out, double) {
   }
   out.sm_clock_hertz = scaled(s.sm_clock_mhz, 1e6);
   out.memory_clock_hertz = scaled(s.memory_clock_mhz, 1e6);
-  out.power_watts = scaled(s.power_usage_mw, 1e-3);
+  out.power_watts = divided(s.power_usage_mw, 1000);
   out.power_limit_watts = g.power_limit_watts;
-  out.energy_joules = scaled(s.energy_mj, 1e-3);
+  out.energy_joules = divided(s.energy_mj, 1000);
   out.temperature_celsius = scaled(s.temperature_c, 1);
   out.memory_temperature_celsius = scaled(s.memory_temperature_c, 1);
-  out.fan_ratio = scaled(s.fan_percent, 0.01);
+  out.fan_ratio = divided(s.fan_percent, 100);
   out.clocks_event_reasons = scaled(s.clocks_event_reasons, 1);
   out.pcie_link_generation = scaled(s.pcie_gen_current, 1);
   out.pcie_link_width = scaled(s.pcie_width_current, 1);

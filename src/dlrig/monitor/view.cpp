@@ -79,11 +79,9 @@ std::string render_sample(const Sample &s, const std::vector<Finding> &findings,
     out += "No NVIDIA GPU.\n";
 
   Table procs{"", {"GPU", "PID", "USER", "GPU MEMORY", "SM", "COMMAND"}, {}};
-  bool hidden = false;
   for (const auto &g : s.gpus)
     if (g.processes)
       for (const auto &p : *g.processes) {
-        hidden = hidden || !p.visible;
         std::string cmd = p.visible ? p.command.value_or(kUnknown) : "(not in this PID namespace)";
         procs.add({std::to_string(g.index), std::to_string(p.pid), p.user.value_or(kUnknown),
                    bytes(p.gpu_memory_bytes), pct(p.sm_ratio), cmd});
@@ -114,7 +112,6 @@ std::string render_sample(const Sample &s, const std::vector<Finding> &findings,
       out += tag + ": " + printable(f.message) + "\n";
     }
   }
-  (void)hidden;
   return out;
 }
 

@@ -41,9 +41,12 @@ std::vector<Sample> window_of(const std::vector<GpuSample> &per_sample, double s
   return w;
 }
 
-const Finding *find(const std::vector<Finding> &fs, const std::string &id) {
+// A copy: the findings are usually a temporary.
+std::optional<Finding> find(const std::vector<Finding> &fs, const std::string &id) {
   auto it = std::find_if(fs.begin(), fs.end(), [&](const Finding &f) { return f.id == id; });
-  return it == fs.end() ? nullptr : &*it;
+  if (it == fs.end())
+    return std::nullopt;
+  return *it;
 }
 
 TEST(MonitorDiagnose, AHealthyBusyGpuSaysNothing) {
@@ -59,7 +62,7 @@ TEST(MonitorDiagnose, ThrottlingNamesTheReasonTheTemperatureAndTheClocks) {
   g.sm_clock_hertz = 1410e6;
   g.sm_clock_max_hertz = 2520e6;
   auto fs = diagnose(window_of({g}));
-  const Finding *f = find(fs, "throttling");
+  std::optional<Finding> f = find(fs, "throttling");
   ASSERT_TRUE(f);
   EXPECT_EQ(f->severity, "warning");
   EXPECT_EQ(f->gpu, 0u);
@@ -83,7 +86,7 @@ TEST(MonitorDiagnose, IdleWhileItsProcessRunsWithTheHostEvidence) {
     s.host.cpu_utilization_ratio = 1.0;
     s.host.data_read_bytes_per_second = 480e6;
   }
-  const Finding *f = find(diagnose(w), "idle-while-process-runs");
+  std::optional<Finding> f = find(diagnose(w), "idle-while-process-runs");
   ASSERT_TRUE(f);
   EXPECT_EQ(f->message, "GPU 0 idle 83 % of the last minute while its process runs: the input "
                         "pipeline is starving it (CPU 100 %, data disk 480 MB/s)");
@@ -101,7 +104,7 @@ TEST(MonitorDiagnose, IdleWhileItsProcessRunsWithTheHostEvidence) {
 TEST(MonitorDiagnose, PcieLinkBelowItsBestOnlyUnderLoad) {
   GpuSample g = busy_gpu();
   g.pcie_link_generation = 1;
-  const Finding *f = find(diagnose(window_of({g})), "pcie-link-degraded");
+  std::optional<Finding> f = find(diagnose(window_of({g})), "pcie-link-degraded");
   ASSERT_TRUE(f);
   EXPECT_NE(f->message.find("fell to Gen1 (of Gen4) under load"), std::string::npos);
   // Idle GPUs lower their link speed to save power: not a finding.
@@ -118,7 +121,7 @@ TEST(MonitorDiagnose, MemoryFullAndRising) {
   GpuSample before = busy_gpu(), now = busy_gpu();
   before.memory_used_bytes = 22e9;
   now.memory_used_bytes = 23.6e9;
-  const Finding *f = find(diagnose(window_of({before, now})), "memory-nearly-full");
+  std::optional<Finding> f = find(diagnose(window_of({before, now})), "memory-nearly-full");
   ASSERT_TRUE(f);
   EXPECT_EQ(f->message,
             "GPU 0 memory 98 % full and rising: the next larger batch will run out of memory");
@@ -141,12 +144,12 @@ TEST(MonitorDiagnose, LostGpuXidsAndHiddenProcesses) {
   b.time = 2;
   b.gpus = {later, lost};
   auto fs = diagnose({a, b});
-  const Finding *x = find(fs, "xid");
+  std::optional<Finding> x = find(fs, "xid");
   ASSERT_TRUE(x);
   EXPECT_EQ(x->message, "GPU 0 reported Xid 79 (GPU has fallen off the bus)");
   ASSERT_TRUE(find(fs, "gpu-lost"));
   EXPECT_EQ(find(fs, "gpu-lost")->gpu, 1u);
-  const Finding *ns = find(fs, "pid-namespace");
+  std::optional<Finding> ns = find(fs, "pid-namespace");
   ASSERT_TRUE(ns);
   EXPECT_EQ(ns->gpu, std::nullopt);
   EXPECT_NE(ns->message.find("--pid=host"), std::string::npos);

@@ -75,7 +75,7 @@ TEST_F(SamplerOnFake, FollowsATimelineOfReadingsAndEvents) {
   const GpuSample &g0 = idle.gpus[0];
   EXPECT_EQ(g0.uuid, "GPU-1");
   EXPECT_EQ(g0.utilization_ratio, 0.0);
-  EXPECT_EQ(g0.power_watts, 27.83);
+  EXPECT_DOUBLE_EQ(*g0.power_watts, 27.83);
   EXPECT_EQ(g0.power_limit_watts, 450.0);
   EXPECT_EQ(g0.sm_clock_max_hertz, 3120e6);
   EXPECT_EQ(g0.energy_joules, 1000.0);
