@@ -75,12 +75,14 @@ def main():
         serve_err = open(os.path.join(tmp, "serve.err"), "w+")
         serve = subprocess.Popen(
             [a.dlrig, "serve", "--listen", "127.0.0.1:0",
-             "--sysroot", os.path.join(a.data, "monitor", "host")],
+             "--sysroot", os.path.join(a.data, "training-rtx4090")],
             env=env, stdout=subprocess.DEVNULL, stderr=serve_err)
         procs.append(serve)
 
         def serve_port():
             serve_err.seek(0)
+            if serve.poll() is not None:
+                raise SystemExit(f"FAIL: dlrig serve exited {serve.returncode}: {serve_err.read()}")
             m = re.search(r"listening on http://127\.0\.0\.1:(\d+)/metrics", serve_err.read())
             return int(m.group(1)) if m else None
         port = wait_for("dlrig serve to listen", serve_port, 20)
