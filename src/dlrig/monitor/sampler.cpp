@@ -52,6 +52,7 @@ Sampler::Sampler(const FileSystem &fs, SamplerOptions options)
     : fs_(fs), options_(std::move(options)), host_(fs, options_.data_path) {
   // The first reading of the host's counters: the first take() then has rates.
   host_.read(monotonic_seconds());
+  amd_ = find_amd_gpus(fs_);
   if (options_.skip_nvml) {
     nvml_error_ = "NVML not loaded (--no-nvml)";
     return;
@@ -199,6 +200,12 @@ Sample Sampler::take() {
   for (auto &g : gpus_) {
     GpuSample out;
     sample_gpu(g, out, now);
+    s.gpus.push_back(std::move(out));
+  }
+  for (const auto &d : amd_) {
+    GpuSample out;
+    out.index = static_cast<unsigned>(s.gpus.size());
+    sample_amd(fs_, d, out);
     s.gpus.push_back(std::move(out));
   }
   s.host = host_.read(now);

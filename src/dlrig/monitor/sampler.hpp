@@ -1,5 +1,6 @@
 #pragma once
-// The one sampler behind `dlrig watch` and `dlrig serve`: it opens NVML once (through the
+// The one sampler behind `dlrig watch` and `dlrig serve`: AMD GPUs through sysfs (amd.hpp) after
+// the NVIDIA ones, which it reads as follows. It opens NVML once (through the
 // platform seam's Session and entry-point table), reads each GPU's static facts once (name, UUID,
 // bus id, limits) and, per take(), one live sample per GPU (platform/nvml.hpp sample()), the Xid
 // events raised since the last take, and the host's readings. Readings are converted to base
@@ -10,6 +11,7 @@
 // read.
 //
 // Not thread-safe: one caller at a time (serve serialises scrapes).
+#include "dlrig/monitor/amd.hpp"
 #include "dlrig/monitor/host.hpp"
 #include "dlrig/monitor/sample.hpp"
 #include "dlrig/platform/fs.hpp"
@@ -63,6 +65,7 @@ private:
   SystemFacts facts_;
   std::vector<Gpu> gpus_;
   std::unique_ptr<nvml::XidEvents> events_;
+  std::vector<AmdDevice> amd_; // after the NVIDIA GPUs, indexes following theirs
   HostReader host_;
 };
 

@@ -1,6 +1,7 @@
 list(APPEND DLRIG_SOURCES
   monitor/sample.cpp
   monitor/host.cpp
+  monitor/amd.cpp
   monitor/sampler.cpp
   monitor/diagnose.cpp
   monitor/view.cpp

@@ -155,5 +155,34 @@ TEST_F(SamplerOnFake, NoNvmlStillReadsTheHost) {
   EXPECT_TRUE(s.host.memory_total_bytes);
 }
 
+TEST(MonitorAmd, Mi300xNodeThroughSysfs) {
+  Sysroot node(std::string(DLRIG_TEST_DATA) + "/node-mi300x");
+  SamplerOptions o;
+  o.skip_nvml = true;
+  Sampler sampler(node, o);
+  Sample s = sampler.take();
+  ASSERT_EQ(s.gpus.size(), 2u);
+  const GpuSample &g = s.gpus[0];
+  EXPECT_EQ(g.index, 0u);
+  EXPECT_EQ(g.bus_id, "0000:05:00.0");
+  EXPECT_EQ(g.name, "AMD GPU 1002:74a1");
+  EXPECT_EQ(g.utilization_ratio, 0.0);
+  EXPECT_EQ(g.memory_total_bytes, 205822885888.0);
+  EXPECT_EQ(g.memory_used_bytes, 285212672.0);
+  EXPECT_EQ(g.sm_clock_hertz, 500e6);
+  EXPECT_EQ(g.sm_clock_max_hertz, 2100e6);
+  EXPECT_EQ(g.temperature_celsius, 38.0); // junction: this GPU has no edge sensor
+  EXPECT_EQ(g.memory_temperature_celsius, 33.0);
+  EXPECT_EQ(g.power_watts, 142.0);
+  EXPECT_EQ(g.power_limit_watts, 750.0);
+  EXPECT_EQ(g.pcie_link_generation, 5.0);
+  EXPECT_EQ(g.pcie_link_width, 16.0);
+  EXPECT_FALSE(g.fan_ratio); // no pwm1 in this tree: unknown, not 0
+  EXPECT_FALSE(g.energy_joules);
+  EXPECT_EQ(s.gpus[1].index, 1u);
+  EXPECT_EQ(pcie_generation(2.5), 1.0);
+  EXPECT_EQ(pcie_generation(7), std::nullopt);
+}
+
 } // namespace
 } // namespace dlrig::monitor
