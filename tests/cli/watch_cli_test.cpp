@@ -89,13 +89,13 @@ TEST(WatchCli, JsonLinesOnePerSample) {
 TEST(WatchCli, RecordThenReplayCsvAndJsonLines) {
   for (std::string ext : {".csv", ".jsonl"}) {
     auto file = scratch("run" + ext).string();
-    auto r = run_dlrig(on_host({"watch", "--record", file, "--count", "12", "--interval", "0.25"}),
+    auto r = run_dlrig(on_host({"watch", "--record", file, "--count", "14", "--interval", "0.25"}),
                        fake_nvml("watch-training.json"));
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_TRUE(r.out.empty()) << r.out;
     auto replay = run_dlrig({"watch", "--replay", file});
     ASSERT_EQ(replay.exit_code, 0) << replay.err;
-    EXPECT_NE(replay.out.find("Recording: 12 samples"), std::string::npos) << replay.out;
+    EXPECT_NE(replay.out.find("Recording: 14 samples"), std::string::npos) << replay.out;
     EXPECT_NE(replay.out.find("PEAK MEMORY"), std::string::npos);
     EXPECT_NE(replay.out.find("23.5 GiB (98 %)"), std::string::npos) << replay.out;
     auto j = run_dlrig({"watch", "--replay", file, "--json"});

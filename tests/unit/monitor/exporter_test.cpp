@@ -8,6 +8,9 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <fstream>
+#include <regex>
+#include <set>
 #include <thread>
 
 namespace dlrig::monitor {
@@ -97,6 +100,40 @@ TEST(MonitorExporter, ListenAddresses) {
   EXPECT_FALSE(parse_listen("1.2.3.4:65536"));
   EXPECT_FALSE(parse_listen("1.2.3.4:x"));
   EXPECT_EQ(escape_label("a\\b\"c\nd"), "a\\\\b\\\"c\\nd");
+}
+
+TEST(MonitorExporter, TheGrafanaDashboardAsksOnlyForMetricsServeExports) {
+  // Every metric with a value, so that every family is rendered.
+  Sample s = example();
+  for (const auto &f : gpu_fields())
+    s.gpus[0].*f.member = 1;
+  s.host.memory_total_bytes = s.host.memory_available_bytes = 1;
+  s.host.data_read_bytes_per_second = s.host.data_write_bytes_per_second = 1;
+  std::vector<Finding> fs = {{"throttling", "warning", 0u, "..."}};
+  MetricsInput in;
+  in.sample = &s;
+  in.findings = &fs;
+  in.per_process = true;
+  std::string text = render_metrics(in);
+  std::set<std::string> exported;
+  std::regex type_line("# TYPE (dlrig_[a-z_]+) ");
+  for (std::sregex_iterator it(text.begin(), text.end(), type_line), end; it != end; ++it)
+    exported.insert((*it)[1]);
+
+  std::ifstream in_file(std::string(DLRIG_TEST_DATA) + "/../../contrib/grafana/dlrig-gpus.json");
+  ASSERT_TRUE(in_file);
+  Json dash = Json::parse(in_file);
+  std::size_t asked = 0;
+  std::regex metric("dlrig_[a-z_]+");
+  for (const auto &panel : dash.at("panels"))
+    for (const auto &target : panel.at("targets")) {
+      std::string expr = target.at("expr");
+      for (std::sregex_iterator it(expr.begin(), expr.end(), metric), end; it != end; ++it) {
+        ++asked;
+        EXPECT_TRUE(exported.count(it->str())) << it->str() << " in " << expr;
+      }
+    }
+  EXPECT_GT(asked, 10u);
 }
 
 // --- the HTTP server, on loopback --------------------------------------------------------------
