@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <deque>
@@ -91,7 +92,9 @@ std::size_t run_tui(const std::function<Sample()> &take, const TuiOptions &o) {
   auto pair = [&](Pair p) { return colour ? COLOR_PAIR(p) : 0; };
 
   std::deque<Sample> window;
-  std::map<unsigned, std::deque<std::optional<double>>> util_history, mem_history;
+  // Per GPU, per graph (utilisation, memory, power, temperature, SM clock): ratios 0-1.
+  const char *graph_names[] = {"util", "mem ", "pow ", "temp", "clk "};
+  std::map<unsigned, std::array<std::deque<std::optional<double>>, 5>> history;
   std::size_t shown = 0, selected = 0;
   int sort = 0; // 0 memory, 1 SM share, 2 PID
   const char *sort_names[] = {"GPU memory", "SM share", "PID"};
@@ -110,14 +113,15 @@ std::size_t run_tui(const std::function<Sample()> &take, const TuiOptions &o) {
       while (window.size() > 1 && s.time - window.front().time > 60)
         window.pop_front();
       for (const auto &g : s.gpus) {
-        auto &u = util_history[g.index];
-        u.push_back(g.utilization_ratio);
-        auto &m = mem_history[g.index];
-        m.push_back(ratio(g.memory_used_bytes, g.memory_total_bytes));
-        while (u.size() > 512)
-          u.pop_front();
-        while (m.size() > 512)
-          m.pop_front();
+        auto &h = history[g.index];
+        h[0].push_back(g.utilization_ratio);
+        h[1].push_back(ratio(g.memory_used_bytes, g.memory_total_bytes));
+        h[2].push_back(ratio(g.power_watts, g.power_limit_watts));
+        h[3].push_back(ratio(g.temperature_celsius, g.slowdown_temperature_celsius));
+        h[4].push_back(ratio(g.sm_clock_hertz, g.sm_clock_max_hertz));
+        for (auto &d : h)
+          while (d.size() > 512)
+            d.pop_front();
       }
       findings = diagnose(std::vector<Sample>(window.begin(), window.end()));
       ++shown;
@@ -216,15 +220,20 @@ std::size_t run_tui(const std::function<Sample()> &take, const TuiOptions &o) {
     }
 
     // History of the selected GPU.
-    if (!s.gpus.empty() && y < h - 6) {
+    if (!s.gpus.empty() && y < h - 9) {
       const auto &g = s.gpus[std::min(selected, s.gpus.size() - 1)];
       std::size_t gw = static_cast<std::size_t>(std::max(10, w - 16));
-      auto &u = util_history[g.index];
-      auto &m = mem_history[g.index];
       ++y;
-      put(y++, 0, fmt::format("History of GPU {} (newest right)", g.index), pair(kHead));
-      put(y++, 2, "util |" + history_line({u.begin(), u.end()}, gw) + "|");
-      put(y++, 2, "mem  |" + history_line({m.begin(), m.end()}, gw) + "|");
+      put(y++, 0,
+          fmt::format("History of GPU {} (newest right; power of its limit, temperature of its "
+                      "slowdown point, clock of its maximum)",
+                      g.index),
+          pair(kHead));
+      const auto &hist = history[g.index];
+      for (std::size_t k = 0; k < hist.size(); ++k)
+        put(y++, 2,
+            std::string(graph_names[k]) + " |" +
+                history_line({hist[k].begin(), hist[k].end()}, gw) + "|");
     }
 
     // Processes.
