@@ -130,10 +130,16 @@ Runner setup_watch(CLI::App &sub) {
       if (csv)
         rec << monitor::csv_header() << "\n";
     }
+    // One JSON line with the run's context, as every dlrig JSON document has.
+    auto json_line = [&run](const monitor::Sample &s, const std::vector<monitor::Finding> &f) {
+      Report r;
+      r.json = [&] { return monitor::json_body(s, f); };
+      return document(r, run).dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
+    };
     auto write_record = [&](const monitor::Sample &s, const std::vector<monitor::Finding> &f) {
       if (!rec.is_open())
         return;
-      rec << (csv ? monitor::csv_rows(s) : monitor::json_line(s, f));
+      rec << (csv ? monitor::csv_rows(s) : json_line(s, f));
       rec.flush();
     };
 
@@ -144,8 +150,7 @@ Runner setup_watch(CLI::App &sub) {
       auto s = sampler.take();
       auto findings = monitor::diagnose({s});
       write_record(s, findings);
-      std::cout << (o->json ? monitor::json_line(s, findings)
-                            : monitor::render_sample(s, findings, colour));
+      std::cout << (o->json ? json_line(s, findings) : monitor::render_sample(s, findings, colour));
       return ExitCode::ok;
     }
 
@@ -178,7 +183,7 @@ Runner setup_watch(CLI::App &sub) {
       auto findings = monitor::diagnose(window);
       write_record(s, findings);
       if (o->json)
-        std::cout << monitor::json_line(s, findings);
+        std::cout << json_line(s, findings);
       else if (o->record.empty())
         std::cout << (n ? "\n" : "") << monitor::render_sample(s, findings, colour);
       std::cout.flush();

@@ -79,6 +79,7 @@ TEST(WatchCli, JsonLinesOnePerSample) {
   for (const auto &l : ls) {
     Json j = Json::parse(l);
     EXPECT_EQ(j.at("schema_version"), 1);
+    EXPECT_EQ(j.at("context").at("tool"), "dlrig");
     const Json &g = j.at("sample").at("gpus").at(0);
     EXPECT_EQ(g.at("power_watts"), 299.4);
     EXPECT_TRUE(g.at("energy_joules").is_null()); // not in the scenario: null, not 0

@@ -116,8 +116,13 @@ std::string render_sample(const Sample &s, const std::vector<Finding> &findings,
 }
 
 std::string json_line(const Sample &s, const std::vector<Finding> &findings) {
-  Json j;
+  Json j = json_body(s, findings);
   j["schema_version"] = 1;
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+Json json_body(const Sample &s, const std::vector<Finding> &findings) {
+  Json j;
   j["sample"] = to_json(s);
   Json fs = Json::array();
   for (const auto &f : findings)
@@ -126,7 +131,7 @@ std::string json_line(const Sample &s, const std::vector<Finding> &findings) {
                   {"gpu", f.gpu ? Json(*f.gpu) : Json(nullptr)},
                   {"message", f.message}});
   j["findings"] = fs;
-  return j.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
+  return j;
 }
 
 Summary summarize(const std::vector<Sample> &samples) {

@@ -14,8 +14,10 @@ namespace dlrig::monitor {
 // One sample and its diagnoses as text tables (GPUs, processes, host, diagnoses).
 std::string render_sample(const Sample &s, const std::vector<Finding> &findings, bool colour);
 
-// One JSON line: {"schema_version": 1, "sample": {...}, "findings": [...]} and a newline.
+// One JSON line: {"schema_version": 1, "sample": {...}, "findings": [...]} and a newline. The
+// command adds the run's context (output/print.hpp document()) with json_body().
 std::string json_line(const Sample &s, const std::vector<Finding> &findings);
+Json json_body(const Sample &s, const std::vector<Finding> &findings); // {"sample", "findings"}
 
 // What a recording says per GPU.
 struct GpuSummary {
