@@ -153,6 +153,21 @@ TEST(ServeCli, OnceScrapeIsValidForPromtool) {
   EXPECT_TRUE(said.empty()) << said; // not even a lint warning
 }
 
+TEST(ServeCli, AFailedReadingIsAbsentAndUpZero) {
+  auto file = scratch("failing.json").string();
+  std::ofstream(file) << R"({"gpus": [{"bus_id": "00000000:01:00.0", "uuid": "GPU-1",
+    "power_usage_mw": 300000, "temperature_c": 70,
+    "errors": {"nvmlDeviceGetPowerUsage": 999}}]})";
+  auto r =
+      run_dlrig(on_host({"serve", "--once"}), {std::string("DLRIG_NVML_LIBRARY=") + DLRIG_FAKE_NVML,
+                                               "DLRIG_FAKE_NVML_SCENARIO=" + file});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("dlrig_up 0\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("dlrig_gpu_power_watts"), std::string::npos);
+  EXPECT_NE(r.out.find("dlrig_gpu_temperature_celsius{uuid=\"GPU-1\",index=\"0\"} 70\n"),
+            std::string::npos);
+}
+
 TEST(ServeCli, NoNvmlIsUpZeroAndBadListenIsUsage) {
   auto r = run_dlrig(on_host({"serve", "--once"}),
                      {"DLRIG_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1"});

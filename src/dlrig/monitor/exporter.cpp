@@ -81,12 +81,12 @@ std::string render_metrics(const MetricsInput &in) {
   const Sample &s = *in.sample;
   bool up = s.nvml_ok;
   for (const auto &g : s.gpus)
-    if (g.lost)
+    if (g.lost || g.failed_reads > 0)
       up = false;
 
   family(out, "dlrig_up", "gauge",
-         "1 when NVML answered for every GPU in this scrape; 0 when it did not load or a GPU "
-         "is lost.");
+         "1 when NVML answered for every GPU in this scrape; 0 when it did not load, a GPU is "
+         "lost or a reading failed (its series is then absent).");
   out += fmt::format("dlrig_up {}\n", up ? 1 : 0);
   family(out, "dlrig_scrape_duration_seconds", "gauge",
          "How long this scrape took to collect: NVML, /proc and the diagnoses.");

@@ -171,6 +171,7 @@ Json to_json(const Sample &s) {
     o["name"] = g.name;
     o["bus_id"] = g.bus_id;
     o["lost"] = g.lost;
+    o["failed_reads"] = g.failed_reads;
     for (const auto &f : gpu_fields())
       o[f.key] = opt(g.*f.member);
     o["xids"] = g.xids;
@@ -211,6 +212,7 @@ Sample sample_from_json(const Json &j) {
     g.name = o.value("name", std::string());
     g.bus_id = o.value("bus_id", std::string());
     g.lost = o.value("lost", false);
+    g.failed_reads = o.value("failed_reads", 0u);
     for (const auto &f : gpu_fields())
       g.*f.member = get_num(o, f.key);
     if (o.contains("xids") && o.at("xids").is_array())

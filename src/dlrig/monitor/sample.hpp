@@ -32,6 +32,9 @@ struct GpuSample {
   std::string name;
   std::string bus_id;
   bool lost = false; // fell off the bus (NVML_ERROR_GPU_IS_LOST): nothing below was read
+  // NVML calls that failed this sample (an error other than "not supported" or "not exported"):
+  // their readings are unknown, and the exporter says dlrig_up 0.
+  unsigned failed_reads = 0;
 
   std::optional<double> utilization_ratio;
   std::optional<double> memory_utilization_ratio;

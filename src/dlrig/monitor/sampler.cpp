@@ -128,6 +128,36 @@ void Sampler::sample_gpu(Gpu &g, GpuSample &out, double) {
     out.lost = true;
     return;
   }
+  auto count = [&](const nvml::Answer &a) {
+    if (a.status != nvml::kSuccess && a.status != nvml::kErrorNotSupported &&
+        a.status != nvml::kErrorFunctionNotFound)
+      ++out.failed_reads;
+  };
+  for (const nvml::Answer *a :
+       std::initializer_list<const nvml::Answer *>{&s.utilization_percent,
+                                                   &s.memory,
+                                                   &s.sm_clock_mhz,
+                                                   &s.memory_clock_mhz,
+                                                   &s.power_usage_mw,
+                                                   &s.temperature_c,
+                                                   &s.fan_percent,
+                                                   &s.clocks_event_reasons,
+                                                   &s.ecc_uncorrected_volatile,
+                                                   &s.ecc_corrected_volatile,
+                                                   &s.ecc_uncorrected_aggregate,
+                                                   &s.remapped_rows,
+                                                   &s.pcie_gen_current,
+                                                   &s.pcie_width_current,
+                                                   &s.pcie_replay_counter,
+                                                   &s.processes,
+                                                   &s.energy_mj,
+                                                   &s.pcie_tx_kilobytes_per_s,
+                                                   &s.pcie_rx_kilobytes_per_s,
+                                                   &s.memory_temperature_c,
+                                                   &s.nvlink_tx_kib,
+                                                   &s.nvlink_rx_kib,
+                                                   &s.process_utilization})
+    count(*a);
   if (s.utilization_percent.value) {
     out.utilization_ratio = s.utilization_percent.value->gpu / 100.0;
     out.memory_utilization_ratio = s.utilization_percent.value->memory / 100.0;
