@@ -122,5 +122,7 @@ Runner setup_fit(CLI::App &sub);      // cmd_fit.cpp
 Runner setup_pick(CLI::App &sub);     // cmd_pick.cpp
 Runner setup_kb(CLI::App &sub);       // cmd_kb.cpp
 Runner setup_bench(CLI::App &sub);    // cmd_bench.cpp
+Runner setup_watch(CLI::App &sub);    // cmd_watch.cpp
+Runner setup_serve(CLI::App &sub);    // cmd_serve.cpp
 
 } // namespace dlrig::cli

@@ -24,6 +24,9 @@ const Command kCommands[] = {
     {"kb", "Search the knowledge base: gpus, archs, cuda, torch, links, models, cloud", setup_kb},
     {"bench", "Measure what this machine delivers: CPU GEMM, memory bandwidth (STREAM)",
      setup_bench},
+    {"watch", "Live GPU monitor that says what is wrong: throttling, starving, links, memory",
+     setup_watch},
+    {"serve", "Prometheus exporter of the same readings and diagnoses (/metrics)", setup_serve},
 };
 
 } // namespace

@@ -12,4 +12,5 @@ list(APPEND DLRIG_TEST_SOURCES
   cli/output_cli_test.cpp
   cli/pick_cli_test.cpp
   cli/snapshot_cli_test.cpp
+  cli/watch_cli_test.cpp
   support/cli.cpp)

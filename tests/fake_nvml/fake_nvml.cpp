@@ -11,18 +11,26 @@
 //
 // Readings that change over time: a scalar given as an array is a sequence, one element per call
 // (the last repeats), and a GPU with "lost_after_calls" answers GPU_IS_LOST once it has answered
-// that many calls, as DCGM's NVML injection does.
+// that many calls, as DCGM's NVML injection does. A GPU's "timeline" changes it with time: a list
+// of frames, each {"ms": how long it lasts, "set": {keys of the GPU merged over what came before
+// (JSON merge patch: null removes a key)}, "xid": an Xid event raised as the frame starts,
+// "lost": true (the GPU falls off the bus)}, counted from nvmlInit; the last frame lasts. Events
+// reach an event set the GPU was registered with (nvmlEventSetWait never blocks here).
+// Every export holds one lock: the fake is as thread-safe as NVML, whose callers may share it.
 #include "dlrig/platform/nvml_entry_points.hpp"
 
 #include "fake_common/fake_library.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -39,9 +47,15 @@ namespace {
 
 struct FakeGpu {
   int index = 0;
-  json spec;
+  json spec;                                    // what the GPU says now (base + frames so far)
   std::optional<unsigned long long> lost_after; // "lost_after_calls"
   unsigned long long calls = 0;                 // calls this GPU has answered
+  json base;                                    // the scenario's GPU without its timeline
+  json frames = json::array();                  // "timeline"
+  std::size_t frame = 0;                        // the frame spec reflects
+  bool lost = false;                            // a frame said "lost"
+  std::deque<unsigned long long> xids;          // raised, not yet waited for
+  bool registered = false;                      // with the event set
 };
 
 // Where a sequence is: the element of the current call.
@@ -58,7 +72,14 @@ struct State {
   std::vector<FakeGpu> gpus;
   unsigned long long call = 0; // counts the calls that pass enter()
   std::map<const json *, Cursor> cursors;
+  std::chrono::steady_clock::time_point started; // nvmlInit: the timelines' zero
+  bool event_set = false;
 };
+
+std::mutex &lock() {
+  static std::mutex m;
+  return m;
+}
 
 State &state() {
   static State s;
@@ -104,10 +125,46 @@ FakeGpu *gpu(Device d) {
   return reinterpret_cast<FakeGpu *>(d);
 }
 
-// A call on one GPU: GPU_IS_LOST once it has answered "lost_after_calls" calls, then the per-GPU
-// forced error of this symbol ("errors": {"nvmlDeviceGetPowerUsage": 15}).
+// Moves a GPU's timeline to the frame of this moment: merges the frames passed over into its
+// spec, raises their Xids and their loss.
+void follow_timeline(FakeGpu &g) {
+  if (g.frames.empty())
+    return;
+  auto &s = state();
+  double elapsed =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s.started)
+          .count();
+  std::size_t target = 0;
+  double end = 0;
+  for (std::size_t i = 0; i + 1 < g.frames.size(); ++i) {
+    end += g.frames[i].value("ms", 0.0);
+    if (elapsed < end)
+      break;
+    target = i + 1;
+  }
+  bool changed = false;
+  for (std::size_t i = g.frame + 1; i <= target; ++i) {
+    const json &f = g.frames[i];
+    if (const json *set = find(f, {"set"}))
+      g.spec.merge_patch(*set);
+    if (const json *xid = find(f, {"xid"}))
+      g.xids.push_back(xid->get<unsigned long long>());
+    if (f.value("lost", false))
+      g.lost = true;
+    changed = true;
+  }
+  g.frame = std::max(g.frame, target);
+  // The spec was rebuilt: positions in its sequences no longer point into it.
+  if (changed)
+    s.cursors.clear();
+}
+
+// A call on one GPU: GPU_IS_LOST once it has answered "lost_after_calls" calls or its timeline
+// lost it, then the per-GPU forced error of this symbol ("errors": {"nvmlDeviceGetPowerUsage":
+// 15}).
 Return enter_gpu(FakeGpu &g) {
-  if (g.lost_after && g.calls >= *g.lost_after)
+  follow_timeline(g);
+  if (g.lost || (g.lost_after && g.calls >= *g.lost_after))
     return kErrorGpuIsLost;
   ++g.calls;
   if (const json *forced = find(g.spec, {"errors", g_symbol}))
@@ -214,7 +271,23 @@ Return load_scenario() {
         s.missing.insert(name.get<std::string>());
     if (const json *gpus = find(s.scenario, {"gpus"}))
       for (const auto &g : *gpus) {
-        FakeGpu fake{static_cast<int>(s.gpus.size()), g, std::nullopt, 0};
+        FakeGpu fake;
+        fake.index = static_cast<int>(s.gpus.size());
+        fake.base = g;
+        if (const json *timeline = find(g, {"timeline"})) {
+          fake.frames = *timeline;
+          fake.base.erase("timeline");
+          if (!fake.frames.is_array())
+            throw std::runtime_error("\"timeline\" is a list of frames");
+        }
+        fake.spec = fake.base;
+        if (!fake.frames.empty()) {
+          if (const json *set = find(fake.frames[0], {"set"}))
+            fake.spec.merge_patch(*set);
+          if (const json *xid = find(fake.frames[0], {"xid"}))
+            fake.xids.push_back(xid->get<unsigned long long>());
+          fake.lost = fake.frames[0].value("lost", false);
+        }
         if (const json *lost = find(g, {"lost_after_calls"}))
           fake.lost_after = number(*lost);
         s.gpus.push_back(std::move(fake));
@@ -295,6 +368,7 @@ Return init() {
   if (const json *err = find(s.scenario, {"init_error"}))
     return static_cast<Return>(number(*err));
   s.initialised = true;
+  s.started = std::chrono::steady_clock::now();
   return kSuccess;
 }
 
@@ -669,6 +743,22 @@ Return device_get_field_values(Device d, int count, FieldValue *values) {
         v.value.uiVal = static_cast<unsigned>(number(*speed));
         v.nvmlReturn = kSuccess;
       }
+    } else if (v.fieldId == kFieldMemoryTemp) {
+      // "memory_temperature_c"
+      if (const json *t = find(gpu(d)->spec, {"memory_temperature_c"})) {
+        v.valueType = kValueTypeUnsignedInt;
+        v.value.uiVal = static_cast<unsigned>(number(*t));
+        v.nvmlReturn = kSuccess;
+      }
+    } else if (v.fieldId == kFieldNvlinkThroughputDataTx ||
+               v.fieldId == kFieldNvlinkThroughputDataRx) {
+      // "nvlink_throughput_kib": {"tx", "rx"}: KiB since the driver loaded.
+      const char *key = v.fieldId == kFieldNvlinkThroughputDataTx ? "tx" : "rx";
+      if (const json *kib = find(gpu(d)->spec, {"nvlink_throughput_kib", key})) {
+        v.valueType = kValueTypeUnsignedLongLong;
+        v.value.ullVal = number(*kib);
+        v.nvmlReturn = kSuccess;
+      }
     }
   }
   return kSuccess;
@@ -713,6 +803,99 @@ Return device_get_utilization_rates(Device d, Utilization *utilization) {
   return answer(find(g, {"utilization_percent", "memory"}), &utilization->memory);
 }
 
+// "energy_mj": millijoules since the driver loaded.
+Return device_get_total_energy_consumption(Device d, unsigned long long *mj) {
+  FAKE_ENTER(d, true);
+  return answer(find(gpu(d)->spec, {"energy_mj"}), mj);
+}
+
+// "pcie": {"tx_kbps", "rx_kbps"}: KB/s.
+Return device_get_pcie_throughput(Device d, int counter, unsigned *kbps) {
+  FAKE_ENTER(d, true);
+  if (counter != kPcieUtilTxBytes && counter != kPcieUtilRxBytes)
+    return kErrorInvalidArgument;
+  return answer(find(gpu(d)->spec, {"pcie", counter == kPcieUtilTxBytes ? "tx_kbps" : "rx_kbps"}),
+                kbps);
+}
+
+// "process_utilization": [{"pid", "sm", "mem"}]: one sample per process, stamped now.
+Return device_get_process_utilization(Device d, ProcessUtilizationSample *samples, unsigned *count,
+                                      unsigned long long) {
+  FAKE_ENTER(d, true);
+  const json *given = find(gpu(d)->spec, {"process_utilization"});
+  if (!given)
+    return kErrorNotSupported;
+  if (!count)
+    return kErrorInvalidArgument;
+  unsigned n = static_cast<unsigned>(given->size());
+  if (!samples || *count < n) {
+    *count = n;
+    return kErrorInsufficientSize;
+  }
+  *count = n;
+  for (unsigned i = 0; i < n; ++i) {
+    const json &p = (*given)[i];
+    samples[i] = ProcessUtilizationSample{static_cast<unsigned>(number(p.at("pid"))),
+                                          1000000ULL * (i + 1),
+                                          static_cast<unsigned>(number(p.value("sm", json(0)))),
+                                          static_cast<unsigned>(number(p.value("mem", json(0)))),
+                                          0,
+                                          0};
+  }
+  return kSuccess;
+}
+
+// One event set per process (what dlrig asks for); its handle is the state itself.
+Return event_set_create(EventSet *set) {
+  FAKE_ENTER();
+  if (!set)
+    return kErrorInvalidArgument;
+  if (find(state().scenario, {"events_supported"}) &&
+      !state().scenario.at("events_supported").get<bool>())
+    return kErrorNotSupported;
+  state().event_set = true;
+  *set = reinterpret_cast<EventSet>(&state());
+  return kSuccess;
+}
+
+Return device_register_events(Device d, unsigned long long types, EventSet set) {
+  FAKE_ENTER(d, true);
+  if (!set || !state().event_set)
+    return kErrorInvalidArgument;
+  if (!(types & kEventTypeXidCriticalError))
+    return kErrorNotSupported;
+  gpu(d)->registered = true;
+  return kSuccess;
+}
+
+Return event_set_wait(EventSet set, EventData *data, unsigned) {
+  FAKE_ENTER();
+  if (!set || !data || !state().event_set)
+    return kErrorInvalidArgument;
+  for (auto &g : state().gpus) {
+    follow_timeline(g);
+    if (g.registered && !g.xids.empty()) {
+      std::memset(data, 0, std::string_view(g_symbol).ends_with("_v2") ? sizeof *data : 24);
+      data->device = reinterpret_cast<Device>(&g);
+      data->eventType = kEventTypeXidCriticalError;
+      data->eventData = g.xids.front();
+      g.xids.pop_front();
+      return kSuccess;
+    }
+  }
+  return kErrorTimeout;
+}
+
+Return event_set_free(EventSet set) {
+  FAKE_ENTER();
+  if (!set || !state().event_set)
+    return kErrorInvalidArgument;
+  state().event_set = false;
+  for (auto &g : state().gpus)
+    g.registered = false;
+  return kSuccess;
+}
+
 } // namespace impl
 
 } // namespace
@@ -737,6 +920,7 @@ template <class R> R scenario_error(const char *symbol, const std::exception &e)
 #define FAKE_EXPORT_ONE__(name, field, ret, params, args)                                          \
   extern "C" __attribute__((visibility("default"))) ret name params {                              \
     CalledAs called_as(#name);                                                                     \
+    std::lock_guard<std::mutex> locked(lock());                                                    \
     try {                                                                                          \
       return impl::field args;                                                                     \
     } catch (const std::exception &e) {                                                            \

@@ -147,7 +147,7 @@ Reading<MemoryUse> ask_memory(const EntryPoints &t, Device d) {
     m.version = kMemoryV2Version;
     Answer a = ask(t.device_get_memory_info_v2, d, &m);
     if (a.ok())
-      return reading(a, MemoryUse{m.total, m.used});
+      return reading(a, MemoryUse{m.total, m.used, m.free, m.reserved});
     // Drivers older than 515 export the symbol but reject the struct version: ask v1 instead.
     bool older = a.status == kErrorNotSupported || a.status == kErrorFunctionNotFound ||
                  a.status == kErrorArgumentVersionMismatch;
@@ -156,7 +156,7 @@ Reading<MemoryUse> ask_memory(const EntryPoints &t, Device d) {
   }
   MemoryV1 m{};
   Answer a = ask(t.device_get_memory_info, d, &m);
-  return reading(a, MemoryUse{m.total, m.used});
+  return reading(a, MemoryUse{m.total, m.used, m.free, std::nullopt});
 }
 
 Reading<std::uint64_t> ask_ecc(const EntryPoints &t, Device d, int type, int counter) {
@@ -315,6 +315,70 @@ Reading<std::vector<ProcessReading>> ask_processes(const EntryPoints &t, Device 
   return reading(a, std::move(out));
 }
 
+// The latest sample of each process in the driver's buffer (asked from its start).
+Reading<std::vector<ProcessUtilization>> ask_process_utilization(const EntryPoints &t, Device d) {
+  const auto &entry = t.device_get_process_utilization;
+  unsigned count = 0;
+  Answer a = ask(entry, d, static_cast<ProcessUtilizationSample *>(nullptr), &count, 0ULL);
+  std::vector<ProcessUtilizationSample> buf;
+  for (int attempt = 0; attempt < 4 && a.status == kErrorInsufficientSize; ++attempt) {
+    if (count > kMaxProcesses) {
+      a.status = kErrorUnknown;
+      return failed<std::vector<ProcessUtilization>>(a);
+    }
+    count += 4;
+    buf.assign(count, ProcessUtilizationSample{});
+    a = ask(entry, d, buf.data(), &count, 0ULL);
+  }
+  if (!a.ok())
+    return failed<std::vector<ProcessUtilization>>(a);
+  std::vector<ProcessUtilization> out;
+  std::vector<unsigned long long> stamp;
+  for (unsigned i = 0; i < count && i < buf.size(); ++i) {
+    const auto &u = buf[i];
+    bool seen = false;
+    for (std::size_t k = 0; k < out.size(); ++k)
+      if (out[k].pid == u.pid) {
+        seen = true;
+        if (u.timeStamp >= stamp[k]) {
+          out[k] = {u.pid, u.smUtil, u.memUtil};
+          stamp[k] = u.timeStamp;
+        }
+      }
+    if (!seen) {
+      out.push_back({u.pid, u.smUtil, u.memUtil});
+      stamp.push_back(u.timeStamp);
+    }
+  }
+  return reading(a, std::move(out));
+}
+
+std::optional<std::uint64_t> field_number(const FieldValue &fv) {
+  if (fv.nvmlReturn != kSuccess)
+    return std::nullopt;
+  switch (fv.valueType) {
+  case kValueTypeUnsignedInt:
+    return fv.value.uiVal;
+  case kValueTypeUnsignedLong:
+    return fv.value.ulVal;
+  case kValueTypeUnsignedLongLong:
+    return fv.value.ullVal;
+  default:
+    return std::nullopt;
+  }
+}
+
+// A field value's reading: the call's answer, then the field's own.
+template <class T> Reading<T> field_reading(const Answer &call, const FieldValue &fv) {
+  Answer a = call;
+  if (a.ok() && fv.nvmlReturn != kSuccess)
+    a.status = fv.nvmlReturn;
+  auto v = field_number(fv);
+  if (a.ok() && !v)
+    a.status = kErrorUnknown;
+  return reading(a, static_cast<T>(v.value_or(0)));
+}
+
 // Every reading of a sample, for what is done to all of them.
 template <class F> void for_each_reading(LiveSample &s, F f) {
   f(s.utilization_percent);
@@ -335,6 +399,13 @@ template <class F> void for_each_reading(LiveSample &s, F f) {
   f(s.pcie_width_current);
   f(s.pcie_replay_counter);
   f(s.processes);
+  f(s.energy_mj);
+  f(s.pcie_tx_kilobytes_per_s);
+  f(s.pcie_rx_kilobytes_per_s);
+  f(s.memory_temperature_c);
+  f(s.nvlink_tx_kib);
+  f(s.nvlink_rx_kib);
+  f(s.process_utilization);
 }
 
 } // namespace
@@ -379,6 +450,22 @@ LiveSample sample(const Session &session, Device d) {
   s.pcie_width_current = ask_value<unsigned>(t.device_get_curr_pcie_link_width, d);
   s.pcie_replay_counter = ask_value<unsigned>(t.device_get_pcie_replay_counter, d);
   s.processes = ask_processes(t, d);
+  unsigned long long energy = 0;
+  Answer energy_answer = ask(t.device_get_total_energy_consumption, d, &energy);
+  s.energy_mj = reading(energy_answer, std::uint64_t{energy});
+  s.pcie_tx_kilobytes_per_s =
+      ask_value<unsigned>(t.device_get_pcie_throughput, d, kPcieUtilTxBytes);
+  s.pcie_rx_kilobytes_per_s =
+      ask_value<unsigned>(t.device_get_pcie_throughput, d, kPcieUtilRxBytes);
+  FieldValue fields[3]{};
+  fields[0].fieldId = kFieldMemoryTemp;
+  fields[1].fieldId = kFieldNvlinkThroughputDataTx;
+  fields[2].fieldId = kFieldNvlinkThroughputDataRx;
+  Answer fa = ask(t.device_get_field_values, d, 3, fields);
+  s.memory_temperature_c = field_reading<unsigned>(fa, fields[0]);
+  s.nvlink_tx_kib = field_reading<std::uint64_t>(fa, fields[1]);
+  s.nvlink_rx_kib = field_reading<std::uint64_t>(fa, fields[2]);
+  s.process_utilization = ask_process_utilization(t, d);
 
   for_each_reading(s, [&](const Answer &a) {
     if (a.status == kErrorGpuIsLost)
@@ -398,6 +485,41 @@ LiveSample sample(const Session &session, unsigned index) {
   });
   s.device_status = handle.status;
   return s;
+}
+
+// --- events ------------------------------------------------------------------------------------
+
+XidEvents::XidEvents(const Session &session, const std::vector<Device> &devices)
+    : session_(session) {
+  const EntryPoints &t = session.table();
+  if (!session.ready() || !t.event_set_create || !t.device_register_events || !t.event_set_wait)
+    return;
+  if (t.event_set_create(&set_) != kSuccess) {
+    set_ = nullptr;
+    return;
+  }
+  for (Device d : devices)
+    if (t.device_register_events(d, kEventTypeXidCriticalError, set_) == kSuccess)
+      ++registered_;
+}
+
+XidEvents::~XidEvents() {
+  if (set_ && session_.table().event_set_free)
+    session_.table().event_set_free(set_);
+}
+
+std::vector<XidEvents::Event> XidEvents::poll() {
+  std::vector<Event> out;
+  if (!ok())
+    return out;
+  for (int i = 0; i < 64; ++i) {
+    EventData data{};
+    if (session_.table().event_set_wait(set_, &data, 0) != kSuccess)
+      break;
+    if (data.eventType & kEventTypeXidCriticalError)
+      out.push_back({data.device, data.eventData});
+  }
+  return out;
 }
 
 } // namespace dlrig::nvml

@@ -174,11 +174,20 @@ Reading<int> p2p_status(const Session &session, Device a, Device b, int caps);
 struct MemoryUse {
   std::uint64_t total_bytes = 0;
   std::uint64_t used_bytes = 0; // includes reserved memory when the driver reports it (v2)
+  std::uint64_t free_bytes = 0;
+  std::optional<std::uint64_t> reserved_bytes; // v2 only: the driver's own reservation
 };
 
 struct ProcessReading {
   unsigned pid = 0;
   std::optional<std::uint64_t> used_memory_bytes; // unknown under some drivers and containers
+};
+
+// One process's share of the GPU in NVML's last sampling period (nvmlDeviceGetProcessUtilization).
+struct ProcessUtilization {
+  unsigned pid = 0;
+  unsigned sm_percent = 0;
+  unsigned memory_percent = 0;
 };
 
 // What a GPU does now. Each field is one call made at sample time.
@@ -201,6 +210,14 @@ struct LiveSample {
   Reading<unsigned> pcie_width_current;
   Reading<unsigned> pcie_replay_counter;
   Reading<std::vector<ProcessReading>> processes; // compute processes
+  // Read after everything above (a GPU lost mid-sample has answered the older readings first).
+  Reading<std::uint64_t> energy_mj;          // since the driver loaded (Volta and later)
+  Reading<unsigned> pcie_tx_kilobytes_per_s; // over NVML's last 20 ms window
+  Reading<unsigned> pcie_rx_kilobytes_per_s;
+  Reading<unsigned> memory_temperature_c; // field value 82 (HBM GPUs)
+  Reading<std::uint64_t> nvlink_tx_kib;   // field value 138, all links, since driver load
+  Reading<std::uint64_t> nvlink_rx_kib;   // field value 139
+  Reading<std::vector<ProcessUtilization>> process_utilization; // latest sample per process
 
   // kErrorGpuIsLost when any call of this sample answered that the GPU fell off the bus (every
   // reading it touched is then unknown, with that status), else kSuccess. A caller that watches
@@ -211,5 +228,32 @@ struct LiveSample {
 LiveSample sample(const Session &session, Device device);
 // The same by NVML index; a handle that cannot be had makes every reading carry its status.
 LiveSample sample(const Session &session, unsigned index);
+
+// --- events ------------------------------------------------------------------------------------
+
+// Xid errors as NVML's event set reports them (nvmlEventTypeXidCriticalError). One per session
+// user; not copied. poll() never blocks. A driver without events (or a GPU that refuses
+// registration) leaves ok() false and poll() empty: Xids are then unknown, not absent.
+class XidEvents {
+public:
+  struct Event {
+    Device device = nullptr;
+    std::uint64_t xid = 0;
+  };
+  XidEvents(const Session &session, const std::vector<Device> &devices);
+  XidEvents(const XidEvents &) = delete;
+  XidEvents &operator=(const XidEvents &) = delete;
+  ~XidEvents();
+  bool ok() const { return set_ != nullptr && registered_ > 0; }
+  // Devices whose registration NVML accepted.
+  unsigned registered() const { return registered_; }
+  // Every event waiting now (at most 64 per call).
+  std::vector<Event> poll();
+
+private:
+  const Session &session_;
+  EventSet set_ = nullptr;
+  unsigned registered_ = 0;
+};
 
 } // namespace dlrig::nvml

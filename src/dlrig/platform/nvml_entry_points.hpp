@@ -143,6 +143,43 @@ inline constexpr int kValueTypeUnsignedInt = 1;
 inline constexpr int kValueTypeUnsignedLong = 2;
 inline constexpr int kValueTypeUnsignedLongLong = 3;
 
+// Field ids read at sample time (nvmlFieldValue_t.fieldId): memory temperature in degrees C
+// (NVML_FI_DEV_MEMORY_TEMP, HBM GPUs), NVLink data sent and received in KiB since the driver
+// loaded, over all links (NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX).
+inline constexpr unsigned kFieldMemoryTemp = 82;
+inline constexpr unsigned kFieldNvlinkThroughputDataTx = 138;
+inline constexpr unsigned kFieldNvlinkThroughputDataRx = 139;
+
+// nvmlProcessUtilizationSample_t (nvmlDeviceGetProcessUtilization): percent of the sample period
+// in which the process ran a kernel (sm) or touched memory (mem), at timeStamp (microseconds).
+struct ProcessUtilizationSample {
+  unsigned int pid;
+  unsigned long long timeStamp;
+  unsigned int smUtil;
+  unsigned int memUtil;
+  unsigned int encUtil;
+  unsigned int decUtil;
+};
+
+// nvmlPcieUtilCounter_t (nvmlDeviceGetPcieThroughput, KB/s over the last 20 ms).
+inline constexpr int kPcieUtilTxBytes = 0;
+inline constexpr int kPcieUtilRxBytes = 1;
+
+// Events (nvmlEventSet_t, nvmlEventData_t as nvmlEventSetWait_v2 fills it; the plain
+// nvmlEventSetWait writes only the first three members, so the same buffer serves both).
+struct EventSetOpaque;
+using EventSet = EventSetOpaque *;
+struct EventData {
+  Device device;
+  unsigned long long eventType;
+  unsigned long long eventData; // the Xid for kEventTypeXidCriticalError
+  unsigned int gpuInstanceId;
+  unsigned int computeInstanceId;
+};
+inline constexpr unsigned long long kEventTypeXidCriticalError =
+    0x8;                                    // nvmlEventTypeXidCriticalError
+inline constexpr Return kErrorTimeout = 10; // NVML_ERROR_TIMEOUT
+
 // Enum values (nvmlClockType_t, nvmlTemperatureSensors_t, ...).
 inline constexpr int kClockSm = 1;
 inline constexpr int kClockMem = 2;
@@ -221,5 +258,12 @@ inline constexpr int kNvLinkDeviceSwitch = 2;
   X(device_get_gpu_fabric_info, Return, (::dlrig::nvml::Device device, ::dlrig::nvml::GpuFabricInfoV1 *info), (device, info), nvmlDeviceGetGpuFabricInfo) \
   X(device_get_p2p_status, Return, (::dlrig::nvml::Device a, ::dlrig::nvml::Device b, int caps, int *status), (a, b, caps, status), nvmlDeviceGetP2PStatus) \
   /* _v3 and _v2 fill ProcessInfoV2 records, the plain symbol ProcessInfoV1 records. */ \
-  X(device_get_compute_running_processes, Return, (::dlrig::nvml::Device device, unsigned *count, void *infos), (device, count, infos), nvmlDeviceGetComputeRunningProcesses_v3, nvmlDeviceGetComputeRunningProcesses_v2, nvmlDeviceGetComputeRunningProcesses)
+  X(device_get_compute_running_processes, Return, (::dlrig::nvml::Device device, unsigned *count, void *infos), (device, count, infos), nvmlDeviceGetComputeRunningProcesses_v3, nvmlDeviceGetComputeRunningProcesses_v2, nvmlDeviceGetComputeRunningProcesses) \
+  X(device_get_total_energy_consumption, Return, (::dlrig::nvml::Device device, unsigned long long *millijoules), (device, millijoules), nvmlDeviceGetTotalEnergyConsumption) \
+  X(device_get_pcie_throughput, Return, (::dlrig::nvml::Device device, int counter, unsigned *kilobytes_per_s), (device, counter, kilobytes_per_s), nvmlDeviceGetPcieThroughput) \
+  X(device_get_process_utilization, Return, (::dlrig::nvml::Device device, ::dlrig::nvml::ProcessUtilizationSample *samples, unsigned *count, unsigned long long last_seen_us), (device, samples, count, last_seen_us), nvmlDeviceGetProcessUtilization) \
+  X(event_set_create, Return, (::dlrig::nvml::EventSet *set), (set), nvmlEventSetCreate) \
+  X(device_register_events, Return, (::dlrig::nvml::Device device, unsigned long long types, ::dlrig::nvml::EventSet set), (device, types, set), nvmlDeviceRegisterEvents) \
+  X(event_set_wait, Return, (::dlrig::nvml::EventSet set, ::dlrig::nvml::EventData *data, unsigned timeout_ms), (set, data, timeout_ms), nvmlEventSetWait_v2, nvmlEventSetWait) \
+  X(event_set_free, Return, (::dlrig::nvml::EventSet set), (set), nvmlEventSetFree)
 // clang-format on

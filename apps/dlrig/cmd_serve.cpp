@@ -1,0 +1,101 @@
+// `dlrig serve`: a Prometheus exporter (monitor/exporter.hpp). Binds 127.0.0.1:19445 unless
+// --listen says otherwise; SIGINT/SIGTERM stop it (exit 0). --once prints one scrape and exits.
+// Exit codes: 0 stopped by a signal, 64 usage, 74 the address cannot be bound.
+#include "commands.hpp"
+#include "dlrig/monitor/exporter.hpp"
+#include "dlrig/platform/fs.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <iostream>
+#include <thread>
+
+namespace dlrig::cli {
+
+namespace {
+
+std::atomic<bool> g_serve_stop{false};
+extern "C" void on_serve_signal(int) {
+  g_serve_stop.store(true);
+}
+
+struct ServeCliOptions {
+  std::string sysroot = "/";
+  bool no_nvml = false;
+  std::string data;
+  std::string listen = "127.0.0.1:" + std::to_string(monitor::kDefaultPort);
+  bool per_process = false;
+  bool once = false;
+};
+
+} // namespace
+
+Runner setup_serve(CLI::App &sub) {
+  auto o = std::make_shared<ServeCliOptions>();
+  sub.add_option("--listen", o->listen,
+                 "Address and port to serve on (default 127.0.0.1:19445; 0.0.0.0:PORT exposes it "
+                 "to the network)")
+      ->type_name("ADDR:PORT")
+      ->check(non_empty());
+  sub.add_flag("--per-process", o->per_process,
+               "Also export per-process GPU memory and SM share (pid labels: many series)");
+  sub.add_option("--sysroot", o->sysroot, "Read /proc and /etc under DIR instead of /")
+      ->type_name("DIR")
+      ->check(non_empty());
+  sub.add_flag("--no-nvml", o->no_nvml, "Do not load NVML (host readings only)");
+  sub.add_option("--data", o->data, "Where the training data lives: export its disk's throughput")
+      ->type_name("PATH")
+      ->check(non_empty());
+  sub.add_flag("--once", o->once, "Print one scrape's metrics to stdout and exit");
+
+  return [o](const Envelope &) {
+    auto listen = monitor::parse_listen(o->listen);
+    if (!listen)
+      throw Failure(ExitCode::usage, "--listen " + o->listen +
+                                         ": expected ADDR:PORT (127.0.0.1:19445, [::1]:19445, "
+                                         ":19445) with a port from 0 to 65535");
+    Sysroot fs(o->sysroot);
+    if (!fs.is_directory("/"))
+      throw Failure(ExitCode::usage, "--sysroot " + o->sysroot + ": not a directory");
+    monitor::SamplerOptions so;
+    so.nvml_library = monitor::default_nvml_library();
+    so.skip_nvml = o->no_nvml;
+    so.data_path = o->data;
+    so.processes = true;
+    monitor::Sampler sampler(fs, so);
+    if (!sampler.nvml_ok())
+      std::cerr << "dlrig serve: NVML: " << sampler.nvml_error() << " (dlrig_up is 0)\n";
+
+    monitor::ServeOptions opts;
+    opts.host = listen->first;
+    opts.port = listen->second;
+    opts.per_process = o->per_process;
+    monitor::Exporter exporter(
+        opts, [&] { return sampler.take(); }, sampler.facts());
+    if (o->once) {
+      std::cout << exporter.scrape();
+      return ExitCode::ok;
+    }
+    if (!exporter.bind())
+      throw Failure(ExitCode::io, "dlrig serve: " + exporter.error());
+    std::signal(SIGPIPE, SIG_IGN);
+    std::signal(SIGINT, on_serve_signal);
+    std::signal(SIGTERM, on_serve_signal);
+    std::cerr << "dlrig serve: listening on http://"
+              << (opts.host.find(':') != std::string::npos ? "[" + opts.host + "]" : opts.host)
+              << ":" << exporter.port() << "/metrics" << std::endl;
+    std::thread watcher([&] {
+      while (!g_serve_stop.load())
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      exporter.stop();
+    });
+    exporter.run();
+    g_serve_stop.store(true);
+    watcher.join();
+    std::cerr << "dlrig serve: stopped after " << exporter.scrapes() << " scrapes\n";
+    return ExitCode::ok;
+  };
+}
+
+} // namespace dlrig::cli

@@ -1,0 +1,197 @@
+// `dlrig watch`: live GPU monitoring with diagnoses. Full screen on a terminal; one table per
+// sample otherwise (no escape codes); --once, --json, --record FILE, --replay FILE. Ctrl-C ends a
+// watch normally (exit 0). Exit codes: 0 ok, 64 usage, 65 a recording that cannot be read, 74 a
+// recording that cannot be written.
+#include "commands.hpp"
+#include "dlrig/monitor/sampler.hpp"
+#include "dlrig/monitor/tui.hpp"
+#include "dlrig/monitor/view.hpp"
+#include "dlrig/platform/fs.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+namespace dlrig::cli {
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+extern "C" void on_stop_signal(int) {
+  g_stop.store(true);
+}
+
+struct WatchOptions {
+  std::string sysroot = "/";
+  bool no_nvml = false;
+  std::string data;
+  double interval = 1.0;
+  unsigned count = 0;
+  bool once = false;
+  bool json = false;
+  std::string record;
+  std::string replay;
+  std::string color = "auto";
+};
+
+// Sleeps up to seconds, waking early on a stop signal.
+void pause_for(double seconds) {
+  auto until = std::chrono::steady_clock::now() +
+               std::chrono::microseconds(static_cast<long long>(seconds * 1e6));
+  while (!g_stop.load() && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+}
+
+ExitCode replay(const WatchOptions &o, const Envelope &run, bool colour) {
+  (void)colour;
+  auto text = read_regular_file(o.replay, std::size_t{1} << 30, "recording");
+  if (!text)
+    throw Failure(ExitCode::bad_input, text.error().message);
+  std::vector<monitor::Sample> samples;
+  try {
+    samples = monitor::read_recording(*text);
+  } catch (const std::exception &e) {
+    throw Failure(ExitCode::bad_input,
+                  o.replay + ": " + e.what() +
+                      "; give a file written by `dlrig watch --record FILE` (.csv or .jsonl)");
+  }
+  auto summary = monitor::summarize(samples);
+  Report r;
+  r.json = [summary] { return monitor::to_json(summary); };
+  r.table = [summary](bool) { return monitor::render_summary(summary); };
+  OutputOptions out;
+  out.json = o.json;
+  out.color = o.color;
+  print(r, run, out);
+  return ExitCode::ok;
+}
+
+} // namespace
+
+Runner setup_watch(CLI::App &sub) {
+  auto o = std::make_shared<WatchOptions>();
+  sub.add_option("--sysroot", o->sysroot, "Read /proc and /etc under DIR instead of /")
+      ->type_name("DIR")
+      ->check(non_empty());
+  sub.add_flag("--no-nvml", o->no_nvml, "Do not load NVML (host readings only)");
+  sub.add_option("--data", o->data, "Where the training data lives: show its disk's throughput")
+      ->type_name("PATH")
+      ->check(non_empty());
+  add_ranged_option<double>(sub, "--interval", o->interval, "Seconds between samples (default 1)",
+                            "SECONDS", 0.05, 3600.0);
+  add_ranged_option<unsigned>(sub, "--count", o->count,
+                              "Stop after N samples (default: until q or Ctrl-C)", "N", 1u,
+                              100000000u);
+  auto *once = sub.add_flag("--once", o->once, "Print one sample as a table and exit");
+  sub.add_flag("--json", o->json,
+               "One JSON object per sample (JSON lines); with --replay, the summary as JSON");
+  auto *record = sub.add_option("--record", o->record,
+                                "Write every sample to FILE: CSV when it ends in .csv, else JSON "
+                                "lines")
+                     ->type_name("FILE")
+                     ->check(non_empty());
+  auto *replay_opt = sub.add_option("--replay", o->replay,
+                                    "Summarise a recording: peak memory, time throttled, mean "
+                                    "utilisation, energy, diagnoses")
+                         ->type_name("FILE")
+                         ->check(non_empty());
+  replay_opt->excludes(once)->excludes(record);
+  sub.add_option("--color", o->color,
+                 "auto (colour on a terminal unless NO_COLOR is set), always or never")
+      ->check(CLI::IsMember(color_mode_names()))
+      ->type_name("WHEN");
+
+  return [o](const Envelope &run) {
+    const bool colour = stdout_colour(parse_color_mode(o->color));
+    if (!o->replay.empty())
+      return replay(*o, run, colour);
+
+    Sysroot fs(o->sysroot);
+    if (!fs.is_directory("/"))
+      throw Failure(ExitCode::usage, "--sysroot " + o->sysroot + ": not a directory");
+    monitor::SamplerOptions so;
+    so.nvml_library = monitor::default_nvml_library();
+    so.skip_nvml = o->no_nvml;
+    so.data_path = o->data;
+    monitor::Sampler sampler(fs, so);
+
+    std::ofstream rec;
+    bool csv = false;
+    if (!o->record.empty()) {
+      rec.open(o->record, std::ios::out | std::ios::trunc);
+      if (!rec)
+        throw Failure(ExitCode::io, "--record " + o->record + ": cannot write the file");
+      csv = o->record.size() >= 4 && o->record.compare(o->record.size() - 4, 4, ".csv") == 0;
+      if (csv)
+        rec << monitor::csv_header() << "\n";
+    }
+    // One JSON line with the run's context, as every dlrig JSON document has.
+    auto json_line = [&run](const monitor::Sample &s, const std::vector<monitor::Finding> &f) {
+      Report r;
+      r.json = [&] { return monitor::json_body(s, f); };
+      return document(r, run).dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
+    };
+    auto write_record = [&](const monitor::Sample &s, const std::vector<monitor::Finding> &f) {
+      if (!rec.is_open())
+        return;
+      rec << (csv ? monitor::csv_rows(s) : json_line(s, f));
+      rec.flush();
+    };
+
+    std::signal(SIGINT, on_stop_signal);
+    std::signal(SIGTERM, on_stop_signal);
+
+    if (o->once) {
+      auto s = sampler.take();
+      auto findings = monitor::diagnose({s});
+      write_record(s, findings);
+      std::cout << (o->json ? json_line(s, findings) : monitor::render_sample(s, findings, colour));
+      return ExitCode::ok;
+    }
+
+    const bool tty = ::isatty(STDOUT_FILENO) && ::isatty(STDIN_FILENO);
+    if (tty && !o->json) {
+      monitor::TuiOptions t;
+      t.interval_seconds = o->interval;
+      t.colour = colour;
+      t.stop = &g_stop;
+      std::size_t n = 0;
+      t.on_sample = [&](const monitor::Sample &s) {
+        write_record(s, {});
+        if (o->count && ++n >= o->count)
+          g_stop.store(true);
+      };
+      monitor::run_tui([&] { return sampler.take(); }, t);
+      return ExitCode::ok;
+    }
+
+    std::vector<monitor::Sample> window;
+    for (unsigned n = 0; !g_stop.load() && (o->count == 0 || n < o->count); ++n) {
+      if (n > 0)
+        pause_for(o->interval);
+      if (g_stop.load())
+        break;
+      auto s = sampler.take();
+      window.push_back(s);
+      while (window.size() > 1 && s.time - window.front().time > 60)
+        window.erase(window.begin());
+      auto findings = monitor::diagnose(window);
+      write_record(s, findings);
+      if (o->json)
+        std::cout << json_line(s, findings);
+      else if (o->record.empty())
+        std::cout << (n ? "\n" : "") << monitor::render_sample(s, findings, colour);
+      std::cout.flush();
+    }
+    if (!o->record.empty())
+      std::cerr << "dlrig watch: recorded to " << o->record << "\n";
+    return ExitCode::ok;
+  };
+}
+
+} // namespace dlrig::cli

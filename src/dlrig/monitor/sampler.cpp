@@ -1,0 +1,245 @@
+#include "dlrig/monitor/sampler.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdlib>
+
+namespace dlrig::monitor {
+
+namespace {
+
+double monotonic_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double wall_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+template <class T> std::optional<double> scaled(const nvml::Reading<T> &r, double factor) {
+  if (!r.value)
+    return std::nullopt;
+  return static_cast<double>(*r.value) * factor;
+}
+
+// Division rather than a multiplication by 1e-3: 299400 mW is 299.4 W exactly as printed.
+template <class T> std::optional<double> divided(const nvml::Reading<T> &r, double divisor) {
+  if (!r.value)
+    return std::nullopt;
+  return static_cast<double>(*r.value) / divisor;
+}
+
+} // namespace
+
+std::string default_nvml_library() {
+  const char *env = std::getenv("DLRIG_NVML_LIBRARY");
+  return env && *env ? env : "libnvidia-ml.so.1";
+}
+
+struct Sampler::Gpu {
+  unsigned index = 0;
+  nvml::Device device = nullptr;
+  std::string uuid, name, bus_id;
+  std::optional<double> sm_clock_max_hertz, power_limit_watts, slowdown_celsius, gen_max, width_max;
+  bool lost = false;
+  double xid_count = 0;
+  std::optional<double> last_xid;
+  std::vector<std::uint64_t> pending_xids;
+};
+
+Sampler::Sampler(const FileSystem &fs, SamplerOptions options)
+    : fs_(fs), options_(std::move(options)), host_(fs, options_.data_path) {
+  // The first reading of the host's counters: the first take() then has rates.
+  host_.read(monotonic_seconds());
+  amd_ = find_amd_gpus(fs_);
+  if (options_.skip_nvml) {
+    nvml_error_ = "NVML not loaded (--no-nvml)";
+    return;
+  }
+  session_ = std::make_unique<nvml::Session>(nvml::Session::open(options_.nvml_library));
+  if (!session_->ready()) {
+    nvml_error_ = session_->error();
+    return;
+  }
+  nvml::SystemInfo sys = nvml::read_system(*session_);
+  facts_.driver_version = sys.driver_version.value;
+  if (sys.cuda_driver_version.value) {
+    int v = *sys.cuda_driver_version.value;
+    facts_.cuda_version = fmt::format("{}.{}", v / 1000, (v % 1000) / 10);
+  }
+  unsigned count = sys.device_count.value.value_or(0);
+  std::vector<nvml::Device> devices;
+  for (unsigned i = 0; i < count && i < 1024; ++i) {
+    Gpu g;
+    g.index = i;
+    auto handle = nvml::device_handle(*session_, i);
+    if (!handle.value) {
+      g.lost = handle.status == nvml::kErrorGpuIsLost;
+      gpus_.push_back(std::move(g));
+      continue;
+    }
+    g.device = *handle.value;
+    devices.push_back(g.device);
+    nvml::StaticInfo st = nvml::read_static(*session_, g.device);
+    g.uuid = st.uuid.value.value_or("");
+    g.name = st.name.value.value_or("");
+    if (st.pci.value)
+      g.bus_id = nvml::bus_id_text(*st.pci.value);
+    g.sm_clock_max_hertz = scaled(st.sm_clock_max_mhz, 1e6);
+    g.power_limit_watts = divided(st.power_limit_mw, 1000);
+    g.slowdown_celsius = scaled(st.slowdown_temperature_c, 1);
+    g.gen_max = scaled(st.pcie_gen_max, 1);
+    g.width_max = scaled(st.pcie_width_max, 1);
+    gpus_.push_back(std::move(g));
+  }
+  events_ = std::make_unique<nvml::XidEvents>(*session_, devices);
+}
+
+Sampler::~Sampler() = default;
+
+bool Sampler::nvml_ok() const {
+  return session_ && session_->ready();
+}
+
+void Sampler::sample_gpu(Gpu &g, GpuSample &out, double) {
+  out.index = g.index;
+  out.uuid = g.uuid;
+  out.name = g.name;
+  out.bus_id = g.bus_id;
+  out.sm_clock_max_hertz = g.sm_clock_max_hertz;
+  out.slowdown_temperature_celsius = g.slowdown_celsius;
+  out.pcie_link_generation_max = g.gen_max;
+  out.pcie_link_width_max = g.width_max;
+  out.xids = std::move(g.pending_xids);
+  g.pending_xids.clear();
+  if (events_ && events_->ok())
+    out.xid_events = g.xid_count;
+  out.last_xid = g.last_xid;
+  if (g.lost) {
+    out.lost = true;
+    return;
+  }
+  if (!g.device) // NVML gave no handle (and did not say the GPU is lost): nothing is known
+    return;
+  nvml::LiveSample s = nvml::sample(*session_, g.device);
+  if (s.gpu_lost()) {
+    g.lost = true;
+    out.lost = true;
+    return;
+  }
+  auto count = [&](const nvml::Answer &a) {
+    if (a.status != nvml::kSuccess && a.status != nvml::kErrorNotSupported &&
+        a.status != nvml::kErrorFunctionNotFound)
+      ++out.failed_reads;
+  };
+  for (const nvml::Answer *a :
+       std::initializer_list<const nvml::Answer *>{&s.utilization_percent,
+                                                   &s.memory,
+                                                   &s.sm_clock_mhz,
+                                                   &s.memory_clock_mhz,
+                                                   &s.power_usage_mw,
+                                                   &s.temperature_c,
+                                                   &s.fan_percent,
+                                                   &s.clocks_event_reasons,
+                                                   &s.ecc_uncorrected_volatile,
+                                                   &s.ecc_corrected_volatile,
+                                                   &s.ecc_uncorrected_aggregate,
+                                                   &s.remapped_rows,
+                                                   &s.pcie_gen_current,
+                                                   &s.pcie_width_current,
+                                                   &s.pcie_replay_counter,
+                                                   &s.processes,
+                                                   &s.energy_mj,
+                                                   &s.pcie_tx_kilobytes_per_s,
+                                                   &s.pcie_rx_kilobytes_per_s,
+                                                   &s.memory_temperature_c,
+                                                   &s.nvlink_tx_kib,
+                                                   &s.nvlink_rx_kib,
+                                                   &s.process_utilization})
+    count(*a);
+  if (s.utilization_percent.value) {
+    out.utilization_ratio = s.utilization_percent.value->gpu / 100.0;
+    out.memory_utilization_ratio = s.utilization_percent.value->memory / 100.0;
+  }
+  if (s.memory.value) {
+    const auto &m = *s.memory.value;
+    out.memory_total_bytes = static_cast<double>(m.total_bytes);
+    out.memory_used_bytes = static_cast<double>(m.used_bytes);
+    out.memory_free_bytes = static_cast<double>(m.free_bytes);
+    if (m.reserved_bytes)
+      out.memory_reserved_bytes = static_cast<double>(*m.reserved_bytes);
+  }
+  out.sm_clock_hertz = scaled(s.sm_clock_mhz, 1e6);
+  out.memory_clock_hertz = scaled(s.memory_clock_mhz, 1e6);
+  out.power_watts = divided(s.power_usage_mw, 1000);
+  out.power_limit_watts = g.power_limit_watts;
+  out.energy_joules = divided(s.energy_mj, 1000);
+  out.temperature_celsius = scaled(s.temperature_c, 1);
+  out.memory_temperature_celsius = scaled(s.memory_temperature_c, 1);
+  out.fan_ratio = divided(s.fan_percent, 100);
+  out.clocks_event_reasons = scaled(s.clocks_event_reasons, 1);
+  out.pcie_link_generation = scaled(s.pcie_gen_current, 1);
+  out.pcie_link_width = scaled(s.pcie_width_current, 1);
+  out.pcie_tx_bytes_per_second = scaled(s.pcie_tx_kilobytes_per_s, 1000);
+  out.pcie_rx_bytes_per_second = scaled(s.pcie_rx_kilobytes_per_s, 1000);
+  out.pcie_replays = scaled(s.pcie_replay_counter, 1);
+  out.nvlink_tx_bytes = scaled(s.nvlink_tx_kib, 1024);
+  out.nvlink_rx_bytes = scaled(s.nvlink_rx_kib, 1024);
+  out.ecc_corrected_volatile = scaled(s.ecc_corrected_volatile, 1);
+  out.ecc_uncorrected_volatile = scaled(s.ecc_uncorrected_volatile, 1);
+  out.ecc_uncorrected_aggregate = scaled(s.ecc_uncorrected_aggregate, 1);
+  if (s.remapped_rows.value) {
+    const auto &r = *s.remapped_rows.value;
+    out.remapped_rows_correctable = r.correctable;
+    out.remapped_rows_uncorrectable = r.uncorrectable;
+    out.remapped_rows_pending = r.pending ? 1 : 0;
+    out.remapped_rows_failure = r.failure ? 1 : 0;
+  }
+  if (options_.processes && s.processes.value) {
+    out.processes.emplace();
+    for (const auto &p : *s.processes.value) {
+      ProcessSample ps;
+      ps.pid = p.pid;
+      if (p.used_memory_bytes)
+        ps.gpu_memory_bytes = static_cast<double>(*p.used_memory_bytes);
+      if (s.process_utilization.value)
+        for (const auto &u : *s.process_utilization.value)
+          if (u.pid == p.pid)
+            ps.sm_ratio = u.sm_percent / 100.0;
+      host_.describe(ps);
+      out.processes->push_back(std::move(ps));
+    }
+  }
+}
+
+Sample Sampler::take() {
+  Sample s;
+  s.time = wall_seconds();
+  double now = monotonic_seconds();
+  s.nvml_ok = nvml_ok();
+  s.nvml_error = nvml_error_;
+  if (events_)
+    for (const auto &e : events_->poll())
+      for (auto &g : gpus_)
+        if (g.device == e.device) {
+          g.pending_xids.push_back(e.xid);
+          g.xid_count += 1;
+          g.last_xid = static_cast<double>(e.xid);
+        }
+  for (auto &g : gpus_) {
+    GpuSample out;
+    sample_gpu(g, out, now);
+    s.gpus.push_back(std::move(out));
+  }
+  for (const auto &d : amd_) {
+    GpuSample out;
+    out.index = static_cast<unsigned>(s.gpus.size());
+    sample_amd(fs_, d, out);
+    s.gpus.push_back(std::move(out));
+  }
+  s.host = host_.read(now);
+  return s;
+}
+
+} // namespace dlrig::monitor

@@ -1,0 +1,9 @@
+list(APPEND DLRIG_SOURCES
+  monitor/sample.cpp
+  monitor/host.cpp
+  monitor/amd.cpp
+  monitor/sampler.cpp
+  monitor/diagnose.cpp
+  monitor/view.cpp
+  monitor/exporter.cpp
+  monitor/tui.cpp)

@@ -1,0 +1,182 @@
+// dlrig watch and dlrig serve --once, the real binary on the fake NVML and the fixture host
+// tests/data/training-rtx4090 (docs/testing.md, "Fake NVML"). The HTTP server is tested in
+// tests/unit/monitor/exporter_test.cpp, with Prometheus in tests/monitor/.
+#include "support/cli.hpp"
+
+#include "dlrig/core/json.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace dlrig::test {
+namespace {
+
+std::vector<std::string> fake_nvml(const std::string &scenario) {
+  return {std::string("DLRIG_NVML_LIBRARY=") + DLRIG_FAKE_NVML,
+          "DLRIG_FAKE_NVML_SCENARIO=" + fixture("nvml/" + scenario)};
+}
+
+std::vector<std::string> on_host(std::vector<std::string> args) {
+  args.push_back("--sysroot");
+  args.push_back(fixture("training-rtx4090"));
+  return args;
+}
+
+std::vector<std::string> lines(const std::string &text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);)
+    out.push_back(l);
+  return out;
+}
+
+TEST(WatchCli, OnceShowsGpusProcessesAndTheDiagnosis) {
+  auto r = run_dlrig(on_host({"watch", "--once"}), fake_nvml("throttling.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("NVIDIA GeForce RTX 4090"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("48211"), std::string::npos);
+  EXPECT_NE(r.out.find("alice"), std::string::npos);
+  EXPECT_NE(r.out.find("python train.py --batch-size 64"), std::string::npos);
+  EXPECT_NE(r.out.find("warning: GPU 0 is throttling (power cap 300 W, thermal 86 °C, hardware "
+                       "thermal 86 °C): clocks 1,875 of 3,120 MHz"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos); // not a terminal: no escape codes
+}
+
+TEST(WatchCli, ContainerProcessesGetTheExplanation) {
+  auto r = run_dlrig(on_host({"watch", "--once"}), fake_nvml("watch-starving.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("(not in this PID namespace)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("run it with --pid=host"), std::string::npos);
+}
+
+TEST(WatchCli, IdleWhileItsProcessRunsAppearsOverAWindow) {
+  auto r = run_dlrig(on_host({"watch", "--count", "6", "--interval", "0.05"}),
+                     fake_nvml("watch-starving.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("warning: GPU 0 idle 100 % of the last"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos);
+  // --color always colours even off a terminal; NO_COLOR does not override an explicit always.
+  auto c =
+      run_dlrig(on_host({"watch", "--once", "--color", "always"}), fake_nvml("throttling.json"));
+  EXPECT_NE(c.out.find('\x1b'), std::string::npos);
+  auto env = fake_nvml("throttling.json");
+  env.push_back("NO_COLOR=1");
+  auto n = run_dlrig(on_host({"watch", "--once"}), env);
+  EXPECT_EQ(n.out.find('\x1b'), std::string::npos);
+}
+
+TEST(WatchCli, JsonLinesOnePerSample) {
+  auto r = run_dlrig(on_host({"watch", "--json", "--count", "3", "--interval", "0.05"}),
+                     fake_nvml("throttling.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto ls = lines(r.out);
+  ASSERT_EQ(ls.size(), 3u);
+  for (const auto &l : ls) {
+    Json j = Json::parse(l);
+    EXPECT_EQ(j.at("schema_version"), 1);
+    EXPECT_EQ(j.at("context").at("tool"), "dlrig");
+    const Json &g = j.at("sample").at("gpus").at(0);
+    EXPECT_EQ(g.at("power_watts"), 299.4);
+    EXPECT_TRUE(g.at("energy_joules").is_null()); // not in the scenario: null, not 0
+    EXPECT_EQ(j.at("findings").at(0).at("id"), "throttling");
+  }
+}
+
+TEST(WatchCli, RecordThenReplayCsvAndJsonLines) {
+  for (std::string ext : {".csv", ".jsonl"}) {
+    auto file = scratch("run" + ext).string();
+    auto r = run_dlrig(on_host({"watch", "--record", file, "--count", "14", "--interval", "0.25"}),
+                       fake_nvml("watch-training.json"));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    auto replay = run_dlrig({"watch", "--replay", file});
+    ASSERT_EQ(replay.exit_code, 0) << replay.err;
+    EXPECT_NE(replay.out.find("Recording: 14 samples"), std::string::npos) << replay.out;
+    EXPECT_NE(replay.out.find("PEAK MEMORY"), std::string::npos);
+    EXPECT_NE(replay.out.find("23.5 GiB (98 %)"), std::string::npos) << replay.out;
+    auto j = run_dlrig({"watch", "--replay", file, "--json"});
+    ASSERT_EQ(j.exit_code, 0) << j.err;
+    Json doc = Json::parse(j.out);
+    EXPECT_EQ(doc.at("schema_version"), 1);
+    const Json &g = doc.at("gpus").at(0);
+    EXPECT_EQ(g.at("peak_memory_bytes"), 25243344896.0);
+    EXPECT_GT(g.at("energy_joules").get<double>(), 0);
+    EXPECT_GT(g.at("throttled_seconds").get<double>(), 0);
+    std::set<std::string> ids;
+    for (const auto &f : doc.at("findings"))
+      ids.insert(f.at("id").get<std::string>());
+    EXPECT_TRUE(ids.count("throttling")) << j.out;
+    EXPECT_TRUE(ids.count("memory-nearly-full")) << j.out;
+    EXPECT_TRUE(ids.count("pcie-link-degraded")) << j.out;
+    if (ext == ".jsonl") {
+      EXPECT_TRUE(ids.count("xid")) << j.out; // Xids are kept in JSON lines only
+    }
+  }
+}
+
+TEST(WatchCli, BadRecordingIsBadInputNamingTheLine) {
+  auto file = scratch("bad.jsonl").string();
+  std::ofstream(file) << "{\"time\": 1, \"gpus\": []}\nnot json\n";
+  auto r = run_dlrig({"watch", "--replay", file});
+  EXPECT_EQ(r.exit_code, 65);
+  EXPECT_NE(r.err.find(file + ": line 2"), std::string::npos) << r.err;
+  auto missing = run_dlrig({"watch", "--replay", scratch("none.csv").string()});
+  EXPECT_EQ(missing.exit_code, 65);
+  EXPECT_EQ(run_dlrig({"watch", "--interval", "0"}).exit_code, 64);
+  EXPECT_EQ(run_dlrig({"watch", "--replay", file, "--once"}).exit_code, 64);
+}
+
+TEST(ServeCli, OnceScrapeIsValidForPromtool) {
+  auto r =
+      run_dlrig(on_host({"serve", "--once", "--per-process"}), fake_nvml("watch-starving.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("dlrig_up 1\n"), std::string::npos);
+  EXPECT_NE(r.out.find("dlrig_gpu_info{uuid=\"GPU-d1e70001-0000-4000-8000-000000000001\""),
+            std::string::npos);
+  EXPECT_NE(r.out.find("dlrig_finding{id=\"pid-namespace\",severity=\"info\",gpu=\"\"} 1"),
+            std::string::npos);
+  EXPECT_NE(r.out.find("dlrig_process_gpu_memory_bytes{"), std::string::npos);
+  if (std::system("command -v promtool >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "promtool (Debian's prometheus package, scripts/deps.sh) is not installed";
+  auto file = scratch("metrics.txt").string();
+  std::ofstream(file) << r.out;
+  auto check =
+      std::system(("promtool check metrics < " + file + " >" + file + ".out 2>&1").c_str());
+  std::ifstream out(file + ".out");
+  std::string said((std::istreambuf_iterator<char>(out)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(check, 0) << said;
+  EXPECT_TRUE(said.empty()) << said; // not even a lint warning
+}
+
+TEST(ServeCli, AFailedReadingIsAbsentAndUpZero) {
+  auto file = scratch("failing.json").string();
+  std::ofstream(file) << R"({"gpus": [{"bus_id": "00000000:01:00.0", "uuid": "GPU-1",
+    "power_usage_mw": 300000, "temperature_c": 70,
+    "errors": {"nvmlDeviceGetPowerUsage": 999}}]})";
+  auto r =
+      run_dlrig(on_host({"serve", "--once"}), {std::string("DLRIG_NVML_LIBRARY=") + DLRIG_FAKE_NVML,
+                                               "DLRIG_FAKE_NVML_SCENARIO=" + file});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("dlrig_up 0\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("dlrig_gpu_power_watts"), std::string::npos);
+  EXPECT_NE(r.out.find("dlrig_gpu_temperature_celsius{uuid=\"GPU-1\",index=\"0\"} 70\n"),
+            std::string::npos);
+}
+
+TEST(ServeCli, NoNvmlIsUpZeroAndBadListenIsUsage) {
+  auto r = run_dlrig(on_host({"serve", "--once"}),
+                     {"DLRIG_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("dlrig_up 0\n"), std::string::npos);
+  EXPECT_NE(r.out.find("dlrig_host_memory_total_bytes 67378548736\n"), std::string::npos);
+  EXPECT_EQ(run_dlrig({"serve", "--listen", "localhost"}).exit_code, 64);
+  EXPECT_EQ(run_dlrig({"serve", "--listen", "127.0.0.1:99999"}).exit_code, 64);
+}
+
+} // namespace
+} // namespace dlrig::test

@@ -1,0 +1,75 @@
+#include "dlrig/monitor/sample.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace dlrig::monitor {
+namespace {
+
+Sample example() {
+  Sample s;
+  s.time = 1764100000.25;
+  GpuSample g;
+  g.index = 0;
+  g.uuid = "GPU-1";
+  g.name = "NVIDIA H100 80GB HBM3, \"SXM\"";
+  g.bus_id = "00000000:18:00.0";
+  g.utilization_ratio = 0.97;
+  g.memory_used_bytes = 71234567890;
+  g.power_watts = 612.5;
+  g.xids = {79};
+  g.processes = std::vector<ProcessSample>{
+      ProcessSample{48211, 1e9, 0.5, "alice", "python train.py", true},
+      ProcessSample{51234, std::nullopt, std::nullopt, std::nullopt, std::nullopt, false}};
+  s.gpus.push_back(g);
+  s.host.cpu_utilization_ratio = 0.5;
+  s.host.data_path = "/data";
+  return s;
+}
+
+TEST(MonitorSample, FieldsAreUniqueAndNamedInBaseUnits) {
+  std::set<std::string> keys, metrics;
+  for (const auto &f : gpu_fields()) {
+    EXPECT_TRUE(keys.insert(f.key).second) << f.key;
+    EXPECT_TRUE(metrics.insert(f.metric).second) << f.metric;
+    std::string m = f.metric;
+    EXPECT_EQ(m.rfind("dlrig_gpu_", 0), 0u) << m;
+    // Counters end in _total, gauges never do (Prometheus naming).
+    EXPECT_EQ(f.counter, m.size() > 6 && m.substr(m.size() - 6) == "_total") << m;
+    EXPECT_EQ(m.find("percent"), std::string::npos);
+    EXPECT_EQ(m.find("mega"), std::string::npos);
+    EXPECT_TRUE(*f.source) << m;
+  }
+}
+
+TEST(MonitorSample, JsonRoundTripKeepsUnknownAsNull) {
+  Sample s = example();
+  Json j = to_json(s);
+  EXPECT_TRUE(j["gpus"][0]["temperature_celsius"].is_null()); // unknown, not 0
+  EXPECT_EQ(j["gpus"][0]["memory_used_bytes"], 71234567890);
+  Sample back = sample_from_json(Json::parse(j.dump()));
+  EXPECT_EQ(to_json(back), j);
+  ASSERT_TRUE(back.gpus[0].processes);
+  EXPECT_FALSE((*back.gpus[0].processes)[1].visible);
+  EXPECT_FALSE(back.gpus[0].temperature_celsius);
+}
+
+TEST(MonitorSample, CsvRoundTripOfTheGpuFields) {
+  Sample s = example();
+  std::string csv = csv_header() + "\n" + csv_rows(s);
+  auto back = samples_from_csv(csv);
+  ASSERT_EQ(back.size(), 1u);
+  ASSERT_EQ(back[0].gpus.size(), 1u);
+  const auto &g = back[0].gpus[0];
+  EXPECT_EQ(g.name, s.gpus[0].name); // quoted cell with a comma and quotes
+  EXPECT_EQ(g.memory_used_bytes, 71234567890.0);
+  EXPECT_EQ(g.power_watts, 612.5);
+  EXPECT_FALSE(g.temperature_celsius);
+  EXPECT_EQ(back[0].host.cpu_utilization_ratio, 0.5);
+  EXPECT_THROW(samples_from_csv("time,gpu\n1,0\n"), std::runtime_error);
+  EXPECT_THROW(samples_from_csv(csv_header() + "\n1,0,u,n\n"), std::runtime_error);
+}
+
+} // namespace
+} // namespace dlrig::monitor
