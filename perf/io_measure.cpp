@@ -59,7 +59,9 @@ int main(int argc, char **argv) {
     fmt::print("images_per_s_1 {:.1f}\nimages_per_s_all {:.1f}\nthreads {}\nverified {}\n",
                one.images_per_s, all.images_per_s, all.threads,
                one.verified && all.verified ? 1 : 0);
-    fmt::print("verdict {}\n", decode_verdict(one, all, "500x375 JPEG q90 4:2:0"));
+    fmt::print("verdict {} (500x375 JPEG q90 4:2:0); {}\n",
+               decode_verdict(one.images_per_s, 1, std::nullopt),
+               decode_verdict(all.images_per_s, all.threads, std::nullopt));
     return 0;
   }
   fmt::print(stderr, "usage: dlrig_perf_io storage PATH [QD] [PASSES] [FILE_MIB] | decode "
