@@ -443,5 +443,36 @@ TEST(BenchGpuCli, NcclWrongDataExitsTwoAndAFailedCallFailsThatCollective) {
   EXPECT_EQ(hook.run.exit_code, 2) << hook.run.err;
 }
 
+TEST(BenchGpuCli, FitUsesTheStoredGemmRateAndSaysSo) {
+  auto home = scratch("xdg-gemm");
+  std::filesystem::remove_all(home);
+  std::filesystem::create_directories(home / "dlrig");
+  const std::string db = (home / "dlrig" / "results.db").string();
+  auto catalog = run_dlrig({"fit", "llama-2-7b", "--gpu", "H100 SXM5", "--json"},
+                           {"XDG_DATA_HOME=" + home.string()});
+  ASSERT_LE(catalog.exit_code, 1) << catalog.err;
+  const auto before = json::parse(catalog.out)["gpus"][0]["time"]["throughput_source"];
+  EXPECT_EQ(before.get<std::string>().find("measured 790"), std::string::npos) << before;
+  auto env = fake_cuda("one_gpu.json");
+  env.push_back("DLRIG_BENCH_SMALL=1");
+  auto b = run_dlrig({"bench", "--quick", "gpu.gemm.bf16", "--db", db}, env);
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  // The fake's "NVIDIA H100 80GB HBM3" is the catalog's H100 SXM5: its measured rate is used.
+  auto fit = run_dlrig({"fit", "llama-2-7b", "--gpu", "H100 SXM5", "--json"},
+                       {"XDG_DATA_HOME=" + home.string()});
+  ASSERT_LE(fit.exit_code, 1) << fit.err;
+  auto t = json::parse(fit.out)["gpus"][0]["time"];
+  EXPECT_EQ(t["throughput_source"], "GEMM bf16: measured 790 TFLOP/s on this machine's NVIDIA "
+                                    "H100 80GB HBM3 (gpu.gemm.bf16 gpu0 256x256x256, dlrig bench "
+                                    "run 1)");
+  // Another GPU keeps the catalog's basis.
+  auto other = run_dlrig({"fit", "llama-2-7b", "--gpu", "A100 80GB SXM4", "--json"},
+                         {"XDG_DATA_HOME=" + home.string()});
+  ASSERT_LE(other.exit_code, 1) << other.err;
+  EXPECT_EQ(json::parse(other.out)["gpus"][0]["time"]["throughput_source"].get<std::string>().find(
+                "measured 790"),
+            std::string::npos);
+}
+
 } // namespace
 } // namespace dlrig::test

@@ -280,7 +280,7 @@ Outcome run(const Collective &c, const Config &cfg, const Context &ctx, Sampler 
   const double factor = bus_factor(c.op, ranks);
   o.work = static_cast<double>(bytes) * factor;
   o.work_unit = "B";
-  o.rate_unit = "GB/s";
+  o.rate_unit = "GB/s busbw";
   o.peak_assumption = "busbw against the GPUs' link is not looked up yet";
   const Summary sum = summarize(s.samples());
   const auto &lib = nccl_lib(ctx).lib;
