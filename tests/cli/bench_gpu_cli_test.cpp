@@ -474,5 +474,25 @@ TEST(BenchGpuCli, FitUsesTheStoredGemmRateAndSaysSo) {
             std::string::npos);
 }
 
+TEST(BenchGpuCli, GemmRecordsTheClocksPowerAndThrottleReasonsItRanAt) {
+  auto g = bench("one_gpu.json", {"gpu.gemm.bf16"},
+                 {std::string("DLRIG_NVML_LIBRARY=") + DLRIG_FAKE_NVML,
+                  "DLRIG_FAKE_NVML_SCENARIO=" + fixture("fake_cuda/nvml_h100_hot.json")});
+  ASSERT_EQ(g.run.exit_code, 0) << g.run.err;
+  const auto &d = g.results.at(0)["details"];
+  ASSERT_TRUE(d["gpu_state_during_run"].is_object()) << d.dump();
+  EXPECT_EQ(d["gpu_state_during_run"]["sm_clock_mhz"], 1410);
+  EXPECT_EQ(d["gpu_state_during_run"]["power_w"], 699);
+  EXPECT_EQ(d["gpu_state_during_run"]["temperature_c"], 84);
+  EXPECT_EQ(d["gpu_state_during_run"]["clocks_event_reasons"],
+            json::array({"sw_power_cap", "sw_thermal_slowdown"}));
+  EXPECT_EQ(d["throttled"], true);
+  EXPECT_NE(d["gpu_state_note"].get<std::string>().find("lowered its clocks"), std::string::npos);
+  auto without = bench("one_gpu.json", {"gpu.gemm.bf16"});
+  EXPECT_TRUE(without.results.at(0)["details"]["gpu_state_during_run"].is_null());
+  EXPECT_NE(without.results.at(0)["details"]["gpu_state_note"].get<std::string>().find("NVML"),
+            std::string::npos);
+}
+
 } // namespace
 } // namespace dlrig::test

@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 
@@ -202,6 +203,62 @@ std::vector<Config> configs(const Context &ctx) {
     for (const Shape &s : shapes(ctx))
       out.push_back({fmt::format("gpu{} {}", g, s.name), {double(g), s.m, s.n, s.k}});
   return out;
+}
+
+// ---- the GPU's state under load -----------------------------------------------------------------
+
+// NVML nvmlClocksEventReasons bits
+// (https://docs.nvidia.com/deploy/nvml-api/group__nvmlClocksEventReasons.html); `slows`: the clock
+// was lowered for heat or a hardware signal (what doctor's throttling check counts).
+struct ReasonBit {
+  std::uint64_t bit;
+  const char *name;
+  bool slows;
+};
+const ReasonBit kReasons[] = {{0x1, "gpu_idle", false},
+                              {0x2, "applications_clocks_setting", false},
+                              {0x4, "sw_power_cap", false},
+                              {0x8, "hw_slowdown", true},
+                              {0x10, "sync_boost", false},
+                              {0x20, "sw_thermal_slowdown", true},
+                              {0x40, "hw_thermal_slowdown", true},
+                              {0x80, "hw_power_brake_slowdown", true},
+                              {0x100, "display_clock_setting", false}};
+
+// NVML's clocks, power, temperature and clock-event reasons read while `busy` keeps the GPU at
+// work (benchmarking.md §3 and §5 rule 5: a result carries the clocks it ran at), into details.
+void record_state(Json &details, const Device &d, const std::function<void()> &busy,
+                  const std::function<void()> &wait) {
+  busy();
+  std::string why;
+  auto st = state_now(d, why);
+  wait();
+  if (!st) {
+    details["gpu_state_during_run"] = nullptr;
+    details["gpu_state_note"] = "clocks, power and temperature not read: " + why;
+    return;
+  }
+  auto num = [](const auto &r, double scale = 1) {
+    return r.value ? Json(static_cast<double>(*r.value) * scale) : Json(nullptr);
+  };
+  Json reasons = Json::array();
+  bool slowed = false;
+  if (st->clocks_event_reasons.value)
+    for (const auto &b : kReasons)
+      if (*st->clocks_event_reasons.value & b.bit) {
+        reasons.push_back(b.name);
+        slowed |= b.slows;
+      }
+  details["gpu_state_during_run"] = {
+      {"sm_clock_mhz", num(st->sm_clock_mhz)},
+      {"memory_clock_mhz", num(st->memory_clock_mhz)},
+      {"power_w", num(st->power_usage_mw, 1e-3)},
+      {"temperature_c", num(st->temperature_c)},
+      {"clocks_event_reasons", st->clocks_event_reasons.value ? reasons : Json(nullptr)}};
+  details["throttled"] = st->clocks_event_reasons.value ? Json(slowed) : Json(nullptr);
+  if (slowed)
+    details["gpu_state_note"] = "the GPU lowered its clocks for heat or a hardware slowdown "
+                                "during the run: the rate is below what it delivers cool";
 }
 
 // ---- one configuration --------------------------------------------------------------------------
@@ -388,6 +445,17 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
 
     // Verification on sampled entries of D.
     Outcome o;
+    // The GPU's state while about 50 ms of the same matmuls run (untimed).
+    const int busy_runs =
+        ctx.small ? 2 : static_cast<int>(std::clamp(0.05 / std::max(best_s, 1e-9), 1.0, 500.0));
+    record_state(
+        o.details, d,
+        [&] {
+          for (int i = 0; i < busy_runs; ++i)
+            if (lt::Status st = matmul(found[*best].algo); st != lt::kSuccess)
+              throw lt::Error(st, "cublasLtMatmul", "cublasLtMatmul: " + lib.status_text(st));
+        },
+        [&] { DLRIG_CU(stream_synchronize, stream.get()); });
     std::vector<gemm::Entry> entries = gemm::sample_entries(m, n, kSampledEntries, seed);
     for (auto &e : entries) {
       unsigned char raw[4] = {};
@@ -412,6 +480,7 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
                : fmt::format("\"{}\" is not in data/gpus.csv: no peak", d.name);
     }
     const auto &drv = rt.driver();
+    Json state = o.details;
     o.details = {{"gpu", d.ordinal},
                  {"name", d.name},
                  {"bus_id", d.bus_id},
@@ -439,6 +508,7 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
                  {"timing", gated ? "CUDA events, gated by the hold kernel, L2 flushed before "
                                     "each sample"
                                   : "CUDA events, L2 flushed before each sample"}};
+    o.details.update(state);
     if (lib.cudart_version())
       o.details["cublaslt_cuda"] = lt::cuda_version_text(*lib.cudart_version());
     if (first_s && *first_s > 0 && best_s > 0)
