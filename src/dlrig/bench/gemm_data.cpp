@@ -64,4 +64,38 @@ std::optional<std::string> verify(const std::vector<Entry> &entries, Element ab,
   return std::nullopt;
 }
 
+Drift drift(const std::vector<double> &sample_seconds, const nlohmann::json &series) {
+  Drift d;
+  const std::size_t tenth = sample_seconds.size() / 10;
+  if (tenth >= 3) {
+    auto median = [](std::vector<double> v) {
+      std::sort(v.begin(), v.end());
+      return v[v.size() / 2];
+    };
+    const double first = median({sample_seconds.begin(), sample_seconds.begin() + tenth});
+    const double last = median({sample_seconds.end() - tenth, sample_seconds.end()});
+    if (first > 0 && last > 0)
+      d.rate_change = first / last - 1; // rate is 1 / seconds
+  }
+  std::optional<double> first_clock, last_clock;
+  if (series.is_array())
+    for (const auto &r : series)
+      if (r.contains("sm_clock_mhz") && r["sm_clock_mhz"].is_number()) {
+        if (!first_clock)
+          first_clock = r["sm_clock_mhz"].get<double>();
+        last_clock = r["sm_clock_mhz"].get<double>();
+      }
+  if (first_clock && last_clock && *first_clock > 0 && series.size() >= 2)
+    d.clock_change = *last_clock / *first_clock - 1;
+  std::vector<std::string> fell;
+  if (d.rate_change && *d.rate_change < -0.10)
+    fell.push_back(fmt::format("the rate fell {:.0f} %", -100 * *d.rate_change));
+  if (d.clock_change && *d.clock_change < -0.10)
+    fell.push_back(fmt::format("the SM clock fell {:.0f} %", -100 * *d.clock_change));
+  if (!fell.empty())
+    d.note = fmt::format("{} over the run: the GPU slows as it heats (cooling, power limit)",
+                         fell.size() == 2 ? fell[0] + " and " + fell[1] : fell[0]);
+  return d;
+}
+
 } // namespace dlrig::bench::gemm

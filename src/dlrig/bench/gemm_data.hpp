@@ -4,6 +4,8 @@
 // entries are checked against. The reference is computed from the inputs exactly as rounded to
 // the tested type, so the only differences left are the accumulation order and the output's
 // rounding (gpu_gemm.cpp states the tolerance of each precision).
+#include <nlohmann/json.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -42,5 +44,16 @@ std::vector<Entry> sample_entries(std::uint64_t m, std::uint64_t n, int count, s
 std::optional<std::string> verify(const std::vector<Entry> &entries, Element ab,
                                   const unsigned char *a, const unsigned char *b, std::uint64_t k,
                                   Element cd, double tolerance);
+
+// How a sustained (--long) run changed: the median rate of the last tenth of the samples against
+// the first tenth (at least 3 samples each), and the last SM clock reading against the first
+// (`series`: objects with "sm_clock_mhz", oldest first), each as a fraction (-0.12 = 12 % lower);
+// nullopt when there is too little to compare. `note` when either fell by more than 10 %
+// (benchmarking.md §5 rule 9).
+struct Drift {
+  std::optional<double> rate_change, clock_change;
+  std::optional<std::string> note;
+};
+Drift drift(const std::vector<double> &sample_seconds, const nlohmann::json &series);
 
 } // namespace dlrig::bench::gemm

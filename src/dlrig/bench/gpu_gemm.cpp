@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -28,6 +29,7 @@ namespace {
 
 using namespace gpu;
 namespace lt = cublaslt;
+using gemm::Drift;
 
 // ---- cuBLASLt, once per process -------------------------------------------------------------
 
@@ -436,11 +438,33 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
                              shape, d.ordinal, d.name,
                              last_refusal.empty() ? "" : ": " + last_refusal));
 
+    // --long: the SM clock, temperature and power read every 5 s between samples, so the result
+    // shows the clock falling as the card heats (benchmarking.md §5 rule 9).
+    const bool sustained = ctx.tier == Tier::sustained;
+    Json series = Json::array();
+    const auto started = std::chrono::steady_clock::now();
+    auto since = [&] {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    };
+    double next_reading = 0;
     bool gated = false;
     while (s.more()) {
       Timed t = cold(found[*best].algo);
       gated = t.gated;
       s.add(t.seconds);
+      if (sustained && since() >= next_reading) {
+        std::string why;
+        if (auto st = state_now(d, why))
+          series.push_back(
+              {{"t_s", since()},
+               {"sm_clock_mhz",
+                st->sm_clock_mhz.value ? Json(*st->sm_clock_mhz.value) : Json(nullptr)},
+               {"temperature_c",
+                st->temperature_c.value ? Json(*st->temperature_c.value) : Json(nullptr)},
+               {"power_w",
+                st->power_usage_mw.value ? Json(*st->power_usage_mw.value / 1e3) : Json(nullptr)}});
+        next_reading = since() + 5;
+      }
     }
 
     // Verification on sampled entries of D.
@@ -509,6 +533,16 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
                                     "each sample"
                                   : "CUDA events, L2 flushed before each sample"}};
     o.details.update(state);
+    if (sustained) {
+      o.details["clock_series"] = series;
+      const Drift drift = gemm::drift(s.samples(), series);
+      o.details["rate_change_over_run"] =
+          drift.rate_change ? Json(*drift.rate_change) : Json(nullptr);
+      o.details["sm_clock_change_over_run"] =
+          drift.clock_change ? Json(*drift.clock_change) : Json(nullptr);
+      if (drift.note)
+        o.details["sustained_note"] = *drift.note;
+    }
     if (lib.cudart_version())
       o.details["cublaslt_cuda"] = lt::cuda_version_text(*lib.cudart_version());
     if (first_s && *first_s > 0 && best_s > 0)

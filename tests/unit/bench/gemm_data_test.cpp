@@ -130,5 +130,24 @@ TEST(GemmData, IntegerProductsMustBeExact) {
   EXPECT_TRUE(verify(e, Element::i8, a.data(), b.data(), k, Element::i32, 0));
 }
 
+TEST(GemmData, DriftComparesTheFirstAndLastTenthAndTheClock) {
+  std::vector<double> steady(40, 1e-3);
+  EXPECT_NEAR(*drift(steady, nlohmann::json::array()).rate_change, 0, 1e-12);
+  EXPECT_FALSE(drift(steady, nlohmann::json::array()).clock_change);
+  EXPECT_FALSE(drift(steady, nlohmann::json::array()).note);
+  std::vector<double> slower(40, 1e-3);
+  for (std::size_t i = 30; i < 40; ++i)
+    slower[i] = 1.25e-3; // the last quarter 25 % slower: the rate fell 20 %
+  nlohmann::json clocks = nlohmann::json::array(
+      {{{"sm_clock_mhz", 1980}}, {{"sm_clock_mhz", nullptr}}, {{"sm_clock_mhz", 1584}}});
+  auto d = drift(slower, clocks);
+  EXPECT_NEAR(*d.rate_change, -0.2, 1e-9);
+  EXPECT_NEAR(*d.clock_change, -0.2, 1e-9);
+  ASSERT_TRUE(d.note);
+  EXPECT_EQ(*d.note, "the rate fell 20 % and the SM clock fell 20 % over the run: the GPU slows "
+                     "as it heats (cooling, power limit)");
+  EXPECT_FALSE(drift(std::vector<double>(20, 1e-3), clocks).rate_change); // under 3 per tenth
+}
+
 } // namespace
 } // namespace dlrig::bench::gemm
