@@ -332,7 +332,8 @@ TEST(BenchGpuCli, Fp8OnAnAmpereGpuSkipsWithTheComputeCapabilityItNeeds) {
   ASSERT_EQ(g.run.exit_code, 0) << g.run.err;
   auto fp8 = *result(g, "gpu.gemm.fp8");
   EXPECT_EQ(fp8["status"], "skipped");
-  EXPECT_EQ(fp8["reason"], "FP8 needs compute capability >= 8.9; GPU 0 (NVIDIA A100-SXM4-80GB) is "
+  EXPECT_EQ(fp8["reason"], "FP8 tensor cores need compute capability >= 8.9; GPU 0 (NVIDIA "
+                           "A100-SXM4-80GB) is "
                            "8.0 (Ampere; data/archs.csv)");
   auto bf16 = *result(g, "gpu.gemm.bf16");
   EXPECT_EQ(bf16["status"], "measured") << bf16.dump();

@@ -150,7 +150,8 @@ std::optional<std::string> lacks_feature(const Precision &p, const Device &d) {
   std::string upper = f;
   for (char &c : upper)
     c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return fmt::format("{} needs compute capability >= {}; GPU {} ({}) is {} ({}; data/archs.csv)",
+  return fmt::format("{} tensor cores need compute capability >= {}; GPU {} ({}) is {} ({}; "
+                     "data/archs.csv)",
                      upper, lowest_cc_with(f), d.ordinal, d.name, cc, a->name);
 }
 
