@@ -3,6 +3,7 @@
 // fake cuBLASLt (tests/fake_cublaslt) runs gpu.gemm end to end in bench/gpu_test.cpp and the CLI
 // tests.
 #include "dlrig/platform/cublaslt.hpp"
+#include "dlrig/platform/nccl.hpp"
 
 #include <gtest/gtest.h>
 
@@ -100,6 +101,46 @@ TEST(CublasLtSeam, MissingRequiredIgnoresTheOptionalFunctions) {
   EXPECT_TRUE(missing_required(t).empty());
   EntryPoints none = resolve([](const char *) -> void * { return nullptr; });
   EXPECT_EQ(missing_required(none).size(), 13u);
+}
+
+// The real libraries, where this machine has them (a CUDA toolkit at /usr/local/cuda, or
+// DLRIG_TEST_CUDA_LIB naming its lib folder): every function of dlrig's tables is exported under
+// the name the table gives, and the version reads. Needs no GPU (nothing is initialised).
+std::string toolkit_lib() {
+  const char *env = std::getenv("DLRIG_TEST_CUDA_LIB");
+  return env && *env ? env : "/usr/local/cuda/lib64";
+}
+
+TEST(CublasLtSeam, TheToolkitsLibraryExportsEveryFunctionDlrigCalls) {
+  Snapshot s;
+  CudaToolkit tk;
+  tk.root = fs::path(toolkit_lib()).parent_path().string();
+  s.software.cuda_toolkits = {tk};
+  auto c = candidates(&s, std::nullopt);
+  if (c.empty() || c.front().path.find('/') == std::string::npos)
+    GTEST_SKIP() << "no libcublasLt.so in " << toolkit_lib();
+  Library l = Library::open({c.front()});
+  ASSERT_TRUE(l.ready()) << l.error();
+  EXPECT_GE(l.version(), 110000u) << version_text(l.version());
+  EXPECT_TRUE(l.cudart_version());
+  EXPECT_TRUE(l.api().get_status_name);
+  EXPECT_EQ(l.status_text(kNotSupported).rfind("CUBLAS_STATUS_NOT_SUPPORTED (15)", 0), 0u)
+      << l.status_text(kNotSupported);
+}
+
+TEST(NcclSeam, TheToolkitsLibraryExportsEveryFunctionDlrigCalls) {
+  Snapshot s;
+  CudaToolkit tk;
+  tk.root = fs::path(toolkit_lib()).parent_path().string();
+  s.software.cuda_toolkits = {tk};
+  auto c = nccl::candidates(&s, std::nullopt);
+  if (c.empty() || c.front().path.find('/') == std::string::npos)
+    GTEST_SKIP() << "no libnccl.so in " << toolkit_lib();
+  nccl::Library l = nccl::Library::open({c.front()});
+  ASSERT_TRUE(l.ready()) << l.error();
+  EXPECT_GE(l.version(), 2700) << nccl::version_text(l.version());
+  EXPECT_EQ(nccl::version_text(22809), "2.28.9");
+  EXPECT_EQ(nccl::version_text(2708), "2.7.8");
 }
 
 } // namespace
