@@ -273,6 +273,10 @@ Runner setup_bench(CLI::App &sub) {
       return ExitCode::ok;
     }
     if (a->list) {
+      // The snapshot as a run reads it, so that --list finds cuBLASLt and NCCL where a run would
+      // (the torch environment's copies).
+      Snapshot snap = obtain_snapshot(SnapshotSource{});
+      ctx.snapshot = &snap;
       print(bench::list_report(ctx), run, a->out);
       return ExitCode::ok;
     }

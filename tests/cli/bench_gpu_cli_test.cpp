@@ -14,9 +14,22 @@ namespace {
 
 using nlohmann::json;
 
+// The fake libcuda with `scenario`, and the fake cuBLASLt with its H100 scenario (a test that
+// wants another puts its own DLRIG_CUBLASLT_* entries first: the first entry of a name wins).
 std::vector<std::string> fake_cuda(const std::string &scenario) {
   return {std::string("DLRIG_CUDA_LIBRARY=") + DLRIG_FAKE_CUDA,
-          "DLRIG_FAKE_CUDA_SCENARIO=" + fixture("fake_cuda/" + scenario)};
+          "DLRIG_FAKE_CUDA_SCENARIO=" + fixture("fake_cuda/" + scenario),
+          std::string("DLRIG_CUBLASLT_LIBRARY=") + DLRIG_FAKE_CUBLASLT,
+          "DLRIG_FAKE_CUBLASLT_SCENARIO=" + fixture("fake_cublaslt/h100.json")};
+}
+
+std::vector<std::string> fake_nccl(const std::string &scenario) {
+  return {std::string("DLRIG_NCCL_LIBRARY=") + DLRIG_FAKE_NCCL,
+          "DLRIG_FAKE_NCCL_SCENARIO=" + fixture("fake_nccl/" + scenario)};
+}
+
+std::vector<std::string> fake_blas(const std::string &scenario) {
+  return {"DLRIG_FAKE_CUBLASLT_SCENARIO=" + fixture("fake_cublaslt/" + scenario)};
 }
 
 struct GpuRun {
@@ -32,10 +45,11 @@ GpuRun bench(const std::string &scenario, const std::vector<std::string> &names,
   std::filesystem::remove(g.db);
   std::vector<std::string> args{"bench", "--quick", "--json", "--db", g.db};
   args.insert(args.end(), names.begin(), names.end());
-  auto env = fake_cuda(scenario);
+  auto env = extra_env;
+  auto fakes = fake_cuda(scenario);
+  env.insert(env.end(), fakes.begin(), fakes.end());
   if (small)
     env.push_back("DLRIG_BENCH_SMALL=1");
-  env.insert(env.end(), extra_env.begin(), extra_env.end());
   g.run = run_dlrig(args, env);
   if (!g.run.out.empty())
     g.results = json::parse(g.run.out).at("results");
@@ -61,7 +75,7 @@ TEST(BenchGpuCli, ListSaysWhyEveryGpuBenchmarkCannotRunWithoutADriver) {
       EXPECT_FALSE(b["can_run"].get<bool>()) << b.dump();
       EXPECT_EQ(b["reason"], "no NVIDIA driver (libdlrig-absent-cuda.so.1 not found)");
     }
-  EXPECT_EQ(gpu, 12);
+  EXPECT_EQ(gpu, 18);
   auto table = run_dlrig({"bench", "--list"}, {"DLRIG_CUDA_LIBRARY=libdlrig-absent-cuda.so.1"});
   EXPECT_NE(table.out.find("no: no NVIDIA driver"), std::string::npos) << table.out;
 }
@@ -79,7 +93,7 @@ TEST(BenchGpuCli, ListWithOneFakeGpuSaysP2pNeedsTwo) {
       EXPECT_TRUE(b["can_run"].get<bool>()) << b.dump();
     }
   }
-  EXPECT_EQ(gpu, 12);
+  EXPECT_EQ(gpu, 18);
 }
 
 TEST(BenchGpuCli, EveryFamilyRunsEndToEndAndIsStored) {
@@ -98,7 +112,7 @@ TEST(BenchGpuCli, EveryFamilyRunsEndToEndAndIsStored) {
     EXPECT_EQ(r["details"]["driver_version"], 12040);
     EXPECT_EQ(r["details"]["resolved_by"], "cuGetProcAddress_v2");
   }
-  EXPECT_EQ(measured, 10);
+  EXPECT_EQ(measured, 22);
   // Host-timed against the fake's busy wait for 1 MiB at 12 GB/s (87 us): the machine's load
   // shows, the order of magnitude must not.
   double pageable = result(g, "gpu.h2d.pageable")->at("rate").at("median").get<double>();
@@ -252,6 +266,233 @@ TEST(BenchGpuCli, PeerCopiesThatCorruptDataAreWrong) {
   auto r = g.results.at(0); // gpu0 -> gpu1: the corrupting side
   EXPECT_EQ(r["status"], "wrong");
   EXPECT_NE(r["reason"].get<std::string>().find("GeForce"), std::string::npos) << r.dump();
+}
+
+// ---- gpu.gemm through the fake cuBLASLt (tests/fake_cublaslt) ----------------------------------
+
+TEST(BenchGpuCli, GemmRunsEveryPrecisionVerifiedAndStored) {
+  auto g = bench("one_gpu.json", {"gpu.gemm"});
+  ASSERT_EQ(g.run.exit_code, 0) << g.run.err;
+  ASSERT_EQ(g.results.size(), 12u); // 6 precisions x (a square and a non-square shape)
+  for (auto &r : g.results) {
+    ASSERT_EQ(r["status"], "measured") << r.dump();
+    const auto &d = r["details"];
+    EXPECT_EQ(d["cublaslt_version"], "12.4.5");
+    EXPECT_EQ(d["cublaslt_cuda"], "12.4");
+    EXPECT_EQ(d["cublaslt_found_in"], "DLRIG_CUBLASLT_LIBRARY");
+    EXPECT_EQ(d["candidates_returned"], 3);
+    EXPECT_EQ(d["algorithm_rank"], 1); // the scenario's second candidate is the fastest
+    EXPECT_NEAR(d["gain_over_first_candidate"].get<double>(), 1 / 0.9 - 1, 1e-3);
+    EXPECT_EQ(d["verified_entries"], 64);
+  }
+  auto rate = [&](const std::string &id) {
+    return result(g, id)->at("rate").at("median").get<double>();
+  };
+  EXPECT_NEAR(rate("gpu.gemm.bf16"), 790, 790 * 0.01); // the scenario's rate at factor 1.0
+  EXPECT_NEAR(rate("gpu.gemm.fp32"), 51, 51 * 0.01);
+  EXPECT_NEAR(rate("gpu.gemm.int8"), 1500, 1500 * 0.01);
+  EXPECT_EQ(result(g, "gpu.gemm.int8")->at("rate_unit"), "TOP/s");
+  EXPECT_EQ(result(g, "gpu.gemm.bf16")->at("rate_unit"), "TFLOP/s");
+  EXPECT_EQ(result(g, "gpu.gemm.bf16")->at("config"), "gpu0 256x256x256");
+  auto h = run_dlrig({"bench", "history", "gpu.gemm.fp8", "--db", g.db, "--json"});
+  ASSERT_EQ(h.exit_code, 0) << h.err;
+  EXPECT_EQ(json::parse(h.out)["results"].size(), 2u);
+  auto table = run_dlrig({"bench", "show", "1", "--db", g.db});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("gpu.gemm.bf16"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("TFLOP/s"), std::string::npos) << table.out;
+}
+
+TEST(BenchGpuCli, GemmNotSupportedSkipsAndAWrongResultExitsTwo) {
+  auto g = bench("one_gpu.json", {"gpu.gemm"}, fake_blas("faults.json"));
+  EXPECT_EQ(g.run.exit_code, 2) << g.run.err;
+  auto fp8 = *result(g, "gpu.gemm.fp8");
+  EXPECT_EQ(fp8["status"], "skipped");
+  EXPECT_NE(fp8["reason"].get<std::string>().find("cuBLASLt has no algorithm for fp8 256x256x256"),
+            std::string::npos)
+      << fp8.dump();
+  EXPECT_NE(fp8["reason"].get<std::string>().find("CUBLAS_STATUS_NOT_SUPPORTED"),
+            std::string::npos);
+  auto int8 = *result(g, "gpu.gemm.int8");
+  EXPECT_EQ(int8["status"], "skipped");
+  EXPECT_NE(int8["reason"].get<std::string>().find("refused every candidate"), std::string::npos)
+      << int8.dump();
+  auto bf16 = *result(g, "gpu.gemm.bf16");
+  EXPECT_EQ(bf16["status"], "wrong");
+  EXPECT_NE(bf16["reason"].get<std::string>().find("host reference"), std::string::npos)
+      << bf16.dump();
+  EXPECT_EQ(result(g, "gpu.gemm.fp16")->at("status"), "measured");
+  auto hook = bench("one_gpu.json", {"gpu.gemm.fp32"}, {"DLRIG_BENCH_CORRUPT=1"});
+  EXPECT_EQ(hook.run.exit_code, 2) << hook.run.err;
+  EXPECT_EQ(hook.results.at(0)["status"], "wrong");
+}
+
+TEST(BenchGpuCli, Fp8OnAnAmpereGpuSkipsWithTheComputeCapabilityItNeeds) {
+  auto g = bench("a100.json", {"gpu.gemm.fp8", "gpu.gemm.bf16"});
+  ASSERT_EQ(g.run.exit_code, 0) << g.run.err;
+  auto fp8 = *result(g, "gpu.gemm.fp8");
+  EXPECT_EQ(fp8["status"], "skipped");
+  EXPECT_EQ(fp8["reason"], "FP8 tensor cores need compute capability >= 8.9; GPU 0 (NVIDIA "
+                           "A100-SXM4-80GB) is "
+                           "8.0 (Ampere; data/archs.csv)");
+  auto bf16 = *result(g, "gpu.gemm.bf16");
+  EXPECT_EQ(bf16["status"], "measured") << bf16.dump();
+  EXPECT_NEAR(bf16["peak"].get<double>(), 312, 0.5) << bf16.dump(); // A100 SXM4 dense BF16
+}
+
+TEST(BenchGpuCli, GemmSkipsWhenCublasLtCannotBeUsed) {
+  auto newer = bench("one_gpu.json", {"gpu.gemm.bf16"}, fake_blas("cuda13.json"));
+  ASSERT_EQ(newer.run.exit_code, 0) << newer.run.err;
+  EXPECT_EQ(newer.results.at(0)["status"], "skipped");
+  EXPECT_NE(newer.results.at(0)["reason"].get<std::string>().find(
+                "is built for CUDA 13.0 and needs a CUDA 13 driver; this driver runs CUDA 12.4"),
+            std::string::npos)
+      << newer.results.dump();
+  auto old = bench("one_gpu.json", {"gpu.gemm.bf16"},
+                   {std::string("DLRIG_CUBLASLT_LIBRARY=") + DLRIG_FAKE_CUBLASLT_OLD});
+  ASSERT_EQ(old.run.exit_code, 0) << old.run.err;
+  EXPECT_EQ(old.results.at(0)["status"], "skipped");
+  EXPECT_NE(
+      old.results.at(0)["reason"].get<std::string>().find("lacks cublasLtMatmulAlgoGetHeuristic"),
+      std::string::npos)
+      << old.results.dump();
+  auto absent = bench("one_gpu.json", {"gpu.gemm.bf16"},
+                      {"DLRIG_CUBLASLT_LIBRARY=libdlrig-absent-cublasLt.so.12"});
+  EXPECT_EQ(absent.results.at(0)["reason"],
+            "cuBLASLt not found (tried libdlrig-absent-cublasLt.so.12)");
+  auto create = bench("one_gpu.json", {"gpu.gemm.bf16"}, fake_blas("create_fails.json"));
+  ASSERT_EQ(create.run.exit_code, 0) << create.run.err;
+  EXPECT_EQ(create.results.at(0)["status"], "failed");
+  EXPECT_NE(create.results.at(0)["reason"].get<std::string>().find("CUBLAS_STATUS_ALLOC_FAILED"),
+            std::string::npos)
+      << create.results.dump();
+}
+
+TEST(BenchGpuCli, GemmOutOfMemoryStepsDownAndSaysSo) {
+  auto g = bench("gemm_out_of_memory.json", {"gpu.gemm.fp32"});
+  ASSERT_EQ(g.run.exit_code, 0) << g.run.err;
+  auto r = g.results.at(0);
+  ASSERT_EQ(r["status"], "measured") << r.dump();
+  EXPECT_EQ(r["details"]["note"], "out of memory for 256x256x256: stepped down to 128x128x128");
+  EXPECT_EQ(r["details"]["m"], 128);
+}
+
+// ---- nccl.* through the fake NCCL (tests/fake_nccl)
+// ----------------------------------------------
+
+TEST(BenchGpuCli, NcclCollectivesReportBusBandwidthAndAreVerified) {
+  auto g = bench("two_gpus.json", {"nccl"}, fake_nccl("nvlink.json"));
+  ASSERT_EQ(g.run.exit_code, 0) << g.run.err;
+  ASSERT_EQ(g.results.size(), 5u);
+  for (auto &r : g.results) {
+    ASSERT_EQ(r["status"], "measured") << r.dump();
+    EXPECT_EQ(r["details"]["ranks"], 2);
+    EXPECT_EQ(r["details"]["nccl_version"], "2.21.9");
+    EXPECT_EQ(r["details"]["nccl_found_in"], "DLRIG_NCCL_LIBRARY");
+    EXPECT_EQ(r["config"], "2 GPUs 1 MiB");
+  }
+  auto busbw = [&](const std::string &id) {
+    return result(g, id)->at("rate").at("median").get<double>();
+  };
+  // The scenario's bus bandwidths come back through nccl-tests' formulas.
+  EXPECT_NEAR(busbw("nccl.all_reduce"), 180, 1.8);
+  EXPECT_NEAR(busbw("nccl.all_gather"), 170, 1.7);
+  EXPECT_NEAR(busbw("nccl.sendrecv"), 40, 0.4);
+  const auto &ag = result(g, "nccl.all_gather")->at("details");
+  EXPECT_DOUBLE_EQ(ag["busbw_factor"].get<double>(), 0.5); // (n - 1) / n for two GPUs
+  EXPECT_NEAR(ag["algbw_gbs_median"].get<double>(), 340, 3.4);
+  EXPECT_DOUBLE_EQ(result(g, "nccl.all_reduce")->at("details")["busbw_factor"].get<double>(), 1);
+}
+
+TEST(BenchGpuCli, NcclSkipsWithOneGpuOrWithoutTheLibrary) {
+  auto one = bench("one_gpu.json", {"nccl.all_reduce"}, fake_nccl("nvlink.json"));
+  ASSERT_EQ(one.run.exit_code, 0) << one.run.err;
+  EXPECT_EQ(one.results.at(0)["reason"], "needs 2 GPUs, 1 here");
+  auto none =
+      bench("two_gpus.json", {"nccl.all_reduce"}, {"DLRIG_NCCL_LIBRARY=libdlrig-absent-nccl.so.2"});
+  ASSERT_EQ(none.run.exit_code, 0) << none.run.err;
+  EXPECT_EQ(none.results.at(0)["status"], "skipped");
+  EXPECT_EQ(none.results.at(0)["reason"], "NCCL not found (tried libdlrig-absent-nccl.so.2)");
+}
+
+TEST(BenchGpuCli, NcclWrongDataExitsTwoAndAFailedCallFailsThatCollective) {
+  auto g = bench("two_gpus.json", {"nccl"}, fake_nccl("faults.json"));
+  EXPECT_EQ(g.run.exit_code, 2) << g.run.err;
+  auto ag = *result(g, "nccl.all_gather");
+  EXPECT_EQ(ag["status"], "wrong");
+  EXPECT_NE(ag["reason"].get<std::string>().find("rank 0 (GPU 0) element 0"), std::string::npos)
+      << ag.dump();
+  auto bc = *result(g, "nccl.broadcast"); // the scenario has no rate for it
+  EXPECT_EQ(bc["status"], "failed");
+  EXPECT_NE(bc["reason"].get<std::string>().find("ncclInvalidUsage"), std::string::npos)
+      << bc.dump();
+  EXPECT_EQ(result(g, "nccl.all_reduce")->at("status"), "measured");
+  auto init =
+      bench("two_gpus.json", {"nccl.all_reduce", "nccl.sendrecv"}, fake_nccl("init_fails.json"));
+  ASSERT_EQ(init.run.exit_code, 0) << init.run.err;
+  for (auto &r : init.results) {
+    EXPECT_EQ(r["status"], "failed") << r.dump();
+    EXPECT_NE(r["reason"].get<std::string>().find("ncclCommInitAll: ncclSystemError (2)"),
+              std::string::npos)
+        << r.dump();
+  }
+  auto hook = bench("two_gpus.json", {"nccl.all_reduce"}, [] {
+    auto e = fake_nccl("nvlink.json");
+    e.push_back("DLRIG_BENCH_CORRUPT=1");
+    return e;
+  }());
+  EXPECT_EQ(hook.run.exit_code, 2) << hook.run.err;
+}
+
+TEST(BenchGpuCli, FitUsesTheStoredGemmRateAndSaysSo) {
+  auto home = scratch("xdg-gemm");
+  std::filesystem::remove_all(home);
+  std::filesystem::create_directories(home / "dlrig");
+  const std::string db = (home / "dlrig" / "results.db").string();
+  auto catalog = run_dlrig({"fit", "llama-2-7b", "--gpu", "H100 SXM5", "--json"},
+                           {"XDG_DATA_HOME=" + home.string()});
+  ASSERT_LE(catalog.exit_code, 1) << catalog.err;
+  const auto before = json::parse(catalog.out)["gpus"][0]["time"]["throughput_source"];
+  EXPECT_EQ(before.get<std::string>().find("measured 790"), std::string::npos) << before;
+  auto env = fake_cuda("one_gpu.json");
+  env.push_back("DLRIG_BENCH_SMALL=1");
+  auto b = run_dlrig({"bench", "--quick", "gpu.gemm.bf16", "--db", db}, env);
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  // The fake's "NVIDIA H100 80GB HBM3" is the catalog's H100 SXM5: its measured rate is used.
+  auto fit = run_dlrig({"fit", "llama-2-7b", "--gpu", "H100 SXM5", "--json"},
+                       {"XDG_DATA_HOME=" + home.string()});
+  ASSERT_LE(fit.exit_code, 1) << fit.err;
+  auto t = json::parse(fit.out)["gpus"][0]["time"];
+  EXPECT_EQ(t["throughput_source"], "GEMM bf16: measured 790 TFLOP/s on this machine's NVIDIA "
+                                    "H100 80GB HBM3 (gpu.gemm.bf16 gpu0 256x256x256, dlrig bench "
+                                    "run 1)");
+  // Another GPU keeps the catalog's basis.
+  auto other = run_dlrig({"fit", "llama-2-7b", "--gpu", "A100 80GB SXM4", "--json"},
+                         {"XDG_DATA_HOME=" + home.string()});
+  ASSERT_LE(other.exit_code, 1) << other.err;
+  EXPECT_EQ(json::parse(other.out)["gpus"][0]["time"]["throughput_source"].get<std::string>().find(
+                "measured 790"),
+            std::string::npos);
+}
+
+TEST(BenchGpuCli, GemmRecordsTheClocksPowerAndThrottleReasonsItRanAt) {
+  auto g = bench("one_gpu.json", {"gpu.gemm.bf16"},
+                 {std::string("DLRIG_NVML_LIBRARY=") + DLRIG_FAKE_NVML,
+                  "DLRIG_FAKE_NVML_SCENARIO=" + fixture("fake_cuda/nvml_h100_hot.json")});
+  ASSERT_EQ(g.run.exit_code, 0) << g.run.err;
+  const auto &d = g.results.at(0)["details"];
+  ASSERT_TRUE(d["gpu_state_during_run"].is_object()) << d.dump();
+  EXPECT_EQ(d["gpu_state_during_run"]["sm_clock_mhz"], 1410);
+  EXPECT_EQ(d["gpu_state_during_run"]["power_w"], 699);
+  EXPECT_EQ(d["gpu_state_during_run"]["temperature_c"], 84);
+  EXPECT_EQ(d["gpu_state_during_run"]["clocks_event_reasons"],
+            json::array({"sw_power_cap", "sw_thermal_slowdown"}));
+  EXPECT_EQ(d["throttled"], true);
+  EXPECT_NE(d["gpu_state_note"].get<std::string>().find("lowered its clocks"), std::string::npos);
+  auto without = bench("one_gpu.json", {"gpu.gemm.bf16"});
+  EXPECT_TRUE(without.results.at(0)["details"]["gpu_state_during_run"].is_null());
+  EXPECT_NE(without.results.at(0)["details"]["gpu_state_note"].get<std::string>().find("NVML"),
+            std::string::npos);
 }
 
 } // namespace

@@ -969,3 +969,30 @@ cuGetProcAddress_v2(const char *symbol, void **pfn, int cuda_version, std::uint6
     *symbol_status = kProcAddressSuccess;
   return kSuccess;
 }
+
+// Hooks for the fake cuBLASLt (tests/fake_cublaslt), which finds this library by dlopen of
+// DLRIG_CUDA_LIBRARY with RTLD_NOLOAD: its matmul advances the stream's simulated clock here, and
+// it checks that the pointers it is given are device memory of the current GPU (fail closed).
+extern "C" __attribute__((visibility("default"))) Result dlrig_fake_cuda_advance(Stream stream,
+                                                                                 double seconds) {
+  CalledAs called_as("dlrig_fake_cuda_advance");
+  FAKE_CONTEXT();
+  if (!(seconds >= 0))
+    return kErrorInvalidValue;
+  stream_of(stream, *g_current).clock += seconds;
+  return kSuccess;
+}
+
+extern "C" __attribute__((visibility("default"))) int
+dlrig_fake_cuda_is_device_memory(DevicePtr pointer, std::size_t bytes) {
+  std::lock_guard<std::recursive_mutex> lock(state().mutex);
+  return g_current && impl::device_range(pointer, bytes, g_current->index) != nullptr;
+}
+
+// For the fake NCCL (tests/fake_nccl): whether [pointer, pointer + bytes) is device memory of
+// GPU `device` (a communicator's rank, whichever context is current).
+extern "C" __attribute__((visibility("default"))) int
+dlrig_fake_cuda_is_memory_of(DevicePtr pointer, std::size_t bytes, int device) {
+  std::lock_guard<std::recursive_mutex> lock(state().mutex);
+  return impl::device_range(pointer, bytes, device) != nullptr;
+}

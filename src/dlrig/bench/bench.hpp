@@ -26,6 +26,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -116,6 +117,13 @@ struct Outcome {
   std::optional<Expectation> expectation;        // nullopt: none known here
 };
 
+// Thrown by a benchmark's run for a configuration this machine cannot run although the benchmark
+// as a whole can (cuBLASLt answers NOT_SUPPORTED for that shape or GPU): the record is skipped
+// with the reason, not failed.
+struct Skip : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 struct Benchmark {
   std::string id, family, summary, needs;
   std::function<std::optional<std::string>(const Context &)> can_run;
@@ -132,6 +140,8 @@ std::vector<Benchmark> cpu_stream_benchmarks();
 std::vector<Benchmark> data_decode_benchmarks();  // data_decode.cpp
 std::vector<Benchmark> storage_read_benchmarks(); // storage_read.cpp
 std::vector<Benchmark> gpu_benchmarks();          // gpu_families.cpp (CUDA driver API)
+std::vector<Benchmark> gpu_gemm_benchmarks();     // gpu_gemm.cpp (cuBLASLt)
+std::vector<Benchmark> nccl_benchmarks();         // gpu_nccl.cpp (NCCL)
 // storage.read's floor for sequential reads from the device class of the snapshot's mount
 // (nvme: 0.6 GB/s, the SATA III interface; sata-ssd: 0.3 GB/s, SATA II); others: none.
 std::optional<Expectation> storage_expectation(const std::optional<std::string> &device_class);

@@ -10,6 +10,7 @@
 // no later benchmark touches that GPU.
 #include "dlrig/bench/bench.hpp"
 #include "dlrig/platform/cuda.hpp"
+#include "dlrig/platform/nvml.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -201,6 +202,10 @@ struct LinkNow {
   unsigned gen = 0, width = 0, gen_max = 0, width_max = 0;
 };
 std::optional<LinkNow> link_now(const Device &d, std::string &why);
+// Everything NVML says about this GPU now (clocks, power, temperature, clock-event reasons...),
+// read while work runs; nullopt with `why` when NVML cannot say (same session and matching as
+// link_now).
+std::optional<nvml::LiveSample> state_now(const Device &d, std::string &why);
 
 // Skip reason when fewer than `count` usable GPUs are there (nullopt when enough).
 std::optional<std::string> needs_gpus(int count);

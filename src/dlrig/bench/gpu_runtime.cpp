@@ -448,45 +448,67 @@ NumaBinding::~NumaBinding() {
     set_mempolicy_call(kMpolDefault, nullptr, 0);
 }
 
-std::optional<LinkNow> link_now(const Device &d, std::string &why) {
+namespace {
+// The process's NVML session (DLRIG_NVML_LIBRARY, else libnvidia-ml.so.1), opened on first use,
+// and this GPU's handle in it, matched by bus id; nullptr with `why` when NVML cannot say.
+const nvml::Session *nvml_for(const Device &d, nvml::Device &handle, std::string &why) {
   static nvml::Session *session = [] {
     const char *env = std::getenv("DLRIG_NVML_LIBRARY");
     return new nvml::Session(nvml::Session::open(env && *env ? env : "libnvidia-ml.so.1"));
   }();
   if (!session->ready()) {
     why = "NVML: " + session->error();
-    return std::nullopt;
+    return nullptr;
   }
   const auto &t = session->table();
   unsigned count = 0;
   if (!t.device_get_count || t.device_get_count(&count) != nvml::kSuccess) {
     why = "NVML gave no device count";
-    return std::nullopt;
+    return nullptr;
   }
   for (unsigned i = 0; i < count; ++i) {
     auto h = nvml::device_handle(*session, i);
     if (!h.value)
       continue;
     nvml::PciInfo pci{};
-    if (!t.device_get_pci_info || t.device_get_pci_info(*h.value, &pci) != nvml::kSuccess ||
-        !same_bus_id(nvml::bus_id_text(pci), d.bus_id))
-      continue;
-    LinkNow l;
-    bool ok = t.device_get_curr_pcie_link_generation && t.device_get_curr_pcie_link_width &&
-              t.device_get_curr_pcie_link_generation(*h.value, &l.gen) == nvml::kSuccess &&
-              t.device_get_curr_pcie_link_width(*h.value, &l.width) == nvml::kSuccess;
-    if (!ok) {
-      why = "NVML does not give this GPU's current PCIe link";
-      return std::nullopt;
+    if (t.device_get_pci_info && t.device_get_pci_info(*h.value, &pci) == nvml::kSuccess &&
+        same_bus_id(nvml::bus_id_text(pci), d.bus_id)) {
+      handle = *h.value;
+      return session;
     }
-    if (t.device_get_max_pcie_link_generation)
-      t.device_get_max_pcie_link_generation(*h.value, &l.gen_max);
-    if (t.device_get_max_pcie_link_width)
-      t.device_get_max_pcie_link_width(*h.value, &l.width_max);
-    return l;
   }
   why = "NVML does not list a GPU at " + d.bus_id;
-  return std::nullopt;
+  return nullptr;
+}
+} // namespace
+
+std::optional<LinkNow> link_now(const Device &d, std::string &why) {
+  nvml::Device h{};
+  const nvml::Session *session = nvml_for(d, h, why);
+  if (!session)
+    return std::nullopt;
+  const auto &t = session->table();
+  LinkNow l;
+  bool ok = t.device_get_curr_pcie_link_generation && t.device_get_curr_pcie_link_width &&
+            t.device_get_curr_pcie_link_generation(h, &l.gen) == nvml::kSuccess &&
+            t.device_get_curr_pcie_link_width(h, &l.width) == nvml::kSuccess;
+  if (!ok) {
+    why = "NVML does not give this GPU's current PCIe link";
+    return std::nullopt;
+  }
+  if (t.device_get_max_pcie_link_generation)
+    t.device_get_max_pcie_link_generation(h, &l.gen_max);
+  if (t.device_get_max_pcie_link_width)
+    t.device_get_max_pcie_link_width(h, &l.width_max);
+  return l;
+}
+
+std::optional<nvml::LiveSample> state_now(const Device &d, std::string &why) {
+  nvml::Device h{};
+  const nvml::Session *session = nvml_for(d, h, why);
+  if (!session)
+    return std::nullopt;
+  return nvml::sample(*session, h);
 }
 
 std::optional<std::string> needs_gpus(int count) {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <map>
 
 namespace dlrig::bench {
 namespace {
@@ -141,6 +142,39 @@ std::optional<StepRate> measured_gpu_gemm(const StoredResults &s, const std::str
                               best->record.rate_unit, best->run)};
 }
 
+std::vector<fit::MeasuredGemm> measured_gpu_gemm_rates(const StoredResults &s) {
+  std::vector<fit::MeasuredGemm> out;
+  for (const char *precision : {"fp32", "tf32", "fp16", "bf16", "fp8"}) {
+    const std::string id = std::string("gpu.gemm.") + precision;
+    // GPU name -> the latest run that measured it, then the fastest configuration of that run.
+    std::map<std::string, std::int64_t> latest_run;
+    auto gpu_of = [](const Record &r) -> std::optional<std::string> {
+      if (r.details.is_object() && r.details.contains("name") && r.details["name"].is_string())
+        return r.details["name"].get<std::string>();
+      return std::nullopt;
+    };
+    auto usable = [&](const StoredResult &r) {
+      return r.record.id == id && r.record.status == Status::measured && r.record.rate_median &&
+             to_flops(*r.record.rate_median, r.record.rate_unit) > 0 && gpu_of(r.record);
+    };
+    for (const auto &r : s.results)
+      if (usable(r))
+        latest_run[*gpu_of(r.record)] = std::max(latest_run[*gpu_of(r.record)], r.run);
+    for (const auto &[gpu, run] : latest_run) {
+      const StoredResult *best = nullptr;
+      for (const auto &r : s.results)
+        if (usable(r) && r.run == run && *gpu_of(r.record) == gpu &&
+            (!best || *r.record.rate_median > *best->record.rate_median))
+          best = &r;
+      if (!best)
+        continue;
+      out.push_back({gpu, precision, to_flops(*best->record.rate_median, best->record.rate_unit),
+                     fmt::format("{} {}, dlrig bench run {}", id, best->record.config, best->run)});
+    }
+  }
+  return out;
+}
+
 fit::HostRates measured_host_rates(const StoredResults &s) {
   fit::HostRates h;
   auto rate = [&](const std::string &id) -> std::optional<double> {
@@ -151,6 +185,7 @@ fit::HostRates measured_host_rates(const StoredResults &s) {
   h.cpu_gemm_flops = rate("cpu.gemm.sgemm");
   h.cpu_memory_bw = rate("cpu.stream.triad");
   h.images_per_s = rate("data.decode.jpeg");
+  h.gpu_gemm = measured_gpu_gemm_rates(s);
   if (h.images_per_s)
     h.basis = fmt::format("JPEG decode {:.0f} images/s on this CPU (dlrig bench data.decode, {})",
                           *h.images_per_s, s.db_path);

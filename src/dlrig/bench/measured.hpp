@@ -35,6 +35,10 @@ std::optional<StepRate> measured_cpu_gemm(const StoredResults &s,
 // run that has one. nullopt until such results exist.
 std::optional<StepRate> measured_gpu_gemm(const StoredResults &s, const std::string &precision);
 
+// Every GPU's GEMM rate per precision from gpu.gemm.{fp32,tf32,fp16,bf16,fp8}: per GPU name
+// (details.name) and precision, the fastest median of the latest run that measured it there.
+std::vector<fit::MeasuredGemm> measured_gpu_gemm_rates(const StoredResults &s);
+
 // The latest measured result of `id` whose config contains `config_part` ("" for any), with the
 // run it came from.
 std::optional<StoredResult> latest(const StoredResults &s, const std::string &id,
@@ -42,7 +46,7 @@ std::optional<StoredResult> latest(const StoredResults &s, const std::string &id
 
 // fit's time model: the fastest configuration of the latest run of cpu.gemm.sgemm,
 // cpu.stream.triad and data.decode.jpeg, in base units (FLOP/s, B/s, images/s); each nullopt
-// when none is stored.
+// when none is stored; and measured_gpu_gemm_rates().
 fit::HostRates measured_host_rates(const StoredResults &s);
 
 // fit: this machine's CPU as a target whose peak is the measured SGEMM rate (the time model then

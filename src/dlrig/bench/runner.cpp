@@ -16,7 +16,9 @@ const std::vector<Benchmark> &registry() {
     for (auto family : {
              cpu_gemm_benchmarks, cpu_stream_benchmarks, data_decode_benchmarks,
              storage_read_benchmarks,
-             gpu_benchmarks, // gpu_families.cpp: the GPU families (issue 14)
+             gpu_benchmarks,      // gpu_families.cpp: the GPU families (issue 14)
+             gpu_gemm_benchmarks, // gpu_gemm.cpp: cuBLASLt GEMM per precision
+             nccl_benchmarks,     // gpu_nccl.cpp: NCCL collectives across the local GPUs
          })
       for (auto &b : family())
         v.push_back(std::move(b));
@@ -198,6 +200,9 @@ std::vector<Record> run_all(const std::vector<const Benchmark *> &which, const R
             r.below_expectation =
                 (r.expectation->on_best ? *r.rate_best : *r.rate_median) < r.expectation->min_rate;
         }
+      } catch (const Skip &e) {
+        r.status = Status::skipped;
+        r.reason = e.what();
       } catch (const std::exception &e) {
         r.status = Status::failed;
         r.reason = e.what();

@@ -331,6 +331,42 @@ DeviceRates gpu_rates(const GpuTarget &gpu, const kb::KnowledgeBase &kb) {
   return r;
 }
 
+void apply_measured_gemm(DeviceRates &rates, const GpuTarget &gpu, const HostRates &host,
+                         const kb::KnowledgeBase &kb) {
+  auto lower = [](std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return s;
+  };
+  const kb::GpuSpec *mine = kb.find_gpu(gpu.name);
+  for (const auto &m : host.gpu_gemm) {
+    if (!(m.flops > 0))
+      continue;
+    const kb::GpuSpec *theirs = kb.find_gpu(m.gpu);
+    if (lower(m.gpu) != lower(gpu.name) && !(mine && mine == theirs))
+      continue;
+    bool used = false;
+    for (Precision p : {Precision::fp32, Precision::tf32, Precision::fp16_amp, Precision::bf16_amp,
+                        Precision::bf16, Precision::fp8})
+      if (precision_class(p) == m.precision) {
+        rates.gemm[idx(p)] = m.flops;
+        used = true;
+      }
+    if (!used)
+      continue;
+    const std::string head = "GEMM " + m.precision + ":";
+    const std::string line =
+        fmt::format("GEMM {}: measured {:.0f} TFLOP/s on this machine's {} ({})", m.precision,
+                    m.flops / 1e12, m.gpu, m.source);
+    auto it = std::find_if(rates.basis.begin(), rates.basis.end(),
+                           [&](const std::string &b) { return b.rfind(head, 0) == 0; });
+    if (it != rates.basis.end())
+      *it = line;
+    else
+      rates.basis.insert(rates.basis.begin(), line);
+  }
+}
+
 StepBreakdown time_ops(const std::vector<Op> &ops, const DeviceRates &rates,
                        std::vector<OpTime> *times) {
   StepBreakdown b;
@@ -409,7 +445,8 @@ TimeEstimate estimate_time(const ModelInput &model, const Run &run, const GpuTar
                            const HostRates &host) {
   TimeEstimate t;
   const auto &kb = kb::builtin();
-  const DeviceRates rates = gpu_rates(gpu, kb);
+  DeviceRates rates = gpu_rates(gpu, kb);
+  apply_measured_gemm(rates, gpu, host, kb);
   // The rates this run uses: its GEMM precision (and BF16 attention for FP8), memory, attention.
   for (const auto &line : rates.basis) {
     const bool gemm_line = line.rfind("GEMM ", 0) == 0;

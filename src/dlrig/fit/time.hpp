@@ -47,13 +47,29 @@ inline constexpr double kDdpBucketBytes = 25e6;
 // precision and class (datacenter or desktop); memory at kStreamFraction of the spec.
 DeviceRates gpu_rates(const GpuTarget &gpu, const kb::KnowledgeBase &kb);
 
+// A GEMM rate `dlrig bench gpu.gemm.*` measured on one of this machine's GPUs.
+struct MeasuredGemm {
+  std::string gpu;       // the driver's device name, "NVIDIA H100 80GB HBM3"
+  std::string precision; // fp32 | tf32 | fp16 | bf16 | fp8 (precision_class)
+  double flops = 0;      // FLOP/s, the fastest configuration of the latest run
+  std::string source;    // "gpu.gemm.bf16 gpu0 8192x8192x8192, dlrig bench run 3"
+};
+
 // What the host measured (`dlrig bench`): nullopt when no result is stored.
 struct HostRates {
   std::optional<double> images_per_s; // data.decode, all threads
   std::optional<double> cpu_gemm_flops;
   std::optional<double> cpu_memory_bw;
   std::string basis;
+  // Used for a GPU of the same name (or the same catalog row) instead of the catalog's peak x
+  // the achieved fraction; the estimate's basis then says "measured".
+  std::vector<MeasuredGemm> gpu_gemm;
 };
+
+// `rates` with the GEMM rate of each precision `host` measured on this GPU (matched by name, or
+// by both names resolving to the same catalog row), its basis line rewritten to say so.
+void apply_measured_gemm(DeviceRates &rates, const GpuTarget &gpu, const HostRates &host,
+                         const kb::KnowledgeBase &kb);
 
 // Where the step's time goes, seconds per optimizer step (training) or per decode step.
 struct StepBreakdown {

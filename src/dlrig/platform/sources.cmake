@@ -3,6 +3,9 @@ list(APPEND DLRIG_SOURCES
   platform/deadline_fs.cpp
   platform/fs.cpp
   platform/cuda.cpp
+  platform/cublaslt.cpp
+  platform/vendor_library.cpp
+  platform/nccl.cpp
   platform/nvml.cpp
   platform/process.cpp
   platform/snapshot_file.cpp)

@@ -17,6 +17,8 @@ namespace {
 void use_fake() {
   setenv("DLRIG_CUDA_LIBRARY", DLRIG_FAKE_CUDA, 1);
   setenv("DLRIG_FAKE_CUDA_SCENARIO", DLRIG_TEST_DATA "/fake_cuda/two_gpus.json", 1);
+  setenv("DLRIG_CUBLASLT_LIBRARY", DLRIG_FAKE_CUBLASLT, 1);
+  setenv("DLRIG_FAKE_CUBLASLT_SCENARIO", DLRIG_TEST_DATA "/fake_cublaslt/h100.json", 1);
 }
 
 // GPU 0 behind a PCIe 4.0 x16 link (31.5 GB/s raw), GPU 1 behind a 2.5 GT/s x1 riser (0.25).
@@ -192,6 +194,37 @@ TEST(GpuBench, PeerCopiesEveryOrderedPairVerified) {
   ASSERT_EQ(bi.size(), 1u);
   ASSERT_EQ(bi[0].status, Status::measured) << bi[0].reason.value_or("");
   EXPECT_NEAR(*bi[0].rate_median, 80.0, 0.8);
+}
+
+TEST(GpuBench, GemmKeepsTheFastestCandidateAndComparesWithTheDensePeak) {
+  Snapshot snap = two_gpu_snapshot();
+  auto rs = run("gpu.gemm.bf16", small_ctx(snap));
+  ASSERT_EQ(rs.size(), 4u); // two GPUs x two shapes
+  for (auto &r : rs) {
+    ASSERT_EQ(r.status, Status::measured) << r.reason.value_or("");
+    // 790 TFLOP/s x the second candidate's factor 1.0 (the first is 0.9, the third 0.95).
+    EXPECT_NEAR(*r.rate_median, 790, 7.9);
+    EXPECT_EQ(r.details["algorithm_rank"], 1);
+    EXPECT_EQ(r.work_unit, "FLOP");
+    EXPECT_EQ(r.rate_unit, "TFLOP/s");
+    ASSERT_TRUE(r.peak);
+    EXPECT_NE(r.peak_assumption->find("dense bf16 peak"), std::string::npos) << *r.peak_assumption;
+    EXPECT_EQ(r.details["timing"],
+              "CUDA events, gated by the hold kernel, L2 flushed before each sample");
+    EXPECT_EQ(r.details["l2_flush_bytes"], 1 << 20); // 2 x the 256 KiB L2, 1 MiB at least
+  }
+  EXPECT_EQ(rs[1].config, "gpu0 non-square 128x384x256");
+  EXPECT_DOUBLE_EQ(rs[1].work, 2.0 * 128 * 384 * 256);
+  EXPECT_EQ(rs[2].config, "gpu1 256x256x256");
+}
+
+TEST(GpuBench, GemmCorruptHookFailsVerification) {
+  Snapshot snap;
+  Context c = small_ctx(snap);
+  c.corrupt = true;
+  auto rs = run("gpu.gemm.fp16", c);
+  ASSERT_FALSE(rs.empty());
+  EXPECT_EQ(rs[0].status, Status::wrong) << rs[0].reason.value_or("");
 }
 
 } // namespace

@@ -1,6 +1,8 @@
 // Reading stored results for fit, doctor and --cpu-vs-gpu (bench/measured.hpp), on a database the
 // test fills.
 #include "dlrig/bench/measured.hpp"
+#include "dlrig/fit/fit.hpp"
+#include "dlrig/kb/kb.hpp"
 
 #include <gtest/gtest.h>
 
@@ -106,6 +108,65 @@ TEST(Measured, StorageSlowerThanTheDecodersIsAWarning) {
   auto fast = storage_feed_check(load_stored(db.path.string()));
   ASSERT_TRUE(fast);
   EXPECT_TRUE(fast->findings.empty()); // passed: the newer, faster disk keeps up
+}
+
+TEST(Measured, GpuGemmRatesPerGpuAndPrecisionFeedFitsTimeModel) {
+  Db db;
+  {
+    auto store = Store::open(db.path.string());
+    ASSERT_TRUE(store) << store.error().message;
+    Json h100{{"name", "NVIDIA H100 80GB HBM3"}}, a100{{"name", "NVIDIA A100-SXM4-80GB"}};
+    auto run1 = *store.value()->begin_run("t1", "quick", Json::object());
+    store.value()->add(run1,
+                       measured("gpu.gemm.bf16", "gpu0 8192x8192x8192", 900, "TFLOP/s", h100));
+    auto run2 = *store.value()->begin_run("t2", "quick", Json::object());
+    store.value()->add(run2,
+                       measured("gpu.gemm.bf16", "gpu0 4096x4096x4096", 700, "TFLOP/s", h100));
+    store.value()->add(run2,
+                       measured("gpu.gemm.bf16", "gpu0 8192x8192x8192", 760, "TFLOP/s", h100));
+    store.value()->add(run2,
+                       measured("gpu.gemm.bf16", "gpu1 8192x8192x8192", 250, "TFLOP/s", a100));
+    store.value()->add(run2, measured("gpu.gemm.int8", "gpu0 8192x8192x8192", 1500, "TOP/s",
+                                      h100)); // not a FLOP rate: fit does not use it
+  }
+  auto s = load_stored(db.path.string());
+  auto rates = measured_gpu_gemm_rates(s);
+  ASSERT_EQ(rates.size(), 2u); // bf16 on each GPU
+  const fit::MeasuredGemm *h = nullptr;
+  for (auto &r : rates)
+    if (r.gpu == "NVIDIA H100 80GB HBM3")
+      h = &r;
+  ASSERT_NE(h, nullptr);
+  EXPECT_EQ(h->precision, "bf16");
+  EXPECT_DOUBLE_EQ(h->flops, 760e12); // the latest run's fastest, not the older 900
+  EXPECT_EQ(h->source, "gpu.gemm.bf16 gpu0 8192x8192x8192, dlrig bench run 2");
+  EXPECT_EQ(measured_host_rates(s).gpu_gemm.size(), 2u);
+
+  // fit: the catalog GPU the driver's name resolves to uses the measured rate, and says so.
+  const auto &kb = kb::builtin();
+  const kb::GpuSpec *spec = kb.find_gpu("NVIDIA H100 80GB HBM3");
+  ASSERT_NE(spec, nullptr);
+  fit::GpuTarget gpu = fit::gpu_target(*spec);
+  fit::DeviceRates r = fit::gpu_rates(gpu, kb);
+  const auto bf16 = static_cast<std::size_t>(fit::Precision::bf16);
+  ASSERT_TRUE(r.gemm[bf16]);
+  EXPECT_NE(*r.gemm[bf16], 760e12);
+  fit::HostRates host;
+  host.gpu_gemm = rates;
+  fit::apply_measured_gemm(r, gpu, host, kb);
+  EXPECT_DOUBLE_EQ(*r.gemm[bf16], 760e12);
+  EXPECT_DOUBLE_EQ(*r.gemm[static_cast<std::size_t>(fit::Precision::bf16_amp)], 760e12);
+  bool said = false;
+  for (auto &line : r.basis)
+    said |= line.rfind("GEMM bf16: measured 760 TFLOP/s on this machine's NVIDIA H100 80GB HBM3",
+                       0) == 0;
+  EXPECT_TRUE(said) << r.basis.front();
+  // Another GPU keeps the catalog's figure.
+  fit::GpuTarget other = fit::gpu_target(*kb.find_gpu("RTX 4090"));
+  fit::DeviceRates o = fit::gpu_rates(other, kb);
+  auto before = o.gemm[bf16];
+  fit::apply_measured_gemm(o, other, host, kb);
+  EXPECT_EQ(o.gemm[bf16], before);
 }
 
 } // namespace

@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""dlrig's GPU benchmarks against PyTorch on the same card, in one run (issue 14, "On a real GPU").
+
+Runs `dlrig bench --json` for gpu.gemm.* (and gpu.memory.copy, gpu.h2d.pinned) into a scratch
+database, then times PyTorch at the same shapes and sizes on the same GPU, with the same method:
+CUDA events, warm-up, L2 flushed (a 2 x L2 buffer zeroed) before every timed call, median of the
+samples. Prints a markdown table (device name, dlrig, torch, ratio) for docs/bench.md.
+
+  GEMM   torch.matmul per dtype (tf32: torch.backends.cuda.matmul.allow_tf32), fp8:
+         torch._scaled_mm (E4M3, unit scales, BF16 out), int8: torch._int_mm; rate 2*m*n*k / t.
+  copy   dst.copy_(src) on the device, read + write bytes counted (dlrig's convention).
+  h2d    pinned host tensor .to('cuda', non_blocking=True), bytes copied.
+
+Usage: perf/gpu_side_by_side.py [--dlrig build/dlrig] [--quick] [--samples 50]
+Needs a CUDA GPU and torch with CUDA; anything that cannot run prints n/a with the reason.
+Never run in CI (timing belongs here, not in tests): it has not run yet, as no GPU was at hand.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+
+def dlrig_results(binary, quick, ids):
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [binary, "bench", "--json", "--db", os.path.join(tmp, "r.db")]
+        cmd += ["--quick"] if quick else []
+        out = subprocess.run(cmd + ids, capture_output=True, text=True)
+        if not out.stdout:
+            sys.exit(f"dlrig bench printed nothing: {out.stderr[-2000:]}")
+        return json.loads(out.stdout)["results"]
+
+
+def timed(torch, fn, flush, samples):
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    out = []
+    for _ in range(samples):
+        flush.zero_()
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        out.append(start.elapsed_time(end) / 1e3)
+    return statistics.median(out)
+
+
+def torch_gemm(torch, precision, m, n, k, flush, samples):
+    dev = "cuda"
+    torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
+    if precision in ("fp32", "tf32", "fp16", "bf16"):
+        dtype = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16,
+                 "bf16": torch.bfloat16}[precision]
+        a = torch.randn(m, k, device=dev, dtype=dtype)
+        b = torch.randn(k, n, device=dev, dtype=dtype)
+        fn = lambda: torch.matmul(a, b)
+    elif precision == "fp8":
+        a = torch.randn(m, k, device=dev).to(torch.float8_e4m3fn)
+        b = torch.randn(n, k, device=dev).to(torch.float8_e4m3fn).t()  # column-major, as required
+        one = torch.ones((), device=dev)
+        fn = lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+    elif precision == "int8":
+        a = torch.randint(-127, 128, (m, k), device=dev, dtype=torch.int8)
+        b = torch.randint(-127, 128, (k, n), device=dev, dtype=torch.int8)
+        fn = lambda: torch._int_mm(a, b)
+    else:
+        raise ValueError(precision)
+    return 2 * m * n * k / timed(torch, fn, flush, samples) / 1e12
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dlrig", default=os.path.join(os.path.dirname(__file__), "..", "build", "dlrig"))
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--samples", type=int, default=50)
+    args = ap.parse_args()
+    try:
+        import torch
+    except ImportError as e:
+        sys.exit(f"n/a: torch is not importable ({e})")
+    if not torch.cuda.is_available():
+        sys.exit("n/a: torch sees no CUDA device")
+    props = torch.cuda.get_device_properties(0)
+    flush = torch.empty(max(2 * getattr(props, "L2_cache_size", 0), 1 << 20) // 4,
+                        device="cuda", dtype=torch.float32)
+    results = dlrig_results(args.dlrig, args.quick,
+                            ["gpu.gemm", "gpu.memory.copy", "gpu.h2d.pinned"])
+    rows = []
+    for r in results:
+        d = r.get("details") or {}
+        if r["status"] != "measured" or d.get("gpu", 0) != 0:
+            continue
+        mine = r["rate"]["median"]
+        try:
+            if r["family"] == "gpu.gemm":
+                what = f'{d["precision"]} {d["m"]}x{d["n"]}x{d["k"]}'
+                theirs = torch_gemm(torch, d["precision"], d["m"], d["n"], d["k"], flush,
+                                    args.samples)
+            elif r["id"] == "gpu.memory.copy":
+                n = d["buffer_bytes"]
+                src = torch.empty(n, dtype=torch.uint8, device="cuda")
+                dst = torch.empty_like(src)
+                what = f"D2D copy {n >> 20} MiB"
+                theirs = 2 * n / timed(torch, lambda: dst.copy_(src), flush, args.samples) / 1e9
+            elif r["id"] == "gpu.h2d.pinned":
+                n = d["bytes"]
+                host = torch.empty(n, dtype=torch.uint8).pin_memory()
+                what = f"H2D pinned {n >> 20} MiB"
+                theirs = n / timed(torch, lambda: host.to("cuda", non_blocking=True), flush,
+                                   args.samples) / 1e9
+            else:
+                continue
+        except Exception as e:  # a dtype this torch or GPU lacks
+            rows.append((r["id"], r["config"], mine, None, r["rate_unit"], f"n/a: {e}"))
+            continue
+        rows.append((r["id"], what, mine, theirs, r["rate_unit"], ""))
+    print(f"Device: {props.name} (torch {torch.__version__}, CUDA {torch.version.cuda})\n")
+    print("| benchmark | shape / size | dlrig | torch | unit | dlrig / torch |")
+    print("|---|---|---|---|---|---|")
+    for bid, what, mine, theirs, unit, note in rows:
+        t = f"{theirs:.1f}" if theirs else note
+        ratio = f"{mine / theirs:.3f}" if theirs else "n/a"
+        print(f"| {bid} | {what} | {mine:.1f} | {t} | {unit} | {ratio} |")
+
+
+if __name__ == "__main__":
+    main()

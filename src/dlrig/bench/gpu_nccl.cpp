@@ -1,0 +1,328 @@
+// nccl.{all_reduce,all_gather,reduce_scatter,broadcast,sendrecv}: NCCL collectives across every
+// local GPU from one process (docs/bench.md, "nccl.*"). NCCL is loaded at run time
+// (platform/nccl.hpp), preferably the copy the user's PyTorch loads; one communicator per GPU from
+// ncclCommInitAll, every rank's call inside one ncclGroupStart/End. Sizes are swept; each sample
+// times kIterations back-to-back operations with CUDA events on every GPU's stream (the slowest
+// GPU's interval); the result is verified on sampled elements of every rank's output.
+// Formulas: nccl-tests' (benchmarking.md §1.3): algbw = S / t with S the bytes nccl-tests counts
+// for the collective, busbw = algbw x 2(n-1)/n (all_reduce), (n-1)/n (all_gather,
+// reduce_scatter), 1 (broadcast, sendrecv). The rate the harness keeps is busbw; algbw is in the
+// details.
+#include "dlrig/bench/gpu.hpp"
+#include "dlrig/platform/nccl.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <memory>
+
+namespace dlrig::bench {
+namespace {
+
+using namespace gpu;
+
+struct Nccl {
+  nccl::Library lib;
+  std::vector<int> devices;          // the GPUs the communicators span, in rank order
+  std::vector<nccl::Comm> comms;     // one per rank; empty until first use
+  std::optional<std::string> failed; // ncclCommInitAll's failure, kept for later benchmarks
+};
+
+Nccl &nccl_lib(const Context &ctx) {
+  static Nccl *n = [&] {
+    const char *env = std::getenv("DLRIG_NCCL_LIBRARY");
+    auto override_path = env && *env ? std::optional<std::string>(env) : std::nullopt;
+    return new Nccl{nccl::Library::open(nccl::candidates(ctx.snapshot, override_path)), {}, {}, {}};
+  }();
+  return *n;
+}
+
+#define DLRIG_NC(ctx, field, ...)                                                                  \
+  ::dlrig::nccl::call(nccl_lib(ctx).lib, nccl_lib(ctx).lib.api().field __VA_OPT__(, ) __VA_ARGS__)
+
+// The communicators over every usable GPU, created once (ncclCommInitAll needs every GPU's
+// context; dlrig's primary contexts are the ones the CUDA runtime inside NCCL uses).
+Nccl &communicators(const Context &ctx) {
+  Nccl &n = nccl_lib(ctx);
+  if (n.failed)
+    throw std::runtime_error(*n.failed);
+  Runtime &rt = Runtime::get();
+  if (!n.comms.empty() && n.devices == rt.usable())
+    return n;
+  n.devices = rt.usable();
+  for (int g : n.devices)
+    rt.use(g);
+  n.comms.assign(n.devices.size(), nullptr);
+  try {
+    DLRIG_NC(ctx, comm_init_all, n.comms.data(), static_cast<int>(n.devices.size()),
+             static_cast<const int *>(n.devices.data()));
+  } catch (const nccl::Error &e) {
+    n.comms.clear();
+    n.failed = e.what();
+    throw;
+  }
+  return n;
+}
+
+std::optional<std::string> can_run(const Context &ctx) {
+  if (auto why = needs_gpus(2))
+    return why;
+  Nccl &n = nccl_lib(ctx);
+  if (!n.lib.ready())
+    return n.lib.error();
+  return std::nullopt;
+}
+
+enum class Op { all_reduce, all_gather, reduce_scatter, broadcast, sendrecv };
+
+struct Collective {
+  Op op;
+  const char *name, *what;
+};
+const Collective kCollectives[] = {
+    {Op::all_reduce, "all_reduce", "ncclAllReduce (sum, float32)"},
+    {Op::all_gather, "all_gather", "ncclAllGather (float32)"},
+    {Op::reduce_scatter, "reduce_scatter", "ncclReduceScatter (sum, float32)"},
+    {Op::broadcast, "broadcast", "ncclBroadcast from rank 0 (float32)"},
+    {Op::sendrecv, "sendrecv", "ncclSend/ncclRecv to the next rank in a ring (float32)"},
+};
+
+// nccl-tests' busbw factor for n ranks (benchmarking.md §1.3, nccl-tests doc/PERFORMANCE.md).
+double bus_factor(Op op, int n) {
+  switch (op) {
+  case Op::all_reduce:
+    return 2.0 * (n - 1) / n;
+  case Op::all_gather:
+  case Op::reduce_scatter:
+    return static_cast<double>(n - 1) / n;
+  case Op::broadcast:
+  case Op::sendrecv:
+    return 1;
+  }
+  return 1;
+}
+
+constexpr double kMiB = 1024.0 * 1024.0;
+constexpr int kIterations = 5; // operations per timed sample
+constexpr int kChecked = 64;   // sampled elements per rank
+
+std::vector<Config> configs(const Context &ctx) {
+  std::vector<double> mib;
+  if (ctx.small)
+    mib = {1};
+  else if (ctx.tier == Tier::quick)
+    mib = {1, 64};
+  else if (ctx.tier == Tier::sustained)
+    mib = {1, 16, 256, 1024, 4096};
+  else
+    mib = {1, 4, 16, 64, 256, 1024};
+  const auto n = static_cast<int>(Runtime::get().usable().size());
+  std::vector<Config> out;
+  for (double m : mib) {
+    // S a multiple of 4 n bytes, so every rank's share is whole float32 elements.
+    const double unit = 4.0 * n;
+    const double bytes = std::floor(m * kMiB / unit) * unit;
+    out.push_back({fmt::format("{} GPUs {}", n,
+                               m >= 1024 ? fmt::format("{:.0f} GiB", m / 1024)
+                                         : fmt::format("{:.0f} MiB", m)),
+                   {bytes}});
+  }
+  return out;
+}
+
+// Rank r's input element i: small integers, so every sum is exact in float32.
+float input(int rank, std::uint64_t i) {
+  return static_cast<float>((rank + 1) * static_cast<int>(i % 13 + 1));
+}
+
+Outcome run(const Collective &c, const Config &cfg, const Context &ctx, Sampler &s) {
+  Runtime &rt = Runtime::get();
+  Nccl &n = communicators(ctx);
+  const auto ranks = static_cast<int>(n.devices.size());
+  const auto bytes = static_cast<std::uint64_t>(cfg.params.at(0));
+  const std::uint64_t elements = bytes / 4;     // S in float32 elements
+  const std::uint64_t share = elements / ranks; // per rank for all_gather / reduce_scatter
+  // Elements each rank sends and receives (nccl-tests' S conventions).
+  const std::uint64_t send_n = c.op == Op::all_gather ? share : elements;
+  const std::uint64_t recv_n = c.op == Op::reduce_scatter ? share : elements;
+
+  struct Rank {
+    Device *device = nullptr;
+    std::unique_ptr<DeviceBuffer> send, recv;
+    std::unique_ptr<Stream> stream;
+    std::unique_ptr<Event> start, end;
+  };
+  std::vector<Rank> rank(static_cast<std::size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) {
+    Rank &k = rank[static_cast<std::size_t>(r)];
+    k.device = &rt.use(n.devices[static_cast<std::size_t>(r)]);
+    rt.guarded(*k.device, [&] {
+      k.send = std::make_unique<DeviceBuffer>(send_n * 4);
+      k.recv = std::make_unique<DeviceBuffer>(recv_n * 4);
+      k.stream = std::make_unique<Stream>();
+      k.start = std::make_unique<Event>();
+      k.end = std::make_unique<Event>();
+      std::vector<float> host(send_n);
+      for (std::uint64_t i = 0; i < send_n; ++i)
+        host[i] = input(r, i);
+      DLRIG_CU(memcpy_htod, k.send->ptr(), static_cast<const void *>(host.data()), send_n * 4);
+      DLRIG_CU(memset_d8_async, k.recv->ptr(), static_cast<unsigned char>(0), recv_n * 4,
+               k.stream->get());
+      DLRIG_CU(stream_synchronize, k.stream->get());
+    });
+  }
+  auto ptr = [](const std::unique_ptr<DeviceBuffer> &b) {
+    return reinterpret_cast<void *>(b->ptr());
+  };
+  auto stream_of = [](const Rank &k) { return reinterpret_cast<nccl::Stream>(k.stream->get()); };
+  auto one = [&] {
+    DLRIG_NC(ctx, group_start);
+    for (int r = 0; r < ranks; ++r) {
+      const Rank &k = rank[static_cast<std::size_t>(r)];
+      nccl::Comm comm = n.comms[static_cast<std::size_t>(r)];
+      switch (c.op) {
+      case Op::all_reduce:
+        DLRIG_NC(ctx, all_reduce, static_cast<const void *>(ptr(k.send)), ptr(k.recv),
+                 static_cast<std::size_t>(elements), nccl::kFloat32, nccl::kSum, comm,
+                 stream_of(k));
+        break;
+      case Op::all_gather:
+        DLRIG_NC(ctx, all_gather, static_cast<const void *>(ptr(k.send)), ptr(k.recv),
+                 static_cast<std::size_t>(share), nccl::kFloat32, comm, stream_of(k));
+        break;
+      case Op::reduce_scatter:
+        DLRIG_NC(ctx, reduce_scatter, static_cast<const void *>(ptr(k.send)), ptr(k.recv),
+                 static_cast<std::size_t>(share), nccl::kFloat32, nccl::kSum, comm, stream_of(k));
+        break;
+      case Op::broadcast:
+        DLRIG_NC(ctx, broadcast, static_cast<const void *>(ptr(k.send)), ptr(k.recv),
+                 static_cast<std::size_t>(elements), nccl::kFloat32, 0, comm, stream_of(k));
+        break;
+      case Op::sendrecv:
+        DLRIG_NC(ctx, send, static_cast<const void *>(ptr(k.send)),
+                 static_cast<std::size_t>(elements), nccl::kFloat32, (r + 1) % ranks, comm,
+                 stream_of(k));
+        DLRIG_NC(ctx, recv, ptr(k.recv), static_cast<std::size_t>(elements), nccl::kFloat32,
+                 (r + ranks - 1) % ranks, comm, stream_of(k));
+        break;
+      }
+    }
+    DLRIG_NC(ctx, group_end);
+  };
+  // One sample: a start event on every GPU's stream, kIterations operations, an end event; the
+  // slowest GPU's interval over kIterations.
+  auto sample = [&]() -> double {
+    for (const Rank &k : rank) {
+      rt.use(k.device->ordinal);
+      DLRIG_CU(event_record, k.start->get(), k.stream->get());
+    }
+    for (int i = 0; i < kIterations; ++i)
+      one();
+    for (const Rank &k : rank) {
+      rt.use(k.device->ordinal);
+      DLRIG_CU(event_record, k.end->get(), k.stream->get());
+    }
+    double slowest = 0;
+    for (const Rank &k : rank) {
+      rt.use(k.device->ordinal);
+      slowest = std::max(slowest, elapsed(*k.start, *k.end));
+    }
+    return slowest / kIterations;
+  };
+  one(); // warm-up (NCCL sets up its channels on the first call)
+  for (const Rank &k : rank) {
+    rt.use(k.device->ordinal);
+    DLRIG_CU(stream_synchronize, k.stream->get());
+  }
+  while (s.more())
+    s.add(sample());
+
+  // Verification on sampled elements of every rank's output.
+  Outcome o;
+  for (int r = 0; r < ranks && !o.verification_error; ++r) {
+    const Rank &k = rank[static_cast<std::size_t>(r)];
+    rt.use(k.device->ordinal);
+    for (int j = 0; j < kChecked && !o.verification_error; ++j) {
+      const std::uint64_t i = j == 0   ? 0
+                              : j == 1 ? recv_n - 1
+                                       : pattern_word(0x6e63636c + r, j) % recv_n;
+      float got = 0;
+      DLRIG_CU(memcpy_dtoh, static_cast<void *>(&got), k.recv->ptr() + i * 4, std::size_t{4});
+      if (ctx.corrupt && r == 0 && j == 0)
+        got += 1;
+      double want = 0;
+      switch (c.op) {
+      case Op::all_reduce:
+        for (int q = 0; q < ranks; ++q)
+          want += input(q, i);
+        break;
+      case Op::all_gather:
+        want = input(static_cast<int>(i / share), i % share);
+        break;
+      case Op::reduce_scatter:
+        for (int q = 0; q < ranks; ++q)
+          want += input(q, static_cast<std::uint64_t>(r) * share + i);
+        break;
+      case Op::broadcast:
+        want = input(0, i);
+        break;
+      case Op::sendrecv:
+        want = input((r + ranks - 1) % ranks, i);
+        break;
+      }
+      if (static_cast<double>(got) != want)
+        o.verification_error = fmt::format("rank {} (GPU {}) element {}: {} instead of {}", r,
+                                           k.device->ordinal, i, got, want);
+    }
+  }
+
+  const double factor = bus_factor(c.op, ranks);
+  o.work = static_cast<double>(bytes) * factor;
+  o.work_unit = "B";
+  o.rate_unit = "GB/s busbw";
+  o.peak_assumption = "busbw against the GPUs' link is not looked up yet";
+  const Summary sum = summarize(s.samples());
+  const auto &lib = nccl_lib(ctx).lib;
+  Json gpus = Json::array();
+  for (const Rank &k : rank)
+    gpus.push_back({{"gpu", k.device->ordinal}, {"name", k.device->name}});
+  o.details = {{"collective", c.name},
+               {"ranks", ranks},
+               {"gpus", gpus},
+               {"bytes", bytes},
+               {"bytes_convention", "S as nccl-tests counts it: the whole array (all_gather and "
+                                    "reduce_scatter: n x each rank's share)"},
+               {"busbw_factor", factor},
+               {"rate", "busbw = algbw x busbw_factor"},
+               {"iterations_per_sample", kIterations},
+               {"timing", "CUDA events on every GPU's stream, the slowest GPU's interval"},
+               {"nccl_version", nccl::version_text(lib.version())},
+               {"nccl_library", lib.path()},
+               {"nccl_found_in", lib.origin()},
+               {"verified_elements_per_rank", kChecked}};
+  if (sum.n > 0 && sum.median > 0)
+    o.details["algbw_gbs_median"] = static_cast<double>(bytes) / sum.median / 1e9;
+  return o;
+}
+
+Benchmark bench_of(const Collective &c) {
+  return {std::string("nccl.") + c.name,
+          "nccl",
+          std::string(c.what) + " across every local GPU, busbw (nccl-tests), verified",
+          "2 GPUs, NCCL",
+          can_run,
+          configs,
+          [&c](const Config &cfg, const Context &ctx, Sampler &s) { return run(c, cfg, ctx, s); }};
+}
+
+} // namespace
+
+std::vector<Benchmark> nccl_benchmarks() {
+  std::vector<Benchmark> out;
+  for (const Collective &c : kCollectives)
+    out.push_back(bench_of(c));
+  return out;
+}
+
+} // namespace dlrig::bench

@@ -1,0 +1,51 @@
+#pragma once
+// Finding a CUDA library dlrig loads at run time (cuBLASLt, NCCL): preferably the very copy the
+// user's PyTorch loads, else a CUDA toolkit's, else the loader's search path; and opening the
+// first candidate that exports every function dlrig needs. The libraries' own seams
+// (platform/cublaslt.*, platform/nccl.*) build on this.
+#include "dlrig/core/result.hpp"
+#include "dlrig/core/snapshot.hpp"
+#include "dlrig/platform/dynlib.hpp"
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dlrig {
+
+// One place to load a library from, and why it is on the list.
+struct LibraryCandidate {
+  std::string path;   // a file path, or a soname for the loader's search
+  std::string origin; // "DLRIG_CUBLASLT_LIBRARY", "the torch environment /opt/venv (pip ...)"
+};
+
+struct LibrarySearch {
+  std::string file_prefix;          // "libcublasLt.so": files named so, or so + ".N..."
+  std::string wheel_folder;         // "cublas": site-packages/nvidia/<folder>/lib (CUDA 12 wheels)
+  std::vector<std::string> sonames; // for the loader's search, newest first
+  std::string env_name;             // "DLRIG_CUBLASLT_LIBRARY": its value, when set, alone
+};
+
+// Where to look, best first: `override_path` alone when given; else each Python environment of
+// the snapshot with PyTorch (the active one first): its site-packages' nvidia/<wheel_folder>/lib
+// and nvidia/cu*/lib (CUDA 13 wheels put every library in nvidia/cu13/lib), then torch/lib (wheels
+// that bundle the library); then each CUDA toolkit (lib64, targets/*/lib); then the sonames.
+// Directories are listed on this machine; one without a matching file adds nothing. In a folder
+// the shortest versioned name wins ("libnccl.so.2" over "libnccl.so.2.21.5" over "libnccl.so").
+std::vector<LibraryCandidate> library_candidates(const Snapshot *snapshot,
+                                                 const std::optional<std::string> &override_path,
+                                                 const LibrarySearch &search);
+
+// The first candidate that loads and for which `lacks` (given the loaded library) names no
+// missing function. The error lists every candidate and why each was passed over:
+// "<what> not found (tried a, b): a: <dlopen error>; b lacks ncclSend".
+struct OpenedLibrary {
+  DynamicLibrary library;
+  LibraryCandidate from;
+};
+dlrig::Result<OpenedLibrary>
+open_first(const std::vector<LibraryCandidate> &candidates, const std::string &what,
+           const std::function<std::optional<std::string>(const DynamicLibrary &)> &lacks);
+
+} // namespace dlrig

@@ -1,0 +1,153 @@
+// gpu.gemm's host side (bench/gemm_data.hpp): element encodings against published bit patterns
+// (IEEE 754 binary16; bfloat16; OCP 8-bit floating point E4M3, "OCP 8-bit Floating Point
+// Specification (OFP8)" rev. 1.0 table 1: max normal 448 = S.1111.110, min subnormal 2^-9), the
+// random inputs' distribution, the sampled entries and the reference check.
+#include "dlrig/bench/gemm_data.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+namespace dlrig::bench::gemm {
+namespace {
+
+unsigned bits(Element e, double x) {
+  unsigned char b[4] = {};
+  write_element(e, x, b);
+  unsigned v = 0;
+  std::memcpy(&v, b, element_bytes(e));
+  return v;
+}
+
+TEST(GemmData, HalfEncodesAsIeee754Binary16) {
+  EXPECT_EQ(bits(Element::f16, 1.0), 0x3c00u);
+  EXPECT_EQ(bits(Element::f16, -2.0), 0xc000u);
+  EXPECT_EQ(bits(Element::f16, 65504.0), 0x7bffu);
+  EXPECT_EQ(bits(Element::f16, std::ldexp(1.0, -24)), 0x0001u);       // smallest subnormal
+  EXPECT_EQ(bits(Element::f16, 1.0 + std::ldexp(1.0, -11)), 0x3c00u); // a tie rounds to even
+  EXPECT_EQ(bits(Element::f16, 1.0 + 3 * std::ldexp(1.0, -11)), 0x3c02u);
+  unsigned char b[2];
+  for (double x : {0.1, -3.75, 1e-6, 1234.5}) {
+    write_element(Element::f16, x, b);
+    EXPECT_EQ(read_element(Element::f16, b), round_to(Element::f16, x)) << x;
+  }
+}
+
+TEST(GemmData, Bfloat16KeepsTheTopHalfOfAFloatRoundedToEven) {
+  EXPECT_EQ(bits(Element::bf16, 1.0), 0x3f80u);
+  EXPECT_EQ(bits(Element::bf16, -1.0), 0xbf80u);
+  EXPECT_EQ(bits(Element::bf16, 1.0 + std::ldexp(1.0, -8)), 0x3f80u); // tie to even
+  EXPECT_EQ(bits(Element::bf16, 1.0 + 3 * std::ldexp(1.0, -8)), 0x3f82u);
+  EXPECT_DOUBLE_EQ(round_to(Element::bf16, 3.14159), 3.140625);
+}
+
+TEST(GemmData, E4m3FollowsTheOcpFp8Table) {
+  EXPECT_EQ(bits(Element::e4m3, 1.0), 0x38u);   // 0.0111.000
+  EXPECT_EQ(bits(Element::e4m3, 448.0), 0x7eu); // 0.1111.110, the largest finite
+  EXPECT_EQ(bits(Element::e4m3, 1e6), 0x7eu);   // saturates
+  EXPECT_EQ(bits(Element::e4m3, -448.0), 0xfeu);
+  EXPECT_EQ(bits(Element::e4m3, std::ldexp(1.0, -9)), 0x01u); // smallest subnormal
+  EXPECT_EQ(bits(Element::e4m3, std::ldexp(1.0, -6)), 0x08u); // smallest normal
+  EXPECT_DOUBLE_EQ(round_to(Element::e4m3, 1.0625), 1.0);     // a tie rounds to even
+  EXPECT_DOUBLE_EQ(round_to(Element::e4m3, 1.1875), 1.25);
+  unsigned char b = 0x7e;
+  EXPECT_DOUBLE_EQ(read_element(Element::e4m3, &b), 448.0);
+}
+
+TEST(GemmData, IntegersRoundAndSaturate) {
+  EXPECT_DOUBLE_EQ(round_to(Element::i8, 200), 127);
+  EXPECT_DOUBLE_EQ(round_to(Element::i8, -200), -127);
+  EXPECT_DOUBLE_EQ(round_to(Element::i8, 2.5), 2); // ties to even
+  unsigned char b[4];
+  write_element(Element::i32, -123456, b);
+  EXPECT_DOUBLE_EQ(read_element(Element::i32, b), -123456);
+}
+
+TEST(GemmData, RandomInputsAreStandardNormalAndDeterministic) {
+  const auto v = random_normal(Element::f32, 20000, 7);
+  ASSERT_EQ(v.size(), 80000u);
+  double sum = 0, sq = 0;
+  int zeros = 0;
+  for (std::size_t i = 0; i < 20000; ++i) {
+    double x = read_element(Element::f32, v.data() + 4 * i);
+    sum += x;
+    sq += x * x;
+    zeros += x == 0;
+  }
+  EXPECT_NEAR(sum / 20000, 0, 0.03);
+  EXPECT_NEAR(sq / 20000, 1, 0.05);
+  EXPECT_EQ(zeros, 0);
+  EXPECT_EQ(v, random_normal(Element::f32, 20000, 7));
+  EXPECT_NE(v, random_normal(Element::f32, 20000, 8));
+  const auto i8 = random_normal(Element::i8, 5001, 1);
+  EXPECT_EQ(i8.size(), 5001u);
+}
+
+TEST(GemmData, SampledEntriesStartAtTheCornersAndStayInside) {
+  auto e = sample_entries(100, 30, 64, 3);
+  ASSERT_EQ(e.size(), 64u);
+  EXPECT_EQ(e[0].i, 0u);
+  EXPECT_EQ(e[1].i, 99u);
+  EXPECT_EQ(e[1].j, 29u);
+  for (auto &x : e) {
+    EXPECT_LT(x.i, 100u);
+    EXPECT_LT(x.j, 30u);
+  }
+}
+
+TEST(GemmData, VerifyAcceptsTheProductAndNamesAWrongEntry) {
+  const std::uint64_t m = 3, n = 2, k = 5;
+  auto a = random_normal(Element::bf16, k * m, 1);
+  auto b = random_normal(Element::bf16, k * n, 2);
+  auto entries = sample_entries(m, n, 6, 1);
+  for (auto &e : entries) {
+    double sum = 0;
+    for (std::uint64_t p = 0; p < k; ++p)
+      sum += read_element(Element::bf16, a.data() + 2 * (e.i * k + p)) *
+             read_element(Element::bf16, b.data() + 2 * (e.j * k + p));
+    e.got = round_to(Element::bf16, sum);
+  }
+  EXPECT_FALSE(verify(entries, Element::bf16, a.data(), b.data(), k, Element::bf16, 1e-2));
+  entries[2].got += 1;
+  auto why = verify(entries, Element::bf16, a.data(), b.data(), k, Element::bf16, 1e-2);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("host reference"), std::string::npos) << *why;
+  entries[2].got = std::nan("");
+  EXPECT_TRUE(verify(entries, Element::bf16, a.data(), b.data(), k, Element::bf16, 1e-2));
+}
+
+TEST(GemmData, IntegerProductsMustBeExact) {
+  const std::uint64_t k = 64;
+  auto a = random_normal(Element::i8, k, 4);
+  auto b = random_normal(Element::i8, k, 5);
+  double sum = 0;
+  for (std::uint64_t p = 0; p < k; ++p)
+    sum += read_element(Element::i8, a.data() + p) * read_element(Element::i8, b.data() + p);
+  std::vector<Entry> e{{0, 0, sum}};
+  EXPECT_FALSE(verify(e, Element::i8, a.data(), b.data(), k, Element::i32, 0));
+  e[0].got += 1;
+  EXPECT_TRUE(verify(e, Element::i8, a.data(), b.data(), k, Element::i32, 0));
+}
+
+TEST(GemmData, DriftComparesTheFirstAndLastTenthAndTheClock) {
+  std::vector<double> steady(40, 1e-3);
+  EXPECT_NEAR(*drift(steady, nlohmann::json::array()).rate_change, 0, 1e-12);
+  EXPECT_FALSE(drift(steady, nlohmann::json::array()).clock_change);
+  EXPECT_FALSE(drift(steady, nlohmann::json::array()).note);
+  std::vector<double> slower(40, 1e-3);
+  for (std::size_t i = 30; i < 40; ++i)
+    slower[i] = 1.25e-3; // the last quarter 25 % slower: the rate fell 20 %
+  nlohmann::json clocks = nlohmann::json::array(
+      {{{"sm_clock_mhz", 1980}}, {{"sm_clock_mhz", nullptr}}, {{"sm_clock_mhz", 1584}}});
+  auto d = drift(slower, clocks);
+  EXPECT_NEAR(*d.rate_change, -0.2, 1e-9);
+  EXPECT_NEAR(*d.clock_change, -0.2, 1e-9);
+  ASSERT_TRUE(d.note);
+  EXPECT_EQ(*d.note, "the rate fell 20 % and the SM clock fell 20 % over the run: the GPU slows "
+                     "as it heats (cooling, power limit)");
+  EXPECT_FALSE(drift(std::vector<double>(20, 1e-3), clocks).rate_change); // under 3 per tenth
+}
+
+} // namespace
+} // namespace dlrig::bench::gemm
