@@ -2,6 +2,7 @@
 // options out. Exit codes: 0 an option reaches the goal within the budget, 1 none does, 64 usage
 // (malformed --budget, unknown currency, contradictory flags), 65 a bad --prices file.
 #include "commands.hpp"
+#include "dlrig/bench/measured.hpp"
 #include "dlrig/pick/pick.hpp"
 #include "dlrig/pick/report.hpp"
 #include "dlrig/pick/upgrade.hpp"
@@ -147,13 +148,18 @@ ExitCode run_pick(PickArgs &a, const Envelope &envelope) {
                       b.currency, fmt::join(known, ", "), known.empty() ? "USD" : known.front(),
                       b.currency));
 
+  // This machine's stored `dlrig bench` results (never another machine's: not with --from or
+  // --sysroot): a GPU it measured is timed at its measured GEMM rates in every option.
+  const bool this_machine = a.this_machine || !a.src.from.empty();
+  if (a.this_machine && a.src.from.empty() && a.src.probe.sysroot == "/")
+    rq.host = bench::measured_host_rates(bench::load_stored());
   rq.run = value_or_throw(fit::resolve_run(rq.model, run, &assumptions), ErrorKind::usage);
   rq.today = envelope.time.substr(0, 10);
   auto result = pick::pick(rq);
   result.assumptions.insert(result.assumptions.begin(), assumptions.begin(), assumptions.end());
   // --from-this-machine (or --from a snapshot): what limits that machine, and the cheapest fix.
   std::optional<pick::UpgradeAdvice> advice;
-  if (a.this_machine || !a.src.from.empty()) {
+  if (this_machine) {
     advice = pick::upgrade_advice(rq, obtain_snapshot(a.src), result);
     print(pick::pick_report(result, &*advice), with_source(envelope, a.src), a.out);
   } else {
