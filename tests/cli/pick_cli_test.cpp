@@ -180,10 +180,21 @@ TEST(PickCli, FromThisMachineSaysWhatLimitsItAndTheCheapestFix) {
   EXPECT_NE(r.out.find("nothing on this machine limits the workload"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("host link"), std::string::npos) << "a Thunderbolt dock is a part to judge";
   EXPECT_NE(r.out.find("an internal PCIe 4.0 x16 slot"), std::string::npos) << r.out;
-  // Without --from-this-machine or --from, no machine is read.
-  r = run_dlrig({"pick", "llama-3-8b", "--qlora", "--seq", "1024", "--json"});
+  // Without --from-this-machine or --from, a machine without an NVIDIA or AMD GPU is not judged
+  // (its Intel iGPU does not count)...
+  r = run_dlrig({"pick", "llama-3-8b", "--qlora", "--seq", "1024", "--sysroot",
+                 fixture("laptop-no-gpu"), "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(Json::parse(r.out)["this_machine"].is_null());
+  // ...and one with a GPU is, as with --from-this-machine.
+  r = run_dlrig({"pick", "llama-3-8b", "--qlora", "--seq", "1024", "--sysroot",
+                 fixture("desktop-rtx4090"), "--json"},
+                {"DLRIG_PCI_IDS=" + std::string(DLRIG_TEST_DATA) + "/pci.ids"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto auto_machine = Json::parse(r.out)["this_machine"];
+  ASSERT_TRUE(auto_machine.is_object()) << r.out;
+  EXPECT_NE(auto_machine["machine"].get<std::string>().find("4090"), std::string::npos)
+      << auto_machine["machine"];
 }
 
 // The laptop with an RTX 3080 in a Thunderbolt dock, probed from its fixture tree: fit's time
