@@ -2,9 +2,12 @@
 // options out. Exit codes: 0 an option reaches the goal within the budget, 1 none does, 64 usage
 // (malformed --budget, unknown currency, contradictory flags), 65 a bad --prices file.
 #include "commands.hpp"
+#include "dlrig/bench/measured.hpp"
+#include "dlrig/core/text.hpp"
 #include "dlrig/pick/pick.hpp"
 #include "dlrig/pick/report.hpp"
 #include "dlrig/pick/upgrade.hpp"
+#include "dlrig/platform/fs.hpp"
 #include "workload.hpp"
 
 #include <fmt/format.h>
@@ -50,6 +53,24 @@ std::string read_prices(const std::string &path) {
   if (!in)
     throw Failure(Error{"--prices " + path + ": cannot read it", ErrorKind::io});
   return text;
+}
+
+// Whether the machine under `root` has an NVIDIA or AMD GPU on its PCI bus (a display or 3D
+// controller; an integrated Intel one does not count): pick then also says what limits it, as
+// with --from-this-machine. A few sysfs reads, no NVML.
+bool has_gpu(const std::string &root) {
+  const Sysroot fs(root);
+  const std::string dir = "/sys/bus/pci/devices/";
+  for (const auto &d : fs.list(dir)) {
+    auto cls = fs.read(dir + d + "/class", 64);
+    auto vendor = fs.read(dir + d + "/vendor", 64);
+    if (!cls || !vendor)
+      continue;
+    const auto c = trim(*cls), v = trim(*vendor);
+    if ((c.starts_with("0x0300") || c.starts_with("0x0302")) && (v == "0x10de" || v == "0x1002"))
+      return true;
+  }
+  return false;
 }
 
 ExitCode run_pick(PickArgs &a, const Envelope &envelope) {
@@ -147,13 +168,18 @@ ExitCode run_pick(PickArgs &a, const Envelope &envelope) {
                       b.currency, fmt::join(known, ", "), known.empty() ? "USD" : known.front(),
                       b.currency));
 
+  // This machine's stored `dlrig bench` results (never another machine's: not with --from or
+  // --sysroot): a GPU it measured is timed at its measured GEMM rates in every option.
+  const bool this_machine = a.this_machine || !a.src.from.empty() || has_gpu(a.src.probe.sysroot);
+  if (this_machine && a.src.from.empty() && a.src.probe.sysroot == "/")
+    rq.host = bench::measured_host_rates(bench::load_stored());
   rq.run = value_or_throw(fit::resolve_run(rq.model, run, &assumptions), ErrorKind::usage);
   rq.today = envelope.time.substr(0, 10);
   auto result = pick::pick(rq);
   result.assumptions.insert(result.assumptions.begin(), assumptions.begin(), assumptions.end());
   // --from-this-machine (or --from a snapshot): what limits that machine, and the cheapest fix.
   std::optional<pick::UpgradeAdvice> advice;
-  if (a.this_machine || !a.src.from.empty()) {
+  if (this_machine) {
     advice = pick::upgrade_advice(rq, obtain_snapshot(a.src), result);
     print(pick::pick_report(result, &*advice), with_source(envelope, a.src), a.out);
   } else {
@@ -194,7 +220,8 @@ Runner setup_pick(CLI::App &sub) {
       ->check(non_empty());
   sub.add_flag("--from-this-machine", a->this_machine,
                "Also say what limits this machine (or the --from snapshot) for the workload: GPU "
-               "memory, speed, the link, RAM, CPU, with the cheapest fix");
+               "memory, speed, the link, RAM, CPU, disk, with the cheapest fix (automatic on a "
+               "machine with an NVIDIA or AMD GPU)");
   add_snapshot_options(sub, a->src);
   add_output_options(sub, a->out, false);
   return [a](const Envelope &run) { return run_pick(*a, run); };

@@ -153,14 +153,28 @@ MachinePlan plan_machine(const MachineInput &in, const Sizing &s) {
                     n, open.value),
         open.source, true);
 
+  // The eGPU: what each dock link costs this workload in fit's time model (the input copy over
+  // the link's measured host-to-device rate), against the same card in an internal slot.
   if (in.egpu) {
+    plan.egpu_links = in.egpu_links;
     const auto &tb = s.at("egpu_thunderbolt_inference_loss");
-    add("egpu",
-        fmt::format("Thunderbolt dock: a PCIe 3.0 x4 tunnel (2.4-2.75 GB/s measured to the GPU); "
-                    "LLM inference measured {:.0f} % slower than in a desktop slot (OCuLink {:.0f} "
-                    "%); training over it is unmeasured",
-                    tb.value * 100, s["egpu_oculink_inference_loss"] * 100),
-        tb.source, true);
+    std::string advice;
+    bool slower = false;
+    for (const auto &l : in.egpu_links) {
+      advice += fmt::format("{}{}: {}", advice.empty() ? "" : "; ", l.link, l.speed);
+      if (l.slower) {
+        advice += fmt::format(" ({:+.0f} % against the slot)", *l.slower * 100);
+        slower = slower || *l.slower > 0.005;
+      }
+    }
+    if (advice.empty())
+      advice = "the time over the dock is unknown";
+    advice += fmt::format(" — fit's time model, the inputs copied over each link's measured rate. "
+                          "Published single-stream LLM inference: {:.0f} % slower over "
+                          "Thunderbolt 4, {:.0f} % over OCuLink (not in the time above); "
+                          "training over a dock is unmeasured",
+                          tb.value * 100, s["egpu_oculink_inference_loss"] * 100);
+    add("egpu", advice, "data/links.csv (measured host-to-device rates); " + tb.source, slower);
   }
   return plan;
 }

@@ -18,6 +18,16 @@ struct MachineRule {
   bool warning = false; // a limit the option runs into (a slot at x4, a 15 A circuit, cooling)
 };
 
+// The same workload timed by fit::estimate_time with the card behind one host link: what an eGPU's
+// Thunderbolt or OCuLink link costs it against the card in an internal slot.
+struct LinkCost {
+  std::string link;                  // "Thunderbolt 4 (2.4 GB/s measured)"
+  std::optional<double> bytes_per_s; // host-to-device rate fit charged
+  std::string speed;                 // fit's time in words ("the job in 12.3 h")
+  std::optional<double> seconds;     // per unit of the goal (job, token or sample); lower is faster
+  std::optional<double> slower;      // against the slot: 0.12 = 12 % slower; nullopt for the slot
+};
+
 struct MachinePlan {
   std::vector<MachineRule> rules;
   std::string platform;                   // empty: no platform of the data holds this many GPUs
@@ -25,6 +35,7 @@ struct MachinePlan {
   double ram_bytes = 0;                   // at least
   double psu_w = 0;                       // at least
   std::optional<double> read_bytes_per_s; // storage must deliver (when the input is known)
+  std::vector<LinkCost> egpu_links;       // an eGPU: the internal slot first, then each dock link
 };
 
 struct MachineInput {
@@ -35,6 +46,7 @@ struct MachineInput {
   std::optional<double> samples_per_s;    // the predicted training rate, all GPUs
   std::optional<double> bytes_per_sample; // read from storage per sample
   std::optional<double> dataset_bytes;    // to keep in the page cache
+  std::vector<LinkCost> egpu_links;       // egpu: fit's time per link, the internal slot first
 };
 
 MachinePlan plan_machine(const MachineInput &in, const Sizing &sizing);

@@ -220,18 +220,72 @@ std::string_view name(Status s) {
   return "?";
 }
 
-fit::GpuTarget target(const kb::GpuSpec &spec, bool egpu, const kb::KnowledgeBase &kb) {
-  fit::GpuTarget t = fit::gpu_target(spec);
-  if (egpu)
-    if (const auto *tb = kb.find_link("Thunderbolt 4")) {
-      t.host_link = tb->name;
-      t.host_link_bytes_per_s = tb->measured_h2d_bytes_per_s;
-    }
+fit::GpuTarget behind_link(fit::GpuTarget t, std::string_view link, const kb::KnowledgeBase &kb) {
+  const auto *l = kb.find_link(link);
+  if (!l)
+    return t;
+  const auto rate =
+      l->measured_h2d_bytes_per_s ? l->measured_h2d_bytes_per_s : l->theoretical_bytes_per_s;
+  if (!rate)
+    return t;
+  t.host_link_bytes_per_s = rate;
+  t.host_link = l->name + (l->measured_h2d_bytes_per_s ? ", measured" : ", theoretical");
   return t;
 }
 
+fit::GpuTarget target(const kb::GpuSpec &spec, bool egpu, const kb::KnowledgeBase &kb) {
+  fit::GpuTarget t = fit::gpu_target(spec);
+  return egpu ? behind_link(std::move(t), "Thunderbolt 4", kb) : t;
+}
+
+std::string speed_text(const Option &o) {
+  if (o.stream_tokens_per_s)
+    return fmt::format("{:.1f} tokens/s per stream", *o.stream_tokens_per_s);
+  if (o.job_s)
+    return fmt::format("the job in {:.1f} h", *o.job_s / 3600);
+  if (o.tokens_per_s)
+    return fmt::format("{:.0f} tokens/s", *o.tokens_per_s);
+  if (o.samples_per_s)
+    return fmt::format("{:.0f} samples/s", *o.samples_per_s);
+  return "n/a";
+}
+
+std::optional<double> seconds_per_goal(const Option &o) {
+  if (o.stream_tokens_per_s && *o.stream_tokens_per_s > 0)
+    return 1 / *o.stream_tokens_per_s;
+  if (o.job_s)
+    return o.job_s;
+  if (o.samples_per_s && *o.samples_per_s > 0)
+    return 1 / *o.samples_per_s;
+  return std::nullopt;
+}
+
+std::vector<LinkCost> link_costs(const fit::ModelInput &model, const fit::Run &run,
+                                 fit::GpuTarget slot, const std::vector<fit::GpuTarget> &docked,
+                                 int count, const Goal &goal, const fit::HostRates &host) {
+  slot.host_link.clear();
+  slot.host_link_bytes_per_s.reset();
+  std::vector<LinkCost> out;
+  auto cost = [&](const fit::GpuTarget &g, std::string label) {
+    const Option o = evaluate(model, run, g, count, goal, host);
+    LinkCost c{std::move(label), g.host_link_bytes_per_s, speed_text(o), seconds_per_goal(o), {}};
+    if (!out.empty() && c.seconds && out.front().seconds && *out.front().seconds > 0)
+      c.slower = *c.seconds / *out.front().seconds - 1;
+    out.push_back(std::move(c));
+  };
+  cost(slot, slot.pcie_gen && slot.pcie_lanes
+                 ? fmt::format("an internal PCIe {}.0 x{} slot", *slot.pcie_gen, *slot.pcie_lanes)
+                 : "an internal slot");
+  for (const auto &d : docked)
+    cost(d, d.host_link_bytes_per_s
+                ? fmt::format("{} at {:.1f} GB/s", d.host_link.empty() ? "the dock" : d.host_link,
+                              *d.host_link_bytes_per_s / 1e9)
+                : "the dock");
+  return out;
+}
+
 Option evaluate(const fit::ModelInput &model, const fit::Run &base, const fit::GpuTarget &gpu,
-                int count, const Goal &goal) {
+                int count, const Goal &goal, const fit::HostRates &host) {
   Option o;
   o.gpu = gpu.name;
   o.count = count;
@@ -289,7 +343,7 @@ Option evaluate(const fit::ModelInput &model, const fit::Run &base, const fit::G
   }
   // Timed whether or not it fits: for a run that does not fit, what it would take with the
   // memory; and the accuracy tests time published runs whose memory tricks fit does not model.
-  const auto t = fit::estimate_time(model, o.run, gpu);
+  const auto t = fit::estimate_time(model, o.run, gpu, host);
   o.bottleneck = t.bottleneck;
   o.time_basis = t.basis;
   o.tokens_per_s = t.tokens_per_s;
@@ -338,6 +392,10 @@ PickResult pick(const Request &rq) {
   const auto &b = rq.budget;
   const bool rent_only = b.rent || (b.form && *b.form == Form::cloud);
 
+  // A GPU this machine measured keeps its measured GEMM rates in every option; this machine's
+  // CPU decode rate says nothing about another machine's.
+  fit::HostRates gemm_only;
+  gemm_only.gpu_gemm = rq.host.gpu_gemm;
   // One evaluation per (GPU, count, eGPU): buying new, used and renting share it.
   std::map<std::tuple<std::string, int, bool>, Option> cache;
   auto evaluated = [&](const kb::GpuSpec &spec, int count, bool egpu) -> const Option & {
@@ -345,7 +403,8 @@ PickResult pick(const Request &rq) {
     auto it = cache.find(key);
     if (it != cache.end())
       return it->second;
-    return cache.emplace(key, evaluate(rq.model, rq.run, target(spec, egpu, kb), count, rq.goal))
+    return cache
+        .emplace(key, evaluate(rq.model, rq.run, target(spec, egpu, kb), count, rq.goal, gemm_only))
         .first->second;
   };
   auto form_ok = [&](Form f) { return !b.form || *b.form == f; };
@@ -523,6 +582,12 @@ PickResult pick(const Request &rq) {
     in.egpu = o.form == Form::laptop_egpu;
     in.images = !transformer(rq.model);
     in.samples_per_s = o.samples_per_s;
+    if (in.egpu) {
+      const auto slot = target(*spec, false, kb);
+      in.egpu_links = link_costs(rq.model, rq.run, slot,
+                                 {target(*spec, true, kb), behind_link(slot, "OCuLink", kb)},
+                                 o.count, rq.goal, gemm_only);
+    }
     if (rq.run.mode == fit::Mode::train && o.samples_per_s) {
       in.bytes_per_sample = in.images ? sizing["bytes_per_image"]
                                       : 4.0 * static_cast<double>(o.run.seq); // int32 token ids

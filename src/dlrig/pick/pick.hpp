@@ -5,6 +5,7 @@
 // and ranked by what reaching the goal costs. No I/O: prices, sizing rules and the date come in.
 #include "dlrig/core/snapshot.hpp"
 #include "dlrig/fit/fit.hpp"
+#include "dlrig/fit/time.hpp"
 #include "dlrig/pick/data.hpp"
 #include "dlrig/pick/machine.hpp"
 
@@ -53,6 +54,10 @@ struct Request {
   std::string today;              // YYYY-MM-DD, for the age of each price
   const Sizing *sizing = nullptr; // nullptr: builtin_sizing()
   int machine_options = 3;        // how many purchase options get the whole-machine rules
+  // This machine's stored `dlrig bench` results (empty: none). Every option of a GPU `host`
+  // measured uses its GEMM rates; the rest (the CPU's decode rate) only the machine's own
+  // evaluation (`--from-this-machine`).
+  fit::HostRates host;
 };
 
 enum class Status {
@@ -144,10 +149,28 @@ PickResult pick(const Request &request);
 // measured host-to-device rate (links.csv) replaces the slot's.
 fit::GpuTarget target(const kb::GpuSpec &spec, bool egpu, const kb::KnowledgeBase &kb);
 
+// `gpu` behind a link of data/links.csv ("Thunderbolt 4", "OCuLink"): its measured host-to-device
+// rate replaces the slot's. The link's theoretical rate when none was measured; unchanged when the
+// data lacks the link.
+fit::GpuTarget behind_link(fit::GpuTarget gpu, std::string_view link, const kb::KnowledgeBase &kb);
+
+// What a dock's link costs this workload: fit's time for `slot` (the card in an internal slot of
+// its own generation and width: the host link cleared) first, then for each of `docked`, with how
+// much slower each is than the slot.
+std::vector<LinkCost> link_costs(const fit::ModelInput &model, const fit::Run &run,
+                                 fit::GpuTarget slot, const std::vector<fit::GpuTarget> &docked,
+                                 int count, const Goal &goal, const fit::HostRates &host = {});
+
+// An option's speed in words ("the job in 12.3 h", "45.1 tokens/s per stream"), and in seconds per
+// unit of the goal (the job, a stream's token, a sample: lower is faster); nullopt when untimed.
+std::string speed_text(const Option &o);
+std::optional<double> seconds_per_goal(const Option &o);
+
 // One GPU model x count evaluated (memory and time; no price): what pick() does per option,
-// exposed for the accuracy tests. `link` replaces the host link (an eGPU dock's), when given.
+// exposed for the accuracy tests.
+// `host`: measured rates (`dlrig bench`) the time model uses where they apply.
 Option evaluate(const fit::ModelInput &model, const fit::Run &run, const fit::GpuTarget &gpu,
-                int count, const Goal &goal);
+                int count, const Goal &goal, const fit::HostRates &host = {});
 
 // Parsers for the command line ("3000USD", "$3,000", "2.5k EUR"; "24h", "90min", "2d").
 struct Money {

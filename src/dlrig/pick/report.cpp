@@ -184,6 +184,13 @@ Json option_json(const Option &o) {
   for (const auto &r : o.machine.rules)
     rules.push_back(
         {{"id", r.id}, {"advice", r.advice}, {"source", r.source}, {"warning", r.warning}});
+  Json links = Json::array();
+  for (const auto &l : o.machine.egpu_links)
+    links.push_back({{"link", l.link},
+                     {"host_to_device_bytes_per_s", l.bytes_per_s},
+                     {"speed", l.speed},
+                     {"seconds_per_goal", l.seconds},
+                     {"slower_than_slot", l.slower}});
   j["machine"] = o.machine.rules.empty()
                      ? Json(nullptr)
                      : Json{{"platform",
@@ -192,6 +199,7 @@ Json option_json(const Option &o) {
                             {"ram_bytes", o.machine.ram_bytes},
                             {"psu_w", o.machine.psu_w > 0 ? Json(o.machine.psu_w) : Json(nullptr)},
                             {"read_bytes_per_s", o.machine.read_bytes_per_s},
+                            {"egpu_links", links},
                             {"rules", rules}};
   return j;
 }

@@ -15,29 +15,6 @@ std::string gb(double bytes) {
   return fmt::format("{:.1f} GB", bytes / 1e9);
 }
 
-std::string speed(const Option &o) {
-  if (o.stream_tokens_per_s)
-    return fmt::format("{:.1f} tokens/s per stream", *o.stream_tokens_per_s);
-  if (o.job_s)
-    return fmt::format("the job in {:.1f} h", *o.job_s / 3600);
-  if (o.tokens_per_s)
-    return fmt::format("{:.0f} tokens/s", *o.tokens_per_s);
-  if (o.samples_per_s)
-    return fmt::format("{:.0f} samples/s", *o.samples_per_s);
-  return "n/a";
-}
-
-// Seconds of work per unit of the goal (lower is faster): the job, a token, or a sample.
-std::optional<double> slowness(const Option &o) {
-  if (o.stream_tokens_per_s && *o.stream_tokens_per_s > 0)
-    return 1 / *o.stream_tokens_per_s;
-  if (o.job_s)
-    return o.job_s;
-  if (o.samples_per_s && *o.samples_per_s > 0)
-    return 1 / *o.samples_per_s;
-  return std::nullopt;
-}
-
 } // namespace
 
 UpgradeAdvice upgrade_advice(const Request &rq, const Snapshot &snap, const PickResult &res) {
@@ -65,10 +42,10 @@ UpgradeAdvice upgrade_advice(const Request &rq, const Snapshot &snap, const Pick
       gpus.begin(), gpus.end(), [&](const fit::GpuTarget &x) { return x.name == g.name; }));
   a.machine =
       fmt::format("{}x {}{}", count, g.name, g.host_link.empty() ? "" : " (" + g.host_link + ")");
-  Option o = evaluate(rq.model, rq.run, g, count, rq.goal);
+  Option o = evaluate(rq.model, rq.run, g, count, rq.goal, rq.host);
   a.as_is = o;
   // The same GPUs, one more of them (where the platform has the lanes: said by the machine rules).
-  auto more = [&] { return evaluate(rq.model, rq.run, g, count * 2, rq.goal); };
+  auto more = [&] { return evaluate(rq.model, rq.run, g, count * 2, rq.goal, rq.host); };
 
   // GPU memory.
   {
@@ -87,42 +64,42 @@ UpgradeAdvice upgrade_advice(const Request &rq, const Snapshot &snap, const Pick
 
   // GPU speed against the goal.
   if (rq.goal.any() && o.fits.value_or(false)) {
-    UpgradeLine l{"gpu speed", speed(o),
+    UpgradeLine l{"gpu speed", speed_text(o),
                   rq.goal.tokens_per_s
                       ? fmt::format("{:g} tokens/s per stream", *rq.goal.tokens_per_s)
                       : fmt::format("the job within {:.1f} h", rq.goal.within_s.value_or(0) / 3600),
                   o.status == Status::too_slow, ""};
     if (l.limits) {
       auto m = more();
-      l.fix = m.status == Status::ok ? fmt::format("a second {}: {}", g.name, speed(m)) : best_fix;
+      l.fix =
+          m.status == Status::ok ? fmt::format("a second {}: {}", g.name, speed_text(m)) : best_fix;
     }
     a.lines.push_back(l);
   }
 
-  // The host link: the same GPU in a slot of its own generation and width.
+  // The host link: fit's time over this machine's link against the same GPU in a slot of its own
+  // generation and width (and, for a Thunderbolt dock, over OCuLink).
   if (g.host_link_bytes_per_s && o.fits.value_or(false)) {
-    fit::GpuTarget slot = g;
-    slot.host_link_bytes_per_s.reset();
-    slot.host_link.clear();
-    Option in_slot = evaluate(rq.model, rq.run, slot, count, rq.goal);
-    auto now = slowness(o), then = slowness(in_slot);
-    UpgradeLine l{"host link", g.host_link, "", false, ""};
-    if (now && then && *then > 0) {
-      const double gain = *now / *then - 1;
-      l.needs = g.pcie_gen && g.pcie_lanes
-                    ? fmt::format("PCIe {}.0 x{} (the card's own)", *g.pcie_gen, *g.pcie_lanes)
-                    : "the card's own link";
-      l.limits = gain > 0.03;
+    std::vector<fit::GpuTarget> docked{g};
+    const bool thunderbolt = g.host_link.find("Thunderbolt") != std::string::npos;
+    if (thunderbolt) {
+      fit::GpuTarget own = g;
+      own.host_link_bytes_per_s.reset();
+      docked.push_back(behind_link(own, "OCuLink", kb));
+    }
+    const auto costs = link_costs(rq.model, rq.run, g, docked, count, rq.goal, rq.host);
+    const auto &slot = costs.front(), &now = costs[1];
+    UpgradeLine l{"host link", now.link + ": " + now.speed, slot.link + ": " + slot.speed, false,
+                  ""};
+    if (now.slower) {
+      l.limits = *now.slower > 0.03;
       if (l.limits)
-        l.fix =
-            fmt::format("an internal slot at the card's own width: {:.0f} % faster", gain * 100);
+        l.fix = fmt::format("{} at the card's own width: {} ({:.0f} % less time)", slot.link,
+                            slot.speed, (1 - 1 / (1 + *now.slower)) * 100);
     }
-    if (g.host_link.find("Thunderbolt") != std::string::npos) {
-      const auto &tb = s.at("egpu_thunderbolt_inference_loss");
-      l.fix += fmt::format("{}measured: LLM inference {:.0f} % slower over Thunderbolt than in a "
-                           "slot ({})",
-                           l.fix.empty() ? "" : "; ", tb.value * 100, tb.source);
-    }
+    if (costs.size() > 2 && costs[2].slower)
+      l.fix += fmt::format("{}{} dock: {} ({:+.0f} % against the slot)", l.fix.empty() ? "" : "; ",
+                           costs[2].link, costs[2].speed, *costs[2].slower * 100);
     a.lines.push_back(l);
   }
 
@@ -150,6 +127,39 @@ UpgradeAdvice upgrade_advice(const Request &rq, const Snapshot &snap, const Pick
     if (cores && *cores < need) {
       l.limits = true;
       l.fix = fmt::format("a CPU with at least {} cores ({})", need, per.source);
+    }
+    a.lines.push_back(l);
+  }
+
+  // The disk: the read rate the predicted training rate needs, against the largest local disk's
+  // kind (where a dataset would go).
+  if (rq.run.mode == fit::Mode::train && o.samples_per_s && o.fits.value_or(false)) {
+    const bool images = rq.model.arch.family == model::ModelFamily::cnn ||
+                        rq.model.arch.family == model::ModelFamily::unet;
+    const double per_sample =
+        images ? s["bytes_per_image"] : 4.0 * static_cast<double>(o.run.seq); // int32 token ids
+    const double need = *o.samples_per_s * per_sample;
+    const Mount *disk = nullptr;
+    for (const auto &m : snap.host.mounts)
+      if (m.kind && (*m.kind == "nvme" || *m.kind == "sata-ssd" || *m.kind == "hdd") &&
+          (!disk || m.total_bytes.value_or(0) > disk->total_bytes.value_or(0)))
+        disk = &m;
+    UpgradeLine l{
+        "disk", "n/a",
+        fmt::format("{:.0f} MB/s at the predicted {:.3g} samples/s", need / 1e6, *o.samples_per_s),
+        false, ""};
+    if (disk) {
+      const auto &rate = s.at(*disk->kind == "nvme"       ? "nvme_read_bytes_per_s"
+                              : *disk->kind == "sata-ssd" ? "sata_ssd_read_bytes_per_s"
+                                                          : "hdd_read_bytes_per_s");
+      l.has = fmt::format("{} on {} (up to {:.0f} MB/s)", *disk->kind, disk->mountpoint,
+                          rate.value / 1e6);
+      if (need > rate.value) {
+        l.limits = true;
+        l.fix = fmt::format("an NVMe drive for the dataset{} ({})",
+                            need > s["nvme_read_bytes_per_s"] ? ", or the dataset in RAM" : "",
+                            rate.source);
+      }
     }
     a.lines.push_back(l);
   }

@@ -144,7 +144,13 @@ TEST(PickData, SizingRulesAreSourcedAndInRange) {
     if (c.unit == "lanes") {
       EXPECT_TRUE(c.value == 4 || c.value == 8 || c.value == 16);
     }
+    if (c.unit == "B/s") {
+      EXPECT_TRUE(c.value >= 1e7 && c.value <= 1e11);
+    }
   }
+  // Disk rates in the order of the interfaces: a hard disk, SATA, NVMe.
+  EXPECT_LT(s["hdd_read_bytes_per_s"], s["sata_ssd_read_bytes_per_s"]);
+  EXPECT_LT(s["sata_ssd_read_bytes_per_s"], s["nvme_read_bytes_per_s"]);
   // Every rule plan_machine reads is present (Sizing::at throws otherwise).
   for (const char *rule : {"gpu_lanes_consumer",
                            "gpu_lanes_datacenter",
@@ -164,6 +170,8 @@ TEST(PickData, SizingRulesAreSourcedAndInRange) {
                            "decode_images_per_s_per_thread",
                            "bytes_per_image",
                            "nvme_read_bytes_per_s",
+                           "sata_ssd_read_bytes_per_s",
+                           "hdd_read_bytes_per_s",
                            "egpu_thunderbolt_inference_loss",
                            "egpu_oculink_inference_loss"})
     EXPECT_NO_THROW(s.at(rule)) << rule;

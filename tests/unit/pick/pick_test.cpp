@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace dlrig::pick {
 namespace {
 
@@ -235,6 +237,89 @@ TEST(Pick, FormAndGpuCapFilterTheOptions) {
     EXPECT_EQ(o.count, 1);
     EXPECT_NE(o.name.find("Thunderbolt"), std::string::npos);
   }
+}
+
+// The eGPU's link is charged by fit's time model (the input copy over links.csv's measured rate),
+// not a flat percentage: the option's time is the docked card's, and the machine plan shows it
+// against the same card in an internal slot and over OCuLink.
+TEST(Pick, EgpuLinkCostComesFromFitsTimeModel) {
+  fit::Run run;
+  run.batch = 256;
+  run.samples = 1.28e6;
+  run.epochs = 1;
+  run.precision = fit::Precision::bf16_amp;
+  auto rq = request("resnet-18", run);
+  rq.budget.form = Form::laptop_egpu;
+  rq.machine_options = 100; // the RTX 4090 is not among the cheapest three
+  auto r = pick(rq);
+  // A slow card is not held back by the dock in fit's model (the copy overlaps compute)...
+  ASSERT_FALSE(r.options.empty());
+  ASSERT_FALSE(r.options.front().machine.egpu_links.empty());
+  EXPECT_LT(r.options.front().machine.egpu_links[1].slower.value_or(1), 0.005);
+  // ...an RTX 4090's bf16 ResNet-18 outruns the Thunderbolt tunnel.
+  auto it = std::find_if(r.options.begin(), r.options.end(), [](const Option &o) {
+    return o.gpu == "GeForce RTX 4090" && !o.machine.egpu_links.empty();
+  });
+  ASSERT_NE(it, r.options.end());
+  const auto &kb = kb::builtin();
+  const auto &links = it->machine.egpu_links;
+  ASSERT_EQ(links.size(), 3u);
+  EXPECT_NE(links[0].link.find("internal PCIe"), std::string::npos) << links[0].link;
+  EXPECT_FALSE(links[0].slower);
+  EXPECT_NE(links[1].link.find("Thunderbolt 4"), std::string::npos) << links[1].link;
+  EXPECT_NE(links[2].link.find("OCuLink"), std::string::npos) << links[2].link;
+  EXPECT_DOUBLE_EQ(*links[1].bytes_per_s, *kb.find_link("Thunderbolt 4")->measured_h2d_bytes_per_s);
+  EXPECT_DOUBLE_EQ(*links[2].bytes_per_s, *kb.find_link("OCuLink")->measured_h2d_bytes_per_s);
+
+  const auto *spec = kb.find_gpu(it->gpu);
+  auto slot = evaluate(rq.model, rq.run, target(*spec, false, kb), 1, {});
+  auto dock = evaluate(rq.model, rq.run, target(*spec, true, kb), 1, {});
+  ASSERT_TRUE(slot.job_s && dock.job_s && it->job_s);
+  EXPECT_DOUBLE_EQ(*it->job_s, *dock.job_s) << "the option is timed behind the dock";
+  EXPECT_DOUBLE_EQ(*links[0].seconds, *slot.job_s);
+  EXPECT_DOUBLE_EQ(*links[1].seconds, *dock.job_s);
+  EXPECT_NEAR(*links[1].slower, *dock.job_s / *slot.job_s - 1, 1e-9);
+  EXPECT_GT(*links[1].slower, 0.05) << "ResNet-18's fp32 inputs outrun a Thunderbolt tunnel";
+  EXPECT_LT(*links[2].slower, *links[1].slower) << "OCuLink's x4 Gen4 link costs less";
+
+  bool rule = false;
+  for (const auto &m : it->machine.rules)
+    if (m.id == "egpu") {
+      rule = true;
+      EXPECT_NE(m.advice.find("against the slot"), std::string::npos) << m.advice;
+      EXPECT_NE(m.advice.find("fit's time model"), std::string::npos) << m.advice;
+      EXPECT_TRUE(m.warning);
+    }
+  EXPECT_TRUE(rule);
+}
+
+// `dlrig bench` results of this machine: a GPU it measured is timed at the measured GEMM rate in
+// every option (the basis says so); other GPUs, and the CPU's decode rate, are left alone.
+TEST(Pick, MeasuredGemmRatesTimeTheGpuTheyWereMeasuredOn) {
+  auto rq = request("llama-3-8b", lora_8b(2e8));
+  rq.budget.form = Form::desktop;
+  rq.budget.gpus_max = 1;
+  auto find = [](const PickResult &r, std::string_view gpu) -> const Option * {
+    for (const auto &o : r.options)
+      if (o.gpu == gpu && o.acquire == Acquire::buy_new)
+        return &o;
+    return nullptr;
+  };
+  const auto before = pick(rq);
+  for (const char *p : {"fp32", "tf32", "fp16", "bf16", "fp8"})
+    rq.host.gpu_gemm.push_back({"NVIDIA GeForce RTX 4090", p, 20e12, "gpu.gemm test run"});
+  rq.host.images_per_s = 1;
+  const auto after = pick(rq);
+  const auto *b = find(before, "GeForce RTX 4090"), *a = find(after, "GeForce RTX 4090");
+  ASSERT_TRUE(b && a && b->job_s && a->job_s);
+  EXPECT_GT(*a->job_s, *b->job_s * 1.5) << "20 TFLOP/s measured is well below the catalog's";
+  bool measured = false;
+  for (const auto &line : a->time_basis)
+    measured = measured || line.find("measured") != std::string::npos;
+  EXPECT_TRUE(measured);
+  const auto *b3 = find(before, "GeForce RTX 3090"), *a3 = find(after, "GeForce RTX 3090");
+  ASSERT_TRUE(b3 && a3 && b3->job_s && a3->job_s);
+  EXPECT_DOUBLE_EQ(*a3->job_s, *b3->job_s);
 }
 
 TEST(Pick, TimesAreFitsTimeModel) {

@@ -62,8 +62,40 @@ TEST(PickUpgrade, SmallRamFewCoresAndAnX4SlotAreNamed) {
   // 256 fp32 images of 224 px per step through x4: the link is judged against the card's x16.
   const auto *link = part(a, "host link");
   ASSERT_NE(link, nullptr);
-  EXPECT_EQ(link->needs, "PCIe 4.0 x16 (the card's own)");
+  // fit's time over the x4 link against the same card in its own x16 slot, both shown.
+  EXPECT_NE(link->has.find("PCIe 16 GT/s x4 at "), std::string::npos) << link->has;
+  EXPECT_NE(link->needs.find("an internal PCIe 4.0 x16 slot: "), std::string::npos) << link->needs;
   EXPECT_FALSE(a.verdict.empty());
+}
+
+// The disk: the read rate the predicted images/s needs, against the largest local disk's kind.
+TEST(PickUpgrade, AHardDiskThatCannotFeedTheGpuIsNamed) {
+  fit::Run run;
+  run.batch = 256;
+  run.precision = fit::Precision::fp16_amp;
+  auto rq = request(run);
+  auto snap = machine(128e9, 16);
+  snap.gpus[0].narrowest_width = 16;
+  Mount boot, data;
+  boot.mountpoint = "/";
+  boot.kind = "nvme";
+  boot.total_bytes = 500'000'000'000ull;
+  data.mountpoint = "/data";
+  data.kind = "hdd";
+  data.total_bytes = 8'000'000'000'000ull;
+  snap.host.mounts = {boot, data};
+  auto a = upgrade_advice(rq, snap, pick(rq));
+  const auto *disk = part(a, "disk");
+  ASSERT_NE(disk, nullptr);
+  EXPECT_NE(disk->has.find("hdd on /data"), std::string::npos) << disk->has;
+  EXPECT_TRUE(disk->limits) << disk->needs;
+  EXPECT_NE(disk->fix.find("NVMe"), std::string::npos) << disk->fix;
+  // The same machine with the dataset's disk an NVMe drive: nothing to fix.
+  snap.host.mounts[1].kind = "nvme";
+  a = upgrade_advice(rq, snap, pick(rq));
+  disk = part(a, "disk");
+  ASSERT_NE(disk, nullptr);
+  EXPECT_FALSE(disk->limits) << disk->needs;
 }
 
 TEST(PickUpgrade, ABigMachineHasNothingToFix) {
