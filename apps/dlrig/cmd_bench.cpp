@@ -3,16 +3,19 @@
 // stderr, one line per configuration (no animation). `dlrig bench history [ID]`, `bench show RUN`
 // and `bench compare A B` read the database.
 // Exit codes: 0 measured (or skipped with a reason), 1 a result below its expectation, 2 a result
-// failed its verification, 64 usage (an unknown id, with the nearest names; an unknown run), 65 a
-// database that is not a database, corrupt or of a newer schema, 74 a database locked past 5 s or
-// read-only, 130 interrupted (SIGINT/SIGTERM: the results so far are stored and printed, the
-// temporary file of storage.read is removed).
-// DLRIG_BENCH_SMALL=1 shrinks every sweep to its smallest size (tests); DLRIG_BENCH_CORRUPT=1 is
-// a test hook that damages each result before verification (so it must exit 2);
-// DLRIG_BENCH_EXPECT=ID=MIN[,ID=MIN] is a test hook that sets an expectation (so it can exit 1).
+// failed its verification or a GPU failed mid-run (device lost, uncorrectable ECC error: the
+// results so far are stored and printed, that GPU's remaining benchmarks skipped), 64 usage (an
+// unknown id, with the nearest names; an unknown run), 65 a database that is not a database,
+// corrupt or of a newer schema, 74 a database locked past 5 s or read-only, 130 interrupted
+// (SIGINT/SIGTERM: the results so far are stored and printed, the temporary file of storage.read is
+// removed). DLRIG_BENCH_SMALL=1 shrinks every sweep to its smallest size (tests);
+// DLRIG_BENCH_CORRUPT=1 is a test hook that damages each result before verification (so it must
+// exit 2); DLRIG_BENCH_EXPECT=ID=MIN[,ID=MIN] is a test hook that sets an expectation (so it can
+// exit 1).
 #include "commands.hpp"
 #include "dlrig/bench/bench.hpp"
 #include "dlrig/bench/cpu_vs_gpu.hpp"
+#include "dlrig/bench/gpu.hpp"
 #include "dlrig/bench/measured.hpp"
 #include "dlrig/bench/report.hpp"
 #include "dlrig/bench/storage.hpp"
@@ -330,6 +333,12 @@ Runner setup_bench(CLI::App &sub) {
     if (bench::storage_stop_requested()) {
       std::cerr << "bench: interrupted; the results above are stored\n";
       return static_cast<ExitCode>(130);
+    }
+    if (auto faults = bench::gpu::faults(); !faults.empty()) {
+      for (const auto &f : faults)
+        std::cerr << "bench: GPU fault: " << f << "\n";
+      std::cerr << "bench: the results measured before the fault are above and stored\n";
+      return ExitCode::failures;
     }
     switch (bench::exit_status(records)) {
     case 2:

@@ -1,6 +1,7 @@
 // `dlrig bench` GPU families through the real binary and the fake libcuda (tests/fake_cuda), one
 // scenario per run (tests/data/fake_cuda): the runner, skips with their reasons, verification
-// failures (exit 2), faults (a lost GPU keeps the results so far), the results database.
+// failures (exit 2), faults (a lost GPU keeps the results so far, exit 2), Ctrl-C (exit 130,
+// device memory freed), the results database.
 #include "support/cli.hpp"
 
 #include <nlohmann/json.hpp>
@@ -8,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
 namespace dlrig::test {
 namespace {
@@ -136,34 +138,72 @@ TEST(BenchGpuCli, ACorruptedCopyIsWrongAndExitsTwo) {
   EXPECT_EQ(hook.run.exit_code, 2) << hook.run.err;
 }
 
-TEST(BenchGpuCli, ALostGpuKeepsTheResultsSoFarAndIsNotTouchedAgain) {
-  auto g = bench("lost.json", {"gpu"});
-  ASSERT_EQ(g.run.exit_code, 0) << g.run.err;
+// A GPU that fails mid-run (`scenario`: lost after some calls with `error`): the results before the
+// fault are measured and stored, the benchmark in progress fails with the driver's words, every
+// later one on that GPU is skipped with the reason, the fault is reported and dlrig exits 2.
+void expect_fault_mid_run(const std::string &scenario, const std::string &error) {
+  auto g = bench(scenario, {"gpu"});
+  EXPECT_EQ(g.run.exit_code, 2) << g.run.err;
+  EXPECT_NE(g.run.err.find("bench: GPU fault: GPU 0 (NVIDIA H100 80GB HBM3) failed"),
+            std::string::npos)
+      << g.run.err;
   bool lost = false;
-  int measured_before = 0;
+  int measured_before = 0, skipped_after = 0;
   for (auto &r : g.results) {
     auto status = r["status"].get<std::string>();
     if (!lost && status == "measured")
       ++measured_before;
     else if (!lost) {
       ASSERT_EQ(status, "failed") << r.dump();
-      EXPECT_NE(r["reason"].get<std::string>().find("CUDA_ERROR_UNKNOWN"), std::string::npos)
-          << r.dump();
+      EXPECT_NE(r["reason"].get<std::string>().find(error), std::string::npos) << r.dump();
       lost = true;
     } else {
-      EXPECT_NE(status, "measured") << r.dump(); // nothing runs on it after
+      ASSERT_EQ(status, "skipped") << r.dump(); // nothing runs on it after
+      EXPECT_NE(r["reason"].get<std::string>().find("is not used again in this run"),
+                std::string::npos)
+          << r.dump();
+      ++skipped_after;
     }
   }
   EXPECT_TRUE(lost);
   EXPECT_GE(measured_before, 1);
+  EXPECT_GE(skipped_after, 1);
   auto h = run_dlrig({"bench", "show", "1", "--db", g.db, "--json"});
   ASSERT_EQ(h.exit_code, 0) << h.err;
   EXPECT_EQ(json::parse(h.out)["results"].size(), g.results.size());
 }
 
+TEST(BenchGpuCli, ALostGpuKeepsTheResultsSoFarSkipsTheRestAndExitsTwo) {
+  expect_fault_mid_run("lost.json", "CUDA_ERROR_UNKNOWN");
+}
+
+TEST(BenchGpuCli, AnEccErrorMidRunStopsThatGpuLikeALostOne) {
+  expect_fault_mid_run("ecc_mid_run.json", "CUDA_ERROR_ECC_UNCORRECTABLE");
+}
+
+TEST(BenchGpuCli, CtrlCDuringAGpuBenchmarkFreesDeviceMemoryKeepsResultsAndExits130) {
+  auto log = scratch("fake_cuda_interrupt_log.json");
+  std::filesystem::remove(log);
+  auto g = bench("interrupt.json", {"gpu"}, {"DLRIG_FAKE_CUDA_LOG=" + log.string()});
+  EXPECT_EQ(g.run.exit_code, 130) << g.run.err;
+  EXPECT_NE(g.run.err.find("interrupted; the results above are stored"), std::string::npos)
+      << g.run.err;
+  ASSERT_GE(g.results.size(), 1u);
+  for (auto &r : g.results)
+    EXPECT_EQ(r["status"], "measured") << r.dump(); // the one in progress finished
+  auto h = run_dlrig({"bench", "show", "1", "--db", g.db, "--json"});
+  ASSERT_EQ(h.exit_code, 0) << h.err;
+  EXPECT_EQ(json::parse(h.out)["results"].size(), g.results.size());
+  std::ifstream in(log);
+  ASSERT_TRUE(in) << "the fake libcuda wrote no log at " << log;
+  auto left = json::parse(in);
+  EXPECT_EQ(left["device_allocations"], 0) << left.dump();
+  EXPECT_EQ(left["device_bytes"], 0) << left.dump();
+}
+
 TEST(BenchGpuCli, ALaunchFailureFailsThatGpuWithTheDriversWords) {
   auto g = bench("launch_failure.json", {"gpu.launch", "gpu.memory"});
-  ASSERT_EQ(g.run.exit_code, 0) << g.run.err;
+  ASSERT_EQ(g.run.exit_code, 2) << g.run.err; // a launch failure is sticky: the GPU is lost
   auto first = g.results.at(0);
   EXPECT_EQ(first["status"], "failed");
   EXPECT_NE(first["reason"].get<std::string>().find("CUDA_ERROR_LAUNCH_FAILED"), std::string::npos)
@@ -206,13 +246,25 @@ TEST(BenchGpuCli, WithoutCuGetProcAddressTheVersionedNamesAreUsed) {
   EXPECT_EQ(g.results.at(0)["details"]["resolved_by"], "dlsym");
 }
 
-TEST(BenchGpuCli, OutOfMemoryStepsDownAndSaysSo) {
+TEST(BenchGpuCli, ABusyGpuGetsBuffersSizedFromItsFreeMemoryAndSaysSo) {
+  // 100 MiB free of 80 GiB: two buffers of 64 MiB (--quick) are halved until they fit in 90 % of
+  // it.
   auto g = bench("out_of_memory.json", {"gpu.memory.copy"}, {}, false);
   ASSERT_EQ(g.run.exit_code, 0) << g.run.err;
   auto r = g.results.at(0);
   ASSERT_EQ(r["status"], "measured") << r.dump();
-  EXPECT_NE(r["details"]["note"].get<std::string>().find("stepped down to 32 MiB"),
-            std::string::npos)
+  EXPECT_EQ(r["details"]["note"], "100 MiB of 80 GiB free (other processes hold the rest) for 2 "
+                                  "buffers of 64 MiB: stepped down to 32 MiB")
+      << r.dump();
+}
+
+TEST(BenchGpuCli, OutOfMemoryStepsDownAndSaysSo) {
+  // The same GPU when cuMemGetInfo does not answer: the allocations fail and step down.
+  auto g = bench("out_of_memory_no_info.json", {"gpu.memory.copy"}, {}, false);
+  ASSERT_EQ(g.run.exit_code, 0) << g.run.err;
+  auto r = g.results.at(0);
+  ASSERT_EQ(r["status"], "measured") << r.dump();
+  EXPECT_EQ(r["details"]["note"], "out of memory for 2 buffers of 64 MiB: stepped down to 32 MiB")
       << r.dump();
 }
 
@@ -492,6 +544,39 @@ TEST(BenchGpuCli, GemmRecordsTheClocksPowerAndThrottleReasonsItRanAt) {
   auto without = bench("one_gpu.json", {"gpu.gemm.bf16"});
   EXPECT_TRUE(without.results.at(0)["details"]["gpu_state_during_run"].is_null());
   EXPECT_NE(without.results.at(0)["details"]["gpu_state_note"].get<std::string>().find("NVML"),
+            std::string::npos);
+}
+
+TEST(BenchGpuCli, EveryGpuFamilyReadsNvmlDuringEachPassAndFlagsThrottling) {
+  std::vector<std::string> hot{std::string("DLRIG_NVML_LIBRARY=") + DLRIG_FAKE_NVML,
+                               "DLRIG_FAKE_NVML_SCENARIO=" +
+                                   fixture("fake_cuda/nvml_h100_hot.json")};
+  std::vector<std::string> ids{"gpu.memory.copy",   "gpu.h2d.pinned",  "gpu.h2d.pageable",
+                               "gpu.launch.queued", "gpu.launch.sync", "gpu.gemm.bf16"};
+  auto g = bench("one_gpu.json", ids, hot);
+  ASSERT_EQ(g.run.exit_code, 0) << g.run.err;
+  for (const auto &id : ids) {
+    const json *r = result(g, id);
+    ASSERT_NE(r, nullptr) << id;
+    ASSERT_EQ((*r)["status"], "measured") << r->dump();
+    const auto &d = (*r)["details"];
+    ASSERT_TRUE(d["gpu_state_samples"].is_object()) << d.dump();
+    // One reading per timed pass at least (the warm-up may add one).
+    EXPECT_GE(d["gpu_state_samples"]["readings"].get<int>(), (*r)["seconds"]["samples"].get<int>())
+        << r->dump();
+    EXPECT_EQ(d["gpu_state_samples"]["throttled_readings"], d["gpu_state_samples"]["readings"]);
+    EXPECT_EQ(d["gpu_state_samples"]["sm_clock_mhz"]["min"], 1410);
+    EXPECT_EQ(d["gpu_state_samples"]["temperature_c_max"], 84);
+    EXPECT_EQ(d["gpu_state_samples"]["clocks_event_reasons"],
+              json::array({"sw_power_cap", "sw_thermal_slowdown"}));
+    EXPECT_EQ(d["throttled"], true) << id;
+  }
+  auto table = run_dlrig({"bench", "show", "1", "--db", g.db});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("throttled in"), std::string::npos) << table.out;
+  auto cool = bench("one_gpu.json", {"gpu.memory.copy"});
+  EXPECT_TRUE(cool.results.at(0)["details"]["gpu_state_samples"].is_null());
+  EXPECT_NE(cool.results.at(0)["details"]["gpu_state_note"].get<std::string>().find("NVML"),
             std::string::npos);
 }
 

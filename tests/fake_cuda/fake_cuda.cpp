@@ -19,7 +19,13 @@
 // "dtoh", "dtod", "peer", "copy_kernel", "triad"), "jit_error" (cuModuleLoadDataEx answers
 // CUDA_ERROR_INVALID_PTX with that text in the error log), "missing_symbols" (hidden from
 // cuGetProcAddress_v2), "get_proc_address": false (cuGetProcAddress_v2 answers NOT_SUPPORTED, so
-// dlrig falls back to dlsym), "init_error" (cuInit's answer).
+// dlrig falls back to dlsym), "init_error" (cuInit's answer), "interrupt_after_calls" (the process
+// gets SIGINT once the device has answered that many calls: Ctrl-C in the middle of a benchmark).
+// "lost_error": 214 is an uncorrectable ECC error (what an Xid 48 looks like to CUDA).
+//
+// DLRIG_FAKE_CUDA_LOG=PATH: at exit the fake writes there, as JSON, what was still allocated
+// ({"device_allocations": n, "device_bytes": n, "pinned_allocations": n}), so a test can prove
+// that dlrig freed its device memory.
 //
 // Its exports are generated from dlrig's entry-point table (platform/cuda_entry_points.hpp).
 #include "dlrig/platform/cuda_entry_points.hpp"
@@ -29,6 +35,7 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -118,6 +125,9 @@ Result enter_device(FakeDevice &d) {
     return static_cast<Result>(d.spec.value("lost_error", kErrorUnknown));
   }
   ++d.calls;
+  if (const json *after = find(d.spec, {"interrupt_after_calls"});
+      after && d.calls == after->get<unsigned long long>())
+    std::raise(SIGINT);
   if (const json *forced = find(d.spec, {"errors", g_symbol}))
     return forced->get<Result>();
   return kSuccess;
@@ -248,6 +258,8 @@ const char *error_name(Result r) {
     return "CUDA_ERROR_NOT_SUPPORTED";
   case kErrorUnknown:
     return "CUDA_ERROR_UNKNOWN";
+  case kErrorEccUncorrectable:
+    return "CUDA_ERROR_ECC_UNCORRECTABLE";
   default:
     return nullptr;
   }
@@ -265,8 +277,34 @@ const char *error_string(Result r) {
     return "operation not supported";
   case kErrorUnknown:
     return "unknown error";
+  case kErrorEccUncorrectable:
+    return "uncorrectable ECC error encountered";
   default:
     return error_name(r);
+  }
+}
+
+// DLRIG_FAKE_CUDA_LOG: what is still allocated when the process exits.
+void write_log() {
+  auto &s = state();
+  std::lock_guard<std::recursive_mutex> lock(s.mutex);
+  std::size_t device = 0, bytes = 0, pinned = 0;
+  for (const auto &[start, a] : s.allocations) {
+    if (a.device >= 0) {
+      ++device;
+      bytes += a.bytes;
+    } else {
+      ++pinned;
+    }
+  }
+  if (FILE *f = std::fopen(std::getenv("DLRIG_FAKE_CUDA_LOG"), "w")) {
+    std::fputs(json{{"device_allocations", device},
+                    {"device_bytes", bytes},
+                    {"pinned_allocations", pinned}}
+                   .dump()
+                   .c_str(),
+               f);
+    std::fclose(f);
   }
 }
 
@@ -289,6 +327,8 @@ Result init(unsigned flags) {
   if (const json *e = find(s.scenario, {"init_error"}))
     return e->get<Result>();
   s.initialised = true;
+  if (const char *log = std::getenv("DLRIG_FAKE_CUDA_LOG"); log && *log)
+    std::atexit(write_log);
   return kSuccess;
 }
 

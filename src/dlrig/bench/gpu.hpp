@@ -6,8 +6,9 @@
 //
 // A GPU that answers a sticky error (cuda::is_sticky: an illegal address, a launch failure, an
 // uncorrectable ECC error, "unknown error" as a GPU that fell off the bus answers) is marked lost:
-// the benchmark in progress fails with that reason, the results measured before it are kept, and
-// no later benchmark touches that GPU.
+// the benchmark in progress fails with that reason, the results measured before it are kept, every
+// later configuration on that GPU is skipped with the reason (Runtime::use throws Skip), and
+// `dlrig bench` reports the fault and exits 2 (faults()).
 #include "dlrig/bench/bench.hpp"
 #include "dlrig/platform/cuda.hpp"
 #include "dlrig/platform/nvml.hpp"
@@ -55,7 +56,8 @@ public:
   std::vector<Device> &devices() { return devices_; }
   // The devices not lost, in ordinal order.
   std::vector<int> usable() const;
-  // Makes the device's primary context current (retaining it on first use). Throws when lost.
+  // Makes the device's primary context current (retaining it on first use). Throws Skip with the
+  // reason when the device is lost.
   Device &use(int ordinal);
   // The kernel `name` of the embedded PTX on this device (the module is JIT-compiled on first
   // use); throws with the JIT log when it does not load.
@@ -206,6 +208,47 @@ std::optional<LinkNow> link_now(const Device &d, std::string &why);
 // read while work runs; nullopt with `why` when NVML cannot say (same session and matching as
 // link_now).
 std::optional<nvml::LiveSample> state_now(const Device &d, std::string &why);
+
+// The GPUs lost during this run, one line each (why, from mark_lost); empty when none was, or
+// when no GPU benchmark ran (it does not open the driver).
+std::vector<std::string> faults();
+
+// NVML's SM clock, temperature, power and clock-event reasons read once per timed pass while the
+// pass runs (time_streams reads the thread's current log after it released the queued work;
+// pageable copies, timed by the host clock, read after each pass), summarised into a result's
+// details: gpu_state_samples {readings, throttled_readings, sm_clock_mhz {min, max},
+// temperature_c_max, power_w_max, clocks_event_reasons (every reason seen)}, throttled (a reading
+// with a reason that lowers the clock: heat, a hardware slowdown) and gpu_state_note. A reading
+// costs a few NVML calls (tens of microseconds), against passes of a millisecond or more.
+// Constructing one makes it the thread's current log; at most one is current.
+class StateLog {
+public:
+  explicit StateLog(const Device &d);
+  ~StateLog();
+  StateLog(const StateLog &) = delete;
+  StateLog &operator=(const StateLog &) = delete;
+  // One reading now; nothing once NVML could not say (the reason is kept).
+  void read();
+  // Adds the summary to details (keeps a throttled flag or note already there).
+  void into(Json &details) const;
+  // The thread's current log for this device, nullptr when none.
+  static StateLog *current(const Device &d);
+
+private:
+  struct Reading {
+    std::optional<unsigned> sm_clock_mhz, temperature_c;
+    std::optional<double> power_w;
+    std::optional<std::uint64_t> reasons;
+  };
+  const Device &d_;
+  std::vector<Reading> readings_;
+  std::optional<std::string> why_not_;
+  StateLog *previous_ = nullptr;
+};
+
+// The names of the nvmlClocksEventReasons bits in `mask`; `slows` is set when one of them lowered
+// the clock for heat or a hardware signal (what doctor's throttling check counts).
+std::vector<std::string> clock_event_reasons(std::uint64_t mask, bool &slows);
 
 // Skip reason when fewer than `count` usable GPUs are there (nullopt when enough).
 std::optional<std::string> needs_gpus(int count);

@@ -101,25 +101,39 @@ std::vector<Config> memory_configs(const Context &ctx) {
   return out;
 }
 
-// Device buffers of `bytes`, stepping down (halving, never below 4 x L2) when the GPU is out of
-// memory (other processes hold it); `note` says what happened.
+// Device buffers of `bytes`, sized from the GPU's free memory (cuMemGetInfo: other processes may
+// hold most of it) and stepping down further (halving, never below 4 x L2) when the GPU is still
+// out of memory; `note` says what happened.
 std::vector<std::unique_ptr<DeviceBuffer>> allocate(const Device &d, std::size_t count,
                                                     std::size_t &bytes, std::string &note) {
   const std::size_t wanted = bytes;
   const auto floor = static_cast<std::size_t>(std::max<std::int64_t>(4 * d.l2_bytes, 1 << 20));
+  std::string why = "out of memory";
+  std::size_t free = 0, total = 0;
+  const auto &api = Runtime::get().driver().api();
+  if (api.mem_get_info && api.mem_get_info(&free, &total) == cuda::kSuccess && total > 0) {
+    // Leave a tenth of what is free to the driver and the other processes.
+    while (bytes / 2 >= floor && static_cast<double>(count) * static_cast<double>(bytes) >
+                                     0.9 * static_cast<double>(free))
+      bytes /= 2;
+    if (bytes != wanted)
+      why = fmt::format("{} of {} free (other processes hold the rest)", size_label(double(free)),
+                        size_label(double(total)));
+  }
   for (;;) {
     try {
       std::vector<std::unique_ptr<DeviceBuffer>> out;
       for (std::size_t i = 0; i < count; ++i)
         out.push_back(std::make_unique<DeviceBuffer>(bytes));
       if (bytes != wanted)
-        note = fmt::format("out of memory for {} buffers of {}: stepped down to {}", count,
+        note = fmt::format("{} for {} buffers of {}: stepped down to {}", why, count,
                            size_label(double(wanted)), size_label(double(bytes)));
       return out;
     } catch (const cuda::Error &e) {
       if (e.code() != cuda::kErrorOutOfMemory || bytes / 2 < floor)
         throw;
       bytes /= 2;
+      why = "out of memory";
     }
   }
 }
@@ -191,6 +205,7 @@ Outcome run_memory(MemKernel k, const Config &c, const Context &ctx, Sampler &s)
       o = bytes_outcome(2.0 * static_cast<double>(bytes));
     }
     bool gated = false;
+    StateLog log(d);
     time_streams(d, {&stream}, pass); // untimed warm-up
     while (s.more()) {
       Timed t = time_streams(d, {&stream}, pass);
@@ -217,6 +232,7 @@ Outcome run_memory(MemKernel k, const Config &c, const Context &ctx, Sampler &s)
     o.peak_assumption = assumption;
     o.details = device_details(d);
     o.details["buffer_bytes"] = bytes;
+    log.into(o.details);
     o.details["bytes_convention"] = "read + write: 2 x buffer per copy, 24 B per element for triad";
     o.details["timing"] = gated ? "CUDA events, gated by the hold kernel" : "CUDA events";
     if (!note.empty())
@@ -385,9 +401,16 @@ Outcome run_transfer(Dir dir, bool pinned, const Config &c, const Context &ctx, 
         DLRIG_CU(memcpy_dtoh, static_cast<void *>(dst), d2h_src, bytes);
       return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     };
-    one(); // untimed warm-up
+    StateLog log(d); // pinned: read during each pass; pageable: right after it
+    auto timed = [&] {
+      double seconds = one();
+      if (!pinned)
+        log.read();
+      return seconds;
+    };
+    timed(); // untimed warm-up
     while (s.more())
-      s.add(one());
+      s.add(timed());
 
     // The link as NVML sees it while one more (untimed) pass runs.
     std::string no_link;
@@ -424,6 +447,7 @@ Outcome run_transfer(Dir dir, bool pinned, const Config &c, const Context &ctx, 
       o.verification_error = check_pattern(dst, bytes, seed + 1);
     }
     o.details["bytes"] = bytes;
+    log.into(o.details);
     o.details["host_memory"] = pinned ? "pinned (cuMemHostAlloc)" : "pageable (new[])";
     o.details["timing"] = pinned ? (gated ? "CUDA events, gated by the hold kernel" : "CUDA events")
                                  : "host clock around a synchronous copy";
@@ -502,9 +526,16 @@ Outcome run_launch(bool queued, const Config &c, const Context &, Sampler &s) {
       return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() /
              kLaunchBatch;
     };
-    batch(); // warm-up
+    StateLog log(d); // queued: read during each batch; sync: right after it
+    auto timed = [&] {
+      double seconds = batch();
+      if (!queued)
+        log.read();
+      return seconds;
+    };
+    timed(); // warm-up
     while (s.more())
-      s.add(batch());
+      s.add(timed());
     DLRIG_CU(stream_synchronize, stream.get()); // any launch failure surfaces here
     Outcome o;
     o.work = 1;
@@ -514,6 +545,7 @@ Outcome run_launch(bool queued, const Config &c, const Context &, Sampler &s) {
     o.details = device_details(d);
     Summary sum = summarize(s.samples());
     o.details["latency_us_median"] = sum.median * 1e6;
+    log.into(o.details);
     o.details["method"] =
         queued ? fmt::format("{} empty kernels queued behind the hold kernel, CUDA events: GPU "
                              "time per launch",
@@ -605,6 +637,7 @@ Outcome run_p2p(bool bidir, const Config &c, const Context &ctx, Sampler &s) {
       std::vector<const Stream *> streams{&s1};
       if (bidir)
         streams.push_back(&s2);
+      StateLog log(a);                // the sending GPU
       time_streams(a, streams, pass); // warm-up
       while (s.more())
         s.add(time_streams(a, streams, pass).seconds);
@@ -626,6 +659,7 @@ Outcome run_p2p(bool bidir, const Config &c, const Context &ctx, Sampler &s) {
       }
       o.details = device_details(a);
       o.details["peer"] = device_details(b);
+      log.into(o.details);
       o.details["peer_access"] = {{"a_to_b", ab}, {"b_to_a", ba}};
       o.details["path"] = ab && ba ? "peer access (NVLink or PCIe P2P)"
                                    : "no peer access: the driver stages the copy through host "

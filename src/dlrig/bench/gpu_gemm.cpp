@@ -210,24 +210,6 @@ std::vector<Config> configs(const Context &ctx) {
 
 // ---- the GPU's state under load -----------------------------------------------------------------
 
-// NVML nvmlClocksEventReasons bits
-// (https://docs.nvidia.com/deploy/nvml-api/group__nvmlClocksEventReasons.html); `slows`: the clock
-// was lowered for heat or a hardware signal (what doctor's throttling check counts).
-struct ReasonBit {
-  std::uint64_t bit;
-  const char *name;
-  bool slows;
-};
-const ReasonBit kReasons[] = {{0x1, "gpu_idle", false},
-                              {0x2, "applications_clocks_setting", false},
-                              {0x4, "sw_power_cap", false},
-                              {0x8, "hw_slowdown", true},
-                              {0x10, "sync_boost", false},
-                              {0x20, "sw_thermal_slowdown", true},
-                              {0x40, "hw_thermal_slowdown", true},
-                              {0x80, "hw_power_brake_slowdown", true},
-                              {0x100, "display_clock_setting", false}};
-
 // NVML's clocks, power, temperature and clock-event reasons read while `busy` keeps the GPU at
 // work (benchmarking.md §3 and §5 rule 5: a result carries the clocks it ran at), into details.
 void record_state(Json &details, const Device &d, const std::function<void()> &busy,
@@ -247,11 +229,8 @@ void record_state(Json &details, const Device &d, const std::function<void()> &b
   Json reasons = Json::array();
   bool slowed = false;
   if (st->clocks_event_reasons.value)
-    for (const auto &b : kReasons)
-      if (*st->clocks_event_reasons.value & b.bit) {
-        reasons.push_back(b.name);
-        slowed |= b.slows;
-      }
+    for (const auto &name : clock_event_reasons(*st->clocks_event_reasons.value, slowed))
+      reasons.push_back(name);
   details["gpu_state_during_run"] = {
       {"sm_clock_mhz", num(st->sm_clock_mhz)},
       {"memory_clock_mhz", num(st->memory_clock_mhz)},
@@ -449,6 +428,7 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
     };
     double next_reading = 0;
     bool gated = false;
+    StateLog log(d); // NVML read during every timed sample
     while (s.more()) {
       Timed t = cold(found[*best].algo);
       gated = t.gated;
@@ -481,6 +461,7 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
               throw lt::Error(st, "cublasLtMatmul", "cublasLtMatmul: " + lib.status_text(st));
         },
         [&] { DLRIG_CU(stream_synchronize, stream.get()); });
+    log.into(o.details);
     std::vector<gemm::Entry> entries = gemm::sample_entries(m, n, kSampledEntries, seed);
     for (auto &e : entries) {
       unsigned char raw[4] = {};

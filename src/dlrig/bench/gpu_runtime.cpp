@@ -17,6 +17,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <mutex>
 
 namespace dlrig::bench::gpu {
 
@@ -29,7 +30,17 @@ std::string cuda_library() {
 // How long the hold kernel waits for the host before it gives up (it never should: the host
 // releases it right after queueing one pass).
 constexpr unsigned long long kHoldTimeoutNs = 10'000'000'000ULL;
+
+// The GPUs lost in this process (mark_lost), kept apart from the Runtime so that faults() never
+// opens the driver.
+std::mutex g_faults_mutex;
+std::vector<std::string> g_faults;
 } // namespace
+
+std::vector<std::string> faults() {
+  std::lock_guard<std::mutex> lock(g_faults_mutex);
+  return g_faults;
+}
 
 Runtime &Runtime::get() {
   // Never destroyed: the driver stays loaded until the process ends (unloading libcuda while the
@@ -134,9 +145,12 @@ std::vector<int> Runtime::usable() const {
 }
 
 void Runtime::mark_lost(Device &d, const std::string &why) {
-  if (!d.lost)
-    d.lost = fmt::format("GPU {} ({}) failed and is not used again in this run: {}", d.ordinal,
-                         d.name, why);
+  if (d.lost)
+    return;
+  d.lost = fmt::format("GPU {} ({}) failed and is not used again in this run: {}", d.ordinal,
+                       d.name, why);
+  std::lock_guard<std::mutex> lock(g_faults_mutex);
+  g_faults.push_back(*d.lost);
 }
 
 Device &Runtime::use(int ordinal) {
@@ -144,7 +158,7 @@ Device &Runtime::use(int ordinal) {
     throw std::runtime_error(fmt::format("no GPU {}", ordinal));
   Device &d = devices_[static_cast<std::size_t>(ordinal)];
   if (d.lost)
-    throw std::runtime_error(*d.lost);
+    throw Skip(*d.lost);
   guarded(d, [&] {
     if (!d.context)
       DLRIG_CU(device_primary_ctx_retain, &d.context, d.handle);
@@ -277,6 +291,9 @@ Timed time_streams(Device &d, const std::vector<const Stream *> &streams,
     DLRIG_CU(event_record, ends[i]->get(), streams[i]->get());
   if (t.gated)
     std::atomic_ref<int>(d.hold_host[0]).store(1);
+  // NVML's view while the pass runs.
+  if (StateLog *log = StateLog::current(d))
+    log->read();
   // From the first stream's start (every stream starts after it) to the last end.
   double latest = 0;
   for (std::size_t j = 0; j < streams.size(); ++j)
@@ -509,6 +526,124 @@ std::optional<nvml::LiveSample> state_now(const Device &d, std::string &why) {
   if (!session)
     return std::nullopt;
   return nvml::sample(*session, h);
+}
+
+namespace {
+// NVML nvmlClocksEventReasons bits
+// (https://docs.nvidia.com/deploy/nvml-api/group__nvmlClocksEventReasons.html); `slows`: the clock
+// was lowered for heat or a hardware signal (what doctor's throttling check counts).
+struct ReasonBit {
+  std::uint64_t bit;
+  const char *name;
+  bool slows;
+};
+const ReasonBit kReasons[] = {{0x1, "gpu_idle", false},
+                              {0x2, "applications_clocks_setting", false},
+                              {0x4, "sw_power_cap", false},
+                              {0x8, "hw_slowdown", true},
+                              {0x10, "sync_boost", false},
+                              {0x20, "sw_thermal_slowdown", true},
+                              {0x40, "hw_thermal_slowdown", true},
+                              {0x80, "hw_power_brake_slowdown", true},
+                              {0x100, "display_clock_setting", false}};
+
+thread_local StateLog *g_current_log = nullptr;
+} // namespace
+
+std::vector<std::string> clock_event_reasons(std::uint64_t mask, bool &slows) {
+  std::vector<std::string> out;
+  for (const auto &b : kReasons)
+    if (mask & b.bit) {
+      out.push_back(b.name);
+      slows |= b.slows;
+    }
+  return out;
+}
+
+StateLog::StateLog(const Device &d) : d_(d), previous_(g_current_log) {
+  g_current_log = this;
+}
+StateLog::~StateLog() {
+  g_current_log = previous_;
+}
+
+StateLog *StateLog::current(const Device &d) {
+  return g_current_log && &g_current_log->d_ == &d ? g_current_log : nullptr;
+}
+
+void StateLog::read() {
+  if (why_not_)
+    return;
+  std::string why;
+  auto st = state_now(d_, why);
+  if (!st) {
+    why_not_ = why;
+    return;
+  }
+  Reading r;
+  r.sm_clock_mhz = st->sm_clock_mhz.value;
+  r.temperature_c = st->temperature_c.value;
+  if (st->power_usage_mw.value)
+    r.power_w = *st->power_usage_mw.value / 1e3;
+  r.reasons = st->clocks_event_reasons.value;
+  readings_.push_back(r);
+}
+
+void StateLog::into(Json &details) const {
+  if (readings_.empty()) {
+    details["gpu_state_samples"] = nullptr;
+    if (!details.contains("gpu_state_note"))
+      details["gpu_state_note"] =
+          "clocks, power and temperature not read: " + why_not_.value_or("no timed pass");
+    return;
+  }
+  std::optional<unsigned> sm_min, sm_max, temp_max;
+  std::optional<double> power_max;
+  std::uint64_t seen = 0;
+  bool any_reasons = false;
+  int throttled = 0;
+  for (const auto &r : readings_) {
+    if (r.sm_clock_mhz) {
+      sm_min = std::min(sm_min.value_or(*r.sm_clock_mhz), *r.sm_clock_mhz);
+      sm_max = std::max(sm_max.value_or(*r.sm_clock_mhz), *r.sm_clock_mhz);
+    }
+    if (r.temperature_c)
+      temp_max = std::max(temp_max.value_or(*r.temperature_c), *r.temperature_c);
+    if (r.power_w)
+      power_max = std::max(power_max.value_or(*r.power_w), *r.power_w);
+    if (r.reasons) {
+      any_reasons = true;
+      seen |= *r.reasons;
+      bool slows = false;
+      clock_event_reasons(*r.reasons, slows);
+      throttled += slows ? 1 : 0;
+    }
+  }
+  auto opt = [](const auto &v) { return v ? Json(*v) : Json(nullptr); };
+  bool unused = false;
+  Json reasons = Json::array();
+  for (const auto &name : clock_event_reasons(seen, unused))
+    reasons.push_back(name);
+  details["gpu_state_samples"] = {
+      {"readings", readings_.size()},
+      {"throttled_readings", any_reasons ? Json(throttled) : Json(nullptr)},
+      {"sm_clock_mhz", {{"min", opt(sm_min)}, {"max", opt(sm_max)}}},
+      {"temperature_c_max", opt(temp_max)},
+      {"power_w_max", opt(power_max)},
+      {"clocks_event_reasons", any_reasons ? reasons : Json(nullptr)}};
+  if (!any_reasons) {
+    if (!details.contains("throttled"))
+      details["throttled"] = nullptr;
+    return;
+  }
+  bool before = details.contains("throttled") && details["throttled"].is_boolean() &&
+                details["throttled"].get<bool>();
+  details["throttled"] = before || throttled > 0;
+  if (throttled > 0 && !details.contains("gpu_state_note"))
+    details["gpu_state_note"] =
+        fmt::format("the GPU lowered its clocks for heat or a hardware slowdown in {} of {} "
+                    "passes: the rate is below what it delivers cool",
+                    throttled, readings_.size());
 }
 
 std::optional<std::string> needs_gpus(int count) {

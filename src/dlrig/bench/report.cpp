@@ -49,6 +49,22 @@ std::string num(const std::optional<double> &v, const char *f = "{:.1f}") {
   return v ? fmt::format(fmt::runtime(f), *v) : "n/a";
 }
 
+// "throttled in 3 of 7 passes" when NVML saw the GPU lower its clocks for heat or a hardware
+// slowdown during a GPU benchmark (details.gpu_state_samples, details.throttled); else "".
+std::string throttle_note(const Json &details) {
+  if (!details.is_object())
+    return "";
+  auto samples = details.find("gpu_state_samples");
+  if (samples != details.end() && samples->is_object()) {
+    const Json &n = (*samples)["throttled_readings"];
+    if (n.is_number_integer() && n.get<long long>() > 0)
+      return fmt::format("throttled in {} of {} passes", n.get<long long>(),
+                         (*samples)["readings"].get<long long>());
+  }
+  auto flag = details.find("throttled");
+  return flag != details.end() && flag->is_boolean() && flag->get<bool>() ? "throttled" : "";
+}
+
 Table results_table(const std::vector<Record> &records) {
   Table t;
   t.header = {"benchmark", "config", "status",  "median",    "min..max",
@@ -64,6 +80,8 @@ Table results_table(const std::vector<Record> &records) {
     if (below)
       note = fmt::format("below the expected {:.3g} {}: {}", r.expectation->min_rate, r.rate_unit,
                          r.expectation->basis);
+    if (auto th = throttle_note(r.details); !th.empty())
+      note = note.empty() ? th : note + "; " + th;
     t.add({r.id, r.config, below ? "BELOW" : "measured", num(r.rate_median),
            num(r.rate_worst) + ".." + num(r.rate_best), r.rate_unit,
            fmt::format("{:.2f}", 100 * r.seconds.rsd()), std::to_string(r.seconds.n),
