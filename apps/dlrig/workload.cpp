@@ -176,6 +176,9 @@ void add_workload_options(CLI::App &sub, WorkloadArgs &a,
                "Offload saved activations to host memory (torchtune)");
   sub.add_flag("--gradient-as-bucket-view", a.run.gradient_as_bucket_view,
                "DDP(gradient_as_bucket_view=True): no gradient bucket copies");
+  sub.add_flag("--channels-last", a.run.channels_last,
+               "Time model: the CNN runs in NHWC (torch.channels_last); default NCHW, whose "
+               "tensor-core convolutions cuDNN transposes");
   add_ranged_option<double>(sub, "--reduce-bucket-size", a.run.reduce_bucket_size,
                             "DeepSpeed ZeRO reduce_bucket_size, elements (default 5e8)", "N", 1,
                             1e12);

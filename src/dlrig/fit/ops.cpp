@@ -328,7 +328,11 @@ void walk_pass(Builder &b, const ModelInput &model, const Run &run, double batch
   const double wb = weight_read_bytes(run);
   const bool bwd = ph == Phase::backward;
   double bn_bytes = 0, bn_k = 0, relu_bytes = 0, relu_k = 0, pool_bytes = 0, pool_k = 0,
-         add_bytes = 0, add_k = 0, other_bytes = 0, other_k = 0;
+         add_bytes = 0, add_k = 0, other_bytes = 0, other_k = 0, layout_bytes = 0, layout_k = 0;
+  // Tensor cores convolve NHWC tensors. With PyTorch's default NCHW, cuDNN transposes each
+  // tensor-core convolution's activations in and its result out (docs/fit.md "Time": cuDNN's
+  // NCHW-to-NHWC transformations); FP32 without TF32 runs NCHW kernels, channels_last none.
+  const bool transposes = run.precision != Precision::fp32 && !run.channels_last;
   for (const auto &r : *modules) {
     const double in = static_cast<double>(r.input.elements()) * batch;
     const double out = static_cast<double>(r.output.elements()) * batch;
@@ -341,6 +345,12 @@ void walk_pass(Builder &b, const ModelInput &model, const Run &run, double batch
       const double k = (pixels > 0 && n > 0) ? r.macs / (pixels * n) : 0;
       if (k <= 0)
         continue;
+      if (transposes && r.kind == "conv") {
+        // Each transpose reads and writes its tensor: forward the input and the output; backward
+        // the data gradient (dy in, dx out) and the weight gradient (x and dy in), two calls.
+        layout_bytes += (bwd ? 4 : 2) * a * (in + out);
+        layout_k += bwd ? 4 : 2;
+      }
       if (!bwd) {
         b.gemm(r.kind + " " + r.name, ph, run.precision, m, n, k, 1, a, wb, a);
       } else {
@@ -383,6 +393,7 @@ void walk_pass(Builder &b, const ModelInput &model, const Run &run, double batch
   b.memory("pooling" + tag, ph, pool_bytes, pool_k);
   b.memory("residual adds" + tag, ph, add_bytes, add_k);
   b.memory("other element-wise" + tag, ph, other_bytes, other_k);
+  b.memory("NCHW/NHWC transposes" + tag, ph, layout_bytes, layout_k);
 }
 
 // ---- The optimizer step ----------------------------------------------------------------------

@@ -124,6 +124,8 @@ std::string run_line(const FitReport &r) {
       s += ", activation offload";
     if (run.gradient_as_bucket_view)
       s += ", gradient_as_bucket_view";
+    if (run.channels_last)
+      s += ", channels_last";
   }
   if (!run.torch_version.empty())
     s += fmt::format(", torch {}{}", run.torch_version,
@@ -247,6 +249,7 @@ Json to_json(const FitReport &r) {
       {"paged_optimizer", run.paged_optimizer},
       {"activation_offload", run.activation_offload},
       {"gradient_as_bucket_view", run.gradient_as_bucket_view},
+      {"channels_last", run.channels_last},
       {"reduce_bucket_size", run.reduce_bucket_size},
       {"allgather_bucket_size", run.allgather_bucket_size},
       {"stage3_prefetch_bucket_size", run.stage3_prefetch_bucket_size},

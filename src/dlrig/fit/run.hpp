@@ -73,6 +73,9 @@ struct Run {
   bool paged_optimizer = false;         // bitsandbytes' paged optimizers (CUDA unified memory)
   bool activation_offload = false;      // torchtune's enable_activation_offloading
   bool gradient_as_bucket_view = false; // DDP(gradient_as_bucket_view=True)
+  // CNNs: activations in NHWC (model.to(memory_format=torch.channels_last)); PyTorch's default is
+  // NCHW, which cuDNN transposes around every tensor-core convolution. Time model only.
+  bool channels_last = false;
   // DeepSpeed ZeRO buffer sizes in elements (deepspeed/runtime/zero/config.py defaults).
   double reduce_bucket_size = 5e8;
   double allgather_bucket_size = 5e8;

@@ -105,12 +105,18 @@ TEST(TimeOps, OneBertLayerByHand) {
   EXPECT_DOUBLE_EQ(sum(ops, Phase::forward, OpKind::attention), 4 * 4 * 128.0 * 128 * h);
 }
 
-TEST(TimeOps, ResNetConvolutionsAreTheWalksMacs) {
-  auto model = test::resnet("resnet50");
+// Eight 224 px images through a CNN.
+fit::Run eight_images(Precision p) {
   fit::Run run;
   run.batch = 8;
   run.image_size = 224;
-  run.precision = Precision::fp16_amp;
+  run.precision = p;
+  return run;
+}
+
+TEST(TimeOps, ResNetConvolutionsAreTheWalksMacs) {
+  auto model = test::resnet("resnet50");
+  fit::Run run = eight_images(Precision::fp16_amp);
   double macs = 0;
   for (const auto &r : *model::walk(model.arch, 224))
     macs += r.macs;
@@ -121,6 +127,30 @@ TEST(TimeOps, ResNetConvolutionsAreTheWalksMacs) {
   EXPECT_NEAR(macs / 1e9, 4.09, 0.05);
   // Batch norm in training reads its input twice and writes once: 3 x 2 bytes per element.
   EXPECT_GT(find(ops, Phase::forward, "batch norm")->bytes, 0);
+}
+
+TEST(TimeOps, NchwTensorCoreConvolutionsAreTransposed) {
+  // cuDNN transposes an NCHW tensor-core convolution's input in and its output out: forward
+  // 2 x (in + out) elements read and written, backward twice that (data and weight gradients).
+  auto model = test::resnet("resnet50");
+  fit::Run run = eight_images(Precision::tf32);
+  double elements = 0;
+  for (const auto &r : *model::walk(model.arch, 224))
+    if (r.kind == "conv")
+      elements += static_cast<double>(r.input.elements() + r.output.elements()) * 8;
+  auto ops = train_ops(model, run);
+  const Op *fwd = find(ops, Phase::forward, "NCHW/NHWC transposes");
+  const Op *bwd = find(ops, Phase::backward, "NCHW/NHWC transposes.grad");
+  ASSERT_NE(fwd, nullptr);
+  ASSERT_NE(bwd, nullptr);
+  EXPECT_DOUBLE_EQ(fwd->bytes, 2 * 4 * elements);
+  EXPECT_DOUBLE_EQ(bwd->bytes, 4 * 4 * elements);
+  // channels_last keeps NHWC throughout; FP32 runs cuDNN's NCHW kernels: no transposes.
+  run.channels_last = true;
+  EXPECT_EQ(find(train_ops(model, run), Phase::forward, "NCHW/NHWC transposes"), nullptr);
+  run.channels_last = false;
+  run.precision = Precision::fp32;
+  EXPECT_EQ(find(train_ops(model, run), Phase::forward, "NCHW/NHWC transposes"), nullptr);
 }
 
 TEST(TimeOps, RooflineSwitchesSidesAsTheBatchGrows) {
@@ -257,6 +287,8 @@ fit::Run rn50(Precision p, int gpus, std::int64_t batch) {
   r.precision = p;
   r.optimizer = Optimizer::sgd_momentum;
   r.gpus = gpus;
+  // DeepLearningExamples' configs.yml: memory_format nhwc for AMP; TF32 and FP32 keep NCHW.
+  r.channels_last = p == Precision::fp16_amp;
   return r;
 }
 
@@ -286,11 +318,11 @@ std::vector<Published> published() {
       {"ResNet-50 1x A100 AMP", "resnet-50", "NVIDIA A100 80GB SXM4",
        rn50(Precision::fp16_amp, 1, 256), 2470},
       {"ResNet-50 1x A100 TF32", "resnet-50", "NVIDIA A100 80GB SXM4",
-       rn50(Precision::tf32, 1, 256), 938, false, true},
+       rn50(Precision::tf32, 1, 256), 938},
       {"ResNet-50 8x A100 AMP", "resnet-50", "NVIDIA A100 80GB SXM4",
        rn50(Precision::fp16_amp, 8, 256), 16621, false, true},
       {"ResNet-50 8x A100 TF32", "resnet-50", "NVIDIA A100 80GB SXM4",
-       rn50(Precision::tf32, 8, 256), 7248, false, true},
+       rn50(Precision::tf32, 8, 256), 7248},
       {"ResNet-50 1x V100 AMP", "resnet-50", "Tesla V100 SXM2 16GB",
        rn50(Precision::fp16_amp, 1, 256), 1200},
       {"ResNet-50 1x V100 FP32", "resnet-50", "Tesla V100 SXM2 16GB", rn50(Precision::fp32, 1, 128),

@@ -53,6 +53,7 @@ std::vector<Row> predictions() {
     r.image_size = static_cast<std::int64_t>(num("image_size"));
     r.optimizer = fit::parse_optimizer(col("optimizer")).value();
     r.kernels = fit::parse_kernels(col("kernels")).value();
+    r.channels_last = col("channels_last") == "yes"; // NVIDIA's AMP recipes run NHWC
     r.attention = fit::parse_attention(col("attention")).value();
     r.strategy = fit::parse_strategy(col("strategy")).value();
     r.nodes = static_cast<int>(num("nodes"));
