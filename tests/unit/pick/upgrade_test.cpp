@@ -73,6 +73,7 @@ TEST(PickUpgrade, AHardDiskThatCannotFeedTheGpuIsNamed) {
   fit::Run run;
   run.batch = 256;
   run.precision = fit::Precision::fp16_amp;
+  run.channels_last = true; // as mixed-precision CNN recipes run (no cuDNN transposes)
   auto rq = request(run);
   auto snap = machine(128e9, 16);
   snap.gpus[0].narrowest_width = 16;
