@@ -41,13 +41,7 @@ std::vector<Candidate> candidates(const Snapshot *snapshot,
 
 Library Library::open(const std::vector<Candidate> &candidates) {
   Library l;
-  auto opened = open_first(candidates, "cuBLASLt",
-                           [](const DynamicLibrary &lib) -> std::optional<std::string> {
-                             auto missing = missing_required(resolve(lib.lookup()));
-                             if (missing.empty())
-                               return std::nullopt;
-                             return missing.front();
-                           });
+  auto opened = open_first(candidates, "cuBLASLt", lacks_required(resolve, missing_required));
   if (!opened) {
     l.error_ = opened.error().message;
     return l;

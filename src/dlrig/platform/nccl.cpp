@@ -34,13 +34,7 @@ std::vector<LibraryCandidate> candidates(const Snapshot *snapshot,
 
 Library Library::open(const std::vector<LibraryCandidate> &candidates) {
   Library l;
-  auto opened =
-      open_first(candidates, "NCCL", [](const DynamicLibrary &lib) -> std::optional<std::string> {
-        auto missing = missing_required(resolve(lib.lookup()));
-        if (missing.empty())
-          return std::nullopt;
-        return missing.front();
-      });
+  auto opened = open_first(candidates, "NCCL", lacks_required(resolve, missing_required));
   if (!opened) {
     l.error_ = opened.error().message;
     return l;

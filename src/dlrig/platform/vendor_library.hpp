@@ -48,4 +48,17 @@ dlrig::Result<OpenedLibrary>
 open_first(const std::vector<LibraryCandidate> &candidates, const std::string &what,
            const std::function<std::optional<std::string>(const DynamicLibrary &)> &lacks);
 
+// open_first's `lacks` for an entry-point table: resolves the table in the library and names the
+// first required function it lacks (nullopt when it has them all).
+template <class Resolve, class MissingRequired>
+std::function<std::optional<std::string>(const DynamicLibrary &)>
+lacks_required(Resolve resolve, MissingRequired missing_required) {
+  return [resolve, missing_required](const DynamicLibrary &lib) -> std::optional<std::string> {
+    auto missing = missing_required(resolve(lib.lookup()));
+    if (missing.empty())
+      return std::nullopt;
+    return missing.front();
+  };
+}
+
 } // namespace dlrig
