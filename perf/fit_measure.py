@@ -36,6 +36,7 @@ import time
 
 import torch
 
+TIMED_STEPS = 7  # --device cuda: steps timed after the memory steps (median reported)
 CPU_GPU = "NVIDIA H100 SXM5"  # any catalog GPU: the allocated-level components do not depend on it
 
 
@@ -62,6 +63,7 @@ def make_optimizer(model, optimizer):
 
 def train_step(model, opt, make_batch, precision, device, after_backward=None):
     dtype = {"bf16-amp": torch.bfloat16, "fp16-amp": torch.float16}.get(precision)
+    torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"  # convolutions: cuDNN's default, on
     batch = make_batch()
     with torch.autocast(device, dtype=dtype, enabled=dtype is not None):
         out = model(**batch) if isinstance(batch, dict) else model(batch)
@@ -86,8 +88,21 @@ def measure_train_cuda(model, make_batch, precision, optimizer="adamw", steps=3)
     for _ in range(steps):
         train_step(model, opt, make_batch, precision, "cuda", sample)
     torch.cuda.synchronize()
-    return {"allocated": torch.cuda.max_memory_allocated(),
-            "reserved": torch.cuda.max_memory_reserved(), "device": peak[0]}
+    out = {"allocated": torch.cuda.max_memory_allocated(),
+           "reserved": torch.cuda.max_memory_reserved(), "device": peak[0]}
+    # Step time for the time model (docs/fit-accuracy.md): the median of TIMED_STEPS more steps
+    # after the warm-up above, each between CUDA events (batch creation on the GPU included, as
+    # random ids or images stand in for a loader that keeps up).
+    times = []
+    for _ in range(TIMED_STEPS):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        train_step(model, opt, make_batch, precision, "cuda")
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / 1e3)
+    out["step_s"] = sorted(times)[len(times) // 2] if times else None
+    return out
 
 
 def measure_infer_cuda(model, input_ids, max_new_tokens, dtype):
@@ -144,18 +159,22 @@ def llama_case(tf, device, name, layers, h, heads, kv, inter, vocab, batch, seq,
     return name, build
 
 
-def resnet_case(device, name, batch, precision, ckpt=False):
+def resnet_case(device, name, batch, precision, ckpt=False, channels_last=False):
     def build():
         import torchvision
         model = torchvision.models.resnet50()
         extra = []
+        fmt = torch.channels_last if channels_last else torch.contiguous_format
+        if channels_last:
+            model = model.to(memory_format=fmt)
+            extra = ["--channels-last"]
         if ckpt:  # torch.utils.checkpoint around every residual block
             import torch.utils.checkpoint as cp
             for stage in (model.layer1, model.layer2, model.layer3, model.layer4):
                 for blk in stage:
                     blk.forward = (lambda f: lambda x: cp.checkpoint(f, x, use_reentrant=False))(blk.forward)
-            extra = ["--checkpointing", "full"]
-        images = lambda: torch.randn(batch, 3, 224, 224, device=device)
+            extra += ["--checkpointing", "full"]
+        images = lambda: torch.randn(batch, 3, 224, 224, device=device).contiguous(memory_format=fmt)
         cfg = {"model_type": "resnet", "architectures": ["ResNet"], "layers": [3, 4, 6, 3],
                "block": "bottleneck", "num_classes": 1000, "image_size": 224}
         return cfg, ["--image-size", "224", "--batch", str(batch), "--precision", precision] + extra, \
@@ -207,6 +226,13 @@ def cases(device):
             out.append(hf_case(device, "bert-base-cased fine-tune fp16-amp b16 s512", bert("sdpa"), 16, 512,
                                "fp16-amp", "sdpa", lambda v: 2))
         out.append(resnet_case(device, "resnet50 fp16-amp b64", 64, "fp16-amp"))
+        out.append(resnet_case(device, "resnet50 bf16-amp b256 channels-last", 256, "bf16-amp",
+                               channels_last=True))
+        out.append(resnet_case(device, "resnet50 tf32 b256", 256, "tf32"))
+        if tf:
+            gpt2 = lambda: (lambda c: (c, tf.GPT2LMHeadModel(c)))(tf.GPT2Config(attn_implementation="sdpa"))
+            out.append(hf_case(device, "gpt2 bf16-amp b16 s1024 sdpa", gpt2, 16, 1024, "bf16-amp", "sdpa",
+                               lambda v: v))
     else:
         if tf:
             small = (4, 512, 8, 2, 1408, 32000)
@@ -239,7 +265,9 @@ def estimate(dlrig, folder, args, device):
         return None, est.stderr.strip()
     g = json.loads(est.stdout)["gpus"][0]
     if device == "cuda":
-        return {k: g[k + "_bytes"] for k in ("allocated", "reserved", "device")}, None
+        e = {k: g[k + "_bytes"] for k in ("allocated", "reserved", "device")}
+        e["step_s"] = (g.get("time") or {}).get("seconds_per_step")
+        return e, None
     e = {k: v for k, v in g["breakdown"].items() if k != "overhead"}
     e["activations"] += e.pop("kv_cache", 0)
     e["total"] = sum(e.values())
@@ -263,6 +291,14 @@ def print_table(rows, device):
         else:
             e, err = "n/a (" + (r["dlrig_error"] or "")[:60] + ")", ""
         print(f"| {r['case']} | {m} | {e} | {err} |")
+    if device == "cuda":
+        print("\n| case | measured step (ms) | dlrig step (ms) | error |")
+        print("|---|---|---|---|")
+        for r in rows:
+            ms, es = r["measured"].get("step_s"), (r["estimate"] or {}).get("step_s")
+            err = f"{(es / ms - 1) * 100:+.1f} %" if ms and es else "n/a"
+            fmt = lambda v: f"{v * 1e3:.1f}" if v else "n/a"
+            print(f"| {r['case']} | {fmt(ms)} | {fmt(es)} | {err} |")
 
 
 def main():
@@ -285,7 +321,12 @@ def main():
         if a.device == "cuda":
             cuda_reset()
         try:
-            cfg, args, run = build()
+            # On the GPU the model is built there (a CPU init of billions of parameters takes
+            # minutes); what building it left allocated at its peak is not the step's.
+            with torch.device(a.device):
+                cfg, args, run = build()
+            if a.device == "cuda":
+                cuda_reset()
             measured = run()
         except Exception as e:  # a missing optional package or an OOM is a result too
             print(json.dumps({"case": name, "skipped": f"{type(e).__name__}: {e}"}), flush=True)

@@ -11,7 +11,7 @@ samples. Prints a markdown table (device name, dlrig, torch, ratio) for docs/ben
   copy   dst.copy_(src) on the device, read + write bytes counted (dlrig's convention).
   h2d    pinned host tensor .to('cuda', non_blocking=True), bytes copied.
 
-Usage: perf/gpu_side_by_side.py [--dlrig build/dlrig] [--quick] [--samples 50]
+Usage: perf/gpu_side_by_side.py [--dlrig build/dlrig] [--quick] [--samples 50] [--results FILE...]
 Needs a CUDA GPU and torch with CUDA; anything that cannot run prints n/a with the reason.
 Never run in CI (timing belongs here, not in tests): it has not run yet, as no GPU was at hand.
 """
@@ -78,6 +78,8 @@ def main():
     ap.add_argument("--dlrig", default=os.path.join(os.path.dirname(__file__), "..", "build", "dlrig"))
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--samples", type=int, default=50)
+    ap.add_argument("--results", nargs="+", help="`dlrig bench --json` outputs saved earlier on this GPU "
+                    "(skips running dlrig again)")
     args = ap.parse_args()
     try:
         import torch
@@ -88,8 +90,17 @@ def main():
     props = torch.cuda.get_device_properties(0)
     flush = torch.empty(max(2 * getattr(props, "L2_cache_size", 0), 1 << 20) // 4,
                         device="cuda", dtype=torch.float32)
-    results = dlrig_results(args.dlrig, args.quick,
-                            ["gpu.gemm", "gpu.memory.copy", "gpu.h2d.pinned"])
+    if args.results:
+        results = []
+        for path in args.results:
+            try:
+                with open(path) as f:
+                    results += json.load(f)["results"]
+            except (OSError, ValueError, KeyError) as e:  # a run that was cut short
+                print(f"{path}: no results ({type(e).__name__}: {e})", file=sys.stderr)
+    else:
+        results = dlrig_results(args.dlrig, args.quick,
+                                ["gpu.gemm", "gpu.memory.copy", "gpu.h2d.pinned"])
     rows = []
     for r in results:
         d = r.get("details") or {}

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Everything dlrig does on a GPU, in one prepared run on a lent GPU machine, beside PyTorch on the
+# same card (docs/testing.md, "On a real GPU"). Each step has its own time limit and the whole run a
+# deadline, so a step that hangs costs only itself; every output lands under OUT/run and is packed
+# into OUT/run.tgz after each step (what a killed run had finished still comes back).
+#
+#   perf/gpu_session.sh OUT [BUNDLE] [SECONDS]
+#
+# BUNDLE (default .devrun): perf/gpu_bundle.sh's bundle.tar.xz (dlrig, the shared libraries it
+# links, pci.ids), built on another machine. SECONDS (default 500): the deadline.
+# Steps, most important first: the machine (nvidia-smi, torch), info/snapshot/doctor (also on the
+# machine's own collect_env report), a fixture (perf/capture_machine.py), fit against measured
+# PyTorch memory and step time (perf/fit_measure.py) with `dlrig watch` recording meanwhile, the GPU
+# benchmarks, the side-by-side with torch (perf/gpu_side_by_side.py), serve/watch once.
+set -u
+OUT=${1:?usage: perf/gpu_session.sh OUT [BUNDLE] [SECONDS]}
+BUNDLE=$(cd "${2:-.devrun}" && pwd)
+if [[ -f $BUNDLE/bundle.tar.xz ]]; then # perf/gpu_bundle.sh's archive
+  python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' \
+    "$BUNDLE/bundle.tar.xz" /tmp/dlrig-bundle
+  BUNDLE=/tmp/dlrig-bundle
+fi
+DEADLINE=$(($(date +%s) + ${3:-500}))
+R=$OUT/run
+mkdir -p "$R"
+export LD_LIBRARY_PATH=$BUNDLE/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export DLRIG_PCI_IDS=$BUNDLE/pci.ids
+export XDG_DATA_HOME=$R/xdg # bench stores here, fit reads the measured GEMM rates from here
+export NO_COLOR=1 PYTHONUNBUFFERED=1
+# The driver's libraries where the loader's cache lacks them (a container with the driver mounted).
+if ! ldconfig -p 2>/dev/null | grep -q 'libcuda.so.1 '; then
+  export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:/usr/local/nvidia/lib64:/usr/local/nvidia/lib
+fi
+D=$BUNDLE/dlrig
+
+pack() { tar czf "$OUT/run.tgz.tmp" -C "$OUT" run 2>/dev/null && mv "$OUT/run.tgz.tmp" "$OUT/run.tgz"; }
+
+# step NAME LIMIT CMD...: stdout to NAME.out, stderr to NAME.err, rc and seconds to steps.txt.
+step() {
+  local name=$1 limit=$2
+  shift 2
+  local left=$((DEADLINE - $(date +%s)))
+  if ((left < 5)); then
+    echo "$name skipped: deadline" | tee -a "$R/steps.txt"
+    return
+  fi
+  ((limit > left)) && limit=$left
+  local t0 t1
+  t0=$(date +%s%N)
+  timeout -k 5 "$limit" "$@" >"$R/$name.out" 2>"$R/$name.err"
+  local rc=$?
+  t1=$(date +%s%N)
+  echo "$name rc=$rc $(((t1 - t0) / 1000000)) ms (limit $limit s)" | tee -a "$R/steps.txt"
+  pack
+}
+
+step machine 30 bash -c 'uname -a; cat /etc/os-release; nvidia-smi; nvidia-smi -q;
+  python3 -c "import torch, sys; print(sys.version); print(torch.__version__, torch.version.cuda,
+  torch.backends.cudnn.version(), torch.cuda.get_device_name(), torch.cuda.get_device_properties(0))";
+  ldd '"$D"'; nproc; free -g; df -h .'
+step version 10 "$D" --version
+step info 30 "$D" info
+step info-json 30 "$D" info --json
+step snapshot 30 "$D" snapshot
+step snapshot-deep 60 "$D" snapshot --deep --deep-timeout 30
+step doctor 60 "$D" doctor
+step doctor-deep-json 90 "$D" doctor --deep --deep-timeout 30 --json
+step collect-env 60 python3 -m torch.utils.collect_env
+step doctor-collect-env 30 "$D" doctor --from "$R/collect-env.out"
+step info-collect-env 30 "$D" info --from "$R/collect-env.out"
+step capture 60 python3 perf/capture_machine.py "$R/fixture" --source "one NVIDIA H200 lent by the device tool (Firecracker VM)"
+"$D" watch --json --interval 0.5 --record "$R/watch-fit.jsonl" >/dev/null 2>"$R/watch-record.err" &
+WATCH=$!
+step fit-measure 150 python3 perf/fit_measure.py --device cuda --dlrig "$D" --out "$R/fit-configs"
+kill -INT $WATCH 2>/dev/null
+wait $WATCH 2>/dev/null
+step bench-list 20 "$D" bench --list
+for p in bf16 fp16 fp8 tf32 fp32 int8; do
+  step "bench-gemm-$p" 45 "$D" bench --json "gpu.gemm.$p"
+done
+step bench-memory 50 "$D" bench --json gpu.memory gpu.launch
+step bench-link 50 "$D" bench --json gpu.h2d gpu.d2h gpu.bidir
+step bench-multi 15 "$D" bench --json gpu.p2p nccl
+step side-by-side 80 python3 perf/gpu_side_by_side.py --samples 20 --dlrig "$D" --results "$R"/bench-gemm-*.out "$R/bench-memory.out" "$R/bench-link.out"
+step watch-replay 20 "$D" watch --replay "$R/watch-fit.jsonl"
+step serve-once 20 "$D" serve --once
+step watch-once 20 "$D" watch --once
+step bench-text 40 "$D" bench --quick gpu.gemm.bf16 gpu.memory.copy gpu.h2d.pinned
+step fit-text 20 "$D" fit tests/data/models/qwen3-8b.json --batch 4 --seq 4096 --precision bf16-amp
+step machine-after 20 nvidia-smi -q -d CLOCK,PERFORMANCE,POWER,TEMPERATURE
+pack
+echo "done: $R"
