@@ -13,6 +13,7 @@
 #include "dlrig/platform/cuda.hpp"
 #include "dlrig/platform/nvml.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -215,11 +216,12 @@ std::vector<std::string> faults();
 
 // NVML's SM clock, temperature, power and clock-event reasons read once per timed pass while the
 // pass runs (time_streams reads the thread's current log after it released the queued work;
-// pageable copies, timed by the host clock, read after each pass), summarised into a result's
+// pageable copies, timed by the host clock, read after each pass; at most one reading every
+// kMinReadingInterval, the first pass always), summarised into a result's
 // details: gpu_state_samples {readings, throttled_readings, sm_clock_mhz {min, max},
 // temperature_c_max, power_w_max, clocks_event_reasons (every reason seen)}, throttled (a reading
 // with a reason that lowers the clock: heat, a hardware slowdown) and gpu_state_note. A reading
-// costs a few NVML calls (tens of microseconds), against passes of a millisecond or more.
+// is nvml::clock_sample (five quick calls); the interval keeps them off passes of microseconds.
 // Constructing one makes it the thread's current log; at most one is current.
 class StateLog {
 public:
@@ -240,7 +242,9 @@ private:
     std::optional<double> power_w;
     std::optional<std::uint64_t> reasons;
   };
+  static constexpr std::chrono::milliseconds kMinReadingInterval{10};
   const Device &d_;
+  std::optional<std::chrono::steady_clock::time_point> last_;
   std::vector<Reading> readings_;
   std::optional<std::string> why_not_;
   StateLog *previous_ = nullptr;

@@ -525,7 +525,7 @@ std::optional<nvml::LiveSample> state_now(const Device &d, std::string &why) {
   const nvml::Session *session = nvml_for(d, h, why);
   if (!session)
     return std::nullopt;
-  return nvml::sample(*session, h);
+  return nvml::clock_sample(*session, h);
 }
 
 namespace {
@@ -574,6 +574,12 @@ StateLog *StateLog::current(const Device &d) {
 void StateLog::read() {
   if (why_not_)
     return;
+  // One reading per kMinReadingInterval at most: a pass of a few microseconds (a small GEMM, a
+  // launch round trip) would otherwise be timed a thousand times with NVML calls between.
+  const auto now = std::chrono::steady_clock::now();
+  if (last_ && now - *last_ < kMinReadingInterval)
+    return;
+  last_ = now;
   std::string why;
   auto st = state_now(d_, why);
   if (!st) {

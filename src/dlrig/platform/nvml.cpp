@@ -474,6 +474,24 @@ LiveSample sample(const Session &session, Device d) {
   return s;
 }
 
+LiveSample clock_sample(const Session &session, Device d) {
+  const EntryPoints &t = session.table();
+  LiveSample s;
+  s.sm_clock_mhz = ask_value<unsigned>(t.device_get_clock_info, d, kClockSm);
+  s.memory_clock_mhz = ask_value<unsigned>(t.device_get_clock_info, d, kClockMem);
+  s.power_usage_mw = ask_value<unsigned>(t.device_get_power_usage, d);
+  s.temperature_c = ask_value<unsigned>(t.device_get_temperature, d, kTemperatureGpu);
+  unsigned long long reasons = 0;
+  Answer reasons_answer = ask(t.device_get_current_clocks_event_reasons, d, &reasons);
+  s.clocks_event_reasons = reading(reasons_answer, std::uint64_t{reasons});
+  const Answer *asked[] = {&s.sm_clock_mhz, &s.memory_clock_mhz, &s.power_usage_mw,
+                           &s.temperature_c, &s.clocks_event_reasons};
+  for (const Answer *a : asked)
+    if (a->status == kErrorGpuIsLost)
+      s.device_status = kErrorGpuIsLost;
+  return s;
+}
+
 LiveSample sample(const Session &session, unsigned index) {
   auto handle = device_handle(session, index);
   if (handle.value)

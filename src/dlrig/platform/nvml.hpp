@@ -226,6 +226,11 @@ struct LiveSample {
   bool gpu_lost() const { return device_status == kErrorGpuIsLost; }
 };
 LiveSample sample(const Session &session, Device device);
+// Only what a benchmark reads while its work runs, which costs a few quick calls: the SM and
+// memory clocks, power, temperature and clock-event reasons (and device_status). The rest of the
+// sample is left unasked (kErrorFunctionNotFound): sample() also asks PCIe throughput, for which
+// NVML waits out its 20 ms window, and the process lists.
+LiveSample clock_sample(const Session &session, Device device);
 // The same by NVML index; a handle that cannot be had makes every reading carry its status.
 LiveSample sample(const Session &session, unsigned index);
 
