@@ -220,6 +220,13 @@ def nvml_scenario(source):
         procs = get(n.nvmlDeviceGetComputeRunningProcesses, h)
         if procs is not None:
             g["processes"] = [{"pid": p.pid, "used_memory": p.usedGpuMemory or 0} for p in procs]
+        try:
+            g["process_utilization"] = [{"pid": p.pid, "sm": p.smUtil, "mem": p.memUtil}
+                                        for p in n.nvmlDeviceGetProcessUtilization(h, 0)]
+        except n.NVMLError_NotFound:  # no samples lately: what an idle GPU answers
+            g["process_utilization"] = []
+        except (n.NVMLError, AttributeError):
+            pass
         links = []
         for l in range(18):
             st = get(n.nvmlDeviceGetNvLinkState, h, l)

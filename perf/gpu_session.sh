@@ -4,8 +4,10 @@
 # deadline, so a step that hangs costs only itself; every output lands under OUT/run and is packed
 # into OUT/run.tgz after each step (what a killed run had finished still comes back).
 #
-#   perf/gpu_session.sh OUT [BUNDLE] [SECONDS]
+#   [ONLY="machine gemm ..."] [PRECISIONS="bf16 ..."] perf/gpu_session.sh OUT [BUNDLE] [SECONDS]
 #
+# ONLY names the groups to run (default all): machine, software (info, snapshot, doctor,
+# collect_env), capture, fit, gemm, memory, link, multi, side, extras (serve/watch once, text runs).
 # BUNDLE (default .devrun): perf/gpu_bundle.sh's bundle.tar.xz (dlrig, the shared libraries it
 # links, pci.ids), built on another machine. SECONDS (default 500): the deadline.
 # Steps, most important first: the machine (nvidia-smi, torch), info/snapshot/doctor (also on the
@@ -35,6 +37,8 @@ D=$BUNDLE/dlrig
 
 pack() { tar czf "$OUT/run.tgz.tmp" -C "$OUT" run 2>/dev/null && mv "$OUT/run.tgz.tmp" "$OUT/run.tgz"; }
 
+want() { [[ -z ${ONLY:-} || " $ONLY " == *" $1 "* ]]; }
+
 # step NAME LIMIT CMD...: stdout to NAME.out, stderr to NAME.err, rc and seconds to steps.txt.
 step() {
   local name=$1 limit=$2
@@ -54,39 +58,51 @@ step() {
   pack
 }
 
-step machine 30 bash -c 'uname -a; cat /etc/os-release; nvidia-smi; nvidia-smi -q;
-  python3 -c "import torch, sys; print(sys.version); print(torch.__version__, torch.version.cuda,
-  torch.backends.cudnn.version(), torch.cuda.get_device_name(), torch.cuda.get_device_properties(0))";
-  ldd '"$D"'; nproc; free -g; df -h .'
-step version 10 "$D" --version
-step info 30 "$D" info
-step info-json 30 "$D" info --json
-step snapshot 30 "$D" snapshot
-step snapshot-deep 60 "$D" snapshot --deep --deep-timeout 30
-step doctor 60 "$D" doctor
-step doctor-deep-json 90 "$D" doctor --deep --deep-timeout 30 --json
-step collect-env 60 python3 -m torch.utils.collect_env
-step doctor-collect-env 30 "$D" doctor --from "$R/collect-env.out"
-step info-collect-env 30 "$D" info --from "$R/collect-env.out"
-step capture 60 python3 perf/capture_machine.py "$R/fixture" --source "one NVIDIA H200 lent by the device tool (Firecracker VM)"
-"$D" watch --json --interval 0.5 --record "$R/watch-fit.jsonl" >/dev/null 2>"$R/watch-record.err" &
-WATCH=$!
-step fit-measure 150 python3 perf/fit_measure.py --device cuda --dlrig "$D" --out "$R/fit-configs"
-kill -INT $WATCH 2>/dev/null
-wait $WATCH 2>/dev/null
-step bench-list 20 "$D" bench --list
-for p in bf16 fp16 fp8 tf32 fp32 int8; do
-  step "bench-gemm-$p" 45 "$D" bench --json "gpu.gemm.$p"
-done
-step bench-memory 50 "$D" bench --json gpu.memory gpu.launch
-step bench-link 50 "$D" bench --json gpu.h2d gpu.d2h gpu.bidir
-step bench-multi 15 "$D" bench --json gpu.p2p nccl
-step side-by-side 80 python3 perf/gpu_side_by_side.py --samples 20 --dlrig "$D" --results "$R"/bench-gemm-*.out "$R/bench-memory.out" "$R/bench-link.out"
-step watch-replay 20 "$D" watch --replay "$R/watch-fit.jsonl"
-step serve-once 20 "$D" serve --once
-step watch-once 20 "$D" watch --once
-step bench-text 40 "$D" bench --quick gpu.gemm.bf16 gpu.memory.copy gpu.h2d.pinned
-step fit-text 20 "$D" fit tests/data/models/qwen3-8b.json --batch 4 --seq 4096 --precision bf16-amp
-step machine-after 20 nvidia-smi -q -d CLOCK,PERFORMANCE,POWER,TEMPERATURE
+if want machine; then
+  step machine 30 bash -c 'uname -a; cat /etc/os-release; nvidia-smi; nvidia-smi -q;
+    python3 -c "import torch, sys; print(sys.version); print(torch.__version__, torch.version.cuda,
+    torch.backends.cudnn.version(), torch.cuda.get_device_name(), torch.cuda.get_device_properties(0))";
+    ldd '"$D"'; nproc; free -g; df -h .'
+  step version 10 "$D" --version
+fi
+if want software; then
+  step info 30 "$D" info
+  step info-json 30 "$D" info --json
+  step snapshot 30 "$D" snapshot
+  step snapshot-deep 60 "$D" snapshot --deep --deep-timeout 30
+  step doctor 60 "$D" doctor
+  step doctor-deep-json 90 "$D" doctor --deep --deep-timeout 30 --json
+  step collect-env 60 python3 -m torch.utils.collect_env
+  step doctor-collect-env 30 "$D" doctor --from "$R/collect-env.out"
+  step info-collect-env 30 "$D" info --from "$R/collect-env.out"
+fi
+want capture && step capture 60 python3 perf/capture_machine.py "$R/fixture" --source "one NVIDIA H200 lent by the device tool (Firecracker VM)"
+if want fit; then
+  "$D" watch --json --interval 0.5 --record "$R/watch-fit.jsonl" >/dev/null 2>"$R/watch-record.err" &
+  WATCH=$!
+  step fit-measure 150 python3 perf/fit_measure.py --device cuda --dlrig "$D" --out "$R/fit-configs"
+  kill -INT $WATCH 2>/dev/null
+  wait $WATCH 2>/dev/null
+  step watch-replay 20 "$D" watch --replay "$R/watch-fit.jsonl"
+fi
+if want gemm; then
+  step bench-list 20 "$D" bench --list
+  for p in ${PRECISIONS:-bf16 fp16 fp8 tf32 fp32 int8}; do
+    step "bench-gemm-$p" 45 "$D" bench --json "gpu.gemm.$p"
+  done
+fi
+want memory && step bench-memory 50 "$D" bench --json gpu.memory gpu.launch
+want link && step bench-link 60 "$D" bench --json gpu.h2d gpu.d2h gpu.bidir
+want multi && step bench-multi 15 "$D" bench --json gpu.p2p nccl
+if want side; then
+  step side-by-side 80 python3 perf/gpu_side_by_side.py --samples 20 --dlrig "$D" --results "$R"/bench-gemm-*.out "$R/bench-memory.out" "$R/bench-link.out"
+fi
+if want extras; then
+  step serve-once 20 "$D" serve --once
+  step watch-once 20 "$D" watch --once
+  step bench-text 40 "$D" bench --quick gpu.gemm.bf16 gpu.memory.copy gpu.h2d.pinned
+  step fit-text 20 "$D" fit tests/data/models/qwen3-8b.json --batch 4 --seq 4096 --precision bf16-amp
+  step machine-after 20 nvidia-smi -q -d CLOCK,PERFORMANCE,POWER,TEMPERATURE
+fi
 pack
 echo "done: $R"

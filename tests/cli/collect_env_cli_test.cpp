@@ -174,5 +174,22 @@ TEST(VerdictCli, LaptopWithoutGpuIsNotAllPassed) {
   EXPECT_EQ(r.out.find("58 checks passed"), std::string::npos) << r.out;
 }
 
+// collect_env from a real machine (one NVIDIA H200, torch 2.11.0+cu130, 2026-11-26): read whole,
+// nothing to fix.
+TEST(CollectEnvCli, RealH200Report) {
+  auto r = run_dlrig({"doctor", "--from", report("h200-torch2.11-cu130.txt")});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.rfind("Can PyTorch use a GPU here? Yes: torch 2.11.0+cu130 (CUDA 13.0) in "
+                        "collect_env's python will use GPU 0 (NVIDIA H200)",
+                        0),
+            0u)
+      << r.out;
+  auto info = run_dlrig({"info", "--from", report("h200-torch2.11-cu130.txt"), "--json"});
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  auto j = nlohmann::json::parse(info.out);
+  EXPECT_EQ(j.at("nvidia").at("driver_version"), "580.159.04");
+  EXPECT_EQ(j.at("host").at("cpu").at("threads"), 16) << j.at("host").at("cpu").dump();
+}
+
 } // namespace
 } // namespace dlrig::test

@@ -379,5 +379,13 @@ TEST(DoctorSoftwareFixtures, Wsl2WithTheWindowsDriverIsNotFlagged) {
   EXPECT_LT(m.exit_code, 2) << show(m.ids) << m.err;
 }
 
+// The captured H200 VM (tests/data/h200-vm): healthy; its 125.9 GiB of RAM below the GPU's
+// 140.4 GiB is the one warning, and nothing else fires on a real machine.
+TEST(DoctorFixtures, CapturedH200VmWarnsOnlyThatRamIsBelowVram) {
+  auto m = doctor_on("h200-vm");
+  EXPECT_EQ(m.exit_code, 1) << show(m.ids) << m.err;
+  EXPECT_EQ(m.ids, std::vector<std::string>{"host.ram-vs-vram"}) << show(m.ids);
+}
+
 } // namespace
 } // namespace dlrig::test

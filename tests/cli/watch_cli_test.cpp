@@ -178,5 +178,32 @@ TEST(ServeCli, NoNvmlIsUpZeroAndBadListenIsUsage) {
   EXPECT_EQ(run_dlrig({"serve", "--listen", "127.0.0.1:99999"}).exit_code, 64);
 }
 
+// On the captured H200 (idle) NVML answers NOT_FOUND for process utilization, meaning no
+// samples: not a failed read, so the scrape is up.
+TEST(ServeCli, IdleH200ScrapeIsUp) {
+  auto r = run_dlrig({"serve", "--once", "--sysroot", fixture("h200-vm")},
+                     {std::string("DLRIG_NVML_LIBRARY=") + DLRIG_FAKE_NVML,
+                      "DLRIG_FAKE_NVML_SCENARIO=" + fixture("h200-vm/nvml.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\ndlrig_up 1\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("name=\"NVIDIA H200\""), std::string::npos) << r.out;
+}
+
+// A recording made by `dlrig watch --record` on a real H200 while perf/fit_measure.py trained
+// (tests/data/recordings/h200-fit-measure.jsonl, 2026-11-26): replay summarises it.
+TEST(WatchCli, ReplaysARecordingFromARealH200) {
+  auto r = run_dlrig({"watch", "--replay", fixture("recordings/h200-fit-measure.jsonl")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Recording: 89 samples over 49 s"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("39.2 GiB (28 %)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("throttling (power cap 700 W)"), std::string::npos) << r.out;
+  auto j = run_dlrig({"watch", "--replay", fixture("recordings/h200-fit-measure.jsonl"), "--json"});
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  Json summary = Json::parse(j.out);
+  EXPECT_NEAR(summary.at("duration_seconds").get<double>(), 48.6, 0.1);
+  ASSERT_FALSE(summary.at("findings").empty());
+  EXPECT_EQ(summary.at("findings")[0].at("id"), "idle-while-process-runs");
+}
+
 } // namespace
 } // namespace dlrig::test

@@ -818,7 +818,8 @@ Return device_get_pcie_throughput(Device d, int counter, unsigned *kbps) {
                 kbps);
 }
 
-// "process_utilization": [{"pid", "sm", "mem"}]: one sample per process, stamped now.
+// "process_utilization": [{"pid", "sm", "mem"}]: one sample per process, stamped now; an empty
+// list answers NVML_ERROR_NOT_FOUND, as NVML does when no process used the GPU lately.
 Return device_get_process_utilization(Device d, ProcessUtilizationSample *samples, unsigned *count,
                                       unsigned long long) {
   FAKE_ENTER(d, true);
@@ -828,6 +829,8 @@ Return device_get_process_utilization(Device d, ProcessUtilizationSample *sample
   if (!count)
     return kErrorInvalidArgument;
   unsigned n = static_cast<unsigned>(given->size());
+  if (n == 0) // "no valid sample entries": what NVML answers when no process used the GPU
+    return kErrorNotFound;
   if (!samples || *count < n) {
     *count = n;
     return kErrorInsufficientSize;

@@ -320,6 +320,13 @@ Reading<std::vector<ProcessUtilization>> ask_process_utilization(const EntryPoin
   const auto &entry = t.device_get_process_utilization;
   unsigned count = 0;
   Answer a = ask(entry, d, static_cast<ProcessUtilizationSample *>(nullptr), &count, 0ULL);
+  // NVML_ERROR_NOT_FOUND: "no valid sample entries" since the timestamp (NVML API reference,
+  // nvmlDeviceGetProcessUtilization): no process used the GPU lately, an empty list, not a failed
+  // read (seen on an idle H200, where it made every scrape's dlrig_up 0).
+  if (a.status == kErrorNotFound) {
+    a.status = kSuccess;
+    return reading(a, std::vector<ProcessUtilization>{});
+  }
   std::vector<ProcessUtilizationSample> buf;
   for (int attempt = 0; attempt < 4 && a.status == kErrorInsufficientSize; ++attempt) {
     if (count > kMaxProcesses) {
