@@ -189,6 +189,19 @@ TEST(CollectEnvCli, RealH200Report) {
   auto j = nlohmann::json::parse(info.out);
   EXPECT_EQ(j.at("nvidia").at("driver_version"), "580.159.04");
   EXPECT_EQ(j.at("host").at("cpu").at("threads"), 16) << j.at("host").at("cpu").dump();
+  // The lines that have a snapshot field now, not only a parser check.
+  const auto &sw = j.at("software");
+  EXPECT_EQ(sw.at("cmake_version"), "4.4.3");
+  EXPECT_EQ(sw.at("libc_version"), "glibc-2.39");
+  EXPECT_TRUE(sw.at("clang_version").is_null());       // "Could not collect"
+  EXPECT_TRUE(sw.at("hip_runtime_version").is_null()); // "N/A"
+  const auto &torch = sw.at("python_envs")[0].at("torch");
+  EXPECT_EQ(torch.at("debug_build"), false);
+  EXPECT_EQ(torch.at("xnnpack"), true);
+  EXPECT_EQ(sw.at("python_envs")[0].at("deep").at("xpu_available"), false);
+  auto text = run_dlrig({"info", "--from", report("h200-torch2.11-cu130.txt")});
+  EXPECT_NE(text.out.find("C library"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("XNNPACK on"), std::string::npos) << text.out;
 }
 
 } // namespace

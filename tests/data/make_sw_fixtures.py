@@ -175,8 +175,16 @@ def torch(t, site, version, cuda="'12.4'", hip="None", wheels=True, tv="0.20.1",
             dist(t, site, name, v)
         for lib in ["cudnn", "nccl", "cublas"]:
             t.file(f"{site}/nvidia/{lib}/lib/.keep")
+        # The cuDNN 9 wheel's libraries: libcudnn.so.9 and the sub-libraries it opens by name
+        # (cuDNN 9 installation guide, "cuDNN library components").
+        for stem in CUDNN9_WHEEL:
+            t.file(f"{site}/nvidia/cudnn/lib/{stem}.so.9")
     dist(t, site, "numpy", "2.1.3")
     dist(t, site, "triton", "3.1.0")
+
+CUDNN9_WHEEL = ["libcudnn", "libcudnn_adv", "libcudnn_cnn", "libcudnn_engines_precompiled",
+                "libcudnn_engines_runtime_compiled", "libcudnn_graph", "libcudnn_heuristic", "libcudnn_ops"]
+
 
 def venv(t, root, ver="3.11", pyver="3.11.4"):
     t.file(root + "/pyvenv.cfg", f"home = /usr/bin\ninclude-system-site-packages = false\nversion = {pyver}\nexecutable = /usr/bin/python{ver}\ncommand = /usr/bin/python3 -m venv {root}\n")
@@ -324,7 +332,8 @@ wsl2("wsl2")
 wsl2("wsl2-driver-inside", linux_driver=True)
 
 # 7. a system cuDNN 9.0 (Ubuntu's libcudnn9-cuda-12, in an ld.so.conf folder) beside the 9.1.0.70
-# torch's wheel bundles
+# torch's wheel bundles; the system copy has a sub-library the wheel lacks
+# (libcudnn_engines_tensor_ir.so.9, as in https://github.com/pytorch/pytorch/issues/185512)
 t = Tree("sw-system-cudnn")
 base_host(t)
 nvidia_driver(t)
@@ -332,7 +341,7 @@ persistenced(t)
 pci_gpu(t)
 system_python(t)
 lib = "/usr/lib/x86_64-linux-gnu"
-for stem in ["libcudnn", "libcudnn_ops", "libcudnn_cnn", "libcudnn_graph"]:
+for stem in ["libcudnn", "libcudnn_ops", "libcudnn_cnn", "libcudnn_graph", "libcudnn_engines_tensor_ir"]:
     t.file(f"{lib}/{stem}.so.9.0.0")
     t.link(f"{lib}/{stem}.so.9", f"{stem}.so.9.0.0")
 site = venv(t, "/home/user/venv")

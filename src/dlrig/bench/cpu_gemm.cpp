@@ -147,8 +147,12 @@ template <class T> Outcome run_gemm(const Config &cfg, const Context &ctx, Sampl
                {"threads", threads},
                {"library", "OpenBLAS"},
                {"library_config", blas_config()},
+               {"library_note", Json(nullptr)},
                {"verification", "64 sampled entries vs long-double dot product, tolerance "
                                 "16*sqrt(n)*eps*sum|a*b|"}};
+  if (ctx.snapshot)
+    if (auto note = openblas_core_note(blas_config(), ctx.snapshot->host.cpu.isa))
+      o.details["library_note"] = *note;
   return o;
 }
 

@@ -63,8 +63,12 @@ struct FoundLibrary {
   OptStr version;
   OptStr origin; // system | toolkit | toolkit-stub | compat | wsl | conda | pip
   OptBool via_ld_library_path = std::nullopt; // found in a directory LD_LIBRARY_PATH names
+  // cuDNN's sub-libraries in the same folder, by soname ("libcudnn_ops.so.9", ...): cuDNN opens
+  // them by name at run time, so one missing here is taken from wherever the loader finds it.
+  // Listed for cuDNN; nullopt when not listed (other libraries, older snapshots).
+  std::optional<std::vector<std::string>> members = std::nullopt;
 };
-DLRIG_JSON(FoundLibrary, path, version, origin, via_ld_library_path)
+DLRIG_JSON(FoundLibrary, path, version, origin, via_ld_library_path, members)
 
 struct DriverLibraries {
   std::vector<FoundLibrary> libcuda; // in loader order, the first one wins
@@ -113,9 +117,11 @@ struct TorchInstall {
   std::vector<std::string> arch_list;     // sm_50 ... compute_90; empty = unknown
   OptStr arch_list_source = std::nullopt; // "deep" (torch.cuda.get_arch_list()); null when unknown
   OptStr path = std::nullopt;             // the torch package folder
+  OptBool debug_build = std::nullopt;     // torch.version.debug (collect_env's "Is debug build")
+  OptBool xnnpack = std::nullopt;         // torch.backends.xnnpack.enabled ("Is XNNPACK available")
 };
 DLRIG_JSON(TorchInstall, version, variant, cuda, hip, cpu_only, cudnn, nccl, arch_list,
-           arch_list_source, path)
+           arch_list_source, path, debug_build, xnnpack)
 
 // What running the interpreter once (--deep) reported.
 struct DeepProbe {
@@ -124,8 +130,10 @@ struct DeepProbe {
   std::optional<int> device_count;
   std::vector<std::string> arch_list;
   OptStr error; // CUDA initialisation error text, or why the run failed
+  OptBool xpu_available =
+      std::nullopt; // torch.xpu.is_available() (collect_env's "Is XPU available")
 };
-DLRIG_JSON(DeepProbe, ran, cuda_available, device_count, arch_list, error)
+DLRIG_JSON(DeepProbe, ran, cuda_available, device_count, arch_list, error, xpu_available)
 
 struct PythonEnv {
   std::string interpreter; // path
@@ -184,9 +192,18 @@ struct SoftwareInfo {
   // torch.utils.cpp_extension's build folder ($TORCH_EXTENSIONS_DIR, else
   // ~/.cache/torch_extensions) when it holds builds: extensions were JIT-compiled here.
   OptStr torch_extensions_cache = std::nullopt;
+  // Read from a collect_env report only (a live probe leaves them unknown): "Clang version",
+  // "CMake version", "Libc version" ("glibc-2.39"), "HIP runtime version", "MIOpen runtime
+  // version".
+  OptStr clang_version = std::nullopt;
+  OptStr cmake_version = std::nullopt;
+  OptStr libc_version = std::nullopt;
+  OptStr hip_runtime_version = std::nullopt;
+  OptStr miopen_runtime_version = std::nullopt;
 };
 DLRIG_JSON(SoftwareInfo, kernel, device_nodes, services, acs, driver_libraries, cuda_toolkits,
            cuda_selection, libraries, python_envs, python_search, env, master_port_in_use,
-           host_compiler_version, runtime, master_port, torch_extensions_cache)
+           host_compiler_version, runtime, master_port, torch_extensions_cache, clang_version,
+           cmake_version, libc_version, hip_runtime_version, miopen_runtime_version)
 
 } // namespace dlrig

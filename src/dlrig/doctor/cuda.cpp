@@ -158,6 +158,19 @@ std::vector<Finding> ld_shadows(const Snapshot &s, const kb::KnowledgeBase &kb,
   return {f};
 }
 
+// The cuDNN folder this environment's torch bundles (pip's nvidia/cudnn/lib, conda's lib), as
+// the probe listed it; nullptr when none is listed.
+const FoundLibrary *bundled_cudnn(const Snapshot &s, const PythonEnv &env) {
+  for (const auto &lib : s.software.libraries.cudnn) {
+    if (lib.origin != OptStr("pip") && lib.origin != OptStr("conda"))
+      continue;
+    for (const OptStr &prefix : {env.site_packages, env.root})
+      if (prefix && lib.path.rfind(*prefix + "/", 0) == 0)
+        return &lib;
+  }
+  return nullptr;
+}
+
 std::vector<Finding> system_cudnn(const Snapshot &s, const kb::KnowledgeBase &kb,
                                   const DoctorOptions &) {
   // The loader's folders that LD_LIBRARY_PATH did not add: /etc/ld.so.conf (with its includes)
@@ -191,25 +204,47 @@ std::vector<Finding> system_cudnn(const Snapshot &s, const kb::KnowledgeBase &kb
       bool loads_this = !bundled;
       if (loads_this && fit != CudnnFit::older_minor)
         continue;
+      // Beside a bundled copy, only a sub-library the bundled folder lacks is taken from this
+      // one (its soname is looked up past torch's folders); a complete bundle never mixes.
+      std::vector<std::string> missing;
+      if (!loads_this) {
+        const FoundLibrary *own = bundled_cudnn(s, env);
+        if (!own || !own->members || !lib.members) {
+          Finding f = could_not_check(
+              "cuda.system-cudnn",
+              fmt::format("whether the cuDNN torch bundles lacks a sub-library that the system "
+                          "cuDNN {} in {} has (the folders' listings are",
+                          *lib.version, dir_of(lib.path)));
+          f.title += ")";
+          out.push_back(std::move(f));
+          continue;
+        }
+        for (const auto &m : *lib.members)
+          if (std::find(own->members->begin(), own->members->end(), m) == own->members->end())
+            missing.push_back(m);
+        if (missing.empty())
+          continue;
+      }
       Finding f = make_finding(
           "cuda.system-cudnn", loads_this ? Severity::fail : Severity::warn,
           loads_this
               ? fmt::format("torch loads the system cuDNN {} from {}, older than the {} it was "
                             "built with",
                             *lib.version, dir_of(lib.path), *built)
-              : fmt::format("A system cuDNN {} on the default loader path beside the {} torch "
-                            "bundles",
-                            *lib.version, *built),
+              : fmt::format("The cuDNN {} torch bundles lacks {}, which the system cuDNN {} on "
+                            "the default loader path has",
+                            *built, join(missing, ", "), *lib.version),
           loads_this
               ? "This torch has no cuDNN of its own, so the dynamic loader takes the one in the "
                 "ld.so.conf folders; torch refuses an older minor than it was built with at the "
                 "first cuDNN call: \"cuDNN version incompatibility: PyTorch was compiled against "
                 "... but found runtime version ...\"."
-              : "torch finds its bundled libcudnn through its RUNPATH, but cuDNN opens its "
-                "sub-libraries (libcudnn_ops, libcudnn_cnn, libcudnn_engines_*...) by name and a "
-                "process that falls back to the loader's cache gets them from this copy: \"version "
-                "libcudnn_ops_infer.so.8 not defined\", CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH, "
-                "or \"Could not load library libcudnn_cnn_infer.so.8\".",
+              : "torch finds its bundled libcudnn through its RUNPATH, and cuDNN opens its "
+                "sub-libraries (libcudnn_ops, libcudnn_cnn, libcudnn_engines_*...) by name: one "
+                "the bundled folder lacks is taken from the loader's cache, from this other "
+                "version, and cuDNN stops at the first convolution with "
+                "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH (\"version libcudnn_ops_infer.so.8 not "
+                "defined\" with cuDNN 8).",
           {loads_this
                ? "pip install nvidia-cudnn-cu" +
                      std::to_string(parse_version(*env.torch->cuda)[0]) + "==" + *built +
@@ -225,6 +260,8 @@ std::vector<Finding> system_cudnn(const Snapshot &s, const kb::KnowledgeBase &kb
           .with("torch", env.torch->version.value_or("n/a"))
           .with("torch_cudnn", *built + (bundled ? " (bundled)" : " (built with; none bundled)"))
           .with("python", env.interpreter);
+      if (!missing.empty())
+        f.with("missing_from_bundle", join(missing, ", "));
       out.push_back(std::move(f));
     }
   }
@@ -430,14 +467,17 @@ std::vector<Check> cuda_checks() {
        "torch variants (cudnn)",
        "a CUDA torch and a system cuDNN of the same major in an ld.so.conf or default folder (not "
        "LD_LIBRARY_PATH): fail when torch bundles no cuDNN and that copy is an older minor than "
-       "torch was built with; warn when torch bundles one and the system copy's version differs",
+       "torch was built with; warn when torch bundles one of another version that lacks a "
+       "sub-library the system copy has (could not check when either folder was not listed)",
        "pip install the nvidia-cudnn wheel torch was built with, or remove or upgrade the system "
        "copy (sudo ldconfig after)",
        "the version rule: "
        "https://github.com/pytorch/pytorch/blob/main/torch/backends/cudnn/__init__.py, "
        "https://github.com/pytorch/pytorch/issues/80637; the system fallback: "
        "https://github.com/pytorch/pytorch/issues/101314, "
-       "https://github.com/pytorch/pytorch/issues/104591; loader order (LD_LIBRARY_PATH, "
+       "https://github.com/pytorch/pytorch/issues/104591; a sub-library missing from the "
+       "bundle taken from the system: https://github.com/pytorch/pytorch/issues/185512, "
+       "https://github.com/pytorch/pytorch/issues/188892; loader order (LD_LIBRARY_PATH, "
        "RUNPATH, ld.so.cache, defaults): https://man7.org/linux/man-pages/man8/ld.so.8.html",
        system_cudnn},
       {"cuda.multiple-toolkits", "cuda", Severity::warn,

@@ -169,7 +169,13 @@ Table python_table(const SoftwareInfo &sw) {
                          show_int(e.deep->device_count) + " devices");
       if (e.deep->error)
         others.push_back("deep: " + *e.deep->error);
+      if (e.deep->xpu_available.value_or(false))
+        others.push_back("XPU available");
     }
+    if (e.torch && e.torch->debug_build.value_or(false))
+      others.push_back("torch DEBUG build (slow)");
+    if (e.torch && e.torch->xnnpack)
+      others.push_back(std::string("XNNPACK ") + (*e.torch->xnnpack ? "on" : "off"));
     std::string torch = "-", variant = "-", cuda = "-", cudnn = "-", nccl = "-", arch = "-";
     if (e.torch) {
       torch = show(e.torch->version);
@@ -194,6 +200,13 @@ Table environment_table(const SoftwareInfo &sw) {
     t.add({"MASTER_PORT " + std::to_string(*sw.master_port),
            show(sw.master_port_in_use, "in use (something listens on it)", "free")});
   t.add({"host gcc", show(sw.host_compiler_version)});
+  // What only a collect_env report states: shown when it did.
+  for (const auto &[label, value] :
+       {std::pair{"host clang", &sw.clang_version}, std::pair{"CMake", &sw.cmake_version},
+        std::pair{"C library", &sw.libc_version}, std::pair{"HIP runtime", &sw.hip_runtime_version},
+        std::pair{"MIOpen runtime", &sw.miopen_runtime_version}})
+    if (*value)
+      t.add({label, **value});
   const auto &rt = sw.runtime;
   std::string where = show(rt.kind);
   if (rt.container_engine)

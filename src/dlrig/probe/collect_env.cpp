@@ -611,11 +611,14 @@ void fill_python(Snapshot &s, const CollectEnvReport &r) {
         t.cudnn = c->version;
     if (const auto *w = package({"nvidia-nccl-cu11", "nvidia-nccl-cu12", "nvidia-nccl-cu13"}))
       t.nccl = w->version;
+    t.debug_build = r.flag("Is debug build");
+    t.xnnpack = r.flag("Is XNNPACK available");
     env.torch = t;
     if (auto available = r.flag("Is CUDA available")) {
       DeepProbe d;
       d.ran = true; // collect_env imported torch and asked torch.cuda.is_available()
       d.cuda_available = available;
+      d.xpu_available = r.flag("Is XPU available");
       env.deep = d;
     }
   }
@@ -739,6 +742,24 @@ Snapshot collect_env_snapshot(const CollectEnvReport &r, const kb::KnowledgeBase
     if (!w.empty() && starts_with_digit(w.back()))
       s.software.host_compiler_version = w.back().substr(0, w.back().find('.'));
   }
+  // The other tools it names: the version word of "version 4.4.3", "Ubuntu clang version
+  // 18.1.3 (1ubuntu1)", and the libc as printed ("glibc-2.39").
+  auto version_word = [&](const char *label) -> OptStr {
+    auto v = r.value(label);
+    if (!v)
+      return std::nullopt;
+    for (const auto &w : words(*v))
+      if (starts_with_digit(w))
+        return w;
+    return std::nullopt;
+  };
+  s.software.clang_version = version_word("Clang version");
+  s.software.cmake_version = version_word("CMake version");
+  s.software.libc_version = r.value("Libc version");
+  if (auto hip = r.value("HIP runtime version"); hip && starts_with_digit(*hip))
+    s.software.hip_runtime_version = hip;
+  if (auto miopen = r.value("MIOpen runtime version"); miopen && starts_with_digit(*miopen))
+    s.software.miopen_runtime_version = miopen;
   // NVIDIA driver and GPUs.
   if (auto d = r.value("Nvidia driver version"))
     s.nvidia.driver_version = d;

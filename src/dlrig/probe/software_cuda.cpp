@@ -274,6 +274,8 @@ void probe_cuda_libraries(const ProbeContext &ctx, SoftwareInfo &sw,
       lib.path = join_path(sd.dir, lib.version ? stem + "." + *lib.version : stem);
       lib.origin = origin_of(lib.path, sw.cuda_toolkits);
       lib.via_ld_library_path = sd.from_ld_library_path;
+      if (spec.list == &CudaLibraries::cudnn)
+        lib.members = cudnn_members(names);
       (sw.libraries.*spec.list).push_back(std::move(lib));
     }
   }

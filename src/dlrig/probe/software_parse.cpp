@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <set>
 
 namespace dlrig {
 
@@ -182,6 +183,25 @@ OptStr library_version_from_name(std::string_view name, std::string_view stem) {
   if (!is_dotted_version(version))
     return std::nullopt;
   return std::string(version);
+}
+
+std::vector<std::string> cudnn_members(const std::vector<std::string> &names) {
+  std::set<std::string> out;
+  for (const auto &n : names) {
+    if (n.rfind("libcudnn_", 0) != 0)
+      continue;
+    auto so = n.find(".so.");
+    if (so == std::string::npos)
+      continue;
+    auto major_end = n.find('.', so + 4);
+    std::string major =
+        n.substr(so + 4, major_end == std::string::npos ? std::string::npos : major_end - so - 4);
+    if (major.empty() || !std::all_of(major.begin(), major.end(),
+                                      [](unsigned char c) { return std::isdigit(c) != 0; }))
+      continue;
+    out.insert(n.substr(0, so + 4) + major);
+  }
+  return {out.begin(), out.end()};
 }
 
 LdSoConf parse_ld_so_conf(std::string_view text) {

@@ -39,6 +39,11 @@ std::string parse_iommu_mode(std::string_view cmdline);
 // "550.54.15". nullopt when name is not stem followed by ".digits[.digits...]".
 OptStr library_version_from_name(std::string_view name, std::string_view stem);
 
+// cuDNN's sub-libraries among a folder's file names, as sonames, sorted and unique:
+// "libcudnn_ops.so.9.1.0" and "libcudnn_ops.so.9" -> "libcudnn_ops.so.9". Names without a major
+// ("libcudnn_ops.so", a development link) are left out.
+std::vector<std::string> cudnn_members(const std::vector<std::string> &names);
+
 // The blank-separated words of a line ("  a  b\t c" -> {"a", "b", "c"}); views into `line`.
 std::vector<std::string_view> words_of(std::string_view line);
 

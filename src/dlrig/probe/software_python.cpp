@@ -240,10 +240,15 @@ void read_packages(const ProbeContext &ctx, PythonEnv &env, const std::string &r
        {Bundled{&CudaLibraries::cudnn, "cudnn"}, Bundled{&CudaLibraries::nccl, "nccl"},
         Bundled{&CudaLibraries::cublas, "cublas"}}) {
     if (auto w = wheel(b.lib)) {
-      (sw.libraries.*b.list)
-          .push_back(FoundLibrary{w->second + "/nvidia/" + b.lib + "/lib", w->first, "pip", false});
+      FoundLibrary lib{w->second + "/nvidia/" + b.lib + "/lib", w->first, "pip", false};
+      if (b.list == &CudaLibraries::cudnn)
+        lib.members = cudnn_members(ctx.fs.list(lib.path));
+      (sw.libraries.*b.list).push_back(std::move(lib));
     } else if (auto c = conda_pkg(b.lib == std::string("cublas") ? "libcublas" : b.lib)) {
-      (sw.libraries.*b.list).push_back(FoundLibrary{root + "/lib", c, "conda", false});
+      FoundLibrary lib{root + "/lib", c, "conda", false};
+      if (b.list == &CudaLibraries::cudnn)
+        lib.members = cudnn_members(ctx.fs.list(lib.path));
+      (sw.libraries.*b.list).push_back(std::move(lib));
     }
   }
   if (auto w = wheel("tensorrt-libs"))

@@ -63,14 +63,41 @@ Snapshot with_system_cudnn(std::string version) {
       FoundLibrary{"/home/ana/venv/lib/python3.11/site-packages/nvidia/cudnn/lib", "9.1.0.70",
                    "pip", false},
       FoundLibrary{"/usr/lib/x86_64-linux-gnu/libcudnn.so." + version, version, "system", false}};
+  s.software.python_envs[0].site_packages = "/home/ana/venv/lib/python3.11/site-packages";
   return s;
 }
 
+// The cuDNN 9 wheel's sub-libraries (cuDNN 9 installation guide, "cuDNN library components").
+const std::vector<std::string> kCudnn9Wheel = {"libcudnn_adv.so.9",
+                                               "libcudnn_cnn.so.9",
+                                               "libcudnn_engines_precompiled.so.9",
+                                               "libcudnn_engines_runtime_compiled.so.9",
+                                               "libcudnn_graph.so.9",
+                                               "libcudnn_heuristic.so.9",
+                                               "libcudnn_ops.so.9"};
+
 TEST(DoctorCuda, SystemCudnnOnTheDefaultLoaderPath) {
-  // Beside the bundled 9.1.0.70: a 9.0 from ld.so.conf can be mixed in by cuDNN's own loading.
-  auto f = run_check("cuda.system-cudnn", with_system_cudnn("9.0.0"));
+  // Beside the bundled 9.1.0.70, a 9.0 from ld.so.conf mixes in only through a sub-library the
+  // bundle lacks: cuDNN opens them by name, and the loader looks past torch's folders for it.
+  Snapshot s = with_system_cudnn("9.0.0");
+  s.software.libraries.cudnn[0].members = kCudnn9Wheel;
+  s.software.libraries.cudnn[1].members =
+      std::vector<std::string>{"libcudnn_cnn.so.9", "libcudnn_ops.so.9"};
+  // A complete bundle: nothing mixes in (an H200 with a system 9.14 beside torch's 9.19 trained
+  // ResNet-50 through cuDNN, docs/doctor.md).
+  EXPECT_TRUE(run_check("cuda.system-cudnn", s).empty());
+  s.software.libraries.cudnn[1].members->push_back("libcudnn_engines_tensor_ir.so.9");
+  auto f = run_check("cuda.system-cudnn", s);
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].severity, Severity::warn);
+  EXPECT_NE(f[0].title.find("lacks libcudnn_engines_tensor_ir.so.9"), std::string::npos)
+      << f[0].title;
+  // Folders the snapshot did not list (an older snapshot): the check cannot decide.
+  f = run_check("cuda.system-cudnn", with_system_cudnn("9.0.0"));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::info);
+  EXPECT_EQ(f[0].title.rfind("Could not check: whether the cuDNN torch bundles lacks", 0), 0u)
+      << f[0].title;
   EXPECT_EQ(run_check("cuda.system-cudnn", with_system_cudnn("9.1.0")).size(), 0u);
   EXPECT_EQ(run_check("cuda.system-cudnn", with_system_cudnn("8.9.7")).size(), 0u); // .so.8
   // A torch without a bundled cuDNN loads the system copy: an older minor than the 9.1.0.70 it

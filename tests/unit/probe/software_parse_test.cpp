@@ -5,6 +5,14 @@
 namespace dlrig {
 namespace {
 
+TEST(SoftwareParse, CudnnMembersAreTheSubLibrarySonames) {
+  EXPECT_EQ(cudnn_members({"libcudnn.so.9", "libcudnn_ops.so.9.1.0", "libcudnn_ops.so.9",
+                           "libcudnn_cnn.so.9.1.0", "libcudnn_ops.so", "libcudnn_adv.so.x",
+                           "libnccl.so.2", ".keep"}),
+            (std::vector<std::string>{"libcudnn_cnn.so.9", "libcudnn_ops.so.9"}));
+  EXPECT_TRUE(cudnn_members({}).empty());
+}
+
 TEST(SoftwareParse, ProcModulesNamesTheFirstColumn) {
   auto names = parse_proc_modules("nvidia_uvm 4890624 0 - Live 0x0 (PO)\n"
                                   "nvidia 54353920 3 nvidia_uvm, Live 0x0 (PO)\n\n");
