@@ -398,8 +398,9 @@ TEST(DoctorFixtures, RealH200SnapshotHasNoCudnnFalseAlarm) {
   auto j = nlohmann::json::parse(r.out);
   std::vector<std::string> warned;
   for (const auto &f : j.at("findings")) {
-    if (f.at("id") == "cuda.system-cudnn")
+    if (f.at("id") == "cuda.system-cudnn") {
       EXPECT_EQ(f.at("severity"), "info") << f.dump();
+    }
     if (f.at("severity") == "warn" || f.at("severity") == "fail")
       warned.push_back(f.at("id").get<std::string>());
   }
