@@ -421,12 +421,88 @@ TEST(BenchGpuCli, GemmSkipsWhenCublasLtCannotBeUsed) {
 }
 
 TEST(BenchGpuCli, GemmOutOfMemoryStepsDownAndSaysSo) {
-  auto g = bench("gemm_out_of_memory.json", {"gpu.gemm.fp32"});
+  // cuMemGetInfo does not answer, so the allocations decide: they fail and step down.
+  auto g = bench("gemm_out_of_memory_no_info.json", {"gpu.gemm.fp32"});
   ASSERT_EQ(g.run.exit_code, 0) << g.run.err;
   auto r = g.results.at(0);
   ASSERT_EQ(r["status"], "measured") << r.dump();
   EXPECT_EQ(r["details"]["note"], "out of memory for 256x256x256: stepped down to 128x128x128");
   EXPECT_EQ(r["details"]["m"], 128);
+}
+
+// ---- free memory: a configuration the GPU cannot hold is skipped, naming the bytes ----------
+
+TEST(BenchGpuCli, AGemmShapeTheFreeMemoryCannotHoldIsSkippedNamingTheBytes) {
+  // 35012608 B free: 256^3 in FP32 needs the 32 MiB workspace, the 1 MiB L2 flush and 3 x 256 KiB.
+  auto g = bench("gemm_out_of_memory.json", {"gpu.gemm.fp32"});
+  ASSERT_EQ(g.run.exit_code, 0) << g.run.err;
+  ASSERT_EQ(g.results.size(), 2u) << g.results.dump();
+  for (auto &r : g.results)
+    EXPECT_EQ(r["status"], "skipped") << r.dump();
+  EXPECT_EQ(g.results.at(0)["reason"],
+            "needs 35389440 B (33.8 MiB) of device memory on GPU 0 (NVIDIA H100 80GB HBM3) for "
+            "fp32 256x256x256 (A, B, D, the 32 MiB workspace and the 1 MiB L2 flush); 35012608 B "
+            "(33.4 MiB) of 80.0 GiB free, and a tenth of that stays for the driver and other "
+            "processes");
+}
+
+TEST(BenchGpuCli, TransfersTheFreeMemoryCannotHoldAreSkippedNamingTheBytes) {
+  // 1 MiB free: a 1 MiB buffer does not fit in 90 % of it.
+  auto g = bench("little_free.json", {"gpu.h2d.pinned", "gpu.d2h.pageable", "gpu.bidir"});
+  ASSERT_EQ(g.run.exit_code, 0) << g.run.err;
+  ASSERT_EQ(g.results.size(), 3u) << g.results.dump();
+  for (auto &r : g.results)
+    EXPECT_EQ(r["status"], "skipped") << r.dump();
+  EXPECT_EQ(result(g, "gpu.h2d.pinned")->at("reason"),
+            "needs 1048576 B (1.0 MiB) of device memory on GPU 0 (NVIDIA H100 80GB HBM3) for a "
+            "buffer of 1 MiB; 1048576 B (1.0 MiB) of 80.0 GiB free, and a tenth of that stays for "
+            "the driver and other processes");
+  EXPECT_NE(result(g, "gpu.bidir.pinned")
+                ->at("reason")
+                .get<std::string>()
+                .find("needs 2097152 B (2.0 MiB) of device memory on GPU 0 (NVIDIA H100 80GB "
+                      "HBM3) for 2 buffers of 1 MiB"),
+            std::string::npos);
+  // The same sizes on a GPU with its memory free are measured.
+  auto free = bench("one_gpu.json", {"gpu.h2d.pinned"});
+  ASSERT_EQ(free.run.exit_code, 0) << free.run.err;
+  EXPECT_EQ(free.results.at(0)["status"], "measured") << free.results.dump();
+}
+
+TEST(BenchGpuCli, PeerCopiesToAGpuWithoutFreeMemoryAreSkippedNamingTheBytes) {
+  // GPU 1 has 1 MiB free: every pair touches it.
+  auto g = bench("two_gpus_little_free.json", {"gpu.p2p"});
+  ASSERT_EQ(g.run.exit_code, 0) << g.run.err;
+  ASSERT_EQ(g.results.size(), 3u) << g.results.dump(); // 0->1, 1->0, 0<->1
+  for (auto &r : g.results) {
+    EXPECT_EQ(r["status"], "skipped") << r.dump();
+    EXPECT_NE(r["reason"].get<std::string>().find("of device memory on GPU 1"), std::string::npos)
+        << r.dump();
+  }
+  EXPECT_EQ(g.results.at(0)["reason"],
+            "needs 1048576 B (1.0 MiB) of device memory on GPU 1 (NVIDIA H100 80GB HBM3) for a "
+            "buffer of 1 MiB (receive); 1048576 B (1.0 MiB) of 80.0 GiB free, and a tenth of that "
+            "stays for the driver and other processes");
+}
+
+// ---- gpu.gemm's floor (the rule itself: GpuBench.GemmFloor* in tests/unit/bench/gpu_test.cpp)
+
+TEST(BenchGpuCli, AGemmBelowItsExpectationExitsOneWithTheMessage) {
+  // DLRIG_BENCH_SMALL's shapes carry no floor of their own: the hook sets the one the rule gives
+  // an H100 SXM5's bf16 at 4096^3 (half of 989.5), so the slow and the fast fake show the exit.
+  const std::string floor = "DLRIG_BENCH_EXPECT=gpu.gemm.bf16=494.75";
+  auto fast = bench("one_gpu.json", {"gpu.gemm.bf16"}, {floor});
+  ASSERT_EQ(fast.run.exit_code, 0) << fast.run.err;
+  EXPECT_EQ(fast.results.at(0)["expectation"]["met"], true) << fast.results.dump();
+  auto slow = bench("one_gpu.json", {"gpu.gemm.bf16"},
+                    {floor, "DLRIG_FAKE_CUBLASLT_SCENARIO=" + fixture("fake_cublaslt/slow.json")});
+  EXPECT_EQ(slow.run.exit_code, 1) << slow.run.err;
+  EXPECT_EQ(slow.results.at(0)["expectation"]["met"], false) << slow.results.dump();
+  EXPECT_NE(slow.run.err.find("below"), std::string::npos) << slow.run.err;
+  // Without the hook the small shapes are measured with no floor (never a guessed one).
+  auto plain = bench("one_gpu.json", {"gpu.gemm.bf16"});
+  ASSERT_EQ(plain.run.exit_code, 0) << plain.run.err;
+  EXPECT_TRUE(plain.results.at(0)["expectation"].is_null()) << plain.results.dump();
 }
 
 // ---- nccl.* through the fake NCCL (tests/fake_nccl)

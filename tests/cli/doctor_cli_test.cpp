@@ -284,8 +284,45 @@ TEST(DoctorSoftwareFixtures, VenvTorch251HasNothingWrongWithItsSoftware) {
   EXPECT_LT(m.exit_code, 2) << show(m.ids) << m.err;
   for (const char *id : {"gpu.none-visible", "torch.cpu-only-build", "torch.arch-unsupported",
                          "driver.too-old-for-torch", "cuda.ld-library-path-shadows",
-                         "cuda.multiple-toolkits", "kernel.nouveau-loaded"})
+                         "cuda.multiple-toolkits", "kernel.nouveau-loaded",
+                         "cuda.cublaslt-not-found", "dist.nccl-not-found"})
     EXPECT_FALSE(has(m.ids, id)) << id;
+}
+
+// torch 2.5.1+cu124 on two GPUs, installed without its nvidia wheels, no toolkit: neither
+// libcublasLt nor libnccl anywhere. Both checks warn and name every folder they looked in.
+TEST(DoctorSoftwareFixtures, TorchWithoutItsCudaLibrariesWarnsNamingWhereItLooked) {
+  auto m = doctor_sw("sw-torch-no-libs", kVenv);
+  EXPECT_EQ(m.severity("cuda.cublaslt-not-found"), "warn") << show(m.ids) << m.err;
+  EXPECT_EQ(m.severity("dist.nccl-not-found"), "warn") << show(m.ids);
+  auto j = nlohmann::json::parse(m.out);
+  for (const auto &f : j["findings"])
+    if (f["id"] == "cuda.cublaslt-not-found") {
+      std::string looked;
+      for (const auto &e : f["evidence"])
+        if (e["key"] == "looked_in")
+          looked = e["value"].get<std::string>();
+      EXPECT_NE(looked.find("/home/user/venv/lib/python3.11/site-packages/nvidia/cublas/lib; "
+                            "/home/user/venv/lib/python3.11/site-packages/torch/lib"),
+                std::string::npos)
+          << looked;
+      EXPECT_NE(looked.find("/usr/lib/x86_64-linux-gnu"), std::string::npos) << looked;
+      EXPECT_EQ(f["fix"][0], "/home/user/venv/bin/pip install nvidia-cublas-cu12") << f.dump();
+    }
+  // DLRIG_CUBLASLT_LIBRARY naming a file that exists there is what dlrig bench would load.
+  auto given = kVenv;
+  given.push_back("DLRIG_CUBLASLT_LIBRARY=/home/user/venv/lib/python3.11/site-packages/torch/"
+                  "version.py");
+  EXPECT_FALSE(has(doctor_sw("sw-torch-no-libs", given).ids, "cuda.cublaslt-not-found"));
+}
+
+// No false alarm: a CPU-only torch, a machine without a GPU, one GPU (NCCL unused).
+TEST(DoctorSoftwareFixtures, LibraryChecksStayQuietWhereTheyDoNotApply) {
+  for (const char *machine : {"sw-cpu-torch", "laptop-no-gpu", "sw-venv-torch251"}) {
+    auto m = doctor_sw(machine, kVenv);
+    EXPECT_FALSE(has(m.ids, "cuda.cublaslt-not-found")) << machine << ": " << show(m.ids);
+    EXPECT_FALSE(has(m.ids, "dist.nccl-not-found")) << machine << ": " << show(m.ids);
+  }
 }
 
 TEST(DoctorSoftwareFixtures, LeftoverVariablesAndTakenPort) {

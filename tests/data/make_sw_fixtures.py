@@ -130,6 +130,8 @@ def toolkit(t, ver, full, kind="json", cudnn=None, cublas=None, nccl=None, stubs
     if cublas:
         t.file(f"{lib}/libcublas.so.{cublas}")
         t.link(f"{lib}/libcublas.so.{cublas.split('.')[0]}", f"libcublas.so.{cublas}")
+        t.file(f"{lib}/libcublasLt.so.{cublas}")
+        t.link(f"{lib}/libcublasLt.so.{cublas.split('.')[0]}", f"libcublasLt.so.{cublas}")
     if cudnn:
         t.file(f"{lib}/libcudnn.so.{cudnn}")
         t.link(f"{lib}/libcudnn.so.{cudnn.split('.')[0]}", f"libcudnn.so.{cudnn}")
@@ -179,6 +181,10 @@ def torch(t, site, version, cuda="'12.4'", hip="None", wheels=True, tv="0.20.1",
         # (cuDNN 9 installation guide, "cuDNN library components").
         for stem in CUDNN9_WHEEL:
             t.file(f"{site}/nvidia/cudnn/lib/{stem}.so.9")
+        # The libraries dlrig bench loads (and doctor's cuda.cublaslt-not-found and
+        # dist.nccl-not-found look for), as the wheels name them.
+        t.file(f"{site}/nvidia/cublas/lib/libcublasLt.so.12")
+        t.file(f"{site}/nvidia/nccl/lib/libnccl.so.2")
     dist(t, site, "numpy", "2.1.3")
     dist(t, site, "triton", "3.1.0")
 
@@ -243,6 +249,18 @@ t.link("/usr/local/cuda", "cuda-12.4")
 site = venv(t, "/home/user/venv")
 torch(t, site, "2.5.1+cu124")
 
+# 3b. torch for CUDA on two GPUs with neither cuBLASLt nor NCCL anywhere: no nvidia wheels (a
+# `pip install --no-deps` of the torch wheel), no toolkit, nothing on the loader's path
+t = Tree("sw-torch-no-libs")
+base_host(t)
+nvidia_driver(t, gpus=2)
+pci_gpu(t)
+pci_gpu(t, bdf="0000:02:00.0")
+system_python(t)
+site = venv(t, "/home/user/venv")
+torch(t, site, "2.5.1+cu124", wheels=False)
+t.file("/.dlrig/env", "PATH=/home/user/venv/bin:/usr/bin:/bin\nVIRTUAL_ENV=/home/user/venv\nHOME=/home/user\n")
+
 def conda_cu118(name, extensions=False):
     t = Tree(name)
     base_host(t)
@@ -269,6 +287,10 @@ def conda_cu118(name, extensions=False):
     esite = env + "/lib/python3.10/site-packages"
     torch(t, esite, "2.1.2", cuda="'11.8'", wheels=False, tv="0.16.2", ta="2.1.2")
     t.file(env + "/lib/libcudnn.so.8.7.0")
+    t.file(env + "/lib/libcublasLt.so.11.11.3.6")
+    t.link(env + "/lib/libcublasLt.so.11", "libcublasLt.so.11.11.3.6")
+    t.file(env + "/lib/libnccl.so.2.18.3")
+    t.link(env + "/lib/libnccl.so.2", "libnccl.so.2.18.3")
     if extensions:
         # A torch extension pip compiled here (linux_x86_64 tag, requires torch) and
         # torch.utils.cpp_extension's JIT cache: this machine builds CUDA extensions.

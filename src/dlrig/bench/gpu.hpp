@@ -257,6 +257,26 @@ std::vector<std::string> clock_event_reasons(std::uint64_t mask, bool &slows);
 // Skip reason when fewer than `count` usable GPUs are there (nullopt when enough).
 std::optional<std::string> needs_gpus(int count);
 
+// Free device memory against what one configuration needs (docs/bench.md, "Sizes"): the reason to
+// skip it when `needed` bytes do not fit in 90 % of the `free` bytes cuMemGetInfo reported (a
+// tenth is left to the driver and the other processes, as gpu.memory's sizing does), naming the
+// bytes needed, what they are (`what`: "2 buffers of 256 MiB") and the bytes free of `total`;
+// nullopt when it fits. Pure.
+std::optional<std::string> too_little_free(const Device &d, double needed, const std::string &what,
+                                           std::size_t free, std::size_t total);
+// The same on the GPU now: makes it current and asks cuMemGetInfo; nullopt when it fits or when
+// cuMemGetInfo does not answer (then the allocations decide).
+std::optional<std::string> lacks_free_memory(Device &d, double needed, const std::string &what);
+
+// gpu.gemm's floor (docs/bench.md, "Expectations"): half of `peak` (the catalog's dense peak for
+// the precision, in the result's rate unit) for a GEMM whose every side is at least 4096, in the
+// precisions with published large-GEMM measurements (fp32, tf32, fp16, bf16). nullopt when the
+// peak is unknown, the shape is smaller, or the precision is fp8 or int8 (no guessed floor).
+std::optional<Expectation> gemm_expectation(const std::string &precision,
+                                            std::optional<double> peak,
+                                            const std::string &rate_unit, double m, double n,
+                                            double k);
+
 // The device for a configuration's first parameter, checked: throws when lost.
 Device &device_for(const Config &c, std::size_t param = 0);
 

@@ -350,6 +350,12 @@ Outcome run_transfer(Dir dir, bool pinned, const Config &c, const Context &ctx, 
     const dlrig::Gpu *snap = snapshot_gpu(ctx, d);
     // Host buffers are allocated and touched by this thread, bound to the GPU's node.
     NumaBinding numa(snap ? snap->numa_node : std::nullopt);
+    const double ways = dir == Dir::bidir ? 2 : 1;
+    if (auto why = lacks_free_memory(
+            d, ways * static_cast<double>(bytes),
+            dir == Dir::bidir ? fmt::format("2 buffers of {}", size_label(double(bytes)))
+                              : fmt::format("a buffer of {}", size_label(double(bytes)))))
+      throw Skip(*why);
     DeviceBuffer dev(bytes);
     std::optional<DeviceBuffer> dev2;
     if (dir == Dir::bidir)
@@ -456,7 +462,6 @@ Outcome run_transfer(Dir dir, bool pinned, const Config &c, const Context &ctx, 
     Summary sum = summarize(s.samples());
     auto ceiling = link_ceiling(ctx, d);
     if (ceiling) {
-      double ways = dir == Dir::bidir ? 2 : 1;
       o.peak = ways * ceiling->bytes_per_s / 1e9;
       o.peak_assumption =
           fmt::format("raw rate{} of {}, the narrowest link on the path "
@@ -615,6 +620,15 @@ Outcome run_p2p(bool bidir, const Config &c, const Context &ctx, Sampler &s) {
   return rt.guarded(a, [&] {
     return rt.guarded(b, [&] {
       auto bytes = static_cast<std::size_t>(c.params.at(2));
+      // Both ends' free memory first: a busy GPU skips the pair, naming the bytes.
+      const std::string size = size_label(double(bytes));
+      if (auto why = lacks_free_memory(a, 2.0 * static_cast<double>(bytes),
+                                       fmt::format("2 buffers of {} (send, receive)", size)))
+        throw Skip(*why);
+      if (auto why = lacks_free_memory(b, (bidir ? 2.0 : 1.0) * static_cast<double>(bytes),
+                                       bidir ? fmt::format("2 buffers of {} (receive, send)", size)
+                                             : fmt::format("a buffer of {} (receive)", size)))
+        throw Skip(*why);
       bool ab = enable_peer(a, b), ba = enable_peer(b, a);
       rt.use(b.ordinal);
       DeviceBuffer on_b(bytes);

@@ -667,6 +667,34 @@ std::optional<std::string> needs_gpus(int count) {
                     : fmt::format("needs {} GPUs, {} here", count, n);
 }
 
+namespace {
+std::string bytes_text(double b) {
+  const double mib = 1024.0 * 1024.0;
+  return b >= 1024 * mib ? fmt::format("{:.1f} GiB", b / 1024 / mib)
+                         : fmt::format("{:.1f} MiB", b / mib);
+}
+} // namespace
+
+std::optional<std::string> too_little_free(const Device &d, double needed, const std::string &what,
+                                           std::size_t free, std::size_t total) {
+  if (needed <= 0.9 * static_cast<double>(free))
+    return std::nullopt;
+  return fmt::format("needs {:.0f} B ({}) of device memory on GPU {} ({}) for {}; {:.0f} B ({}) "
+                     "of {} free, and a tenth of that stays for the driver and other processes",
+                     needed, bytes_text(needed), d.ordinal, d.name, what, static_cast<double>(free),
+                     bytes_text(static_cast<double>(free)), bytes_text(static_cast<double>(total)));
+}
+
+std::optional<std::string> lacks_free_memory(Device &d, double needed, const std::string &what) {
+  Runtime &rt = Runtime::get();
+  const auto &api = rt.driver().api();
+  rt.use(d.ordinal);
+  std::size_t free = 0, total = 0;
+  if (!api.mem_get_info || api.mem_get_info(&free, &total) != cuda::kSuccess || total == 0)
+    return std::nullopt;
+  return too_little_free(d, needed, what, free, total);
+}
+
 Device &device_for(const Config &c, std::size_t param) {
   return Runtime::get().use(static_cast<int>(c.params.at(param)));
 }

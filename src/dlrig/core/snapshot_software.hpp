@@ -104,6 +104,22 @@ struct CudaLibraries {
 };
 DLRIG_JSON(CudaLibraries, cudnn, nccl, cublas, tensorrt)
 
+// A library `dlrig bench` loads at run time (cuBLASLt, NCCL) as the probe found it on disk, where
+// the benchmarks look (platform/vendor_library.hpp: DLRIG_CUBLASLT_LIBRARY / DLRIG_NCCL_LIBRARY
+// alone when set; else each torch environment's nvidia wheels, torch/lib and conda lib, the CUDA
+// toolkits, the loader's folders).
+struct LibraryFile {
+  std::string path;
+  std::string origin; // "the torch environment /home/user/venv (pip wheel, nvidia/cublas)"
+};
+DLRIG_JSON(LibraryFile, path, origin)
+
+struct LibraryFiles {
+  std::vector<std::string> looked_in; // folders listed (or the variable's path), best first
+  std::vector<LibraryFile> found;     // files found there, best first; empty: none anywhere
+};
+DLRIG_JSON(LibraryFiles, looked_in, found)
+
 struct TorchInstall {
   OptStr version; // 2.5.1+cu124
   OptStr variant; // cu124 | cpu | rocm6.2 | (none: default PyPI build)
@@ -200,10 +216,15 @@ struct SoftwareInfo {
   OptStr libc_version = std::nullopt;
   OptStr hip_runtime_version = std::nullopt;
   OptStr miopen_runtime_version = std::nullopt;
+  // libcublasLt and libnccl on disk; null when not looked for (a collect_env report, an older
+  // snapshot).
+  std::optional<LibraryFiles> cublaslt_files = std::nullopt;
+  std::optional<LibraryFiles> nccl_files = std::nullopt;
 };
 DLRIG_JSON(SoftwareInfo, kernel, device_nodes, services, acs, driver_libraries, cuda_toolkits,
            cuda_selection, libraries, python_envs, python_search, env, master_port_in_use,
            host_compiler_version, runtime, master_port, torch_extensions_cache, clang_version,
-           cmake_version, libc_version, hip_runtime_version, miopen_runtime_version)
+           cmake_version, libc_version, hip_runtime_version, miopen_runtime_version,
+           cublaslt_files, nccl_files)
 
 } // namespace dlrig

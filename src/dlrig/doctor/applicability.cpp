@@ -38,6 +38,24 @@ Reason no_torch(const Snapshot &s) {
   return std::string("no PyTorch in any Python environment found");
 }
 
+// Environments with torch were found and none is built for CUDA (CPU, ROCm or XPU builds).
+Reason no_cuda_torch(const Snapshot &s) {
+  if (no_torch(s) || cuda_torch_env(s))
+    return std::nullopt;
+  const auto &envs = s.software.python_envs;
+  if (std::none_of(envs.begin(), envs.end(), [](const PythonEnv &e) { return e.torch; }))
+    return std::nullopt;
+  return std::string("no PyTorch built for CUDA (CPU or ROCm builds only)");
+}
+
+// One NVIDIA GPU and no distributed launch: NCCL is never loaded.
+Reason no_nccl_use(const Snapshot &s) {
+  if (!gpus_known(s) || uses_nccl(s))
+    return std::nullopt;
+  return std::string("fewer than 2 NVIDIA GPUs and no WORLD_SIZE above 1 or MASTER_ADDR: NCCL "
+                     "is not used");
+}
+
 Reason first_of(std::initializer_list<Reason> reasons) {
   for (const auto &r : reasons)
     if (r)
@@ -76,6 +94,11 @@ std::optional<std::string> not_applicable(const Check &c, const Snapshot &s) {
     return no_torch(s);
   if (id == "torch.vendor-mismatch")
     return first_of({no_torch(s), no_gpu(s)});
+  // The libraries dlrig bench and a CUDA torch load: a machine without both is no concern.
+  if (id == "cuda.cublaslt-not-found")
+    return first_of({no_torch(s), no_cuda_torch(s), no_nvidia_gpu(s)});
+  if (id == "dist.nccl-not-found")
+    return first_of({no_torch(s), no_cuda_torch(s), no_nvidia_gpu(s), no_nccl_use(s)});
   if (id == "host.ram-vs-vram" || id == "host.cpu-cores-per-gpu")
     return no_gpu(s);
   if (area == "torch")
@@ -113,6 +136,9 @@ std::optional<std::string> not_in_report(const Check &c, const Snapshot &s) {
   if (std::find(ids.begin(), ids.end(), c.id) != ids.end())
     return std::nullopt;
   const std::string_view area = c.area;
+  if (c.id == "cuda.cublaslt-not-found" || c.id == "dist.nccl-not-found")
+    return "a collect_env report does not list the files in the library folders (site-packages "
+           "nvidia/*/lib, torch/lib, the toolkits, the loader's folders)";
   std::string lacks = area == "gpu"    ? "NVML readings (clocks, temperatures, ECC, processes)"
                       : area == "link" ? "the PCIe and NVLink topology"
                       : area == "kernel" || area == "driver"

@@ -442,6 +442,20 @@ std::vector<Finding> no_cuda_home(const Snapshot &s, const kb::KnowledgeBase &,
   return {f};
 }
 
+const BenchLibrary kCublasLt{"cuda.cublaslt-not-found",
+                             "cuBLASLt",
+                             "libcublasLt.so",
+                             "nvidia-cublas",
+                             "libcublas",
+                             "DLRIG_CUBLASLT_LIBRARY",
+                             "PyTorch's GPU matmuls and dlrig bench's gpu.gemm.* cannot load it",
+                             nullptr};
+
+std::vector<Finding> cublaslt_not_found(const Snapshot &s, const kb::KnowledgeBase &,
+                                        const DoctorOptions &) {
+  return bench_library_missing(s, s.software.cublaslt_files, kCublasLt);
+}
+
 } // namespace
 
 std::vector<Check> cuda_checks() {
@@ -520,6 +534,23 @@ std::vector<Check> cuda_checks() {
        "a CUDA torch, an NVIDIA GPU and no toolkit or CUDA_HOME (info only)",
        "install cuda-toolkit-X-Y and export CUDA_HOME when building extensions",
        "https://github.com/NVIDIA/flownet2-pytorch/issues/218", no_cuda_home},
+      {"cuda.cublaslt-not-found", "cuda", Severity::warn,
+       "cuBLASLt (libcublasLt) is nowhere PyTorch and dlrig bench look",
+       "software.cublaslt_files (the folders listed and the files found), "
+       "software.python_envs[].torch, gpus[]",
+       "an NVIDIA GPU and a PyTorch built for CUDA, and no libcublasLt.so* in "
+       "DLRIG_CUBLASLT_LIBRARY "
+       "(when set, alone), the torch environments' site-packages nvidia/cublas/lib, nvidia/cu*/lib "
+       "and torch/lib, a conda environment's lib, the CUDA toolkits' lib64 and targets/*/lib, or "
+       "the loader's folders; could not check on a snapshot without that listing",
+       "pip install nvidia-cublas-cuXX (torch's CUDA major) or reinstall torch from its index; "
+       "or export DLRIG_CUBLASLT_LIBRARY=/path/to/libcublasLt.so.XX",
+       "the wheels' dependency and RPATH: "
+       "https://github.com/pytorch/pytorch/blob/main/.ci/manywheel/build_cuda.sh; "
+       "https://github.com/pytorch/pytorch/issues/88882 (import torch fails on libcublasLt.so.11, "
+       "which the nvidia/cublas/lib wheel folder holds); where dlrig bench looks: docs/bench.md "
+       "\"Which cuBLASLt\"",
+       cublaslt_not_found},
   };
 }
 

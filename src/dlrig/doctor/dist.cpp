@@ -169,6 +169,24 @@ std::vector<Finding> rank_env(const Snapshot &s, const kb::KnowledgeBase &, cons
   return {f};
 }
 
+const BenchLibrary kNccl{"dist.nccl-not-found",
+                         "NCCL",
+                         "libnccl.so",
+                         "nvidia-nccl",
+                         "nccl",
+                         "DLRIG_NCCL_LIBRARY",
+                         "torch.distributed's nccl backend and dlrig bench's nccl.* cannot load it",
+                         "libnccl.so.2"};
+
+// NCCL matters where GPUs talk to each other: 2+ GPUs here or a distributed launch. One GPU
+// without one never loads it, so its absence is no finding there (applicability.cpp says so).
+std::vector<Finding> nccl_not_found(const Snapshot &s, const kb::KnowledgeBase &,
+                                    const DoctorOptions &) {
+  if (!uses_nccl(s))
+    return {};
+  return bench_library_missing(s, s.software.nccl_files, kNccl);
+}
+
 } // namespace
 
 std::vector<Check> dist_checks() {
@@ -209,6 +227,24 @@ std::vector<Check> dist_checks() {
        "PyTorch torch.distributed environment initialisation (env://) "
        "https://pytorch.org/docs/stable/distributed.html",
        rank_env},
+      {"dist.nccl-not-found", "dist", Severity::warn,
+       "NCCL (libnccl) is nowhere PyTorch and dlrig bench look, with 2+ GPUs or a distributed "
+       "launch",
+       "software.nccl_files (the folders listed and the files found), "
+       "software.python_envs[].torch, gpus[], software.env WORLD_SIZE, MASTER_ADDR",
+       "2 or more NVIDIA GPUs (or WORLD_SIZE above 1, or MASTER_ADDR set) and a PyTorch built "
+       "for CUDA, and no libnccl.so* in DLRIG_NCCL_LIBRARY (when set, alone), the torch "
+       "environments' site-packages nvidia/nccl/lib, nvidia/cu*/lib and torch/lib, a conda "
+       "environment's lib, the CUDA toolkits, or the loader's folders; one GPU without a "
+       "distributed launch never loads NCCL: not applicable",
+       "pip install nvidia-nccl-cuXX (torch's CUDA major) or reinstall torch from its index; or "
+       "export DLRIG_NCCL_LIBRARY=/path/to/libnccl.so.2",
+       "the wheels' dependency and RPATH: "
+       "https://github.com/pytorch/pytorch/blob/main/.ci/manywheel/build_cuda.sh; "
+       "https://github.com/pinokiocomputer/pinokio/issues/193 (import torch in a venv fails: "
+       "libnccl.so.2: cannot open shared object file); where dlrig bench looks: docs/bench.md "
+       "\"nccl.*\"",
+       nccl_not_found},
   };
 }
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 
 namespace dlrig::doctor {
 
@@ -210,6 +211,78 @@ Finding could_not_check(std::string id, std::string what) {
   f.title = "Could not check: " + what + " unknown";
   f.why = "The snapshot does not hold this reading, so this check cannot decide.";
   return f;
+}
+
+const PythonEnv *cuda_torch_env(const Snapshot &s) {
+  for (bool active : {true, false})
+    for (const auto &e : s.software.python_envs)
+      if (e.torch && e.torch->cuda && e.active.value_or(false) == active)
+        return &e;
+  return nullptr;
+}
+
+bool uses_nccl(const Snapshot &s) {
+  if (nvidia_gpus(s).size() >= 2 || env_var(s, "MASTER_ADDR"))
+    return true;
+  auto world = env_var(s, "WORLD_SIZE");
+  return world && std::atol(world->c_str()) > 1;
+}
+
+std::vector<Finding> bench_library_missing(const Snapshot &s,
+                                           const std::optional<LibraryFiles> &files,
+                                           const BenchLibrary &lib) {
+  const PythonEnv *env = cuda_torch_env(s);
+  if (!env || nvidia_gpus(s).empty())
+    return {};
+  if (!files) {
+    Finding f = could_not_check(lib.id, "");
+    f.title = fmt::format("Could not check: the snapshot does not list the folders where {} is "
+                          "looked for (taken by an older dlrig: re-take it with `dlrig snapshot`)",
+                          lib.file);
+    return {f};
+  }
+  if (!files->found.empty())
+    return {};
+  const std::string where = env->root.value_or(env->interpreter);
+  const std::string cuda = *env->torch->cuda;
+  const std::string major = cuda.substr(0, cuda.find('.'));
+  const std::string torch = env->torch->version.value_or("torch");
+  const std::string soname = lib.soname ? lib.soname : fmt::format("{}.{}", lib.file, major);
+  Finding f = make_finding(
+      lib.id, Severity::warn,
+      fmt::format("{} ({}*) is {} looked in: {}", lib.name, lib.file,
+                  files->looked_in.size() == 1
+                      ? std::string("not in the 1 folder")
+                      : fmt::format("in none of the {} folders", files->looked_in.size()),
+                  lib.uses),
+      fmt::format("A PyTorch built for CUDA loads {0} from the {1}-cu{2} wheel it depends on "
+                  "(site-packages/nvidia/.../lib, through its RPATH), or from a conda "
+                  "environment's lib; without it `import torch` or the first use fails with "
+                  "\"{3}: cannot open shared object file\", and dlrig bench skips with "
+                  "\"{4} not found\".",
+                  lib.file, lib.wheel, major, soname, lib.name));
+  const bool conda = env->kind == std::optional<std::string>("conda") && env->root;
+  const std::string pip = env->root ? *env->root + "/bin/pip" : "pip";
+  if (conda)
+    f.fix.push_back(fmt::format("conda install -p {} -c nvidia {}", *env->root, lib.conda));
+  else if (std::atoi(major.c_str()) <= 12)
+    f.fix.push_back(fmt::format("{} install {}-cu{}", pip, lib.wheel, major));
+  // Reinstalling torch from its index brings every wheel it depends on (CUDA 13 builds put
+  // them in site-packages/nvidia/cu13/lib).
+  const std::string plain = torch.substr(0, torch.find('+'));
+  if (!conda && env->torch->variant && env->torch->variant->rfind("cu", 0) == 0)
+    f.fix.push_back(fmt::format("{} install --force-reinstall torch=={} --index-url "
+                                "https://download.pytorch.org/whl/{}",
+                                pip, plain, *env->torch->variant));
+  else if (!conda)
+    f.fix.push_back(fmt::format("{} install --force-reinstall torch=={}", pip, plain));
+  f.fix.push_back(
+      fmt::format("or, with a copy elsewhere: export {}=/path/to/{}", lib.variable, soname));
+  f.with("torch_environment", where)
+      .with("torch", torch)
+      .with("torch_cuda", cuda)
+      .with("looked_in", join(files->looked_in, "; "));
+  return {f};
 }
 
 } // namespace dlrig::doctor

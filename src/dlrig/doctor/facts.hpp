@@ -79,6 +79,31 @@ using dlrig::join;                        // core/text.hpp
 // A check result saying why it could not decide; info, never warn or fail.
 Finding could_not_check(std::string id, std::string what);
 
+// The Python environment with a torch built for CUDA (torch.version.cuda set), the active one
+// first; nullptr when none.
+const PythonEnv *cuda_torch_env(const Snapshot &s);
+// 2 or more NVIDIA GPUs, or a distributed launch in the environment (WORLD_SIZE above 1, or
+// MASTER_ADDR set): where NCCL is used.
+bool uses_nccl(const Snapshot &s);
+
+// cuda.cublaslt-not-found and dist.nccl-not-found: a library PyTorch and `dlrig bench` load at
+// run time, looked for where the benchmarks look (software.cublaslt_files / nccl_files). No
+// finding when no NVIDIA GPU or no CUDA torch is there, or a file was found; "could not check"
+// when the snapshot has no listing; else a warning naming every folder looked in and the fix.
+struct BenchLibrary {
+  const char *id;       // "cuda.cublaslt-not-found"
+  const char *name;     // "cuBLASLt"
+  const char *file;     // "libcublasLt.so"
+  const char *wheel;    // "nvidia-cublas": + "-cu12" for torch's CUDA major
+  const char *conda;    // "libcublas": the conda package
+  const char *variable; // "DLRIG_CUBLASLT_LIBRARY"
+  const char *uses;     // what cannot run without it
+  const char *soname;   // "libnccl.so.2"; nullptr: file + "." + torch's CUDA major
+};
+std::vector<Finding> bench_library_missing(const Snapshot &s,
+                                           const std::optional<LibraryFiles> &files,
+                                           const BenchLibrary &lib);
+
 } // namespace dlrig::doctor
 
 namespace dlrig::doctor {

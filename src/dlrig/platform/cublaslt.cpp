@@ -30,13 +30,17 @@ std::string cuda_version_text(std::size_t v) {
   return fmt::format("{}.{}", v / 1000, (v % 1000) / 10);
 }
 
+const LibrarySearch &library_search() {
+  static const LibrarySearch s{"libcublasLt.so",
+                               "cublas",
+                               {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so.11"},
+                               "DLRIG_CUBLASLT_LIBRARY"};
+  return s;
+}
+
 std::vector<Candidate> candidates(const Snapshot *snapshot,
                                   const std::optional<std::string> &override_path) {
-  return library_candidates(snapshot, override_path,
-                            {"libcublasLt.so",
-                             "cublas",
-                             {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so.11"},
-                             "DLRIG_CUBLASLT_LIBRARY"});
+  return library_candidates(snapshot, override_path, library_search());
 }
 
 Library Library::open(const std::vector<Candidate> &candidates) {

@@ -34,6 +34,9 @@ std::string version_text(std::size_t version);
 std::string cuda_version_text(std::size_t version);
 
 using Candidate = LibraryCandidate;
+// What cuBLASLt is looked for as (file prefix, wheel folder, sonames, variable): the
+// benchmarks' search and the probe's (software.cublaslt_files) are the same.
+const LibrarySearch &library_search();
 // Where to look, best first (vendor_library.hpp): `override_path` (DLRIG_CUBLASLT_LIBRARY) alone
 // when given; else the torch environments' nvidia/cublas/lib and nvidia/cu*/lib, torch/lib, the
 // CUDA toolkits, then the sonames libcublasLt.so.13, .12, .11.

@@ -26,10 +26,14 @@ std::string version_text(int code) {
   return fmt::format("{}.{}.{}", code / 1000, (code / 100) % 10, code % 100);
 }
 
+const LibrarySearch &library_search() {
+  static const LibrarySearch s{"libnccl.so", "nccl", {"libnccl.so.2"}, "DLRIG_NCCL_LIBRARY"};
+  return s;
+}
+
 std::vector<LibraryCandidate> candidates(const Snapshot *snapshot,
                                          const std::optional<std::string> &override_path) {
-  return library_candidates(snapshot, override_path,
-                            {"libnccl.so", "nccl", {"libnccl.so.2"}, "DLRIG_NCCL_LIBRARY"});
+  return library_candidates(snapshot, override_path, library_search());
 }
 
 Library Library::open(const std::vector<LibraryCandidate> &candidates) {

@@ -28,6 +28,9 @@ std::vector<std::string> missing_required(const EntryPoints &t);
 // patch); 2708 -> "2.7.8" (older: major x 1000 + minor x 100 + patch).
 std::string version_text(int code);
 
+// What NCCL is looked for as (file prefix, wheel folder, sonames, variable): the
+// benchmarks' search and the probe's (software.nccl_files) are the same.
+const LibrarySearch &library_search();
 // DLRIG_NCCL_LIBRARY alone when set; else the torch environments' nvidia/nccl/lib and
 // nvidia/cu*/lib, torch/lib, the CUDA toolkits, then libnccl.so.2.
 std::vector<LibraryCandidate> candidates(const Snapshot *snapshot,

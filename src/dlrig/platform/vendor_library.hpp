@@ -6,6 +6,7 @@
 #include "dlrig/core/result.hpp"
 #include "dlrig/core/snapshot.hpp"
 #include "dlrig/platform/dynlib.hpp"
+#include "dlrig/platform/fs.hpp"
 
 #include <functional>
 #include <optional>
@@ -30,12 +31,22 @@ struct LibrarySearch {
 // Where to look, best first: `override_path` alone when given; else each Python environment of
 // the snapshot with PyTorch (the active one first): its site-packages' nvidia/<wheel_folder>/lib
 // and nvidia/cu*/lib (CUDA 13 wheels put every library in nvidia/cu13/lib), then torch/lib (wheels
-// that bundle the library); then each CUDA toolkit (lib64, targets/*/lib); then the sonames.
+// that bundle the library), then a conda environment's lib (conda's pytorch loads its libcublas
+// and nccl packages from there); then each CUDA toolkit (lib64, targets/*/lib); then the sonames.
 // Directories are listed on this machine; one without a matching file adds nothing. In a folder
 // the shortest versioned name wins ("libnccl.so.2" over "libnccl.so.2.21.5" over "libnccl.so").
 std::vector<LibraryCandidate> library_candidates(const Snapshot *snapshot,
                                                  const std::optional<std::string> &override_path,
                                                  const LibrarySearch &search);
+
+// The same places listed through `fs` (a sysroot: the probe's seam), for the snapshot
+// (software.cublaslt_files, software.nccl_files): every folder looked in and the files found,
+// best first; instead of the sonames, the loader's folders of the snapshot
+// (software.driver_libraries.search_path). `override_path` (the variable's value) is looked up
+// alone: a path is found when it exists, a bare name in the loader's folders.
+LibraryFiles library_files(const Snapshot &snapshot,
+                           const std::optional<std::string> &override_path,
+                           const LibrarySearch &search, const FileSystem &files);
 
 // The first candidate that loads and for which `lacks` (given the loaded library) names no
 // missing function. The error lists every candidate and why each was passed over:

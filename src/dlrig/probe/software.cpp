@@ -1,3 +1,6 @@
+#include "dlrig/platform/cublaslt.hpp"
+#include "dlrig/platform/nccl.hpp"
+#include "dlrig/platform/vendor_library.hpp"
 #include "dlrig/probe/software_probe.hpp"
 
 namespace dlrig {
@@ -34,11 +37,30 @@ bool path_under(const std::string &path, const std::string &dir) {
                          path[dir.size()] == '/');
 }
 
+namespace {
+
+// cuBLASLt and NCCL where `dlrig bench` looks for them (platform/vendor_library.hpp), listed
+// through the sysroot: doctor's cuda.cublaslt-not-found and dist.nccl-not-found read them.
+void probe_bench_libraries(const ProbeContext &ctx) {
+  auto &sw = ctx.snapshot.software;
+  auto files = [&](const LibrarySearch &search) {
+    std::optional<std::string> override_path;
+    if (auto it = ctx.env.find(search.env_name); it != ctx.env.end() && !it->second.empty())
+      override_path = it->second;
+    return library_files(ctx.snapshot, override_path, search, ctx.fs);
+  };
+  sw.cublaslt_files = files(cublaslt::library_search());
+  sw.nccl_files = files(nccl::library_search());
+}
+
+} // namespace
+
 void probe_software(const ProbeContext &ctx) {
   probe_software_kernel(ctx);
   probe_software_cuda(ctx);
   probe_software_python(ctx);
   probe_software_env(ctx);
+  probe_bench_libraries(ctx); // after the toolkits, the loader's path and the environments
 }
 
 } // namespace dlrig

@@ -38,6 +38,10 @@ constexpr const char *kVariables[] = {
     // Read only when CUDA extensions are built (torch.utils.cpp_extension).
     "TORCH_CUDA_ARCH_LIST",
     "TORCH_EXTENSIONS_DIR",
+    // Where dlrig bench loads cuBLASLt and NCCL from (doctor's cuda.cublaslt-not-found and
+    // dist.nccl-not-found take them as found when the file exists).
+    "DLRIG_CUBLASLT_LIBRARY",
+    "DLRIG_NCCL_LIBRARY",
 };
 
 void probe_variables(const ProbeContext &ctx, SoftwareInfo &sw) {

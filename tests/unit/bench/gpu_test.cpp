@@ -227,5 +227,47 @@ TEST(GpuBench, GemmCorruptHookFailsVerification) {
   EXPECT_EQ(rs[0].status, Status::wrong) << rs[0].reason.value_or("");
 }
 
+TEST(GpuBench, GemmFloorIsHalfTheDensePeakAtLargeShapes) {
+  // H100 SXM5 bf16: 989.5 TFLOP/s dense; the published 794.5 (80 %) passes, 400 (40 %) does not.
+  auto e = gpu::gemm_expectation("bf16", 989.5, "TFLOP/s", 4096, 11008, 4096);
+  ASSERT_TRUE(e);
+  EXPECT_DOUBLE_EQ(e->min_rate, 494.75);
+  EXPECT_FALSE(e->on_best); // the median
+  EXPECT_LT(e->min_rate, 794.5);
+  EXPECT_GT(e->min_rate, 400);
+  EXPECT_NE(e->basis.find("half the catalog's dense bf16 peak (989.5 TFLOP/s)"), std::string::npos)
+      << e->basis;
+  EXPECT_NE(e->source.find("stas00/ml-engineering"), std::string::npos) << e->source;
+  // Every published large-GEMM share in benchmarking.md §2.1 clears the floor, GeForce's FP32
+  // (RTX 4090: 52 of 82.6) and a PCIe card's BF16 (H100 PCIe: 496 of 756.5) included.
+  EXPECT_GT(52, gpu::gemm_expectation("fp32", 82.6, "TFLOP/s", 8192, 8192, 8192)->min_rate);
+  EXPECT_GT(496, gpu::gemm_expectation("bf16", 756.5, "TFLOP/s", 8192, 8192, 8192)->min_rate);
+  EXPECT_GT(108, gpu::gemm_expectation("tf32", 156, "TFLOP/s", 8192, 8192, 8192)->min_rate);
+}
+
+TEST(GpuBench, GemmFloorIsNoneWhenUnknownOrSmallOrUnmeasured) {
+  EXPECT_FALSE(gpu::gemm_expectation("bf16", std::nullopt, "TFLOP/s", 8192, 8192, 8192));
+  EXPECT_FALSE(gpu::gemm_expectation("bf16", 0.0, "TFLOP/s", 8192, 8192, 8192));
+  EXPECT_FALSE(gpu::gemm_expectation("bf16", 989.5, "TFLOP/s", 2048, 2048, 2048));
+  EXPECT_FALSE(gpu::gemm_expectation("bf16", 989.5, "TFLOP/s", 4096, 4096, 2048));
+  EXPECT_FALSE(gpu::gemm_expectation("fp8", 1979.0, "TFLOP/s", 8192, 8192, 8192));
+  EXPECT_FALSE(gpu::gemm_expectation("int8", 1979.0, "TOP/s", 8192, 8192, 8192));
+  EXPECT_TRUE(gpu::gemm_expectation("fp16", 989.5, "TFLOP/s", 4096, 4096, 4096));
+}
+
+TEST(GpuBench, TooLittleFreeMemoryNamesTheBytesNeededAndFree) {
+  gpu::Device d;
+  d.ordinal = 1;
+  d.name = "NVIDIA H100 80GB HBM3";
+  const std::size_t total = 80ull << 30;
+  EXPECT_FALSE(gpu::too_little_free(d, 900, "a buffer", 1000, total)); // 90 % of free fits
+  auto why = gpu::too_little_free(d, 901, "a buffer", 1000, total);
+  ASSERT_TRUE(why);
+  EXPECT_EQ(*why, "needs 901 B (0.0 MiB) of device memory on GPU 1 (NVIDIA H100 80GB HBM3) for a "
+                  "buffer; 1000 B (0.0 MiB) of 80.0 GiB free, and a tenth of that stays for the "
+                  "driver and other processes");
+  EXPECT_TRUE(gpu::too_little_free(d, 1, "a buffer", 0, total));
+}
+
 } // namespace
 } // namespace dlrig::bench

@@ -186,5 +186,87 @@ TEST(DoctorCuda, NoToolkitIsInfo) {
   EXPECT_EQ(worst("cuda.no-toolkit", two_toolkits()), Severity::ok);
 }
 
+// ---- cuda.cublaslt-not-found ---------------------------------------------------------------
+
+// What the probe lists on a machine whose venv lacks the nvidia wheels (no file anywhere).
+LibraryFiles nothing_found() {
+  return LibraryFiles{{"/home/ana/venv/lib/python3.11/site-packages/nvidia/cublas/lib",
+                       "/home/ana/venv/lib/python3.11/site-packages/torch/lib",
+                       "/usr/lib/x86_64-linux-gnu"},
+                      {}};
+}
+
+TEST(DoctorCuda, CublasLtFoundPasses) {
+  EXPECT_TRUE(run_check("cuda.cublaslt-not-found", healthy_desktop()).empty());
+  EXPECT_TRUE(run_check("cuda.cublaslt-not-found", healthy_server()).empty());
+}
+
+TEST(DoctorCuda, CublasLtNowhereWarnsNamingEveryFolderAndTheFix) {
+  Snapshot s = healthy_desktop();
+  s.software.cublaslt_files = nothing_found();
+  s.software.python_envs[0].root = "/home/ana/venv";
+  auto f = run_check("cuda.cublaslt-not-found", s);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::warn);
+  EXPECT_EQ(f[0].title, "cuBLASLt (libcublasLt.so*) is in none of the 3 folders looked in: "
+                        "PyTorch's GPU matmuls and dlrig bench's gpu.gemm.* cannot load it");
+  std::string looked;
+  for (const auto &e : f[0].evidence)
+    if (e.key == "looked_in")
+      looked = e.value;
+  EXPECT_EQ(looked, "/home/ana/venv/lib/python3.11/site-packages/nvidia/cublas/lib; "
+                    "/home/ana/venv/lib/python3.11/site-packages/torch/lib; "
+                    "/usr/lib/x86_64-linux-gnu");
+  ASSERT_EQ(f[0].fix.size(), 3u);
+  EXPECT_EQ(f[0].fix[0], "/home/ana/venv/bin/pip install nvidia-cublas-cu12");
+  EXPECT_EQ(f[0].fix[1], "/home/ana/venv/bin/pip install --force-reinstall torch==2.5.1 "
+                         "--index-url https://download.pytorch.org/whl/cu124");
+  EXPECT_EQ(f[0].fix[2],
+            "or, with a copy elsewhere: export DLRIG_CUBLASLT_LIBRARY=/path/to/libcublasLt.so.12");
+  // A CUDA 13 torch: no -cu13 wheel named, the reinstall brings nvidia/cu13/lib.
+  s.software.python_envs[0].torch->cuda = "13.0";
+  s.software.python_envs[0].torch->variant = "cu130";
+  s.software.python_envs[0].torch->version = "2.9.0+cu130";
+  f = run_check("cuda.cublaslt-not-found", s);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].fix[0], "/home/ana/venv/bin/pip install --force-reinstall torch==2.9.0 "
+                         "--index-url https://download.pytorch.org/whl/cu130");
+}
+
+TEST(DoctorCuda, CublasLtIsNoConcernWithoutAGpuOrACudaTorch) {
+  Snapshot cpu_only = healthy_desktop(); // no GPU on the bus: a CPU-only machine
+  cpu_only.software.cublaslt_files = nothing_found();
+  cpu_only.gpus.clear();
+  EXPECT_TRUE(run_check("cuda.cublaslt-not-found", cpu_only).empty());
+  Snapshot cpu_torch = healthy_desktop(); // a +cpu build
+  cpu_torch.software.cublaslt_files = nothing_found();
+  cpu_torch.software.python_envs[0].torch->cuda = std::nullopt;
+  EXPECT_TRUE(run_check("cuda.cublaslt-not-found", cpu_torch).empty());
+  Snapshot no_torch = healthy_desktop();
+  no_torch.software.cublaslt_files = nothing_found();
+  no_torch.software.python_envs[0].torch = std::nullopt;
+  EXPECT_TRUE(run_check("cuda.cublaslt-not-found", no_torch).empty());
+}
+
+TEST(DoctorCuda, CublasLtWithoutAListingCannotBeChecked) {
+  Snapshot s = healthy_desktop();
+  s.software.cublaslt_files = std::nullopt; // an older snapshot
+  auto f = run_check("cuda.cublaslt-not-found", s);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::info);
+  EXPECT_EQ(f[0].title.rfind("Could not check", 0), 0u) << f[0].title;
+}
+
+TEST(DoctorCuda, CublasLtInACondaEnvironmentSaysConda) {
+  Snapshot s = healthy_desktop();
+  s.software.cublaslt_files = nothing_found();
+  auto &e = s.software.python_envs[0];
+  e.kind = "conda";
+  e.root = "/home/ana/miniconda3/envs/train";
+  auto f = run_check("cuda.cublaslt-not-found", s);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].fix[0], "conda install -p /home/ana/miniconda3/envs/train -c nvidia libcublas");
+}
+
 } // namespace
 } // namespace dlrig::doctor::test

@@ -58,5 +58,32 @@ TEST(DoctorDist, RankEnv) {
   EXPECT_EQ(worst("dist.rank-env", bad), Severity::fail);
 }
 
+// ---- dist.nccl-not-found: only with 2+ GPUs or a distributed launch ------------------------
+
+TEST(DoctorDist, NcclNowhereWarnsOnAMultiGpuMachine) {
+  Snapshot s = healthy_server(); // 8 GPUs
+  s.software.nccl_files =
+      LibraryFiles{{"/home/ana/venv/lib/python3.11/site-packages/nvidia/nccl/lib"}, {}};
+  auto f = run_check("dist.nccl-not-found", s);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::warn);
+  EXPECT_EQ(f[0].title, "NCCL (libnccl.so*) is not in the 1 folder looked in: "
+                        "torch.distributed's nccl backend and dlrig bench's nccl.* cannot load it");
+  EXPECT_EQ(f[0].fix.front(), "pip install nvidia-nccl-cu12");
+  EXPECT_TRUE(run_check("dist.nccl-not-found", healthy_server()).empty()); // found: passes
+}
+
+TEST(DoctorDist, NcclIsNoConcernOnOneGpuWithoutADistributedLaunch) {
+  Snapshot s = healthy_desktop(); // one GPU
+  s.software.nccl_files = LibraryFiles{{"/usr/lib/x86_64-linux-gnu"}, {}};
+  EXPECT_TRUE(run_check("dist.nccl-not-found", s).empty());
+  const Check *c = find_check("dist.nccl-not-found");
+  ASSERT_NE(c, nullptr);
+  EXPECT_TRUE(not_applicable(*c, s)) << "one GPU, no launch: not applicable";
+  s.software.env["WORLD_SIZE"] = "4"; // one GPU per node, four nodes
+  EXPECT_EQ(worst("dist.nccl-not-found", s), Severity::warn);
+  EXPECT_FALSE(not_applicable(*c, s));
+}
+
 } // namespace
 } // namespace dlrig::doctor::test

@@ -106,6 +106,13 @@ PythonEnv venv(std::string torch_version, std::string variant_tag, std::string c
 }
 
 void common_software(Snapshot &s) {
+  // The venv's nvidia wheels hold cuBLASLt and NCCL (cuda.cublaslt-not-found, dist.nccl-not-found).
+  const std::string wheels = "/home/ana/venv/lib/python3.11/site-packages/nvidia";
+  const std::string from = "the torch environment /home/ana/venv/bin/python (pip wheel, nvidia/";
+  s.software.cublaslt_files = LibraryFiles{
+      {wheels + "/cublas/lib"}, {{wheels + "/cublas/lib/libcublasLt.so.12", from + "cublas)"}}};
+  s.software.nccl_files =
+      LibraryFiles{{wheels + "/nccl/lib"}, {{wheels + "/nccl/lib/libnccl.so.2", from + "nccl)"}}};
   auto &k = s.software.kernel;
   k.nvidia = KernelModule{true, "550.54.15", "Dual MIT/GPL", false};
   k.nvidia_open = true;

@@ -67,7 +67,7 @@ TEST(Verdict, LaptopWithoutGpuRunsOnTheCpuAndCountsGpuChecksNotApplicable) {
                                    0),
             0u)
       << r.verdict.answer;
-  // Not "Nothing to fix. 58 checks passed": the GPU, driver and torch checks did not apply.
+  // Not "Nothing to fix. 60 checks passed": the GPU, driver and torch checks did not apply.
   EXPECT_TRUE(result(r, "gpu.thermal-throttle").not_applicable);
   EXPECT_FALSE(result(r, "gpu.thermal-throttle").passed());
   EXPECT_TRUE(result(r, "driver.too-old-for-torch").not_applicable);

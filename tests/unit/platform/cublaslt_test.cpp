@@ -71,6 +71,54 @@ TEST(CublasLtSeam, TheActiveTorchEnvironmentsCopyComesFirstThenToolkitsThenTheLo
   fs::remove_all(root);
 }
 
+// What the probe records for doctor (software.cublaslt_files): the same places listed through a
+// sysroot, every folder named, a conda environment's lib and the loader's folders included.
+TEST(CublasLtSeam, TheProbesListingNamesEveryFolderAndFindsThroughTheSysroot) {
+  const fs::path root = fs::temp_directory_path() / "dlrig_cublaslt_files";
+  fs::remove_all(root);
+  touch(root / "opt/conda/envs/t/lib/libcublasLt.so.11");
+  touch(root / "usr/lib/x86_64-linux-gnu/libcublasLt.so.12");
+  fs::create_directories(root / "home/u/venv/lib/site-packages/nvidia/cublas/lib");
+  Snapshot s;
+  PythonEnv venv, conda;
+  venv.interpreter = "/home/u/venv/bin/python";
+  venv.root = "/home/u/venv";
+  venv.active = true;
+  venv.site_packages = "/home/u/venv/lib/site-packages";
+  venv.torch = TorchInstall{};
+  venv.torch->path = "/home/u/venv/lib/site-packages/torch";
+  conda.interpreter = "/opt/conda/envs/t/bin/python";
+  conda.root = "/opt/conda/envs/t";
+  conda.kind = "conda";
+  conda.torch = TorchInstall{};
+  s.software.python_envs = {conda, venv};
+  s.software.driver_libraries.search_path = {"/usr/lib/x86_64-linux-gnu"};
+  const Sysroot sysroot(root.string());
+  auto f = library_files(s, std::nullopt, library_search(), sysroot);
+  EXPECT_EQ(f.looked_in,
+            (std::vector<std::string>{"/home/u/venv/lib/site-packages/nvidia/cublas/lib",
+                                      "/home/u/venv/lib/site-packages/torch/lib",
+                                      "/opt/conda/envs/t/lib", "/usr/lib/x86_64-linux-gnu"}));
+  ASSERT_EQ(f.found.size(), 2u);
+  EXPECT_EQ(f.found[0].path, "/opt/conda/envs/t/lib/libcublasLt.so.11");
+  EXPECT_EQ(f.found[0].origin, "the torch environment /opt/conda/envs/t (conda, lib)");
+  EXPECT_EQ(f.found[1].path, "/usr/lib/x86_64-linux-gnu/libcublasLt.so.12");
+  EXPECT_EQ(f.found[1].origin, "the loader's search path");
+  // The variable alone: a path is found when it exists (in the sysroot), a bare name in the
+  // loader's folders.
+  auto given = library_files(s, std::string("/opt/conda/envs/t/lib/libcublasLt.so.11"),
+                             library_search(), sysroot);
+  ASSERT_EQ(given.found.size(), 1u);
+  EXPECT_EQ(given.found[0].origin, "DLRIG_CUBLASLT_LIBRARY");
+  EXPECT_TRUE(library_files(s, std::string("/nowhere/libcublasLt.so.12"), library_search(), sysroot)
+                  .found.empty());
+  EXPECT_EQ(library_files(s, std::string("libcublasLt.so.12"), library_search(), sysroot)
+                .found.at(0)
+                .path,
+            "/usr/lib/x86_64-linux-gnu/libcublasLt.so.12");
+  fs::remove_all(root);
+}
+
 TEST(CublasLtSeam, TheFakeLoadsWithItsVersionAndOrigin) {
   setenv("DLRIG_FAKE_CUBLASLT_SCENARIO", DLRIG_TEST_DATA "/fake_cublaslt/h100.json", 1);
   Library l = Library::open({{DLRIG_FAKE_CUBLASLT, "test"}});
