@@ -238,5 +238,85 @@ TEST(PickCli, FromThisMachineTimesTheThunderboltDockAgainstASlot) {
   EXPECT_EQ(m["verdict"], "nothing on this machine limits the workload");
 }
 
+// The part of this machine's advice that says `name`.
+Json part_of(const Json &machine, const std::string &name) {
+  for (const auto &p : machine["parts"])
+    if (p["part"] == name)
+      return p;
+  return nullptr;
+}
+
+// A second GPU only where the board has a free slot (/sys/bus/pci/slots of the fixture machines):
+// the desktop's slot 2 is free and wired x4; every slot of the HGX server is taken; the laptop
+// lists none, so the check could not be done and says so.
+TEST(PickCli, ASecondGpuIsOfferedOnlyWhereASlotIsFree) {
+  const std::vector<std::string> env = {"DLRIG_PCI_IDS=" + std::string(DLRIG_TEST_DATA) +
+                                        "/pci.ids"};
+  // 90 ImageNet epochs of ResNet-50 within a day: one RTX 4090 takes about 29 h.
+  const std::vector<std::string> resnet = {"pick",     "resnet-50", "--precision", "fp16-amp",
+                                           "--batch",  "256",       "--samples",   "1281167",
+                                           "--epochs", "90"};
+  auto r = run_dlrig(
+      with(resnet, {"--within", "24h", "--sysroot", fixture("desktop-rtx4090"), "--json"}), env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto m = Json::parse(r.out)["this_machine"];
+  ASSERT_TRUE(m.is_object()) << r.out;
+  ASSERT_EQ(m["free_slots"].size(), 1u) << m.dump();
+  EXPECT_EQ(m["free_slots"][0]["name"], "2");
+  EXPECT_EQ(m["free_slots"][0]["max_width"], 4);
+  EXPECT_EQ(m["slot_check"], "1 of 2 PCI slots free: slot 2 (x4, PCIe 16 GT/s)");
+  auto speed = part_of(m, "gpu speed");
+  ASSERT_TRUE(speed.is_object()) << m.dump();
+  EXPECT_TRUE(speed["limits"].get<bool>());
+  const auto fix = speed["fix"].get<std::string>();
+  EXPECT_NE(fix.find("a second GeForce RTX 4090 (the job in"), std::string::npos) << fix;
+  EXPECT_NE(fix.find("in the free slot 2 (x4, PCIe 16 GT/s)"), std::string::npos) << fix;
+
+  // Eight H100s, a 6-hour goal they miss: eight more would need eight free slots, and none is.
+  r = run_dlrig({"pick", "llama-3-8b", "--seq", "2048", "--dataset-tokens", "2e9", "--within", "6h",
+                 "--sysroot", fixture("server-8xh100"), "--json"},
+                env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  m = Json::parse(r.out)["this_machine"];
+  ASSERT_TRUE(m.is_object()) << r.out;
+  ASSERT_TRUE(m["free_slots"].is_array()) << m.dump();
+  EXPECT_TRUE(m["free_slots"].empty());
+  speed = part_of(m, "gpu speed");
+  ASSERT_TRUE(speed.is_object()) << m.dump();
+  EXPECT_TRUE(speed["limits"].get<bool>());
+  EXPECT_NE(
+      speed["fix"].get<std::string>().find(
+          "(not 8 more NVIDIA H100 SXM5: no free PCI slot: all 8 the kernel lists are taken)"),
+      std::string::npos)
+      << speed["fix"];
+  EXPECT_EQ(speed["fix"].get<std::string>().find("more NVIDIA H100 SXM5 (the job"),
+            std::string::npos)
+      << speed["fix"];
+
+  // The laptop lists no slot: the second card is offered with the check's reason, in the table
+  // and in JSON (free_slots null).
+  const std::vector<std::string> resnet18 = {"pick",        "resnet-18",
+                                             "--batch",     "128",
+                                             "--precision", "bf16-amp",
+                                             "--samples",   "1.28e6",
+                                             "--epochs",    "90",
+                                             "--within",    "12h",
+                                             "--sysroot",   fixture("laptop-egpu-3080")};
+  r = run_dlrig(with(resnet18, {"--json"}), env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  m = Json::parse(r.out)["this_machine"];
+  ASSERT_TRUE(m.is_object()) << r.out;
+  EXPECT_TRUE(m["free_slots"].is_null()) << m.dump();
+  EXPECT_NE(m["slot_check"].get<std::string>().find("the free-slot check could not be done"),
+            std::string::npos)
+      << m["slot_check"];
+  r = run_dlrig(resnet18, env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("if the board has a free slot: the free-slot check could not be done: the "
+                       "kernel lists no PCI slot"),
+            std::string::npos)
+      << r.out;
+}
+
 } // namespace
 } // namespace dlrig::test

@@ -74,6 +74,21 @@ def pci_device(t, chain, vendor, device, cls, numa=-1, link=None, driver=None, s
     return dev
 
 
+def slot(t, name, address, max_speed, cur_speed):
+    """A slot the firmware describes: /sys/bus/pci/slots/NAME is a directory of its own (not a link), with
+    address "domain:bus:device" and the bus speeds as pci_speed_string() prints them (drivers/pci/slot.c)."""
+    d = "/sys/bus/pci/slots/" + name
+    t.write(d + "/address", address + "\n")
+    t.write(d + "/max_bus_speed", max_speed + "\n")
+    t.write(d + "/cur_bus_speed", cur_speed + "\n")
+
+
+def child_bus(t, bridge_dev, bus, cpus):
+    """The bridge's secondary bus, as the kernel shows it: BRIDGE/pci_bus/DDDD:BB (with its cpulistaffinity
+    attribute, so that git keeps the directory)."""
+    t.write(bridge_dev + "/pci_bus/" + bus + "/cpulistaffinity", cpus + "\n")
+
+
 def gts(speed):
     return {2.5: "2.5 GT/s PCIe", 5: "5.0 GT/s PCIe", 8: "8.0 GT/s PCIe", 16: "16.0 GT/s PCIe",
             32: "32.0 GT/s PCIe"}[speed]
@@ -340,9 +355,18 @@ def desktop_rtx4090():
     t.write("/proc/self/limits", limits("8388608", "8388608", "65536", "1048576"))
     pci_device(t, ["0000:00:00.0"], "0x1022", "0x1480", HOST_BRIDGE)
     rp = ["0000:00:01.1"]
-    pci_device(t, rp, "0x1022", "0x1483", BRIDGE, link=link(16, 16, 16, 16), driver="pcieport")
+    rp_dev = pci_device(t, rp, "0x1022", "0x1483", BRIDGE, link=link(16, 16, 16, 16), driver="pcieport")
+    child_bus(t, rp_dev, "0000:01", "0-31")
     pci_device(t, rp + ["0000:01:00.0"], "0x10de", "0x2684", VGA, link=link(16, 16, 16, 16), driver="nvidia",
                subsys=("0x1043", "0x889c"))
+    # The board's two x16-sized slots (ACPI _SUN 1 and 2): the RTX 4090 in slot 1, on the CPU's x16 root
+    # port; slot 2 empty, wired x4 (the root port's link capability says 4 lanes), as on many AM4 boards.
+    # An empty port's link is down: only its capability (max_*) is read.
+    rp3 = pci_device(t, ["0000:00:03.1"], "0x1022", "0x1483", BRIDGE, driver="pcieport",
+                     extra={"max_link_speed": gts(16) + "\n", "max_link_width": "4\n"})
+    child_bus(t, rp3, "0000:0c", "0-31")
+    slot(t, "1", "0000:01:00", gts(16), gts(16))
+    slot(t, "2", "0000:0c:00", gts(16), "Unknown")
     pci_device(t, rp + ["0000:01:00.1"], "0x10de", "0x22ba", AUDIO, link=link(16, 16, 16, 16),
                driver="snd_hda_intel", subsys=("0x1043", "0x889c"))
     rp2 = ["0000:00:01.2"]
@@ -433,9 +457,13 @@ def server_8xh100():
         # Broadcom PEX89xxx Gen5 switch (1000:c030) in front of each GPU and its NIC.
         pci_device(t, up, "0x1000", "0xc030", BRIDGE, numa=node, link=gen5, driver="pcieport")
         pci_device(t, down_gpu, "0x1000", "0xc030", BRIDGE, numa=node, link=gen5, driver="pcieport")
-        pci_device(t, down_nic, "0x1000", "0xc030", BRIDGE, numa=node, link=gen5, driver="pcieport")
+        nic_port = pci_device(t, down_nic, "0x1000", "0xc030", BRIDGE, numa=node, link=gen5, driver="pcieport")
         pci_device(t, down_gpu + [f"0000:{bus:02x}:00.0"], "0x10de", "0x2330", DISPLAY_3D, numa=node, link=gen5,
                    driver="nvidia", subsys=("0x10de", "0x16c1"))
+        # The SXM GPUs sit on the baseboard; the slots the firmware lists hold the ConnectX-7 cards, every
+        # one taken.
+        child_bus(t, nic_port, f"0000:{bus + 1:02x}", "0-55,112-167" if node == 0 else "56-111,168-223")
+        slot(t, f"{i + 1}", f"0000:{bus + 1:02x}:00", gts(32), gts(32))
         nic = pci_device(t, down_nic + [f"0000:{bus + 1:02x}:00.0"], "0x15b3", "0x1021", IB, numa=node,
                          link=gen5, driver="mlx5_core", subsys=("0x15b3", "0x0041"))
         ib_port(t, f"mlx5_{i}", nic, "400 Gb/sec (4X NDR)")

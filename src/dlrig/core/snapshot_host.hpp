@@ -104,6 +104,21 @@ struct RdmaPort {
 };
 DLRIG_JSON(RdmaPort, device, port, link_layer, state, rate_bps)
 
+// A physical PCI/PCIe slot as the kernel lists it in /sys/bus/pci/slots/NAME (drivers/pci/slot.c;
+// slots the firmware describes through ACPI or SMBIOS, and hot-plug slots). The slot's bus is the
+// secondary bus of one bridge (a root port or a switch's downstream port), whose link capability
+// gives the slot's electrical width.
+struct PciSlot {
+  std::string name;             // the directory's name: the firmware's slot number, e.g. "2"
+  OptStr address;               // `address`: "0000:0c:00" (domain:bus:device, no function)
+  OptBool occupied;             // a function at `address` is in /sys/bus/pci/devices
+  OptF64 max_gts;               // `max_bus_speed` in GT/s per lane; null for "Unknown"
+  OptF64 current_gts;           // `cur_bus_speed`, the same way
+  std::optional<int> max_width; // lanes: `max_link_width` of the bridge above the slot's bus
+  OptStr bridge;                // that bridge's bus id, e.g. "0000:00:03.1"
+};
+DLRIG_JSON(PciSlot, name, address, occupied, max_gts, current_gts, max_width, bridge)
+
 struct HostInfo {
   OptStr hostname; // removed by --redact
   OsInfo os;
@@ -114,7 +129,10 @@ struct HostInfo {
   std::vector<Mount> mounts;
   std::vector<NetInterface> network;
   std::vector<RdmaPort> rdma;
+  // null: the kernel lists no slot (/sys/bus/pci/slots empty or missing, as in VMs and on many
+  // desktop boards), or the PCI bus was not probed; whether a slot is free is then unknown.
+  std::optional<std::vector<PciSlot>> pci_slots;
 };
-DLRIG_JSON(HostInfo, hostname, os, cpu, memory, shm, limits, mounts, network, rdma)
+DLRIG_JSON(HostInfo, hostname, os, cpu, memory, shm, limits, mounts, network, rdma, pci_slots)
 
 } // namespace dlrig

@@ -204,7 +204,7 @@ Result<Run> resolve_run(const ModelInput &model, Run run, std::vector<std::strin
     if (run.image_size < 32)
       return make_error("--image-size must be at least 32 pixels for " + arch.name);
     // The walk that memory and time fold over refuses what it cannot model, and says why.
-    if (auto modules = model::walk(arch, run.image_size); !modules)
+    if (auto modules = model::walk_shared(arch, run.image_size); !modules)
       return make_error(modules.error().message);
   }
   if (run.qlora && run.lora_rank == 0) {

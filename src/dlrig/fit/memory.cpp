@@ -11,10 +11,11 @@
 namespace dlrig::fit {
 namespace {
 
-// A CNN's modules at its default image size (parameters and buffers do not depend on it).
-std::vector<model::Module> cnn_modules(const model::ModelArch &m) {
-  auto modules = model::walk(m, model::default_image_size(m));
-  return modules ? std::move(*modules) : std::vector<model::Module>{};
+// A CNN's modules at its default image size (parameters and buffers do not depend on it); none
+// when the walk fails.
+std::shared_ptr<const std::vector<model::Module>> cnn_modules(const model::ModelArch &m) {
+  auto modules = model::walk_shared(m, model::default_image_size(m));
+  return modules ? *modules : std::make_shared<const std::vector<model::Module>>();
 }
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
@@ -105,7 +106,8 @@ double adafactor_bytes_per_param(const ModelInput &m, const Dims &d) {
   double rc = 0;
   if (m.arch.family == model::ModelFamily::cnn) {
     // A conv weight [out, in, k, k] factors as out rows and in·k·k columns.
-    for (const auto &r : cnn_modules(m.arch))
+    const auto modules = cnn_modules(m.arch);
+    for (const auto &r : *modules)
       if (r.kind == "conv")
         rc += static_cast<double>(r.output.channels + r.params / r.output.channels);
   } else {
@@ -129,10 +131,12 @@ double buffer_bytes(const model::ModelArch &m) {
   if (m.type_vocab > 0 && m.max_positions > 0)
     return 2.0 * 8 * static_cast<double>(m.max_positions);
   double bytes = 0;
-  if (m.family == model::ModelFamily::cnn)
-    for (const auto &r : cnn_modules(m))
+  if (m.family == model::ModelFamily::cnn) {
+    const auto modules = cnn_modules(m);
+    for (const auto &r : *modules)
       if (r.kind == "batchnorm")
         bytes += 2.0 * 4 * static_cast<double>(r.output.channels) + 8;
+  }
   return bytes;
 }
 
@@ -400,9 +404,9 @@ struct BackwardPeak {
 // recomputed in backward, one block at a time.
 BackwardPeak cnn_backward_peak(const model::ModelArch &m, double side, double b, double ab,
                                double grad_bytes, bool checkpoint) {
-  std::vector<model::Module> layers;
-  if (auto modules = model::walk(m, static_cast<std::int64_t>(side)))
-    layers = std::move(*modules);
+  static const std::vector<model::Module> none;
+  auto walked = model::walk_shared(m, static_cast<std::int64_t>(side));
+  const std::vector<model::Module> &layers = walked ? **walked : none;
   std::vector<double> saved;
   double acts = static_cast<double>(m.channels > 0 ? m.channels : 3) * side * side * b * ab;
   for (const auto &r : layers) {
@@ -601,7 +605,8 @@ double accelerate_largest_bytes(const ModelInput &model) {
   if (m.family == model::ModelFamily::cnn) {
     // fp32 weights; a BatchNorm adds its running statistics and num_batches_tracked.
     double best = 0;
-    for (const auto &r : cnn_modules(m)) {
+    const auto modules = cnn_modules(m);
+    for (const auto &r : *modules) {
       double bytes = 4.0 * static_cast<double>(r.params);
       if (r.kind == "batchnorm")
         bytes += 4.0 * 2 * static_cast<double>(r.output.channels) + 8;
@@ -905,8 +910,8 @@ MemoryEstimate estimate_memory(const ModelInput &model, const Run &run, const Gp
     } else if (arch.family == model::ModelFamily::cnn) {
       // No graph is kept: the largest layer's input and output at once.
       double best = 0;
-      if (auto modules = model::walk(arch, run.image_size))
-        for (const auto &r : *modules)
+      if (auto modules = model::walk_shared(arch, run.image_size))
+        for (const auto &r : **modules)
           best = std::max(best, static_cast<double>(r.output.elements()));
       acts = 2 * best * seqs * ab;
     } else if (auto u = unet_cost(arch, run.image_size)) {

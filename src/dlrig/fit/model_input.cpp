@@ -172,8 +172,8 @@ std::int64_t quantizable_params(const Dims &d, std::int64_t total) {
 std::int64_t largest_layer_params(const model::ModelArch &m, const Dims &d) {
   if (m.family == model::ModelFamily::cnn) {
     std::int64_t best = 0;
-    if (auto modules = model::walk(m, model::default_image_size(m)))
-      for (const auto &r : *modules)
+    if (auto modules = model::walk_shared(m, model::default_image_size(m)))
+      for (const auto &r : **modules)
         best = std::max(best, r.params);
     return best;
   }
@@ -217,10 +217,10 @@ UnetCost unet_cost(const std::vector<model::Module> &modules) {
 std::optional<UnetCost> unet_cost(const model::ModelArch &m, std::int64_t image_side) {
   if (m.family != model::ModelFamily::unet)
     return std::nullopt;
-  auto modules = model::walk(m, image_side);
+  auto modules = model::walk_shared(m, image_side);
   if (!modules)
     return std::nullopt;
-  return unet_cost(*modules);
+  return unet_cost(**modules);
 }
 
 // No real weight matrix has a side this long; larger values would overflow the shape arithmetic.

@@ -320,7 +320,7 @@ void transformer_pass(Builder &b, const ModelInput &model, const Run &run, Shape
 
 void walk_pass(Builder &b, const ModelInput &model, const Run &run, double batch, Phase ph,
                bool training) {
-  auto modules = model::walk(
+  auto modules = model::walk_shared(
       model.arch, run.image_size > 0 ? run.image_size : model::default_image_size(model.arch));
   if (!modules)
     return;
@@ -333,7 +333,7 @@ void walk_pass(Builder &b, const ModelInput &model, const Run &run, double batch
   // tensor-core convolution's activations in and its result out (docs/fit.md "Time": cuDNN's
   // NCHW-to-NHWC transformations); FP32 without TF32 runs NCHW kernels, channels_last none.
   const bool transposes = run.precision != Precision::fp32 && !run.channels_last;
-  for (const auto &r : *modules) {
+  for (const auto &r : **modules) {
     const double in = static_cast<double>(r.input.elements()) * batch;
     const double out = static_cast<double>(r.output.elements()) * batch;
     if (r.kind == "conv" || r.kind == "linear") {
@@ -402,8 +402,8 @@ void walk_pass(Builder &b, const ModelInput &model, const Run &run, double batch
 double parameter_tensors(const ModelInput &model) {
   if (!is_transformer(model.arch.family)) {
     double n = 0;
-    if (auto modules = model::walk(model.arch, model::default_image_size(model.arch)))
-      for (const auto &r : *modules)
+    if (auto modules = model::walk_shared(model.arch, model::default_image_size(model.arch)))
+      for (const auto &r : **modules)
         n += r.params > 0 ? (r.kind == "conv" ? 1 : 2) : 0;
     return n;
   }
@@ -622,15 +622,29 @@ std::vector<Op> decode_ops(const ModelInput &model, const Run &run, double conte
   return b.ops;
 }
 
+namespace {
+
+double gemm_and_attention_flops(const std::vector<Op> &ops) {
+  double f = 0;
+  for (const auto &o : ops)
+    if (o.kind != OpKind::memory)
+      f += o.flops;
+  return f;
+}
+
+} // namespace
+
 double model_flops(const ModelInput &model, const Run &run) {
   Run r = run;
   r.checkpointing = Checkpointing::none;
   r.tp = r.pp = 1;
-  double f = 0;
-  for (const auto &o : train_ops(model, r))
-    if (o.kind != OpKind::memory)
-      f += o.flops;
-  return f * run.dp();
+  return gemm_and_attention_flops(train_ops(model, r)) * run.dp();
+}
+
+double model_flops(const ModelInput &model, const Run &run, const std::vector<Op> &ops) {
+  if (run.checkpointing != Checkpointing::none || run.tp != 1 || run.pp != 1)
+    return model_flops(model, run);
+  return gemm_and_attention_flops(ops) * run.dp();
 }
 
 } // namespace dlrig::fit

@@ -46,6 +46,9 @@ double trained_params(const ModelInput &model, const Run &run);
 
 // Model FLOPs of one optimizer step for all GPUs: what MFU divides by (no recompute).
 double model_flops(const ModelInput &model, const Run &run);
+// The same from `ops` = train_ops(model, run) where they are what model_flops counts (run without
+// recompute, tp = pp = 1: the ops are not built again); else model_flops(model, run).
+double model_flops(const ModelInput &model, const Run &run, const std::vector<Op> &ops);
 
 // Bytes of activation dtype (4 for fp32/tf32 runs, else 2).
 double activation_bytes(Precision p);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
 
 namespace dlrig::fit {
@@ -196,8 +197,8 @@ double attention_flops_train(const Dims &d, double seqs, double s) {
 
 double image_macs(const model::ModelArch &m, std::int64_t side) {
   double macs = 0;
-  if (auto modules = model::walk(m, side))
-    for (const auto &r : *modules)
+  if (auto modules = model::walk_shared(m, side))
+    for (const auto &r : **modules)
       macs += r.macs;
   return macs;
 }
@@ -248,50 +249,56 @@ std::string slowest(const std::vector<OpTime> &ops, std::string_view bound) {
 
 std::string bottleneck(const StepBreakdown &b, double step, const std::vector<OpTime> &ops,
                        const Run &run) {
-  struct Part {
-    double s;
-    std::string text;
-  };
-  std::vector<Part> parts = {
-      {b.gemm, fmt::format("compute-bound: matrix multiplies take {} of the step; a faster "
-                           "precision (bf16, fp8) or more GPUs shorten it",
-                           percent(b.gemm, step))},
-      {b.attention, fmt::format("attention-bound: the attention kernels take {} of the step at "
-                                "this sequence length",
-                                percent(b.attention, step))},
-      {b.memory,
-       fmt::format("memory-bound: {} (and other memory-bound work) take {} of the step; {}",
-                   slowest(ops, "memory"), percent(b.memory, step),
-                   run.mode == Mode::infer
-                       ? "quantised weights (--quant int8|int4) or more requests per step "
-                         "(--concurrency) raise throughput"
-                   : run.kernels == Kernels::eager
-                       ? "fused kernels (torch.compile, a fused optimizer: --kernels fused) or a "
-                         "larger batch raise throughput"
-                       : "a larger batch raises throughput")},
-      {b.launch, fmt::format("launch-bound: {} of the step is kernel-launch overhead (kernels too "
-                             "small to fill the GPU); a larger batch or CUDA graphs "
-                             "(torch.compile mode=\"reduce-overhead\") help",
-                             percent(b.launch, step))},
-      {b.bubble, fmt::format("pipeline bubble: {} of the step idle; more micro-batches "
-                             "(--grad-accum) shrink it",
-                             percent(b.bubble, step))},
-      {b.communication.value_or(0),
-       fmt::format("communication-bound: {} of the step waits for collectives; a faster "
-                   "interconnect, fewer GPUs per replica or gradient accumulation help",
-                   percent(b.communication.value_or(0), step))},
-      {b.host_link.value_or(0),
-       fmt::format("input-bound: copying the inputs to the GPU takes {} of the step; the host link "
-                   "(an x4 slot, a Thunderbolt dock) limits it",
-                   percent(b.host_link.value_or(0), step))},
-      {b.input.value_or(0),
-       fmt::format("input-bound: decoding the images on the CPU takes {} of the step; more "
-                   "DataLoader workers, GPU decoding (DALI) or pre-decoded data help",
-                   percent(b.input.value_or(0), step))},
-  };
-  auto best = std::max_element(parts.begin(), parts.end(),
-                               [](const Part &x, const Part &y) { return x.s < y.s; });
-  return best->text;
+  // The largest part, put in words (only that one: this runs for every option pick times).
+  const double parts[] = {b.gemm,
+                          b.attention,
+                          b.memory,
+                          b.launch,
+                          b.bubble,
+                          b.communication.value_or(0),
+                          b.host_link.value_or(0),
+                          b.input.value_or(0)};
+  switch (std::max_element(std::begin(parts), std::end(parts)) - std::begin(parts)) {
+  case 0:
+    return fmt::format("compute-bound: matrix multiplies take {} of the step; a faster "
+                       "precision (bf16, fp8) or more GPUs shorten it",
+                       percent(b.gemm, step));
+  case 1:
+    return fmt::format("attention-bound: the attention kernels take {} of the step at "
+                       "this sequence length",
+                       percent(b.attention, step));
+  case 2:
+    return fmt::format("memory-bound: {} (and other memory-bound work) take {} of the step; {}",
+                       slowest(ops, "memory"), percent(b.memory, step),
+                       run.mode == Mode::infer
+                           ? "quantised weights (--quant int8|int4) or more requests per step "
+                             "(--concurrency) raise throughput"
+                       : run.kernels == Kernels::eager
+                           ? "fused kernels (torch.compile, a fused optimizer: --kernels fused) or "
+                             "a larger batch raise throughput"
+                           : "a larger batch raises throughput");
+  case 3:
+    return fmt::format("launch-bound: {} of the step is kernel-launch overhead (kernels too "
+                       "small to fill the GPU); a larger batch or CUDA graphs "
+                       "(torch.compile mode=\"reduce-overhead\") help",
+                       percent(b.launch, step));
+  case 4:
+    return fmt::format("pipeline bubble: {} of the step idle; more micro-batches "
+                       "(--grad-accum) shrink it",
+                       percent(b.bubble, step));
+  case 5:
+    return fmt::format("communication-bound: {} of the step waits for collectives; a faster "
+                       "interconnect, fewer GPUs per replica or gradient accumulation help",
+                       percent(b.communication.value_or(0), step));
+  case 6:
+    return fmt::format("input-bound: copying the inputs to the GPU takes {} of the step; the host "
+                       "link (an x4 slot, a Thunderbolt dock) limits it",
+                       percent(b.host_link.value_or(0), step));
+  default:
+    return fmt::format("input-bound: decoding the images on the CPU takes {} of the step; more "
+                       "DataLoader workers, GPU decoding (DALI) or pre-decoded data help",
+                       percent(b.input.value_or(0), step));
+  }
 }
 
 } // namespace
@@ -608,7 +615,7 @@ TimeEstimate estimate_time(const ModelInput &model, const Run &run, const GpuTar
   const double step = std::max({gpu_side, b.host_link.value_or(0), b.input.value_or(0)});
   t.breakdown = b;
   fill_rates(t, model, run, step);
-  t.mfu = model_flops(model, run) / (step * *t.peak_flops * run.world());
+  t.mfu = model_flops(model, run, ops) / (step * *t.peak_flops * run.world());
   t.bottleneck = bottleneck(b, step, times, run);
   if (!comm_known)
     t.notes.push_back("communication is not included: the time is a lower bound");

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <memory>
+#include <mutex>
 
 namespace dlrig::model {
 namespace {
@@ -281,7 +283,9 @@ std::int64_t total_params(const std::vector<Module> &modules) {
   return p;
 }
 
-Result<std::vector<Module>> walk(const ModelArch &m, std::int64_t image_size) {
+namespace {
+
+Result<std::vector<Module>> walk_uncached(const ModelArch &m, std::int64_t image_size) {
   if (m.family != ModelFamily::cnn && m.family != ModelFamily::unet)
     return make_error(fmt::format("{}: a {} model has no per-layer image walk; its activations "
                                   "follow from the sequence length",
@@ -318,6 +322,69 @@ Result<std::vector<Module>> walk(const ModelArch &m, std::int64_t image_size) {
         "2^{} down blocks)",
         m.name, image_size, multiple, factor, downs));
   return walk_unet(m, image_size / factor);
+}
+
+// Everything a walk depends on (the family, the image channels, the CNN's or the UNet's whole
+// architecture, the image side), as text: two architectures with the same key walk the same.
+std::string walk_key(const ModelArch &m, std::int64_t image_size) {
+  const CnnArch &c = m.cnn;
+  const UNetArch &u = m.unet;
+  std::string key = fmt::format("{}|{}|{}|", static_cast<int>(m.family), m.channels, image_size);
+  if (m.family == ModelFamily::cnn)
+    return key + fmt::format("{}|{}|{}|{}|{}", c.block, fmt::join(c.stage_blocks, ","),
+                             fmt::join(c.stage_widths, ","), c.stem_width, c.num_classes);
+  return key +
+         fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", u.in_channels,
+                     u.out_channels, fmt::join(u.block_out_channels, ","),
+                     fmt::join(u.down_block_types, ","), fmt::join(u.up_block_types, ","),
+                     u.layers_per_block, fmt::join(u.attention_heads, ","),
+                     fmt::join(u.transformer_layers, ","), fmt::join(u.up_transformer_layers, ","),
+                     u.cross_attention_dim, u.time_embed_dim, u.norm_num_groups,
+                     u.use_linear_projection, u.addition_embed_type, u.addition_time_embed_dim,
+                     u.projection_class_embeddings_input_dim, u.sample_size, u.vae_scale_factor);
+}
+
+} // namespace
+
+Result<std::shared_ptr<const std::vector<Module>>> walk_shared(const ModelArch &m,
+                                                               std::int64_t image_size) {
+  if (m.family != ModelFamily::cnn && m.family != ModelFamily::unet) {
+    auto r = walk_uncached(m, image_size); // the error, without building a key
+    return r.error();
+  }
+  // The last few walks, by key. fit's memory and time models walk a model several times per
+  // estimate and pick estimates one model for every GPU x count: callgrind put the repeated walks
+  // at 38 % of a ResNet-50 pick's instructions (docs/pick.md).
+  struct Entry {
+    std::string key;
+    std::shared_ptr<const std::vector<Module>> modules;
+  };
+  static std::mutex mutex;
+  static std::vector<Entry> recent; // newest last, at most kKept
+  constexpr std::size_t kKept = 8;
+  auto key = walk_key(m, image_size);
+  {
+    std::lock_guard lock(mutex);
+    for (const auto &e : recent)
+      if (e.key == key)
+        return e.modules;
+  }
+  auto walked = walk_uncached(m, image_size);
+  if (!walked)
+    return walked.error();
+  auto modules = std::make_shared<const std::vector<Module>>(std::move(*walked));
+  std::lock_guard lock(mutex);
+  if (recent.size() == kKept)
+    recent.erase(recent.begin());
+  recent.push_back({std::move(key), modules});
+  return modules;
+}
+
+Result<std::vector<Module>> walk(const ModelArch &m, std::int64_t image_size) {
+  auto modules = walk_shared(m, image_size);
+  if (!modules)
+    return modules.error();
+  return **modules;
 }
 
 } // namespace dlrig::model

@@ -8,6 +8,7 @@
 #include "dlrig/model/model.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,11 @@ inline constexpr std::int64_t kUnetContextTokens = 77;
 // conv_out. Errors: a family with no per-module image walk (transformers take a sequence), an
 // architecture missing its stages, or an image size the model cannot take.
 Result<std::vector<Module>> walk(const ModelArch &m, std::int64_t image_size);
+// walk(), shared: the last few walks are kept (by everything a walk depends on), so walking the
+// same model again costs a look-up. The modules are immutable and outlive the caller's use.
+// Thread-safe.
+Result<std::shared_ptr<const std::vector<Module>>> walk_shared(const ModelArch &m,
+                                                               std::int64_t image_size);
 
 // The image side the model was built for: a CNN's image_size (224 when unset); a UNet's
 // sample_size × vae_scale_factor (512 for Stable Diffusion 1.5). 0 for other families.

@@ -2,9 +2,11 @@
 
 #include "dlrig/output/text.hpp"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <iterator>
 #include <stdexcept>
 
 namespace dlrig {
@@ -40,11 +42,16 @@ bool stdout_colour(ColorMode mode) {
 
 namespace {
 
-std::string pointer_token(const std::string &key) {
-  std::string out;
-  for (char c : key)
-    out += c == '~' ? std::string("~0") : c == '/' ? std::string("~1") : std::string(1, c);
-  return out;
+// A JSON pointer's escaping of one key (RFC 6901: "~" is "~0", "/" is "~1"), appended to out.
+void append_pointer_token(std::string &out, const std::string &key) {
+  for (char c : key) {
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
+  }
 }
 
 void fix(Json &j, std::string &pointer, std::string &field, std::vector<Replaced> &out) {
@@ -56,17 +63,21 @@ void fix(Json &j, std::string &pointer, std::string &field, std::vector<Replaced
     }
     return;
   }
-  auto descend = [&](Json &child, const std::string &ptr_part, const std::string &field_part) {
+  // The child's pointer and field are appended in place (no temporaries: every value of a
+  // document passes here, and pick's documents are large).
+  auto descend = [&](Json &child, auto &&extend) {
     auto p = pointer.size(), f = field.size();
-    pointer += ptr_part;
-    field += field_part;
+    extend();
     fix(child, pointer, field, out);
     pointer.resize(p);
     field.resize(f);
   };
   if (j.is_array()) {
     for (std::size_t i = 0; i < j.size(); ++i)
-      descend(j[i], "/" + std::to_string(i), "[" + std::to_string(i) + "]");
+      descend(j[i], [&] {
+        fmt::format_to(std::back_inserter(pointer), "/{}", i);
+        fmt::format_to(std::back_inserter(field), "[{}]", i);
+      });
     return;
   }
   if (!j.is_object())
@@ -78,15 +89,23 @@ void fix(Json &j, std::string &pointer, std::string &field, std::vector<Replaced
     Json fixed = Json::object();
     for (auto it = j.begin(); it != j.end(); ++it) {
       auto key = valid_utf8(it.key());
-      if (key != it.key())
-        out.push_back(
-            {pointer + "/" + pointer_token(key), field + (field.empty() ? "" : ".") + key});
+      if (key != it.key()) {
+        std::string at = pointer + "/";
+        append_pointer_token(at, key);
+        out.push_back({std::move(at), field + (field.empty() ? "" : ".") + key});
+      }
       fixed[key] = std::move(it.value());
     }
     j = std::move(fixed);
   }
   for (auto it = j.begin(); it != j.end(); ++it)
-    descend(it.value(), "/" + pointer_token(it.key()), (field.empty() ? "" : ".") + it.key());
+    descend(it.value(), [&] {
+      pointer += '/';
+      append_pointer_token(pointer, it.key());
+      if (!field.empty())
+        field += '.';
+      field += it.key();
+    });
 }
 
 } // namespace

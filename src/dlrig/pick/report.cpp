@@ -258,7 +258,9 @@ Json to_json(const PickResult &r, const UpgradeAdvice *advice) {
     j["this_machine"] = {{"machine", advice->machine},
                          {"verdict", advice->verdict},
                          {"as_is", advice->as_is ? option_json(*advice->as_is) : Json(nullptr)},
-                         {"parts", lines}};
+                         {"parts", lines},
+                         {"free_slots", advice->free_slots},
+                         {"slot_check", advice->slot_check}};
   } else {
     j["this_machine"] = nullptr;
   }

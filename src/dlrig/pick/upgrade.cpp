@@ -15,7 +15,40 @@ std::string gb(double bytes) {
   return fmt::format("{:.1f} GB", bytes / 1e9);
 }
 
+// The free-slot check: the slots no function occupies, and the check in words.
+void check_slots(const Snapshot &snap, UpgradeAdvice &a) {
+  if (!snap.host.pci_slots) {
+    a.slot_check = "the free-slot check could not be done: the kernel lists no PCI slot "
+                   "(/sys/bus/pci/slots is empty or missing, as in VMs and on many desktop "
+                   "boards, or the snapshot was taken without it)";
+    return;
+  }
+  const auto &all = *snap.host.pci_slots;
+  a.free_slots.emplace();
+  for (const auto &slot : all)
+    if (slot.occupied == false)
+      a.free_slots->push_back(slot);
+  std::vector<std::string> names;
+  for (const auto &slot : *a.free_slots)
+    names.push_back(slot_text(slot));
+  a.slot_check =
+      a.free_slots->empty()
+          ? fmt::format("no free PCI slot: all {} the kernel lists are taken", all.size())
+          : fmt::format("{} of {} PCI slots free: {}", names.size(), all.size(),
+                        fmt::join(names, ", "));
+}
+
 } // namespace
+
+std::string slot_text(const PciSlot &slot) {
+  std::vector<std::string> parts;
+  if (slot.max_width)
+    parts.push_back(fmt::format("x{}", *slot.max_width));
+  if (slot.max_gts)
+    parts.push_back(fmt::format("PCIe {:g} GT/s", *slot.max_gts));
+  return fmt::format("slot {}{}", slot.name,
+                     parts.empty() ? "" : fmt::format(" ({})", fmt::join(parts, ", ")));
+}
 
 UpgradeAdvice upgrade_advice(const Request &rq, const Snapshot &snap, const PickResult &res) {
   const auto &kb = kb::builtin();
@@ -30,6 +63,7 @@ UpgradeAdvice upgrade_advice(const Request &rq, const Snapshot &snap, const Pick
                         show_money(best->goal_cost.value_or(0), rq.budget.currency),
                         best->goal_cost_unit);
 
+  check_slots(snap, a);
   auto gpus = fit::gpu_targets(snap, kb);
   if (gpus.empty()) {
     a.machine = "no GPU";
@@ -44,8 +78,23 @@ UpgradeAdvice upgrade_advice(const Request &rq, const Snapshot &snap, const Pick
       fmt::format("{}x {}{}", count, g.name, g.host_link.empty() ? "" : " (" + g.host_link + ")");
   Option o = evaluate(rq.model, rq.run, g, count, rq.goal, rq.host);
   a.as_is = o;
-  // The same GPUs, one more of them (where the platform has the lanes: said by the machine rules).
+  // The same GPUs, as many again: offered only where the board has the free slots for them, and
+  // with the caveat where the kernel does not say.
   auto more = [&] { return evaluate(rq.model, rq.run, g, count * 2, rq.goal, rq.host); };
+  const std::string more_gpus =
+      count == 1 ? "a second " + g.name : fmt::format("{} more {}", count, g.name);
+  // `offer` (more GPUs, and what they give) where the slots are free; else the best option, with
+  // why more GPUs are not the fix.
+  auto more_fix = [&](const std::string &offer) {
+    if (!a.free_slots)
+      return fmt::format("{}, if the board has a free slot: {}", offer, a.slot_check);
+    if (static_cast<int>(a.free_slots->size()) < count)
+      return fmt::format("{} (not {}: {})", best_fix, more_gpus, a.slot_check);
+    std::vector<std::string> names;
+    for (int i = 0; i < count; ++i)
+      names.push_back(slot_text((*a.free_slots)[static_cast<std::size_t>(i)]));
+    return fmt::format("{} in the free {}", offer, fmt::join(names, ", "));
+  };
 
   // GPU memory.
   {
@@ -55,8 +104,8 @@ UpgradeAdvice upgrade_advice(const Request &rq, const Snapshot &snap, const Pick
       l.limits = true;
       auto m = more();
       l.fix = m.fits.value_or(false)
-                  ? fmt::format("a second {} ({}: {} per GPU), where the board has the lanes",
-                                g.name, m.layout, gb(static_cast<double>(m.device_bytes)))
+                  ? more_fix(fmt::format("{} ({}: {} per GPU)", more_gpus, m.layout,
+                                         gb(static_cast<double>(m.device_bytes))))
                   : best_fix;
     }
     a.lines.push_back(l);
@@ -71,8 +120,8 @@ UpgradeAdvice upgrade_advice(const Request &rq, const Snapshot &snap, const Pick
                   o.status == Status::too_slow, ""};
     if (l.limits) {
       auto m = more();
-      l.fix =
-          m.status == Status::ok ? fmt::format("a second {}: {}", g.name, speed_text(m)) : best_fix;
+      l.fix = m.status == Status::ok ? more_fix(fmt::format("{} ({})", more_gpus, speed_text(m)))
+                                     : best_fix;
     }
     a.lines.push_back(l);
   }

@@ -23,7 +23,14 @@ struct UpgradeAdvice {
   std::optional<Option> as_is; // the workload on this machine's GPUs as they are
   std::vector<UpgradeLine> lines;
   std::string verdict; // one sentence: what limits it and the cheapest fix
+  // Where more GPUs would go: the board's free PCI slots (snapshot host.pci_slots, occupied
+  // false); nullopt when the kernel lists no slot, so whether one is free is unknown.
+  std::optional<std::vector<PciSlot>> free_slots;
+  std::string slot_check; // the free-slot check in words, or why it could not be done
 };
+
+// A slot as the advice names it: "slot 2 (x4, PCIe 16 GT/s)"; unknown readings are left out.
+std::string slot_text(const PciSlot &slot);
 
 UpgradeAdvice upgrade_advice(const Request &request, const Snapshot &snap,
                              const PickResult &result);

@@ -451,6 +451,35 @@ Result<double> parse_link_speed(std::string_view text) {
   return *v;
 }
 
+Result<std::optional<double>> parse_slot_speed(std::string_view text) {
+  const auto t = trim(text);
+  if (t == "Unknown" || t.find(" MHz ") != std::string_view::npos)
+    return std::optional<double>{};
+  auto v = parse_link_speed(t);
+  if (!v)
+    return v.error();
+  return std::optional<double>{*v};
+}
+
+Result<std::string> parse_slot_address(std::string_view text) {
+  const auto t = trim(text);
+  auto hex = [](std::string_view part, std::size_t min, std::size_t max) {
+    return part.size() >= min && part.size() <= max &&
+           std::all_of(part.begin(), part.end(),
+                       [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+  };
+  const auto c1 = t.find(':');
+  const auto c2 = c1 == std::string_view::npos ? c1 : t.find(':', c1 + 1);
+  if (c1 != std::string_view::npos && hex(t.substr(0, c1), 4, 8)) {
+    if (c2 == std::string_view::npos && hex(t.substr(c1 + 1), 2, 2))
+      return std::string(t) + ":";
+    if (c2 != std::string_view::npos && hex(t.substr(c1 + 1, c2 - c1 - 1), 2, 2) &&
+        hex(t.substr(c2 + 1), 2, 2))
+      return std::string(t) + ".";
+  }
+  return make_error("not a slot address (domain:bus:device, e.g. 0000:0c:00): " + excerpt(text));
+}
+
 Result<int> parse_link_width(std::string_view text) {
   auto v = parse_u64(text);
   if (!v)

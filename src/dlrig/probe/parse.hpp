@@ -106,6 +106,14 @@ Result<ProcessLimits> parse_limits(std::string_view text);
 // current_link_speed / max_link_speed: "16.0 GT/s PCIe", "8 GT/s", "2.5 GT/s" -> GT/s per lane.
 // "Unknown speed" and garbage are errors.
 Result<double> parse_link_speed(std::string_view text);
+// A PCI slot's max_bus_speed / cur_bus_speed (drivers/pci/slot.c, pci_speed_string()): "16.0 GT/s
+// PCIe" (or "16.0 GT/s" before Linux 5.7) -> 16; "Unknown" and a conventional PCI or PCI-X bus
+// ("33 MHz PCI", "133 MHz PCI-X") -> nullopt (no PCIe rate); anything else is an error.
+Result<std::optional<double>> parse_slot_speed(std::string_view text);
+// A PCI slot's address: "0000:0c:00" (domain:bus:device) or, where the kernel does not know the
+// device number, "0000:0c" -> the prefix of the bus ids of the functions in the slot, with a
+// trailing '.' or ':' ("0000:0c:00.", "0000:0c:"). Error when it is not hexadecimal in that shape.
+Result<std::string> parse_slot_address(std::string_view text);
 // current_link_width / max_link_width: "16" -> 16; 0 and values above 32 are errors.
 Result<int> parse_link_width(std::string_view text);
 // numa_node: "-1" means the platform gives no NUMA affinity (nullopt, not an error).

@@ -33,6 +33,7 @@ Snapshot probe_machine(const FileSystem &root, const Environment &env,
   probe_host(ctx);
   if (!options.host_only) {
     probe_pci_gpus(ctx);
+    probe_pci_slots(ctx);
     if (!options.skip_nvml)
       probe_nvml(ctx);
     else

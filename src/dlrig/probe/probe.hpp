@@ -49,10 +49,11 @@ Environment current_environment();
 Snapshot probe_machine(const FileSystem &fs, const Environment &env, const ProbeOptions &options);
 
 // Areas, each in its own file.
-void probe_host(const ProbeContext &ctx);     // host.cpp
-void probe_pci_gpus(const ProbeContext &ctx); // pci.cpp: fills snapshot.gpus from /sys/bus/pci
-void probe_nvml(const ProbeContext &ctx);     // nvml.cpp: snapshot.nvidia and gpus[].nvml
-void probe_amd(const ProbeContext &ctx);      // amd.cpp: gpus[].amd
-void probe_software(const ProbeContext &ctx); // software.cpp: snapshot.software
+void probe_host(const ProbeContext &ctx);      // host.cpp
+void probe_pci_gpus(const ProbeContext &ctx);  // pci.cpp: fills snapshot.gpus from /sys/bus/pci
+void probe_pci_slots(const ProbeContext &ctx); // slots.cpp: host.pci_slots, /sys/bus/pci/slots
+void probe_nvml(const ProbeContext &ctx);      // nvml.cpp: snapshot.nvidia and gpus[].nvml
+void probe_amd(const ProbeContext &ctx);       // amd.cpp: gpus[].amd
+void probe_software(const ProbeContext &ctx);  // software.cpp: snapshot.software
 
 } // namespace dlrig

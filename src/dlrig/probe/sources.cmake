@@ -9,6 +9,7 @@ list(APPEND DLRIG_SOURCES
   probe/pci_ids.cpp
   probe/probe.cpp
   probe/read.cpp
+  probe/slots.cpp
   probe/software.cpp
   probe/software_cuda.cpp
   probe/software_env.cpp

@@ -177,6 +177,25 @@ TEST(ParsePci, LinkSpeedAndWidth) {
   EXPECT_FALSE(parse_link_width("x16"));
 }
 
+// /sys/bus/pci/slots/NAME: max_bus_speed / cur_bus_speed as pci_speed_string() prints them, and
+// address as drivers/pci/slot.c prints it.
+TEST(ParsePci, SlotSpeedAndAddress) {
+  EXPECT_EQ(*parse_slot_speed("16.0 GT/s PCIe\n"), 16.0);
+  EXPECT_EQ(*parse_slot_speed("8.0 GT/s"), 8.0); // before Linux 5.7, without "PCIe"
+  EXPECT_EQ(*parse_slot_speed("Unknown\n"), std::nullopt);
+  EXPECT_EQ(*parse_slot_speed("33 MHz PCI"), std::nullopt);
+  EXPECT_EQ(*parse_slot_speed("133 MHz PCI-X 533"), std::nullopt);
+  EXPECT_FALSE(parse_slot_speed("fast"));
+  EXPECT_FALSE(parse_slot_speed(""));
+  EXPECT_EQ(*parse_slot_address("0000:0c:00\n"), "0000:0c:00.");
+  EXPECT_EQ(*parse_slot_address("10000:e1:1f"), "10000:e1:1f."); // Intel VMD domain
+  EXPECT_EQ(*parse_slot_address("0000:0c"), "0000:0c:");         // the kernel knows the bus only
+  EXPECT_FALSE(parse_slot_address("0000:0c:00.0"));
+  EXPECT_FALSE(parse_slot_address("0000:0C:00"));
+  EXPECT_FALSE(parse_slot_address("slot 2"));
+  EXPECT_FALSE(parse_slot_address(""));
+}
+
 TEST(ParsePci, NumaNode) {
   EXPECT_EQ(*parse_numa_node("1\n"), 1);
   EXPECT_EQ(*parse_numa_node("-1\n"), std::nullopt);

@@ -221,6 +221,74 @@ TEST(ProbePci, NoSysfsIsANote) {
   EXPECT_TRUE(has_note(snap, "gpus"));
 }
 
+// /sys/bus/pci/slots: the desktop's RTX 4090 in slot 1 on its x16 root port, slot 2 empty and wired
+// x4; every slot of the HGX server taken by its ConnectX-7 cards; none listed on the laptop.
+TEST(ProbePciSlots, FreeAndTakenSlotsWithTheirWidth) {
+  auto s = probe_fixture("desktop-rtx4090", probe_pci_slots);
+  ASSERT_TRUE(s.host.pci_slots);
+  const auto &slots = *s.host.pci_slots;
+  ASSERT_EQ(slots.size(), 2u);
+  EXPECT_EQ(slots[0].name, "1");
+  EXPECT_EQ(slots[0].address, "0000:01:00");
+  EXPECT_EQ(slots[0].occupied, true);
+  EXPECT_EQ(slots[0].bridge, "0000:00:01.1");
+  EXPECT_EQ(slots[0].max_width, 16);
+  EXPECT_EQ(slots[0].max_gts, 16.0);
+  EXPECT_EQ(slots[0].current_gts, 16.0);
+  EXPECT_EQ(slots[1].name, "2");
+  EXPECT_EQ(slots[1].address, "0000:0c:00");
+  EXPECT_EQ(slots[1].occupied, false);
+  EXPECT_EQ(slots[1].bridge, "0000:00:03.1");
+  EXPECT_EQ(slots[1].max_width, 4);
+  EXPECT_EQ(slots[1].max_gts, 16.0);
+  EXPECT_EQ(slots[1].current_gts, std::nullopt); // "Unknown": the empty slot's link is down
+  EXPECT_TRUE(s.notes.empty()) << s.notes.front().field << ": " << s.notes.front().reason;
+  // The slots survive the snapshot's JSON round trip.
+  auto back = snapshot_from_json(to_json(s).dump());
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(Json(back->host.pci_slots), Json(s.host.pci_slots));
+
+  auto server = probe_fixture("server-8xh100", probe_pci_slots);
+  ASSERT_TRUE(server.host.pci_slots);
+  ASSERT_EQ(server.host.pci_slots->size(), 8u);
+  for (const auto &slot : *server.host.pci_slots) {
+    EXPECT_EQ(slot.occupied, true) << slot.name;
+    EXPECT_EQ(slot.max_width, 16) << slot.name;
+    EXPECT_EQ(slot.max_gts, 32.0) << slot.name;
+  }
+}
+
+TEST(ProbePciSlots, NoSlotDirectoryIsUnknownNotNone) {
+  auto s = probe_fixture("laptop-egpu-3080", probe_pci_slots);
+  EXPECT_EQ(s.host.pci_slots, std::nullopt);
+  EXPECT_TRUE(s.notes.empty());
+  // ...and stays null through JSON, where an empty list would claim the board has no slot.
+  EXPECT_TRUE(to_json(s)["host"]["pci_slots"].is_null());
+}
+
+TEST(ProbePciSlots, AnUnreadableAddressIsNotedAndLeavesTheSlotUnknown) {
+  const auto root =
+      std::filesystem::temp_directory_path() / ("dlrig-pci-slots-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(root);
+  std::filesystem::create_directories(root / "sys/bus/pci/slots/7");
+  std::ofstream(root / "sys/bus/pci/slots/7/address") << "slot seven\n";
+  std::ofstream(root / "sys/bus/pci/slots/7/max_bus_speed") << "8.0 GT/s PCIe\n";
+  Sysroot fs(root.string());
+  Snapshot snap;
+  ProbeOptions options;
+  options.sysroot = fs.root();
+  ProbeContext ctx{fs, {}, options, snap};
+  probe_pci_slots(ctx);
+  ASSERT_TRUE(snap.host.pci_slots);
+  ASSERT_EQ(snap.host.pci_slots->size(), 1u);
+  const auto &slot = snap.host.pci_slots->front();
+  EXPECT_EQ(slot.max_gts, 8.0);
+  EXPECT_EQ(slot.address, std::nullopt);
+  EXPECT_EQ(slot.occupied, std::nullopt); // unknown, never "free"
+  EXPECT_TRUE(has_note(snap, "host.pci_slots[0].address"));
+  std::filesystem::remove_all(root);
+}
+
 } // namespace
 // `fit --gpu NAME` reads only the host (its CPU comparison): no PCI walk, no NVML, no software.
 TEST(ProbeMachine, HostOnlyReadsNoGpuOrSoftware) {
