@@ -38,6 +38,9 @@ constexpr ContextRow kContextRows[] = {
      "A100 80GB, torch 2.1.1+cu121, lazy loading (stas00/ml-engineering training/performance)"},
     {true, "2.10.0", "13.0", 8, 9, 426 * kMiB,
      "RTX 6000 Ada, torch 2.10.0+cu130 (unslothai/unsloth-zoo#1053)"},
+    {true, "2.11.0", "13.0", 9, 0, 804'061'184,
+     "H200, torch 2.11.0+cu130, lazy loading, after training steps: NVML used minus torch's "
+     "reserved, smallest of ten runs (perf/fit_measure.py, docs/fit-accuracy.md \"GPU results\")"},
     {false, "2.1.1", "12.1", 8, 0, 0.92 * kGiB,
      "A100 80GB, torch 2.1.1+cu121, CUDA_MODULE_LOADING=EAGER (stas00/ml-engineering)"},
     {false, "1.13.1", "11.7", 8, 0, 0.90 * kGiB,
