@@ -498,7 +498,7 @@ TEST(BenchGpuCli, AGemmBelowItsExpectationExitsOneWithTheMessage) {
                     {floor, "DLRIG_FAKE_CUBLASLT_SCENARIO=" + fixture("fake_cublaslt/slow.json")});
   EXPECT_EQ(slow.run.exit_code, 1) << slow.run.err;
   EXPECT_EQ(slow.results.at(0)["expectation"]["met"], false) << slow.results.dump();
-  EXPECT_NE(slow.run.err.find("below"), std::string::npos) << slow.run.err;
+  EXPECT_NE(slow.run.err.find("BELOW the expected 495"), std::string::npos) << slow.run.err;
   // Without the hook the small shapes are measured with no floor (never a guessed one).
   auto plain = bench("one_gpu.json", {"gpu.gemm.bf16"});
   ASSERT_EQ(plain.run.exit_code, 0) << plain.run.err;

@@ -28,12 +28,14 @@ TEST(CollectEnvCli, DoctorOnAHealthyReport) {
       << r.out;
   EXPECT_NE(r.out.find("not run (not in a collect_env report)"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("Most of the snapshot is unknown"), std::string::npos) << r.out;
-  // cuBLASLt and NCCL need a listing of the library folders, which a report lacks: not run,
-  // never a warning (the report's GPU and CUDA torch would otherwise make them fire).
-  EXPECT_NE(r.out.find("cuda, dist (2 checks): a collect_env report does not list the files in "
-                       "the library folders"),
+  // cuBLASLt needs a listing of the library folders, which a report lacks: not run, never a
+  // warning (the report's GPU and CUDA torch would otherwise make it fire). NCCL, with one GPU and
+  // no distributed launch, does not apply.
+  EXPECT_NE(r.out.find("cuda (1 check): a collect_env report does not list the files in the "
+                       "library folders"),
             std::string::npos)
       << r.out;
+  EXPECT_NE(r.out.find("1 not applicable"), std::string::npos) << r.out;
 }
 
 // A GPU name the knowledge base does not know leaves its compute capability unknown: the checks

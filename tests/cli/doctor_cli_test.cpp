@@ -282,10 +282,10 @@ TEST(DoctorSoftwareFixtures, VenvTorch251HasNothingWrongWithItsSoftware) {
   // The fixture's /proc/cpuinfo lists one CPU, which host.cpu-cores-per-gpu rightly reports;
   // nothing else may be at warn or fail.
   EXPECT_LT(m.exit_code, 2) << show(m.ids) << m.err;
-  for (const char *id : {"gpu.none-visible", "torch.cpu-only-build", "torch.arch-unsupported",
-                         "driver.too-old-for-torch", "cuda.ld-library-path-shadows",
-                         "cuda.multiple-toolkits", "kernel.nouveau-loaded",
-                         "cuda.cublaslt-not-found", "dist.nccl-not-found"})
+  for (const char *id :
+       {"gpu.none-visible", "torch.cpu-only-build", "torch.arch-unsupported",
+        "driver.too-old-for-torch", "cuda.ld-library-path-shadows", "cuda.multiple-toolkits",
+        "kernel.nouveau-loaded", "cuda.cublaslt-not-found", "dist.nccl-not-found"})
     EXPECT_FALSE(has(m.ids, id)) << id;
 }
 
@@ -298,10 +298,7 @@ TEST(DoctorSoftwareFixtures, TorchWithoutItsCudaLibrariesWarnsNamingWhereItLooke
   auto j = nlohmann::json::parse(m.out);
   for (const auto &f : j["findings"])
     if (f["id"] == "cuda.cublaslt-not-found") {
-      std::string looked;
-      for (const auto &e : f["evidence"])
-        if (e["key"] == "looked_in")
-          looked = e["value"].get<std::string>();
+      const std::string looked = f["evidence"]["looked_in"].get<std::string>();
       EXPECT_NE(looked.find("/home/user/venv/lib/python3.11/site-packages/nvidia/cublas/lib; "
                             "/home/user/venv/lib/python3.11/site-packages/torch/lib"),
                 std::string::npos)

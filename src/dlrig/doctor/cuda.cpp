@@ -548,8 +548,7 @@ std::vector<Check> cuda_checks() {
        "the wheels' dependency and RPATH: "
        "https://github.com/pytorch/pytorch/blob/main/.ci/manywheel/build_cuda.sh; "
        "https://github.com/pytorch/pytorch/issues/88882 (import torch fails on libcublasLt.so.11, "
-       "which the nvidia/cublas/lib wheel folder holds); where dlrig bench looks: docs/bench.md "
-       "\"Which cuBLASLt\"",
+       "which the nvidia/cublas/lib wheel folder holds)",
        cublaslt_not_found},
   };
 }

@@ -242,8 +242,7 @@ std::vector<Check> dist_checks() {
        "the wheels' dependency and RPATH: "
        "https://github.com/pytorch/pytorch/blob/main/.ci/manywheel/build_cuda.sh; "
        "https://github.com/pinokiocomputer/pinokio/issues/193 (import torch in a venv fails: "
-       "libnccl.so.2: cannot open shared object file); where dlrig bench looks: docs/bench.md "
-       "\"nccl.*\"",
+       "libnccl.so.2: cannot open shared object file)",
        nccl_not_found},
   };
 }
