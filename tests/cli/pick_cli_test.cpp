@@ -273,10 +273,11 @@ TEST(PickCli, ASecondGpuIsOfferedOnlyWhereASlotIsFree) {
   EXPECT_NE(fix.find("in the free slot 2 (x4, PCIe 16 GT/s)"), std::string::npos) << fix;
 
   // Eight H100s, a 6-hour goal they miss: eight more would need eight free slots, and none is.
+  // (No option of the catalog reaches the goal either: exit 1.)
   r = run_dlrig({"pick", "llama-3-8b", "--seq", "2048", "--dataset-tokens", "2e9", "--within", "6h",
                  "--sysroot", fixture("server-8xh100"), "--json"},
                 env);
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(r.exit_code, 1) << r.err;
   m = Json::parse(r.out)["this_machine"];
   ASSERT_TRUE(m.is_object()) << r.out;
   ASSERT_TRUE(m["free_slots"].is_array()) << m.dump();

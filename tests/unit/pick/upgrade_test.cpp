@@ -156,7 +156,7 @@ TEST(PickUpgrade, ASecondGpuGoesInAFreeSlotNamedWithItsWidth) {
   const auto *speed = part(a, "gpu speed");
   ASSERT_NE(speed, nullptr);
   EXPECT_TRUE(speed->limits);
-  EXPECT_NE(speed->fix.find("a second GeForce RTX 4090 (the job in"), std::string::npos)
+  EXPECT_NE(speed->fix.find("a second NVIDIA GeForce RTX 4090 (the job in"), std::string::npos)
       << speed->fix;
   EXPECT_NE(speed->fix.find("in the free slot 2 (x4, PCIe 16 GT/s)"), std::string::npos)
       << speed->fix;
@@ -179,10 +179,11 @@ TEST(PickUpgrade, NoSecondGpuWhenEverySlotIsTaken) {
   const auto *speed = part(a, "gpu speed");
   ASSERT_NE(speed, nullptr);
   EXPECT_TRUE(speed->limits);
-  EXPECT_EQ(speed->fix.find("a second GeForce RTX 4090 ("), std::string::npos) << speed->fix;
-  EXPECT_NE(speed->fix.find("(not a second GeForce RTX 4090: no free PCI slot: all 3 the kernel "
-                            "lists are taken)"),
-            std::string::npos)
+  EXPECT_EQ(speed->fix.find("a second NVIDIA GeForce RTX 4090 ("), std::string::npos) << speed->fix;
+  EXPECT_NE(
+      speed->fix.find("(not a second NVIDIA GeForce RTX 4090: no free PCI slot: all 3 the kernel "
+                      "lists are taken)"),
+      std::string::npos)
       << speed->fix;
   ASSERT_TRUE(a.free_slots);
   EXPECT_TRUE(a.free_slots->empty());
@@ -196,7 +197,7 @@ TEST(PickUpgrade, UnlistedSlotsLeaveTheFreeSlotCheckUndone) {
   auto a = upgrade_advice(rq, snap, pick(rq));
   const auto *speed = part(a, "gpu speed");
   ASSERT_NE(speed, nullptr);
-  EXPECT_NE(speed->fix.find("a second GeForce RTX 4090 (the job in"), std::string::npos)
+  EXPECT_NE(speed->fix.find("a second NVIDIA GeForce RTX 4090 (the job in"), std::string::npos)
       << speed->fix;
   EXPECT_NE(speed->fix.find("if the board has a free slot: the free-slot check could not be done: "
                             "the kernel lists no PCI slot"),
