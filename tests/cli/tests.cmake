@@ -3,6 +3,7 @@ list(APPEND DLRIG_TEST_SOURCES
   cli/bench_storage_cli_test.cpp
   cli/collect_env_cli_test.cpp
   cli/doctor_cli_test.cpp
+  cli/fit_accuracy_cli_test.cpp
   cli/fit_cli_test.cpp
   cli/hostile_input_test.cpp
   cli/info_hw_test.cpp

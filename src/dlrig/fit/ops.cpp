@@ -177,6 +177,33 @@ void transformer_pass(Builder &b, const ModelInput &model, const Run &run, Shape
     if (!run.lora())
       b.gemm(nm + " (weight grad)", ph, gp, in, out, m, count, a, a, master_bytes(run.precision));
   }
+  // Autocast and the fp32 residual stream: transformers' embeddings are fp32 (nn.Embedding is not
+  // on autocast's lists), a norm's output stays fp32 (nn.LayerNorm is on the fp32 list; HF's
+  // RMSNorm multiplies by its fp32 weight), and a residual add of fp32 and 16-bit is fp32 by type
+  // promotion. So every linear that reads a norm's output (q, k, v or the fused qkv, gate and up,
+  // the LM head) gets an fp32 input, which autocast casts to 16 bits on each call: activations
+  // are not cached as weights are (PyTorch "Automatic Mixed Precision package": CUDA ops that can
+  // autocast to float16, ops that autocast to float32, type promotion). Forward: read 4, write 2
+  // bytes per input element, one kernel per linear; backward, ToCopyBackward casts the 16-bit
+  // input gradient back to fp32 (read 2, write 4).
+  if (amp_run && run.kernels == Kernels::eager) {
+    double elements = 0, calls = 0;
+    for (const auto &l : linears) {
+      if (row_parallel(l.role) || l.role == "pooler" || l.role == "classifier" ||
+          (l.role == "lm_head" && !with_loss))
+        continue;
+      const double count = per_layer(l.role) ? std::ceil(static_cast<double>(l.count) / pp)
+                                             : static_cast<double>(l.count);
+      const double m =
+          expert_role(arch, l.role) && d.experts > 0
+              ? T * static_cast<double>(d.experts_per_token) / static_cast<double>(d.experts)
+              : T;
+      elements += m * static_cast<double>(l.in) * count;
+      calls += count;
+    }
+    b.memory("autocast activation casts" + tag, ph, elements * (4 + a), calls);
+  }
+
   // LoRA adapters: x·A (r columns) then ·B, and their gradients.
   if (run.lora() && training) {
     double r = std::max(1, run.lora_rank > 0 ? run.lora_rank : 16);
@@ -263,7 +290,10 @@ void transformer_pass(Builder &b, const ModelInput &model, const Run &run, Shape
     b.memory("rotary embedding" + tag, ph, T * (q_dim + kv_dim) * per * local_layers * dir,
              kernels * local_layers);
   }
-  b.memory("residual adds" + tag, ph, T * h * 3 * a * 2 * local_layers * (bwd ? 0.5 : 1),
+  // Under autocast the residual stream is fp32 (above): each add reads the fp32 stream and the
+  // 16-bit branch and writes fp32.
+  const double add_bytes = amp_run && run.kernels == Kernels::eager ? 4 + a + 4 : 3 * a;
+  b.memory("residual adds" + tag, ph, T * h * add_bytes * 2 * local_layers * (bwd ? 0.5 : 1),
            2 * local_layers);
   {
     double mlp_tokens = T;
@@ -272,6 +302,17 @@ void transformer_pass(Builder &b, const ModelInput &model, const Run &run, Shape
       mlp_tokens = T * static_cast<double>(d.experts_per_token);
     double per = d.gated ? 5 * a : 2 * a * (1 + d.act_extra);
     double kernels = d.gated ? 2 : 1 + d.act_extra;
+    if (d.act_extra > 0 && !d.gated) {
+      // transformers' NewGELUActivation ("gelu_new"; "gelu_fast" is the same formula regrouped)
+      // as eager PyTorch runs it: 0.5 * x * (1 + tanh(c * (x + 0.044715 * pow(x, 3)))), eight
+      // element-wise kernels, 18 elements of traffic per element (pow, mul, add, mul, tanh, add,
+      // mul, mul). Backward is autograd's chain: the two gradients of the last multiply (3 + 3),
+      // 0.5x (2), tanh_backward (3), the two scalar multiplies (2 + 2), pow_backward's
+      // grad * 3 * x.pow(2) (2 + 2 + 3) and the two adds that sum x's three gradients (3 + 3):
+      // 28 elements, 11 kernels.
+      per = bwd ? 28 * a / dir : 18 * a;
+      kernels = bwd ? 11 : 8;
+    }
     if (run.kernels == Kernels::fused) {
       per = d.gated ? 3 * a : 2 * a;
       kernels = 1;
@@ -501,12 +542,19 @@ void optimizer_step(Builder &b, const ModelInput &model, const Run &run) {
   if (run.grad_accum > 1 && !run.lora())
     b.memory("gradient accumulation", Phase::backward,
              p * 3 * w * static_cast<double>(run.grad_accum - 1), 0);
-  if (amp(run.precision) && !run.lora())
+  if (amp(run.precision) && !run.lora()) {
     // Autocast casts each fp32 weight to 16 bits once per forward (its cast cache).
-    b.memory("autocast weight casts", Phase::forward,
-             static_cast<double>(model.params) / (run.tp * run.pp) * (4 + 2) *
-                 static_cast<double>(run.grad_accum),
-             parameter_tensors(model) * static_cast<double>(run.grad_accum) / run.pp);
+    const double cast_bytes = static_cast<double>(model.params) / (run.tp * run.pp) * (4 + 2) *
+                              static_cast<double>(run.grad_accum);
+    const double cast_kernels =
+        parameter_tensors(model) * static_cast<double>(run.grad_accum) / run.pp;
+    b.memory("autocast weight casts", Phase::forward, cast_bytes, cast_kernels);
+    // The cast is an autograd node (aten::_to_copy): backward, each weight's 16-bit gradient from
+    // the weight-gradient GEMM is cast back to the fp32 parameter's dtype by ToCopyBackward, one
+    // kernel per weight reading 2 and writing 4 bytes per element (PyTorch AMP docs: "the
+    // backward ops run in the same type that autocast used for corresponding forward ops").
+    b.memory("autocast weight-gradient casts", Phase::backward, cast_bytes, cast_kernels);
+  }
 }
 
 void scale(std::vector<Op> &ops, std::size_t from, double k) {

@@ -92,10 +92,14 @@ achieved_fraction(const GpuTarget &gpu, std::string_view cls, const kb::Knowledg
   auto same = [&](std::string_view a, std::string_view b) {
     return a == b || (tensor_16(a) && tensor_16(b));
   };
-  // This GPU's own measurement (fp16 and bf16 share the tensor-core rate).
+  // This GPU's own measurement (fp16 and bf16 share the tensor-core rate): the row names the
+  // catalog GPU, which the driver may name differently ("NVIDIA H200" for "NVIDIA H200 SXM"), so
+  // a row counts when both names resolve to the same catalog GPU.
+  const kb::GpuSpec *mine = kb.find_gpu(gpu.name);
   for (int pass = 0; pass < 2; ++pass)
     for (const auto &row : kb.gemm_achieved) {
-      if (row.gpu != gpu.name || !(pass == 0 ? row.precision == cls : same(row.precision, cls)))
+      const bool this_gpu = row.gpu == gpu.name || (mine && kb.find_gpu(row.gpu) == mine);
+      if (!this_gpu || !(pass == 0 ? row.precision == cls : same(row.precision, cls)))
         continue;
       const auto *spec = kb.find_gpu(row.gpu);
       auto peak = spec ? spec_peak(*spec, row.precision) : std::nullopt;
@@ -306,6 +310,7 @@ std::string bottleneck(const StepBreakdown &b, double step, const std::vector<Op
 DeviceRates gpu_rates(const GpuTarget &gpu, const kb::KnowledgeBase &kb) {
   DeviceRates r;
   r.launch_s = kLaunchSeconds;
+  r.kernel_s = kGpuKernelSeconds;
   std::map<std::string, std::string> said;
   for (Precision p : {Precision::fp32, Precision::tf32, Precision::fp16_amp, Precision::bf16_amp,
                       Precision::bf16, Precision::fp8}) {
@@ -332,9 +337,11 @@ DeviceRates gpu_rates(const GpuTarget &gpu, const kb::KnowledgeBase &kb) {
                                   *gpu.memory_bandwidth_bytes_per_s / 1e9, kStreamFraction * 100));
   }
   r.basis.push_back(fmt::format("attention: {:.0f} % of the tensor-core peak (FlashAttention-{} "
-                                "measurements); launch overhead {:.1f} us per kernel",
+                                "measurements); launch overhead {:.1f} us per kernel, {:.2f} us "
+                                "on the GPU",
                                 (hopper(gpu) ? kAttentionFractionHopper : kAttentionFraction) * 100,
-                                hopper(gpu) ? "2 on H100" : "2 on A100", kLaunchSeconds * 1e6));
+                                hopper(gpu) ? "2 on H100" : "2 on A100", kLaunchSeconds * 1e6,
+                                kGpuKernelSeconds * 1e6));
   return r;
 }
 
@@ -397,7 +404,10 @@ StepBreakdown time_ops(const std::vector<Op> &ops, const DeviceRates &rates,
     }
     const double mem = rates.memory_bw ? o.bytes / *rates.memory_bw : 0;
     const double launch = o.kernels * rates.launch_s;
-    const double t = std::max({compute, mem, launch});
+    // On the GPU: the work's roofline plus each kernel's fixed latency; the op waits for the CPU
+    // to issue its kernels when that takes longer.
+    const double device = std::max(compute, mem) + o.kernels * rates.kernel_s;
+    const double t = std::max(device, launch);
     std::string bound;
     if (t <= 0)
       continue;

@@ -22,12 +22,20 @@ struct DeviceRates {
   std::array<std::optional<double>, 6> attention; // FLOP/s of fused attention
   std::optional<double> memory_bw;                // B/s an element-wise kernel streams
   double launch_s = 0;                            // per kernel (the framework's dispatch + launch)
-  std::vector<std::string> basis;                 // where each rate comes from, in words
+  double kernel_s = 0; // per kernel, on the GPU itself, added to its work (kGpuKernelSeconds)
+  std::vector<std::string> basis; // where each rate comes from, in words
 };
 
 // Per-kernel overhead of eager PyTorch: one operator issued from Python, 4.2 us on an H100 NVL
 // (benchmarking.md §2.7: susun-blog.com/blog/pegainfer-3-cuda-graph).
 inline constexpr double kLaunchSeconds = 4.2e-6;
+// What one kernel costs on the GPU itself, beyond its work, when the CPU has already queued it:
+// 1.28 us per kernel of a replayed CUDA graph on an H100 NVL (benchmarking.md §2.7:
+// susun-blog.com/blog/pegainfer-3-cuda-graph), where no CPU launch is left to wait for. It is the
+// fixed latency of a kernel (launch on the device, block scheduling, the tail of the last wave)
+// that its own data movement cannot hide, so it adds to the roofline (latency + bytes / rate)
+// rather than competing with it.
+inline constexpr double kGpuKernelSeconds = 1.28e-6;
 // A streaming kernel reaches ~85-92 % of the memory's peak (benchmarking.md §2.2: nvbandwidth
 // and copy-kernel measurements on H100/A100); the low end.
 inline constexpr double kStreamFraction = 0.85;

@@ -10,6 +10,7 @@
 #include "models.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -265,6 +266,131 @@ TEST(TimeOps, MfuAndBottleneckAreReported) {
   EXPECT_TRUE(s.bottleneck.find("launch-bound") != std::string::npos ||
               s.bottleneck.find("memory-bound") != std::string::npos)
       << s.bottleneck;
+}
+
+// Each kernel's fixed latency on the GPU adds to its work (latency + bytes / bandwidth): forty
+// kernels over 40 MB take the streaming time plus forty latencies, not the larger of the two.
+TEST(TimeOps, EachKernelsLatencyAddsToItsWork) {
+  DeviceRates rates;
+  rates.memory_bw = 1e12;
+  rates.launch_s = 1e-9; // the CPU keeps ahead: only the GPU's own cost is left
+  rates.kernel_s = kGpuKernelSeconds;
+  Op o;
+  o.name = "element-wise";
+  o.bytes = 40e6;
+  o.kernels = 40;
+  std::vector<OpTime> t;
+  auto b = time_ops({o}, rates, &t);
+  EXPECT_DOUBLE_EQ(b.memory, 40e6 / 1e12 + 40 * kGpuKernelSeconds);
+  EXPECT_EQ(t.back().bound, "memory");
+  // When the CPU's issue time is longer, the op waits for the CPU instead.
+  rates.launch_s = 4.2e-6;
+  b = time_ops({o}, rates);
+  EXPECT_DOUBLE_EQ(b.launch, 40 * 4.2e-6);
+  // The catalog's GPUs carry both.
+  auto gpu = test::gpu_80gb();
+  auto r = gpu_rates(gpu, kb::builtin());
+  EXPECT_DOUBLE_EQ(r.kernel_s, kGpuKernelSeconds);
+  EXPECT_DOUBLE_EQ(r.launch_s, kLaunchSeconds);
+}
+
+// Autocast casts each fp32 weight to 16 bits in the forward; backward, ToCopyBackward casts the
+// 16-bit weight gradient back to fp32: as many bytes and kernels again. Not without autocast.
+TEST(TimeOps, AutocastCastsWeightGradientsBack) {
+  auto model = test::bert_base_cased();
+  fit::Run run;
+  run.batch = 4;
+  run.seq = 128;
+  run.precision = Precision::bf16_amp;
+  auto ops = train_ops(model, run);
+  const Op *fwd = find(ops, Phase::forward, "autocast weight casts");
+  const Op *bwd = find(ops, Phase::backward, "autocast weight-gradient casts");
+  ASSERT_NE(fwd, nullptr);
+  ASSERT_NE(bwd, nullptr);
+  EXPECT_DOUBLE_EQ(bwd->bytes, static_cast<double>(model.params) * (2 + 4));
+  EXPECT_DOUBLE_EQ(bwd->kernels, fwd->kernels);
+  run.precision = Precision::fp32;
+  EXPECT_EQ(find(train_ops(model, run), Phase::backward, "autocast weight-gradient casts"),
+            nullptr);
+}
+
+// Under autocast transformers' residual stream is fp32 (fp32 embeddings, fp32 norm outputs, type
+// promotion in the residual adds): each linear that reads a norm's output casts its fp32 input to
+// 16 bits on every call, and backward casts the input gradient back. BERT: q, k, v and the
+// intermediate dense read h-wide inputs.
+TEST(TimeOps, AutocastCastsFp32ActivationsBeforeLinears) {
+  auto model = test::bert_base_cased();
+  fit::Run run;
+  run.batch = 4;
+  run.seq = 128;
+  run.precision = Precision::bf16_amp;
+  const double T = 512, h = 768, layers = 12;
+  auto ops = train_ops(model, run);
+  const Op *fwd = find(ops, Phase::forward, "autocast activation casts");
+  const Op *bwd = find(ops, Phase::backward, "autocast activation casts.grad");
+  ASSERT_NE(fwd, nullptr);
+  ASSERT_NE(bwd, nullptr);
+  EXPECT_DOUBLE_EQ(fwd->bytes, T * 4 * h * layers * (4 + 2));
+  EXPECT_DOUBLE_EQ(fwd->kernels, 4 * layers);
+  EXPECT_DOUBLE_EQ(bwd->bytes, fwd->bytes);
+  // The residual adds read the fp32 stream and the 16-bit branch, and write fp32.
+  EXPECT_DOUBLE_EQ(find(ops, Phase::forward, "residual adds")->bytes, T * h * 10 * 2 * layers);
+  // Not without autocast, nor with fused kernels (Megatron and Transformer Engine keep a 16-bit
+  // stream).
+  run.precision = Precision::fp32;
+  EXPECT_EQ(find(train_ops(model, run), Phase::forward, "autocast activation casts"), nullptr);
+  run.precision = Precision::bf16_amp;
+  run.kernels = Kernels::fused;
+  EXPECT_EQ(find(train_ops(model, run), Phase::forward, "autocast activation casts"), nullptr);
+}
+
+// transformers' "gelu_new" is a Python formula: eight element-wise kernels forward (18 elements of
+// traffic per element of the MLP's width) and autograd's eleven backward (28 elements).
+TEST(TimeOps, PythonTanhGeluRunsItsEagerKernels) {
+  auto model = test::gpt2();
+  model.arch.layers = 1;
+  model.arch.extra["activation_function"] = "gelu_new";
+  fit::Run run;
+  run.batch = 2;
+  run.seq = 256;
+  run.precision = Precision::bf16_amp;
+  const double T = 512, I = 3072, a = 2;
+  auto ops = train_ops(model, run);
+  const Op *fwd = find(ops, Phase::forward, "MLP activation");
+  const Op *bwd = find(ops, Phase::backward, "MLP activation.grad");
+  ASSERT_NE(fwd, nullptr);
+  ASSERT_NE(bwd, nullptr);
+  EXPECT_DOUBLE_EQ(fwd->bytes, T * I * 18 * a);
+  EXPECT_DOUBLE_EQ(fwd->kernels, 8);
+  EXPECT_DOUBLE_EQ(bwd->bytes, T * I * 28 * a);
+  EXPECT_DOUBLE_EQ(bwd->kernels, 11);
+  // PyTorch's own GELU kernel: one kernel each way.
+  model.arch.extra["activation_function"] = "gelu";
+  ops = train_ops(model, run);
+  EXPECT_DOUBLE_EQ(find(ops, Phase::forward, "MLP activation")->kernels, 1);
+  // Fused kernels (torch.compile): one kernel whatever the formula.
+  model.arch.extra["activation_function"] = "gelu_new";
+  run.kernels = Kernels::fused;
+  ops = train_ops(model, run);
+  EXPECT_DOUBLE_EQ(find(ops, Phase::forward, "MLP activation")->kernels, 1);
+}
+
+// The driver names a GPU differently from the catalog ("NVIDIA H200" for "NVIDIA H200 SXM"): the
+// GEMM rate measured on that catalog GPU (data/gemm_achieved.csv) is still its own, not the
+// median of other GPUs.
+TEST(TimeOps, DriverNamedGpuUsesItsCatalogMeasurement) {
+  const auto &kb = kb::builtin();
+  const auto *spec = kb.find_gpu("NVIDIA H200 SXM");
+  ASSERT_NE(spec, nullptr);
+  auto gpu = gpu_target(*spec);
+  gpu.name = "NVIDIA H200";
+  ASSERT_EQ(kb.find_gpu(gpu.name), spec);
+  auto r = gpu_rates(gpu, kb);
+  bool own = false;
+  for (const auto &line : r.basis)
+    own = own || (line.rfind("GEMM fp8:", 0) == 0 &&
+                  line.find("NVIDIA H200 SXM measured") != std::string::npos);
+  EXPECT_TRUE(own) << fmt::format("{}", fmt::join(r.basis, "\n"));
 }
 
 // ---- Against published measurements ---------------------------------------------------------
