@@ -224,7 +224,7 @@ struct SoftwareInfo {
 DLRIG_JSON(SoftwareInfo, kernel, device_nodes, services, acs, driver_libraries, cuda_toolkits,
            cuda_selection, libraries, python_envs, python_search, env, master_port_in_use,
            host_compiler_version, runtime, master_port, torch_extensions_cache, clang_version,
-           cmake_version, libc_version, hip_runtime_version, miopen_runtime_version,
-           cublaslt_files, nccl_files)
+           cmake_version, libc_version, hip_runtime_version, miopen_runtime_version, cublaslt_files,
+           nccl_files)
 
 } // namespace dlrig
