@@ -181,6 +181,26 @@ TEST(BenchGpuCli, AnEccErrorMidRunStopsThatGpuLikeALostOne) {
   expect_fault_mid_run("ecc_mid_run.json", "CUDA_ERROR_ECC_UNCORRECTABLE");
 }
 
+// An Xid NVML raises for the GPU stops its benchmarks before the next configuration even when
+// CUDA has not answered an error: every one on it is skipped naming the Xid, and dlrig exits 2.
+TEST(BenchGpuCli, AnXidFromNvmlStopsThatGpu) {
+  auto g = bench("one_gpu.json", {"gpu.memory.copy", "gpu.launch"},
+                 {std::string("DLRIG_NVML_LIBRARY=") + DLRIG_FAKE_NVML,
+                  "DLRIG_FAKE_NVML_SCENARIO=" + fixture("fake_cuda/nvml_h100_xid.json")});
+  EXPECT_EQ(g.run.exit_code, 2) << g.run.err;
+  EXPECT_NE(g.run.err.find("NVML reported Xid 79"), std::string::npos) << g.run.err;
+  ASSERT_FALSE(g.results.empty());
+  for (auto &r : g.results) {
+    EXPECT_EQ(r["status"], "skipped") << r.dump();
+    EXPECT_NE(r["reason"].get<std::string>().find("Xid 79"), std::string::npos) << r.dump();
+  }
+  // Without the Xid the same run measures.
+  auto calm = bench("one_gpu.json", {"gpu.memory.copy"},
+                    {std::string("DLRIG_NVML_LIBRARY=") + DLRIG_FAKE_NVML,
+                     "DLRIG_FAKE_NVML_SCENARIO=" + fixture("fake_cuda/nvml_h100_hot.json")});
+  EXPECT_EQ(calm.run.exit_code, 0) << calm.run.err;
+}
+
 TEST(BenchGpuCli, CtrlCDuringAGpuBenchmarkFreesDeviceMemoryKeepsResultsAndExits130) {
   auto log = scratch("fake_cuda_interrupt_log.json");
   std::filesystem::remove(log);

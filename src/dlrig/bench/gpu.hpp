@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -58,7 +59,9 @@ public:
   // The devices not lost, in ordinal order.
   std::vector<int> usable() const;
   // Makes the device's primary context current (retaining it on first use). Throws Skip with the
-  // reason when the device is lost.
+  // reason when the device is lost. Before that it reads the Xid events NVML raised since the
+  // last call (every GPU registered on the first one): a GPU with an Xid is marked lost, so its
+  // remaining configurations are skipped, the results so far kept and the fault reported.
   Device &use(int ordinal);
   // The kernel `name` of the embedded PTX on this device (the module is JIT-compiled on first
   // use); throws with the JIT log when it does not load.
@@ -81,9 +84,12 @@ public:
 
 private:
   Runtime();
+  void watch_xids();
   cuda::Driver driver_;
   std::vector<Device> devices_;
   std::optional<std::string> no_devices_;
+  std::unique_ptr<nvml::XidEvents> xids_; // null until the first use(), or without NVML events
+  bool xids_opened_ = false;
 };
 
 // Shorthand: cuda::call on the process's driver, entry point by field name.

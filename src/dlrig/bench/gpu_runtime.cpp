@@ -156,6 +156,7 @@ void Runtime::mark_lost(Device &d, const std::string &why) {
 Device &Runtime::use(int ordinal) {
   if (ordinal < 0 || static_cast<std::size_t>(ordinal) >= devices_.size())
     throw std::runtime_error(fmt::format("no GPU {}", ordinal));
+  watch_xids();
   Device &d = devices_[static_cast<std::size_t>(ordinal)];
   if (d.lost)
     throw Skip(*d.lost);
@@ -697,6 +698,35 @@ std::optional<std::string> lacks_free_memory(Device &d, double needed, const std
 
 Device &device_for(const Config &c, std::size_t param) {
   return Runtime::get().use(static_cast<int>(c.params.at(param)));
+}
+
+void Runtime::watch_xids() {
+  if (!xids_opened_) {
+    xids_opened_ = true;
+    const nvml::Session *session = nullptr;
+    std::vector<nvml::Device> handles;
+    for (const auto &d : devices_) {
+      nvml::Device h{};
+      std::string why;
+      if (const nvml::Session *s = nvml_for(d, h, why)) {
+        session = s;
+        handles.push_back(h);
+      }
+    }
+    if (session && !handles.empty())
+      xids_ = std::make_unique<nvml::XidEvents>(*session, handles);
+  }
+  if (!xids_ || !xids_->ok())
+    return;
+  for (const auto &e : xids_->poll())
+    for (auto &d : devices_) {
+      nvml::Device h{};
+      std::string why;
+      if (nvml_for(d, h, why) && h == e.device)
+        mark_lost(d, fmt::format("NVML reported Xid {} (NVIDIA's Xid catalogue: "
+                                 "https://docs.nvidia.com/deploy/xid-errors/index.html)",
+                                 e.xid));
+    }
 }
 
 } // namespace dlrig::bench::gpu
