@@ -188,18 +188,12 @@ OptStr library_version_from_name(std::string_view name, std::string_view stem) {
 std::vector<std::string> cudnn_members(const std::vector<std::string> &names) {
   std::set<std::string> out;
   for (const auto &n : names) {
-    if (n.rfind("libcudnn_", 0) != 0)
-      continue;
     auto so = n.find(".so.");
-    if (so == std::string::npos)
+    if (n.rfind("libcudnn_", 0) != 0 || so == std::string::npos)
       continue;
-    auto major_end = n.find('.', so + 4);
-    std::string major =
-        n.substr(so + 4, major_end == std::string::npos ? std::string::npos : major_end - so - 4);
-    if (major.empty() || !std::all_of(major.begin(), major.end(),
-                                      [](unsigned char c) { return std::isdigit(c) != 0; }))
-      continue;
-    out.insert(n.substr(0, so + 4) + major);
+    auto stem = n.substr(0, so + 3); // "libcudnn_ops.so"
+    if (auto version = library_version_from_name(n, stem))
+      out.insert(stem + "." + version->substr(0, version->find('.')));
   }
   return {out.begin(), out.end()};
 }
