@@ -67,7 +67,12 @@ def train_step(model, opt, make_batch, precision, device, after_backward=None):
     batch = make_batch()
     with torch.autocast(device, dtype=dtype, enabled=dtype is not None):
         out = model(**batch) if isinstance(batch, dict) else model(batch)
-        loss = out.loss if hasattr(out, "loss") else out.float().mean()
+        if getattr(out, "loss", None) is not None:
+            loss = out.loss
+        elif hasattr(out, "last_hidden_state"):  # a base model (CLIP's text tower): no head
+            loss = out.last_hidden_state.float().mean()
+        else:
+            loss = out.float().mean()
     loss.backward()
     if after_backward:
         after_backward()
@@ -115,17 +120,18 @@ def measure_infer_cuda(model, input_ids, max_new_tokens, dtype):
             "reserved": torch.cuda.max_memory_reserved(), "device": cuda_used()}
 
 
-def measure_train_cpu(model, make_batch, precision, optimizer="adamw", steps=2):
+def measure_train_cpu(model, make_batch, precision, optimizer="adamw", steps=2, device="cpu"):
     from torch.distributed._tools.mem_tracker import MemTracker
-    model.train()
+    model.to(device).train()
     opt = make_optimizer(model, optimizer)
     mt = MemTracker()
     mt.track_external(model, opt)
     with mt:
         for _ in range(steps):
-            train_step(model, opt, make_batch, precision, "cpu")
+            train_step(model, opt, make_batch, precision, device)
             mt.reset_mod_stats()
-    peak = mt.get_tracker_snapshot("peak")[torch.device("cpu")]
+    peak = mt.get_tracker_snapshot("peak")[torch.device(device, 0) if device == "cuda"
+                                           else torch.device(device)]
     by = {str(k.value if hasattr(k, "value") else k): v for k, v in peak.items()}
     return {"weights": by.get("Parameter", 0) + by.get("Buffer", 0),
             "gradients": by.get("Gradient", 0), "optimizer": by.get("Optstate", 0),
@@ -182,14 +188,24 @@ def resnet_case(device, name, batch, precision, ckpt=False, channels_last=False)
     return name, build
 
 
-def hf_case(device, name, make, batch, seq, precision, attn, labels):
-    """A transformers model trained on random ids; labels(vocab) gives the label tensor shape."""
+def hf_case(device, name, make, batch, seq, precision, attn, labels, qa=False):
+    """A transformers model trained on random ids; labels(vocab) gives the label tensor shape
+    (None: no labels, the loss is the mean of the output); qa: start and end positions."""
     def build():
         cfg, model = make()
+        if not getattr(cfg, "architectures", None):  # what dlrig must build: the class measured
+            cfg.architectures = [type(model).__name__]
         vocab = cfg.vocab_size
-        data = lambda: {"input_ids": torch.randint(0, vocab, (batch, seq), device=device),
-                        "labels": torch.randint(0, labels(vocab), (batch,) if labels(vocab) == 2
-                                                else (batch, seq), device=device)}
+
+        def data():
+            d = {"input_ids": torch.randint(0, vocab, (batch, seq), device=device)}
+            if qa:
+                d["start_positions"] = torch.randint(0, seq, (batch,), device=device)
+                d["end_positions"] = torch.randint(0, seq, (batch,), device=device)
+            elif labels(vocab):
+                d["labels"] = torch.randint(0, labels(vocab), (batch,) if labels(vocab) == 2
+                                            else (batch, seq), device=device)
+            return d
         return cfg.to_dict(), ["--seq", str(seq), "--batch", str(batch), "--precision", precision,
                                "--attention", attn], \
             lambda: MEASURE_TRAIN[device](model, data, precision)
@@ -233,6 +249,25 @@ def cases(device):
             gpt2 = lambda: (lambda c: (c, tf.GPT2LMHeadModel(c)))(tf.GPT2Config(attn_implementation="sdpa"))
             out.append(hf_case(device, "gpt2 bf16-amp b16 s1024 sdpa", gpt2, 16, 1024, "bf16-amp", "sdpa",
                                lambda v: v))
+            # Structures whose memory had not been measured (issue 12): Falcon's new decoder
+            # architecture (grouped KV, two norms feeding parallel attention and MLP), question-
+            # answering heads on encoder-decoders, CLIP's text tower on its own.
+            falcon = lambda: (lambda c: (c, tf.FalconForCausalLM(c)))(tf.FalconConfig(
+                vocab_size=32000, hidden_size=1024, num_hidden_layers=8, num_attention_heads=16,
+                num_kv_heads=4, new_decoder_architecture=True, attn_implementation="sdpa"))
+            out.append(hf_case(device, "falcon new-decoder-arch bf16-amp b8 s512 sdpa", falcon, 8, 512,
+                               "bf16-amp", "sdpa", lambda v: v))
+            bart_qa = lambda: (lambda c: (c, tf.BartForQuestionAnswering(c)))(tf.BartConfig(
+                attn_implementation="sdpa"))
+            out.append(hf_case(device, "bart-large QA fp16-amp b8 s384 sdpa", bart_qa, 8, 384, "fp16-amp",
+                               "sdpa", None, qa=True))
+            t5_qa = lambda: (lambda c: (c, tf.T5ForQuestionAnswering(c)))(tf.T5Config())
+            out.append(hf_case(device, "t5 QA fp32 b16 s384 eager", t5_qa, 16, 384, "fp32", "eager", None,
+                               qa=True))
+            clip_text = lambda: (lambda c: (c, tf.CLIPTextModel(c)))(tf.CLIPTextConfig(
+                attn_implementation="sdpa"))
+            out.append(hf_case(device, "clip text tower fp16-amp b256 s77 sdpa", clip_text, 256, 77,
+                               "fp16-amp", "sdpa", lambda v: 0))
     else:
         if tf:
             small = (4, 512, 8, 2, 1408, 32000)
@@ -306,15 +341,22 @@ def main():
     ap.add_argument("--device", choices=("cuda", "cpu"), required=True)
     ap.add_argument("--dlrig", default="build/dlrig")
     ap.add_argument("--out", help="where the configs are written (default /tmp/fit-measure-DEVICE)")
-    ap.add_argument("--only", help="run only the cases whose name contains this")
+    ap.add_argument("--only", help="run only the cases whose name contains this (a comma-separated "
+                                   "list: any of them)")
+    ap.add_argument("--categories", action="store_true",
+                    help="--device cuda: PyTorch's MemTracker by category at the peak (as --device cpu "
+                         "does) instead of the allocator's peaks and step times")
     a = ap.parse_args()
+    if a.categories and a.device == "cuda":  # the CPU path's tracker, on the GPU
+        MEASURE_TRAIN["cuda"] = lambda m, b, p, optimizer="adamw": measure_train_cpu(
+            m, b, p, optimizer, device="cuda")
     out = a.out or f"/tmp/fit-measure-{a.device}"
     if a.device == "cuda" and not torch.cuda.is_available():
         sys.exit("no CUDA device: --device cuda needs a GPU (--device cpu checks the GPU-independent part)")
     torch.manual_seed(0)
     rows = []
     for name, build in cases(a.device):
-        if a.only and a.only not in name:
+        if a.only and not any(o in name for o in a.only.split(",")):
             continue
         folder = os.path.join(out, name.replace(" ", "_"))
         os.makedirs(folder, exist_ok=True)
@@ -333,7 +375,8 @@ def main():
             continue
         with open(os.path.join(folder, "config.json"), "w") as f:
             json.dump(cfg, f, default=str)
-        est, err = estimate(a.dlrig, folder, args, a.device)
+        kind = "cpu" if a.categories else a.device  # which side of dlrig's answer compares
+        est, err = estimate(a.dlrig, folder, args, kind)
         row = {"case": name, "device": a.device, "torch": torch.__version__,
                "gpu": torch.cuda.get_device_name() if a.device == "cuda" else None,
                "measured": measured, "estimate": est, "dlrig_args": args, "dlrig_error": err}
@@ -343,7 +386,7 @@ def main():
             del run
             torch.cuda.empty_cache()
             time.sleep(1)
-    print_table(rows, a.device)
+    print_table(rows, "cpu" if a.categories else a.device)
 
 
 if __name__ == "__main__":

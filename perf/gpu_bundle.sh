@@ -11,6 +11,8 @@ STAGE=$(mktemp -d)
 trap 'rm -rf "$STAGE"' EXIT
 mkdir -p "$STAGE/lib" "$OUT"
 strip -o "$STAGE/dlrig" "$BUILD/dlrig"
+# dlrig_perf_io (storage and JPEG decode beside fio in perf/bench_side_by_side.sh) when built.
+[[ -x $BUILD/dlrig_perf_io ]] && strip -o "$STAGE/dlrig_perf_io" "$BUILD/dlrig_perf_io"
 ldd "$BUILD/dlrig" | awk '/=> \//{print $3}' | while read -r lib; do
   case $(basename "$lib") in
   libc.so.* | libm.so.* | libpthread.so.* | libdl.so.* | librt.so.* | ld-linux*) ;;
@@ -18,5 +20,5 @@ ldd "$BUILD/dlrig" | awk '/=> \//{print $3}' | while read -r lib; do
   esac
 done
 cp -L "${DLRIG_PCI_IDS:-/usr/share/misc/pci.ids}" "$STAGE/pci.ids"
-tar cJf "$OUT/bundle.tar.xz" -C "$STAGE" dlrig lib pci.ids
+tar cJf "$OUT/bundle.tar.xz" -C "$STAGE" $(cd "$STAGE" && ls)
 ls -la "$OUT/bundle.tar.xz"

@@ -7,7 +7,11 @@
 #   [ONLY="machine gemm ..."] [PRECISIONS="bf16 ..."] perf/gpu_session.sh OUT [BUNDLE] [SECONDS]
 #
 # ONLY names the groups to run (default all): machine, software (info, snapshot, doctor,
-# collect_env), capture, fit, gemm, memory, link, multi, side, extras (serve/watch once, text runs).
+# collect_env), capture, fit, gemm, memory, link, multi, side, extras (serve/watch once, text runs);
+# and, named only: quick (the whole --quick GPU suite, timed), fitnew (FIT_ONLY cases of
+# perf/fit_measure.py), categories (its --categories on CATEGORIES_ONLY), profile (perf/fit_profile.py),
+# cpu (perf/bench_side_by_side.sh on this machine's CPU; STREAM_C in BUNDLE/stream.c), long (--long
+# gpu.gemm.bf16, interrupted after its first configuration), repeat (gemm + side once more).
 # BUNDLE (default .devrun): perf/gpu_bundle.sh's bundle.tar.xz (dlrig, the shared libraries it
 # links, pci.ids), built on another machine. SECONDS (default 500): the deadline.
 # Steps, most important first: the machine (nvidia-smi, torch), info/snapshot/doctor (also on the
@@ -17,6 +21,7 @@
 set -u
 OUT=${1:?usage: perf/gpu_session.sh OUT [BUNDLE] [SECONDS]}
 BUNDLE=$(cd "${2:-.devrun}" && pwd)
+BUNDLE_DIR=$BUNDLE # where extra inputs lie (stream.c for the cpu group)
 if [[ -f $BUNDLE/bundle.tar.xz ]]; then # perf/gpu_bundle.sh's archive
   python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' \
     "$BUNDLE/bundle.tar.xz" /tmp/dlrig-bundle
@@ -38,6 +43,7 @@ D=$BUNDLE/dlrig
 pack() { tar czf "$OUT/run.tgz.tmp" -C "$OUT" run 2>/dev/null && mv "$OUT/run.tgz.tmp" "$OUT/run.tgz"; }
 
 want() { [[ -z ${ONLY:-} || " $ONLY " == *" $1 "* ]]; }
+named() { [[ " ${ONLY:-} " == *" $1 "* ]]; }
 
 # step NAME LIMIT CMD...: stdout to NAME.out, stderr to NAME.err, rc and seconds to steps.txt.
 step() {
@@ -64,6 +70,9 @@ if want machine; then
     torch.backends.cudnn.version(), torch.cuda.get_device_name(), torch.cuda.get_device_properties(0))";
     ldd '"$D"'; nproc; free -g; df -h .'
   step version 10 "$D" --version
+fi
+if named quick; then # issue 14: the whole --quick GPU suite on one GPU, under 60 s
+  step bench-quick-gpu 120 "$D" bench --quick --json gpu.gemm gpu.memory gpu.launch gpu.h2d gpu.d2h gpu.bidir gpu.p2p nccl
 fi
 if want software; then
   step info 30 "$D" info
@@ -96,6 +105,20 @@ want link && step bench-link 60 "$D" bench --json gpu.h2d gpu.d2h gpu.bidir
 want multi && step bench-multi 15 "$D" bench --json gpu.p2p nccl
 if want side; then
   step side-by-side 80 python3 perf/gpu_side_by_side.py --samples 20 --dlrig "$D" --results "$R"/bench-gemm-*.out "$R/bench-memory.out" "$R/bench-link.out"
+  step side-by-side-ungated 80 python3 perf/gpu_side_by_side.py --ungated --samples 20 --dlrig "$D" --results "$R"/bench-gemm-*.out "$R/bench-memory.out" "$R/bench-link.out"
+fi
+named fitnew && step fit-new 120 python3 perf/fit_measure.py --device cuda --dlrig "$D" --out "$R/fit-new" --only "${FIT_ONLY:-falcon,QA,clip}"
+named categories && step fit-categories 90 python3 perf/fit_measure.py --device cuda --categories --dlrig "$D" --out "$R/fit-cat" --only "${CATEGORIES_ONLY:-gpt2 bf16,bert,llama-1b-shape bf16-amp b4 s1024}"
+named profile && step fit-profile 150 python3 perf/fit_profile.py --out "$R/profile"
+if named cpu; then
+  step cpu-side-by-side 90 env STREAM_C="$BUNDLE_DIR/stream.c" BUILD="$BUNDLE" BENCH_VENV=/nonexistent perf/bench_side_by_side.sh /tmp
+fi
+named long && step bench-long-bf16 80 timeout -s INT 68 "$D" bench --long --json gpu.gemm.bf16
+if named repeat; then
+  for p in ${REPEAT_PRECISIONS:-fp16 fp32}; do
+    step "bench-gemm2-$p" 45 "$D" bench --json "gpu.gemm.$p"
+  done
+  step side-by-side-2 80 python3 perf/gpu_side_by_side.py --samples 20 --dlrig "$D" --results "$R"/bench-gemm2-*.out
 fi
 if want extras; then
   step serve-once 20 "$D" serve --once

@@ -4,7 +4,10 @@
 Runs `dlrig bench --json` for gpu.gemm.* (and gpu.memory.copy, gpu.h2d.pinned) into a scratch
 database, then times PyTorch at the same shapes and sizes on the same GPU, with the same method:
 CUDA events, warm-up, L2 flushed (a 2 x L2 buffer zeroed) before every timed call, median of the
-samples. Prints a markdown table (device name, dlrig, torch, ratio) for docs/bench.md.
+samples, and the stream held by a spin kernel (torch.cuda._sleep) while the start event, the call
+and the end event are queued, as dlrig's gated timer holds it: the interval is the GPU's work, not
+Python's dispatch of the call (--ungated: the earlier method, dispatch included). Prints a markdown
+table (device name, dlrig, torch, ratio) for docs/bench.md.
 
   GEMM   torch.matmul per dtype (tf32: torch.backends.cuda.matmul.allow_tf32), fp8:
          torch._scaled_mm (E4M3, unit scales, BF16 out), int8: torch._int_mm; rate 2*m*n*k / t.
@@ -35,7 +38,10 @@ def dlrig_results(binary, quick, ids):
         return json.loads(out.stdout)["results"]
 
 
-def timed(torch, fn, flush, samples):
+GATE_CYCLES = 2_000_000  # ~1 ms of spinning at GPU clocks: far longer than queueing one call
+
+
+def timed(torch, fn, flush, samples, gated=True):
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     for _ in range(3):
         fn()
@@ -43,6 +49,8 @@ def timed(torch, fn, flush, samples):
     out = []
     for _ in range(samples):
         flush.zero_()
+        if gated:
+            torch.cuda._sleep(GATE_CYCLES)
         start.record()
         fn()
         end.record()
@@ -51,7 +59,7 @@ def timed(torch, fn, flush, samples):
     return statistics.median(out)
 
 
-def torch_gemm(torch, precision, m, n, k, flush, samples):
+def torch_gemm(torch, precision, m, n, k, flush, samples, gated):
     dev = "cuda"
     torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
     if precision in ("fp32", "tf32", "fp16", "bf16"):
@@ -71,7 +79,7 @@ def torch_gemm(torch, precision, m, n, k, flush, samples):
         fn = lambda: torch._int_mm(a, b)
     else:
         raise ValueError(precision)
-    return 2 * m * n * k / timed(torch, fn, flush, samples) / 1e12
+    return 2 * m * n * k / timed(torch, fn, flush, samples, gated) / 1e12
 
 
 def main():
@@ -79,6 +87,9 @@ def main():
     ap.add_argument("--dlrig", default=os.path.join(os.path.dirname(__file__), "..", "build", "dlrig"))
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--samples", type=int, default=50)
+    ap.add_argument("--ungated", action="store_true", help="time torch without holding the stream "
+                    "(Python's dispatch of each call inside the interval, the first run's method)")
+    ap.add_argument("--only", help="only the dlrig results whose id contains this (gpu.gemm.fp16 ...)")
     ap.add_argument("--results", nargs="+", help="`dlrig bench --json` outputs saved earlier on this GPU "
                     "(skips running dlrig again)")
     args = ap.parse_args()
@@ -107,31 +118,35 @@ def main():
         d = r.get("details") or {}
         if r["status"] != "measured" or d.get("gpu", 0) != 0:
             continue
+        if args.only and not any(o in r["id"] for o in args.only.split(",")):
+            continue
+        gated = not args.ungated
         mine = r["rate"]["median"]
         try:
             if r["family"] == "gpu.gemm":
                 what = f'{d["precision"]} {d["m"]}x{d["n"]}x{d["k"]}'
                 theirs = torch_gemm(torch, d["precision"], d["m"], d["n"], d["k"], flush,
-                                    args.samples)
+                                    args.samples, gated)
             elif r["id"] == "gpu.memory.copy":
                 n = d["buffer_bytes"]
                 src = torch.empty(n, dtype=torch.uint8, device="cuda")
                 dst = torch.empty_like(src)
                 what = f"D2D copy {n >> 20} MiB"
-                theirs = 2 * n / timed(torch, lambda: dst.copy_(src), flush, args.samples) / 1e9
+                theirs = 2 * n / timed(torch, lambda: dst.copy_(src), flush, args.samples, gated) / 1e9
             elif r["id"] == "gpu.h2d.pinned":
                 n = d["bytes"]
                 host = torch.empty(n, dtype=torch.uint8).pin_memory()
                 what = f"H2D pinned {n >> 20} MiB"
                 theirs = n / timed(torch, lambda: host.to("cuda", non_blocking=True), flush,
-                                   args.samples) / 1e9
+                                   args.samples, gated) / 1e9
             else:
                 continue
         except Exception as e:  # a dtype this torch or GPU lacks
             rows.append((r["id"], r["config"], mine, None, r["rate_unit"], f"n/a: {e}"))
             continue
         rows.append((r["id"], what, mine, theirs, r["rate_unit"], ""))
-    print(f"Device: {props.name} (torch {torch.__version__}, CUDA {torch.version.cuda})\n")
+    print(f"Device: {props.name} (torch {torch.__version__}, CUDA {torch.version.cuda}); torch timed "
+          f"{'ungated (dispatch inside the interval)' if args.ungated else 'gated (stream held while queued)'}\n")
     print("| benchmark | shape / size | dlrig | torch | unit | dlrig / torch |")
     print("|---|---|---|---|---|---|")
     for bid, what, mine, theirs, unit, note in rows:

@@ -246,8 +246,10 @@ void record_state(Json &details, const Device &d, const std::function<void()> &b
 // ---- one configuration --------------------------------------------------------------------------
 
 constexpr std::size_t kWorkspaceBytes = 32u << 20; // cuBLAS's recommendation for Hopper
-constexpr int kCandidates = 8;                     // heuristic results asked for
-constexpr int kTrialRuns = 3;                      // timed runs per candidate
+constexpr int kCandidates = 16;                    // heuristic results asked for
+constexpr int kTrialRuns = 3;                      // timed runs per candidate, at least ...
+constexpr double kTrialSeconds = 2e-3;             // ... and until this much GPU time (short GEMMs)
+constexpr int kMaxTrialRuns = 40;                  // ... but never more than this
 constexpr int kSampledEntries = 64;
 
 // Owning cuBLASLt descriptors.
@@ -412,9 +414,14 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
         continue;
       }
       ++tried;
+      // A GEMM of microseconds gets more runs, so that noise does not pick its candidate.
       std::vector<double> t;
-      for (int r = 0; r < kTrialRuns; ++r)
+      double spent = 0;
+      while (static_cast<int>(t.size()) < kTrialRuns ||
+             (spent < kTrialSeconds && static_cast<int>(t.size()) < kMaxTrialRuns)) {
         t.push_back(cold(found[i].algo).seconds);
+        spent += t.back();
+      }
       double med = summarize(t).median;
       if (!first_s)
         first_s = med;
