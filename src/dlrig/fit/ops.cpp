@@ -45,6 +45,16 @@ double master_bytes(Precision p) {
   return (p == Precision::fp32 || p == Precision::tf32 || amp(p)) ? 4 : 2;
 }
 
+// The model's activation is transformers' "gelu_new" (NewGELUActivation, with pow(x, 3)).
+bool activation_pow(const model::ModelArch &m) {
+  if (!m.extra.is_object())
+    return false;
+  for (const char *key : {"activation_function", "hidden_act", "hidden_activation"})
+    if (m.extra.contains(key) && m.extra[key].is_string() && m.extra[key] == "gelu_new")
+      return true;
+  return false;
+}
+
 struct Builder {
   std::vector<Op> ops;
   void add(Op op) {
@@ -167,15 +177,20 @@ void transformer_pass(Builder &b, const ModelInput &model, const Run &run, Shape
       const double cast = fwd ? (m * in + in * out) * (2 + 2) : m * out * (2 + 2);
       b.memory("FP8 casts" + tag, ph, cast * count, 2 * count);
     }
+    const std::size_t first = b.ops.size();
     if (fwd) {
       b.gemm(nm, ph, gp, m, out, in, count, a, wb, a);
-      continue;
+    } else {
+      // Backward: the input gradient always, the weight gradient for trained weights (LoRA and
+      // QLoRA freeze the base weights: no weight-gradient GEMM).
+      b.gemm(nm + " (input grad)", ph, gp, m, in, out, count, a, wb, a);
+      if (!run.lora())
+        b.gemm(nm + " (weight grad)", ph, gp, in, out, m, count, a, a, master_bytes(run.precision));
     }
-    // Backward: the input gradient always, the weight gradient for trained weights (LoRA and
-    // QLoRA freeze the base weights: no weight-gradient GEMM).
-    b.gemm(nm + " (input grad)", ph, gp, m, in, out, count, a, wb, a);
-    if (!run.lora())
-      b.gemm(nm + " (weight grad)", ph, gp, in, out, m, count, a, a, master_bytes(run.precision));
+    for (std::size_t i = first; i < b.ops.size(); ++i) {
+      b.ops[i].features_in = in;
+      b.ops[i].features_out = out;
+    }
   }
   // Autocast and the fp32 residual stream: transformers' embeddings are fp32 (nn.Embedding is not
   // on autocast's lists), a norm's output stays fp32 (nn.LayerNorm is on the fp32 list; HF's
@@ -310,7 +325,14 @@ void transformer_pass(Builder &b, const ModelInput &model, const Run &run, Shape
       // 0.5x (2), tanh_backward (3), the two scalar multiplies (2 + 2), pow_backward's
       // grad * 3 * x.pow(2) (2 + 2 + 3) and the two adds that sum x's three gradients (3 + 3):
       // 28 elements, 11 kernels.
-      per = bwd ? 28 * a / dir : 18 * a;
+      // Under autocast, "gelu_new"'s pow is on the ops that autocast to float32
+      // (https://docs.pytorch.org/docs/stable/amp.html, "CUDA Ops that can autocast to
+      // float32"): its input is cast to fp32 and every later step promotes to fp32, so the chain
+      // moves 4-byte elements (counted at 4 throughout; the 16-bit input and 0.5x are two of the
+      // 18). "gelu_fast" has no pow and stays 16-bit. Seen on an H200: GPT-2's activation kernels
+      // on [16, 1024, 3072] ran as fp32 (tests/data/measured/h200/profile/gpt2_*.json).
+      const double ea = amp_run && activation_pow(arch) ? 4 : a;
+      per = bwd ? 28 * ea / dir : 18 * ea;
       kernels = bwd ? 11 : 8;
     }
     if (run.kernels == Kernels::fused) {

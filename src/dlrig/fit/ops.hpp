@@ -30,6 +30,10 @@ struct Op {
   double bytes = 0;                          // device-memory traffic per step
   double kernels = 0;                        // kernel launches per step
   double m = 0, n = 0, k = 0;                // GEMM shape of one instance (tile quantisation)
+  // A linear layer's input and output features (0: not a linear layer): the dimensions that are
+  // some operand's leading dimension in memory, whose alignment decides cuBLAS's kernels
+  // (time.cpp).
+  double features_in = 0, features_out = 0;
 };
 
 // One optimizer step on one GPU (all --grad-accum micro-batches, recompute, the optimizer).

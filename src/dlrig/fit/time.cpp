@@ -16,6 +16,42 @@ namespace {
 // https://docs.nvidia.com/cuda/parallel-thread-execution/#warp-level-matrix-shape).
 constexpr double kMmaRows = 16;
 
+// A tensor-core GEMM with a dimension that is not a multiple of 16 bytes of its elements (8 for
+// 16-bit types, 16 for FP8, 4 for TF32) cannot use cuBLAS's 16-byte-aligned kernels (NVIDIA Deep
+// Learning Performance Guide, "Matrix Multiplication Background", Tensor Core Requirements:
+// https://docs.nvidia.com/deeplearning/performance/dl-performance-matrix-multiplication/);
+// a linear layer's input and output features are its operands' leading dimensions (the tokens
+// never are: the LM head's vocabulary is N forward, K for the input gradient and the leading
+// dimension of the transposed logits for the weight gradient). cuBLAS then runs "align1"
+// kernels (profiled: cutlass_75_tensorop_bf16_s1688gemm_..._align1 for GPT-2's 50257-wide head):
+// one NVIDIA H200, torch 2.11 + cuBLAS 13.1, 2026-11-26, the three LM-head GEMMs of 1.265 TFLOP
+// each took 13.28, 8.97 and 8.37 ms, 124 TFLOP/s in all against 792 TFLOP/s aligned (dlrig bench
+// on the same card): 0.157 of the aligned rate (tests/data/measured/h200/profile/gpt2_*.json,
+// docs/fit-accuracy.md). Measured on Hopper only; assumed the same share elsewhere.
+constexpr double kMisalignedShare = 0.157;
+
+// Elements in 16 bytes for a tensor-core precision; 0 where alignment does not gate the kernels
+// (FP32 runs CUDA-core SGEMM).
+double aligned_elements(Precision p) {
+  switch (p) {
+  case Precision::fp16_amp:
+  case Precision::bf16_amp:
+  case Precision::bf16:
+    return 8;
+  case Precision::fp8:
+    return 16;
+  case Precision::tf32:
+    return 4;
+  case Precision::fp32:
+    return 0;
+  }
+  return 0;
+}
+
+bool misaligned(double x, double elements) {
+  return elements > 0 && x > 0 && std::fmod(x, elements) != 0;
+}
+
 bool is_transformer(model::ModelFamily f) {
   return f != model::ModelFamily::cnn && f != model::ModelFamily::unet;
 }
@@ -398,6 +434,9 @@ StepBreakdown time_ops(const std::vector<Op> &ops, const DeviceRates &rates,
           return x / (std::ceil(x / tile) * tile);
         };
         *rate *= q(o.m) * q(o.n);
+        const double e = aligned_elements(o.precision);
+        if (misaligned(o.features_in, e) || misaligned(o.features_out, e))
+          *rate *= kMisalignedShare;
       }
       if (rate && *rate > 0)
         compute = o.flops / *rate;

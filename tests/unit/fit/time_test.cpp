@@ -360,10 +360,20 @@ TEST(TimeOps, PythonTanhGeluRunsItsEagerKernels) {
   const Op *bwd = find(ops, Phase::backward, "MLP activation.grad");
   ASSERT_NE(fwd, nullptr);
   ASSERT_NE(bwd, nullptr);
-  EXPECT_DOUBLE_EQ(fwd->bytes, T * I * 18 * a);
+  // Under autocast gelu_new's pow promotes the chain to fp32 (4-byte elements); gelu_fast (no
+  // pow) and a plain bf16 run (no autocast) move 16-bit elements.
+  EXPECT_DOUBLE_EQ(fwd->bytes, T * I * 18 * 4);
   EXPECT_DOUBLE_EQ(fwd->kernels, 8);
-  EXPECT_DOUBLE_EQ(bwd->bytes, T * I * 28 * a);
+  EXPECT_DOUBLE_EQ(bwd->bytes, T * I * 28 * 4);
   EXPECT_DOUBLE_EQ(bwd->kernels, 11);
+  model.arch.extra["activation_function"] = "gelu_fast";
+  EXPECT_DOUBLE_EQ(find(train_ops(model, run), Phase::forward, "MLP activation")->bytes,
+                   T * I * 18 * a);
+  model.arch.extra["activation_function"] = "gelu_new";
+  run.precision = Precision::bf16;
+  EXPECT_DOUBLE_EQ(find(train_ops(model, run), Phase::forward, "MLP activation")->bytes,
+                   T * I * 18 * a);
+  run.precision = Precision::bf16_amp;
   // PyTorch's own GELU kernel: one kernel each way.
   model.arch.extra["activation_function"] = "gelu";
   ops = train_ops(model, run);
@@ -373,6 +383,49 @@ TEST(TimeOps, PythonTanhGeluRunsItsEagerKernels) {
   run.kernels = Kernels::fused;
   ops = train_ops(model, run);
   EXPECT_DOUBLE_EQ(find(ops, Phase::forward, "MLP activation")->kernels, 1);
+}
+
+// A linear layer whose features are not a multiple of 16 bytes of its elements (GPT-2's 50257-wide
+// LM head in bf16) runs cuBLAS's align1 kernels at 0.157 of the aligned rate (measured on an
+// H200); the tokens are no operand's leading dimension, so an odd token count changes nothing, and
+// FP32 (CUDA-core SGEMM) is not gated.
+TEST(TimeOps, MisalignedFeaturesRunTheAlign1Kernels) {
+  DeviceRates rates;
+  rates.gemm[static_cast<int>(Precision::bf16_amp)] = 800e12;
+  rates.gemm[static_cast<int>(Precision::fp32)] = 50e12;
+  rates.memory_bw = 4e12;
+  auto head = [](double vocab, double tokens, Precision p) {
+    Op o;
+    o.kind = OpKind::gemm;
+    o.precision = p;
+    o.m = tokens;
+    o.n = vocab;
+    o.k = 768;
+    o.features_in = 768;
+    o.features_out = vocab;
+    o.flops = 2 * tokens * vocab * 768;
+    o.kernels = 1;
+    return o;
+  };
+  std::vector<OpTime> t;
+  time_ops({head(50304, 16384, Precision::bf16_amp)}, rates, &t);
+  const double aligned = t.back().seconds;
+  time_ops({head(50257, 16384, Precision::bf16_amp)}, rates, &t);
+  EXPECT_NEAR(t.back().seconds / aligned, 50257.0 / 50304 / 0.157, 0.05);
+  time_ops({head(50304, 16383, Precision::bf16_amp)}, rates, &t);
+  EXPECT_NEAR(t.back().seconds / aligned, 1, 0.01) << "the token count is not a leading dimension";
+  time_ops({head(50304, 16384, Precision::fp32)}, rates, &t);
+  const double fp32 = t.back().seconds;
+  time_ops({head(50257, 16384, Precision::fp32)}, rates, &t);
+  EXPECT_NEAR(t.back().seconds / fp32, 1, 0.01);
+  // The builder marks a model's LM head with its vocabulary.
+  auto model = test::gpt2();
+  fit::Run run;
+  run.precision = Precision::bf16_amp;
+  bool marked = false;
+  for (const auto &o : train_ops(model, run))
+    marked |= o.name == "linear lm_head" && o.features_out == 50257;
+  EXPECT_TRUE(marked);
 }
 
 // The driver names a GPU differently from the catalog ("NVIDIA H200" for "NVIDIA H200 SXM"): the
