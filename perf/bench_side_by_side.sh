@@ -29,6 +29,7 @@ row() { rows+=("| $1 | $2 | $3 | $4 | $5 |"); }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "n/a" || b == "n/a" || b == 0) print "n/a"; else printf "%.2f", a / b }'; }
 
 echo "== machine" >&2
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
 fs=$(df -PT "$dir" | awk 'NR == 2 { print $2 " on " $1 }')
 echo "$cpu, $threads threads, $(uname -r), $fs" >&2
@@ -96,6 +97,16 @@ if [ -n "$src" ] && [ "${elems:-0}" -gt 0 ]; then
   else st_why=" (compile failed)"; fi
 elif [ -z "$src" ]; then st_why=" (no stream.c: no network; set STREAM_C=PATH)"; fi
 row "STREAM triad best of 10, $elems elements, $threads threads (GB/s)" "$dl_st" "stream.c $st$st_why" "$(ratio "$dl_st" "$st")" "≥ 0.95"
+# Like for like: dlrig without its huge-page advice, so both run on the pages the system gives
+# (stream.c's static arrays get 4 KiB pages where THP is `madvise`); stream.c run again beside it.
+thp=$(sed -n 's/.*\[\(.*\)\].*/\1/p' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)
+dl_4k=$(DLRIG_STREAM_HUGE_PAGES=0 "$build/dlrig" bench cpu.stream.triad --json --db "$work/side.db" 2>/dev/null |
+  "$py" -c "import json,sys
+v=[r for r in json.load(sys.stdin).get('results',[]) if r.get('status')=='measured' and r['details'].get('numa_node') is None]
+print('%.1f' % v[0]['rate']['best'] if v else 'n/a')" 2>/dev/null || echo n/a)
+st2=n/a
+[ -x "$work/stream" ] && st2=$(OMP_NUM_THREADS=$threads "$work/stream" | awk '/^Triad:/ { printf "%.1f", $2 / 1000 }')
+row "STREAM triad as above, dlrig without MADV_HUGEPAGE (THP mode: ${thp:-unknown}) (GB/s)" "$dl_4k" "stream.c $st2" "$(ratio "$dl_4k" "$st2")" "—"
 
 # --- Storage: fio and dlrig on the same 1 GiB file, O_DIRECT, queue depth 32.
 echo "== storage" >&2
@@ -127,7 +138,8 @@ row "JPEG decode 500×375, 1 / $threads threads (images/s)" \
   "—" "—" "—"
 
 echo
-echo "Machine: $cpu, $threads threads, kernel $(uname -r), $fs; $(date -u +%Y-%m-%dT%H:%MZ)"
+echo "Machine: $cpu, $threads threads, kernel $(uname -r), $fs; $(date -u +%Y-%m-%dT%H:%MZ);"\
+  "load average (1, 5, 15 min) $load_before before, $(cut -d' ' -f1-3 /proc/loadavg) after"
 echo
 echo "| measurement | dlrig | reference | dlrig / reference | target |"
 echo "|---|---|---|---|---|"

@@ -257,7 +257,7 @@ struct Mapped {
   void *base = MAP_FAILED;
   std::size_t mapped = 0, bytes = 0;
   double *p = nullptr;
-  bool huge_advised = false;
+  bool huge_asked = false, huge_advised = false;
   Mapped(std::size_t b, int node, bool &bound) : bytes((b + kHuge - 1) / kHuge * kHuge) {
     mapped = bytes + kHuge;
     base = ::mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -265,7 +265,11 @@ struct Mapped {
       throw std::bad_alloc();
     auto at = (reinterpret_cast<std::uintptr_t>(base) + kHuge - 1) / kHuge * kHuge;
     p = reinterpret_cast<double *>(at);
-    huge_advised = ::madvise(p, bytes, MADV_HUGEPAGE) == 0;
+    // DLRIG_STREAM_HUGE_PAGES=0 leaves the advice out: 4 KiB pages where THP is `madvise`, as
+    // stream.c's static arrays get (perf/bench_side_by_side.sh's like-for-like row).
+    const char *env = std::getenv("DLRIG_STREAM_HUGE_PAGES");
+    huge_asked = !(env && std::string(env) == "0");
+    huge_advised = huge_asked && ::madvise(p, bytes, MADV_HUGEPAGE) == 0;
     if (node >= 0 && node < 64) {
       unsigned long mask = 1ul << node;
       bound = ::syscall(SYS_mbind, p, bytes, MPOL_BIND, &mask, 64, 0) == 0;
@@ -425,7 +429,10 @@ Outcome run_stream(Kernel k, const Config &cfg, const Context &ctx, Sampler &s) 
       {"huge_pages",
        fmt::format("madvise(MADV_HUGEPAGE) {}; system THP mode {}; {} of the {:.0f} MiB "
                    "of arrays in huge pages after first touch",
-                   a.huge_advised ? "accepted" : "refused", thp_mode(),
+                   !a.huge_asked    ? "not asked (DLRIG_STREAM_HUGE_PAGES=0)"
+                   : a.huge_advised ? "accepted"
+                                    : "refused",
+                   thp_mode(),
                    huge_known
                        ? fmt::format("{:.0f} MiB",
                                      std::min(huge, 3.0 * static_cast<double>(a.bytes)) / 1048576)
