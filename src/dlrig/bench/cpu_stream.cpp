@@ -247,41 +247,49 @@ std::vector<int> parse_cpus(const std::string &list) {
   return out;
 }
 
-// Anonymous memory on 2 MiB boundaries, offered to transparent huge pages with
-// madvise(MADV_HUGEPAGE) (the kernel's default THP mode is often `madvise`, which gives plain
-// mmap 4 KiB pages: a TLB miss every 512 doubles, and the hardware prefetchers stop at each 4 KiB
-// boundary), and bound to `node` with mbind(MPOL_BIND) when node >= 0 (before any page is
-// touched). `bound` says whether the kernel accepted the policy.
-struct Mapped {
+// STREAM's three arrays in one anonymous mapping. Each starts on a 2 MiB boundary and is offered
+// to transparent huge pages with madvise(MADV_HUGEPAGE) (the kernel's THP mode is often
+// `madvise`, which gives plain mmap 4 KiB pages: a TLB miss every 512 doubles, and the hardware
+// prefetchers stop at each 4 KiB boundary). Array k starts k x (its size rounded up to 2 MiB, plus
+// 2 MiB) after the first, so the three streams are not at one offset modulo a large power of two,
+// where they would share DRAM bank and cache-set bits (stream.c's static arrays of 2^24 doubles,
+// OFFSET 0, sit exactly 128 MiB apart; that layout measured 10-15 % slower on the 2-vCPU EPYC VM,
+// docs/bench.md). With node >= 0 the mapping is bound to it with mbind(MPOL_BIND) before any page
+// is touched; `bound` says whether the kernel accepted the policy.
+struct Arrays {
   static constexpr std::size_t kHuge = std::size_t(2) << 20;
   void *base = MAP_FAILED;
-  std::size_t mapped = 0, bytes = 0;
-  double *p = nullptr;
-  bool huge_asked = false, huge_advised = false;
-  Mapped(std::size_t b, int node, bool &bound) : bytes((b + kHuge - 1) / kHuge * kHuge) {
-    mapped = bytes + kHuge;
+  std::size_t mapped = 0, stride = 0;
+  double *first = nullptr; // array k: first + k * stride bytes
+  bool huge_asked = false, huge_advised = false, bound = false;
+  Arrays(std::size_t bytes_each, int node) {
+    stride = (bytes_each + kHuge - 1) / kHuge * kHuge + kHuge;
+    mapped = 3 * stride + kHuge;
     base = ::mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (base == MAP_FAILED)
       throw std::bad_alloc();
     auto at = (reinterpret_cast<std::uintptr_t>(base) + kHuge - 1) / kHuge * kHuge;
-    p = reinterpret_cast<double *>(at);
+    first = reinterpret_cast<double *>(at);
     // DLRIG_STREAM_HUGE_PAGES=0 leaves the advice out: 4 KiB pages where THP is `madvise`, as
     // stream.c's static arrays get (perf/bench_side_by_side.sh's like-for-like row).
     const char *env = std::getenv("DLRIG_STREAM_HUGE_PAGES");
     huge_asked = !(env && std::string(env) == "0");
-    huge_advised = huge_asked && ::madvise(p, bytes, MADV_HUGEPAGE) == 0;
+    huge_advised = huge_asked && ::madvise(first, 3 * stride, MADV_HUGEPAGE) == 0;
     if (node >= 0 && node < 64) {
       unsigned long mask = 1ul << node;
-      bound = ::syscall(SYS_mbind, p, bytes, MPOL_BIND, &mask, 64, 0) == 0;
+      bound = ::syscall(SYS_mbind, first, 3 * stride, MPOL_BIND, &mask, 64, 0) == 0;
     }
   }
-  Mapped(const Mapped &) = delete;
-  Mapped &operator=(const Mapped &) = delete;
-  ~Mapped() {
+  Arrays(const Arrays &) = delete;
+  Arrays &operator=(const Arrays &) = delete;
+  ~Arrays() {
     if (base != MAP_FAILED)
       ::munmap(base, mapped);
   }
-  double *data() const { return p; }
+  double *array(int k) const {
+    return reinterpret_cast<double *>(reinterpret_cast<char *>(first) +
+                                      static_cast<std::size_t>(k) * stride);
+  }
 };
 
 // Bytes of [p, p + bytes) the kernel backs with transparent huge pages: the AnonHugePages of
@@ -339,10 +347,9 @@ Outcome run_stream(Kernel k, const Config &cfg, const Context &ctx, Sampler &s) 
   if (node >= 0 && node_cpus.empty())
     throw std::runtime_error(fmt::format("NUMA node {}: its CPU list is unknown", node));
   const std::vector<int> *cpus = node >= 0 ? &node_cpus : nullptr;
-  bool bound = false;
-  Mapped a(n * sizeof(double), node, bound), b(n * sizeof(double), node, bound),
-      c(n * sizeof(double), node, bound);
-  double *pa = a.data(), *pb = b.data(), *pc = c.data();
+  Arrays arrays(n * sizeof(double), node);
+  const bool bound = arrays.bound;
+  double *pa = arrays.array(0), *pb = arrays.array(1), *pc = arrays.array(2);
   Team team(threads, cpus);
   team.run([=](int t) { // first touch by the member that will use the slice
     auto [lo, hi] = slice(n, threads, t);
@@ -352,13 +359,7 @@ Outcome run_stream(Kernel k, const Config &cfg, const Context &ctx, Sampler &s) 
       pc[i] = input(i, 2);
     }
   });
-  double huge = 0;
-  bool huge_known = true;
-  for (const Mapped *m : {&a, &b, &c}) {
-    auto h = huge_bytes(m->data(), m->bytes);
-    huge_known = huge_known && h;
-    huge += h.value_or(0);
-  }
+  const auto huge = huge_bytes(arrays.first, 3 * arrays.stride);
   run_kernel(k, team, threads, n, pa, pb, pc); // the untimed first pass
   for (int pass = 0; pass < 10; ++pass)        // STREAM: NTIMES = 10, the first one not counted
     s.add(run_kernel(k, team, threads, n, pa, pb, pc));
@@ -429,15 +430,12 @@ Outcome run_stream(Kernel k, const Config &cfg, const Context &ctx, Sampler &s) 
       {"huge_pages",
        fmt::format("madvise(MADV_HUGEPAGE) {}; system THP mode {}; {} of the {:.0f} MiB "
                    "of arrays in huge pages after first touch",
-                   !a.huge_asked    ? "not asked (DLRIG_STREAM_HUGE_PAGES=0)"
-                   : a.huge_advised ? "accepted"
-                                    : "refused",
-                   thp_mode(),
-                   huge_known
-                       ? fmt::format("{:.0f} MiB",
-                                     std::min(huge, 3.0 * static_cast<double>(a.bytes)) / 1048576)
-                       : "unknown",
-                   3.0 * static_cast<double>(a.bytes) / 1048576)},
+                   !arrays.huge_asked    ? "not asked (DLRIG_STREAM_HUGE_PAGES=0)"
+                   : arrays.huge_advised ? "accepted"
+                                         : "refused",
+                   thp_mode(), huge ? fmt::format("{:.0f} MiB", *huge / 1048576) : "unknown",
+                   3.0 * static_cast<double>(n * sizeof(double)) / 1048576)},
+      {"array_stride_bytes", arrays.stride},
       {"dram_channels", peak.channels ? Json(peak.channels) : Json(nullptr)},
       {"dram_mts", peak.mts ? Json(*peak.mts) : Json(nullptr)}};
   return o;
