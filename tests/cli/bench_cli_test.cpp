@@ -121,6 +121,57 @@ TEST(BenchCli, WrongResultExitsTwo) {
   EXPECT_NE(r.out.find("verification failed"), std::string::npos) << r.out;
 }
 
+// cpu.gemm.bf16 through a fake OpenBLAS with cblas_sbgemm (Debian's 0.3.21 has none).
+std::vector<std::string> sbgemm_env(const std::string &library) {
+  return {"DLRIG_BENCH_SMALL=1", "DLRIG_SBGEMM_LIBRARY=" + library};
+}
+
+TEST(BenchCli, Bf16GemmRunsAndVerifiesThroughSbgemm) {
+  auto db = scratch("cli_bf16.db").string();
+  std::filesystem::remove(db);
+  auto r = run_dlrig({"bench", "--quick", "cpu.gemm.bf16", "--json", "--db", db},
+                     sbgemm_env(DLRIG_FAKE_SBGEMM));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_GE(j["results"].size(), 1u);
+  for (auto &res : j["results"]) {
+    EXPECT_EQ(res["status"], "measured") << res.dump();
+    EXPECT_GT(res["rate"]["median"].get<double>(), 0);
+    EXPECT_EQ(res["work"], 2.0 * 128 * 128 * 128) << res.dump(); // 2n^3, n = 128
+    EXPECT_NE(res["details"]["sbgemm_from"].get<std::string>().find("DLRIG_SBGEMM_LIBRARY"),
+              std::string::npos);
+    EXPECT_TRUE(res["peak"].is_null());
+  }
+}
+
+TEST(BenchCli, Bf16GemmWrongProductExitsTwo) {
+  auto db = scratch("cli_bf16_wrong.db").string();
+  std::filesystem::remove(db);
+  auto env = sbgemm_env(DLRIG_FAKE_SBGEMM);
+  env.push_back("DLRIG_FAKE_SBGEMM_WRONG=1");
+  auto r = run_dlrig({"bench", "--quick", "cpu.gemm.bf16", "--db", db}, env);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.out.find("verification failed"), std::string::npos) << r.out;
+}
+
+TEST(BenchCli, Bf16GemmSkipsWithoutTheSymbol) {
+  auto db = scratch("cli_bf16_missing.db").string();
+  std::filesystem::remove(db);
+  auto missing = run_dlrig({"bench", "--quick", "cpu.gemm.bf16", "--json", "--db", db},
+                           sbgemm_env(DLRIG_FAKE_SBGEMM_MISSING));
+  ASSERT_EQ(missing.exit_code, 0) << missing.out << missing.err;
+  auto j = nlohmann::json::parse(missing.out);
+  ASSERT_GE(j["results"].size(), 1u);
+  EXPECT_EQ(j["results"][0]["status"], "skipped");
+  EXPECT_NE(j["results"][0]["reason"].get<std::string>().find("does not export cblas_sbgemm"),
+            std::string::npos)
+      << j["results"][0].dump();
+  auto r = run_dlrig({"bench", "--quick", "cpu.gemm.bf16", "--json", "--db", db},
+                     sbgemm_env("/nonexistent/libopenblas.so"));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("does not load"), std::string::npos) << r.out;
+}
+
 TEST(BenchCli, UnknownIdIsUsageWithNearestNames) {
   auto r = run_dlrig({"bench", "cpu.gem"});
   EXPECT_EQ(r.exit_code, 64);

@@ -1,5 +1,8 @@
 // cpu.stream: STREAM's four kernels (https://www.cs.virginia.edu/stream/ref.html) with every
-// hardware thread (std::thread, static contiguous partition, first-touch initialisation).
+// hardware thread: a persistent team (the caller plus std::threads meeting at a barrier, as
+// stream.c's OpenMP team does), a static contiguous partition on cache-line boundaries,
+// first-touch initialisation by the member that uses each slice, arrays in transparent huge
+// pages where the kernel grants them (madvise), loops written with 16-byte vectors.
 // Run rules followed: each array is at least 4 x the sum of the last-level caches (and at least
 // 1 Mi elements); 10 timed passes after an untimed first; the best pass is STREAM's figure
 // (rate.best), the median is reported beside it. Bytes by STREAM's convention (doubles, reads
@@ -7,7 +10,7 @@
 // element, Add c=a+b and Triad a=b+s*c move 24. Every element of the output is checked against
 // the same formula (relative tolerance 1e-13). The share of theoretical DRAM bandwidth comes from
 // the SMBIOS memory-device records (dram.hpp: channels x MT/s x 8 B), else it stays unknown.
-// Per NUMA node (machines with two or more): the node's CPUs only, each thread pinned to one of
+// Per NUMA node (machines with two or more): the node's CPUs only, each member pinned to one of
 // them (sched_setaffinity), the arrays bound to the node's memory with mbind(MPOL_BIND) before
 // they are touched (first touch by the pinned threads places the pages even where mbind is
 // refused; the details say which happened).
@@ -23,12 +26,15 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <barrier>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <set>
+#include <sstream>
 #include <thread>
 
 namespace dlrig::bench {
@@ -88,51 +94,135 @@ double kernel_bytes(Kernel k, std::size_t n) {
   return (k == copy || k == scale ? 2.0 : 3.0) * sizeof(double) * static_cast<double>(n);
 }
 
-// Thread t runs on cpus[t] when `cpus` is given (a NUMA node's CPUs), else wherever it is put.
-template <class F> void parallel(int threads, std::size_t n, F f, const std::vector<int> *cpus) {
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) {
-    std::size_t lo = n * t / threads, hi = n * (t + 1) / threads;
-    int cpu = cpus ? (*cpus)[static_cast<std::size_t>(t) % cpus->size()] : -1;
-    pool.emplace_back([=] {
-      if (cpu >= 0) {
-        cpu_set_t set;
-        CPU_ZERO(&set);
-        CPU_SET(cpu, &set);
-        ::sched_setaffinity(0, sizeof set, &set); // 0: this thread
-      }
-      f(lo, hi);
-    });
+// A team of `threads` members that lives for one configuration, like stream.c's OpenMP team: the
+// caller is member 0, the others are std::threads that wait at a barrier between jobs, so a timed
+// pass costs a barrier and the loop, not thread creation (creating and joining a pool inside
+// every timed pass cost up to a fifth of triad's rate here). Member t always gets the same slice,
+// so the thread that first touched a page is the one that uses it. With `cpus` (a NUMA node's
+// CPUs) member t is pinned to cpus[t]; the caller's own affinity is put back afterwards. Not
+// thread-safe: one caller runs jobs.
+class Team {
+public:
+  Team(int threads, const std::vector<int> *cpus) : threads_(threads), cpus_(cpus), sync_(threads) {
+    if (cpus_) {
+      CPU_ZERO(&caller_affinity_);
+      saved_ = ::sched_getaffinity(0, sizeof caller_affinity_, &caller_affinity_) == 0;
+      pin(0);
+    }
+    for (int t = 1; t < threads_; ++t)
+      members_.emplace_back([this, t] {
+        pin(t);
+        for (;;) {
+          sync_.arrive_and_wait(); // start
+          if (stop_)
+            return;
+          job_(t);
+          sync_.arrive_and_wait(); // end
+        }
+      });
   }
-  for (auto &th : pool)
-    th.join();
+  Team(const Team &) = delete;
+  Team &operator=(const Team &) = delete;
+  ~Team() {
+    stop_ = true;
+    sync_.arrive_and_wait();
+    for (auto &m : members_)
+      m.join();
+    if (cpus_ && saved_)
+      ::sched_setaffinity(0, sizeof caller_affinity_, &caller_affinity_);
+  }
+  // Runs job(t) on every member t; returns the seconds from before the start barrier to after
+  // the end barrier, as STREAM times its parallel loop.
+  double run(const std::function<void(int)> &job) {
+    job_ = job;
+    auto t0 = std::chrono::steady_clock::now();
+    sync_.arrive_and_wait();
+    job_(0);
+    sync_.arrive_and_wait();
+    auto t1 = std::chrono::steady_clock::now();
+    return std::chrono::duration<double>(t1 - t0).count();
+  }
+
+private:
+  void pin(int t) const {
+    if (!cpus_)
+      return;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET((*cpus_)[static_cast<std::size_t>(t) % cpus_->size()], &set);
+    ::sched_setaffinity(0, sizeof set, &set); // 0: this thread
+  }
+  int threads_;
+  const std::vector<int> *cpus_;
+  std::barrier<> sync_;
+  std::function<void(int)> job_;
+  bool stop_ = false; // written before a barrier, read after it
+  cpu_set_t caller_affinity_{};
+  bool saved_ = false;
+  std::vector<std::thread> members_;
+};
+
+// Member t's slice [lo, hi): contiguous, boundaries on whole cache lines (8 doubles), so no two
+// threads write one line and every vector load below is 16-byte aligned.
+std::pair<std::size_t, std::size_t> slice(std::size_t n, int threads, int t) {
+  const std::size_t lines = (n + 7) / 8;
+  const std::size_t lo = std::min(n, lines * static_cast<std::size_t>(t) / threads * 8);
+  const std::size_t hi =
+      std::min(n, lines * static_cast<std::size_t>(t + 1) / static_cast<std::size_t>(threads) * 8);
+  return {lo, hi};
 }
 
-void run_kernel(Kernel k, int threads, std::size_t n, double *a, double *b, double *c,
-                const std::vector<int> *cpus) {
-  parallel(
-      threads, n,
-      [=](std::size_t lo, std::size_t hi) {
-        switch (k) {
-        case copy:
-          for (std::size_t i = lo; i < hi; ++i)
-            c[i] = a[i];
-          break;
-        case scale:
-          for (std::size_t i = lo; i < hi; ++i)
-            b[i] = kScalar * c[i];
-          break;
-        case add:
-          for (std::size_t i = lo; i < hi; ++i)
-            c[i] = a[i] + b[i];
-          break;
-        case triad:
-          for (std::size_t i = lo; i < hi; ++i)
-            a[i] = b[i] + kScalar * c[i];
-          break;
-        }
-      },
-      cpus);
+// The kernels, written with two-lane vectors (GCC/Clang vector extensions; SSE2 on x86-64, so
+// the binary stays portable). Plain loops over three pointers are left scalar at -O2 (GCC's
+// "very cheap" vectoriser will not add the alias checks and the remainder loop they need); the
+// explicit form issues the 16-byte loads and stores that stream.c gets from -O3.
+using V2 = double __attribute__((vector_size(16)));
+
+template <Kernel K>
+void kernel_slice(double *__restrict a, double *__restrict b, double *__restrict c, std::size_t lo,
+                  std::size_t hi) {
+  std::size_t i = lo;
+  const V2 s = {kScalar, kScalar};
+  for (; i + 8 <= hi; i += 8)
+    for (std::size_t j = i; j < i + 8; j += 2) {
+      if constexpr (K == copy)
+        *reinterpret_cast<V2 *>(c + j) = *reinterpret_cast<const V2 *>(a + j);
+      else if constexpr (K == scale)
+        *reinterpret_cast<V2 *>(b + j) = s * *reinterpret_cast<const V2 *>(c + j);
+      else if constexpr (K == add)
+        *reinterpret_cast<V2 *>(c + j) =
+            *reinterpret_cast<const V2 *>(a + j) + *reinterpret_cast<const V2 *>(b + j);
+      else
+        *reinterpret_cast<V2 *>(a + j) =
+            *reinterpret_cast<const V2 *>(b + j) + s * *reinterpret_cast<const V2 *>(c + j);
+    }
+  for (; i < hi; ++i) {
+    if constexpr (K == copy)
+      c[i] = a[i];
+    else if constexpr (K == scale)
+      b[i] = kScalar * c[i];
+    else if constexpr (K == add)
+      c[i] = a[i] + b[i];
+    else
+      a[i] = b[i] + kScalar * c[i];
+  }
+}
+
+double run_kernel(Kernel k, Team &team, int threads, std::size_t n, double *a, double *b,
+                  double *c) {
+  return team.run([=](int t) {
+    auto [lo, hi] = slice(n, threads, t);
+    switch (k) {
+    case copy:
+      return kernel_slice<copy>(a, b, c, lo, hi);
+    case scale:
+      return kernel_slice<scale>(a, b, c, lo, hi);
+    case add:
+      return kernel_slice<add>(a, b, c, lo, hi);
+    case triad:
+      return kernel_slice<triad>(a, b, c, lo, hi);
+    }
+  });
 }
 
 // "0-3,8-11" -> {0,1,2,3,8,9,10,11}; empty on anything else.
@@ -157,28 +247,84 @@ std::vector<int> parse_cpus(const std::string &list) {
   return out;
 }
 
-// Anonymous memory, bound to `node` with mbind(MPOL_BIND) when node >= 0 (before any page is
-// touched). `bound` says whether the kernel accepted the policy.
-struct Mapped {
-  void *p = MAP_FAILED;
-  std::size_t bytes = 0;
-  Mapped(std::size_t b, int node, bool &bound) : bytes(b) {
-    p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
+// STREAM's three arrays in one anonymous mapping. Each starts on a 2 MiB boundary and is offered
+// to transparent huge pages with madvise(MADV_HUGEPAGE) (the kernel's THP mode is often
+// `madvise`, which gives plain mmap 4 KiB pages: a TLB miss every 512 doubles, and the hardware
+// prefetchers stop at each 4 KiB boundary). Array k starts k x (its size rounded up to 2 MiB, plus
+// 2 MiB) after the first, so the three streams are not at one offset modulo a large power of two,
+// where they would share DRAM bank and cache-set bits (stream.c's static arrays of 2^24 doubles,
+// OFFSET 0, sit exactly 128 MiB apart; that layout measured 10-15 % slower on the 2-vCPU EPYC VM,
+// docs/bench.md). With node >= 0 the mapping is bound to it with mbind(MPOL_BIND) before any page
+// is touched; `bound` says whether the kernel accepted the policy.
+struct Arrays {
+  static constexpr std::size_t kHuge = std::size_t(2) << 20;
+  void *base = MAP_FAILED;
+  std::size_t mapped = 0, stride = 0;
+  double *first = nullptr; // array k: first + k * stride bytes
+  bool huge_asked = false, huge_advised = false, bound = false;
+  Arrays(std::size_t bytes_each, int node) {
+    stride = (bytes_each + kHuge - 1) / kHuge * kHuge + kHuge;
+    mapped = 3 * stride + kHuge;
+    base = ::mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (base == MAP_FAILED)
       throw std::bad_alloc();
+    auto at = (reinterpret_cast<std::uintptr_t>(base) + kHuge - 1) / kHuge * kHuge;
+    first = reinterpret_cast<double *>(at);
+    // DLRIG_STREAM_HUGE_PAGES=0 leaves the advice out: 4 KiB pages where THP is `madvise`, as
+    // stream.c's static arrays get (perf/bench_side_by_side.sh's like-for-like row).
+    const char *env = std::getenv("DLRIG_STREAM_HUGE_PAGES");
+    huge_asked = !(env && std::string(env) == "0");
+    huge_advised = huge_asked && ::madvise(first, 3 * stride, MADV_HUGEPAGE) == 0;
     if (node >= 0 && node < 64) {
       unsigned long mask = 1ul << node;
-      bound = ::syscall(SYS_mbind, p, bytes, MPOL_BIND, &mask, 64, 0) == 0;
+      bound = ::syscall(SYS_mbind, first, 3 * stride, MPOL_BIND, &mask, 64, 0) == 0;
     }
   }
-  Mapped(const Mapped &) = delete;
-  Mapped &operator=(const Mapped &) = delete;
-  ~Mapped() {
-    if (p != MAP_FAILED)
-      ::munmap(p, bytes);
+  Arrays(const Arrays &) = delete;
+  Arrays &operator=(const Arrays &) = delete;
+  ~Arrays() {
+    if (base != MAP_FAILED)
+      ::munmap(base, mapped);
   }
-  double *data() const { return static_cast<double *>(p); }
+  double *array(int k) const {
+    return reinterpret_cast<double *>(reinterpret_cast<char *>(first) +
+                                      static_cast<std::size_t>(k) * stride);
+  }
 };
+
+// Bytes of [p, p + bytes) the kernel backs with transparent huge pages: the AnonHugePages of
+// the mappings of /proc/self/smaps that overlap the range (a mapping split by madvise is counted
+// by the parts inside it). nullopt when smaps cannot be read.
+std::optional<double> huge_bytes(const void *p, std::size_t bytes) {
+  std::ifstream in("/proc/self/smaps");
+  if (!in)
+    return std::nullopt;
+  const auto lo = reinterpret_cast<std::uintptr_t>(p), hi = lo + bytes;
+  bool inside = false;
+  double total = 0;
+  std::string line;
+  while (std::getline(in, line)) {
+    unsigned long start = 0, end = 0;
+    char dash = 0;
+    std::istringstream head(line);
+    if (line.find(':') > line.find(' ') && (head >> std::hex >> start >> dash >> end) &&
+        dash == '-') {
+      inside = start < hi && end > lo;
+      continue;
+    }
+    if (inside && line.rfind("AnonHugePages:", 0) == 0)
+      total += std::atof(line.c_str() + 14) * 1024;
+  }
+  return total;
+}
+
+std::string thp_mode() {
+  std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string all;
+  std::getline(in, all);
+  auto l = all.find('['), r = all.find(']');
+  return l != std::string::npos && r > l ? all.substr(l + 1, r - l - 1) : "unknown";
+}
 
 // Deterministic non-zero inputs, different per array and element.
 double input(std::size_t i, int array) {
@@ -201,27 +347,22 @@ Outcome run_stream(Kernel k, const Config &cfg, const Context &ctx, Sampler &s) 
   if (node >= 0 && node_cpus.empty())
     throw std::runtime_error(fmt::format("NUMA node {}: its CPU list is unknown", node));
   const std::vector<int> *cpus = node >= 0 ? &node_cpus : nullptr;
-  bool bound = false;
-  Mapped a(n * sizeof(double), node, bound), b(n * sizeof(double), node, bound),
-      c(n * sizeof(double), node, bound);
-  double *pa = a.data(), *pb = b.data(), *pc = c.data();
-  parallel(
-      threads, n,
-      [=](std::size_t lo, std::size_t hi) { // first touch by the owning thread
-        for (std::size_t i = lo; i < hi; ++i) {
-          pa[i] = input(i, 0);
-          pb[i] = input(i, 1);
-          pc[i] = input(i, 2);
-        }
-      },
-      cpus);
-  run_kernel(k, threads, n, pa, pb, pc, cpus); // the untimed first pass
-  for (int pass = 0; pass < 10; ++pass) {      // STREAM: NTIMES = 10, the first one not counted
-    auto t0 = std::chrono::steady_clock::now();
-    run_kernel(k, threads, n, pa, pb, pc, cpus);
-    auto t1 = std::chrono::steady_clock::now();
-    s.add(std::chrono::duration<double>(t1 - t0).count());
-  }
+  Arrays arrays(n * sizeof(double), node);
+  const bool bound = arrays.bound;
+  double *pa = arrays.array(0), *pb = arrays.array(1), *pc = arrays.array(2);
+  Team team(threads, cpus);
+  team.run([=](int t) { // first touch by the member that will use the slice
+    auto [lo, hi] = slice(n, threads, t);
+    for (std::size_t i = lo; i < hi; ++i) {
+      pa[i] = input(i, 0);
+      pb[i] = input(i, 1);
+      pc[i] = input(i, 2);
+    }
+  });
+  const auto huge = huge_bytes(arrays.first, 3 * arrays.stride);
+  run_kernel(k, team, threads, n, pa, pb, pc); // the untimed first pass
+  for (int pass = 0; pass < 10; ++pass)        // STREAM: NTIMES = 10, the first one not counted
+    s.add(run_kernel(k, team, threads, n, pa, pb, pc));
   if (ctx.corrupt)
     (k == copy || k == add ? pc : k == scale ? pb : pa)[n / 2] += 1;
 
@@ -250,37 +391,53 @@ Outcome run_stream(Kernel k, const Config &cfg, const Context &ctx, Sampler &s) 
     if (!(std::fabs(got - want) <= 1e-13 * std::fabs(want)))
       o.verification_error = fmt::format("element {} is {} but should be {}", i, got, want);
   }
-  const auto peak = dram_peak(read_dimms());
-  const std::size_t nodes = ctx.snapshot ? ctx.snapshot->host.cpu.numa_nodes.size() : 0;
-  // The whole machine's peak; a node's own share is not known from SMBIOS's locators alone.
-  if (node < 0 && peak.bytes_per_s) {
-    o.peak = *peak.bytes_per_s / 1e9;
-    o.peak_assumption = peak.assumption;
-    o.expectation = stream_expectation(*o.peak);
-  } else {
-    o.peak_assumption = node >= 0 && peak.bytes_per_s && nodes > 1
-                            ? "per node: the node's share of the DRAM peak is unknown (" +
-                                  peak.assumption + " for the machine)"
-                            : peak.assumption;
+  // The machine's peak for the all-thread run; a node's run gets its own socket's channels where
+  // the SMBIOS locators name the sockets and nodes = sockets (dram.hpp), else null with why.
+  const auto dimms = read_dimms();
+  DramPeak peak = dram_peak(dimms);
+  if (node >= 0 && ctx.snapshot) {
+    const auto &cpu = ctx.snapshot->host.cpu;
+    int rank = 0;
+    for (const auto &nn : cpu.numa_nodes)
+      rank += nn.id < node ? 1 : 0;
+    peak = node_dram_peak(dimms, rank, static_cast<int>(cpu.numa_nodes.size()), cpu.sockets);
   }
-  o.details = {{"elements", n},
-               {"array_bytes", n * sizeof(double)},
-               {"threads", threads},
-               {"bytes_convention", "STREAM: reads + writes, no write-allocate"},
-               {"stream_figure", "rate.best (best of 10 after the first)"},
-               {"numa_node", node >= 0 ? Json(node) : Json(nullptr)},
-               {"binding", node < 0 ? "none: every hardware thread, placed by the scheduler; "
-                                      "pages first-touched by the thread that uses them"
-                           : bound  ? fmt::format("threads pinned to node {}'s CPUs "
-                                                   "(sched_setaffinity), arrays bound to its memory "
-                                                   "(mbind MPOL_BIND)",
-                                                  node)
-                                    : fmt::format("threads pinned to node {}'s CPUs "
-                                                   "(sched_setaffinity); mbind refused, pages "
-                                                   "placed by first touch from those threads",
-                                                  node)},
-               {"dram_channels", peak.channels ? Json(peak.channels) : Json(nullptr)},
-               {"dram_mts", peak.mts ? Json(*peak.mts) : Json(nullptr)}};
+  if (peak.bytes_per_s) {
+    o.peak = *peak.bytes_per_s / 1e9;
+    o.expectation = stream_expectation(*o.peak);
+  }
+  o.peak_assumption = peak.assumption;
+  o.details = {
+      {"elements", n},
+      {"array_bytes", n * sizeof(double)},
+      {"threads", threads},
+      {"bytes_convention", "STREAM: reads + writes, no write-allocate"},
+      {"stream_figure", "rate.best (best of 10 after the first)"},
+      {"numa_node", node >= 0 ? Json(node) : Json(nullptr)},
+      {"binding", node < 0 ? "none: every hardware thread, placed by the scheduler; "
+                             "pages first-touched by the thread that uses them"
+                  : bound  ? fmt::format("threads pinned to node {}'s CPUs "
+                                          "(sched_setaffinity), arrays bound to its memory "
+                                          "(mbind MPOL_BIND)",
+                                         node)
+                           : fmt::format("threads pinned to node {}'s CPUs "
+                                          "(sched_setaffinity); mbind refused, pages "
+                                          "placed by first touch from those threads",
+                                         node)},
+      {"team", "a persistent team (the caller and threads - 1 std::threads) meeting at a "
+               "barrier; each pass timed from before the start barrier to after the "
+               "end barrier, as STREAM times its OpenMP loop"},
+      {"huge_pages",
+       fmt::format("madvise(MADV_HUGEPAGE) {}; system THP mode {}; {} of the {:.0f} MiB "
+                   "of arrays in huge pages after first touch",
+                   !arrays.huge_asked    ? "not asked (DLRIG_STREAM_HUGE_PAGES=0)"
+                   : arrays.huge_advised ? "accepted"
+                                         : "refused",
+                   thp_mode(), huge ? fmt::format("{:.0f} MiB", *huge / 1048576) : "unknown",
+                   3.0 * static_cast<double>(n * sizeof(double)) / 1048576)},
+      {"array_stride_bytes", arrays.stride},
+      {"dram_channels", peak.channels ? Json(peak.channels) : Json(nullptr)},
+      {"dram_mts", peak.mts ? Json(*peak.mts) : Json(nullptr)}};
   return o;
 }
 

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sched.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -78,6 +80,68 @@ TEST(Dram, PeakIsChannelsTimesSpeedTimesWidth) {
   EXPECT_FALSE(dram_peak(dimms).bytes_per_s); // a module without a channel: unknown
   EXPECT_FALSE(dram_peak({}).bytes_per_s);
   EXPECT_NE(dram_peak({}).assumption.find("unknown"), std::string::npos);
+}
+
+TEST(Dram, SocketLabelsFromLocators) {
+  EXPECT_EQ(socket_of("P0 CHANNEL A", "DIMM 0"), 0);
+  EXPECT_EQ(socket_of("P1 CHANNEL A", "DIMM 1"), 1);
+  EXPECT_EQ(socket_of("NODE 1", "CPU2_DIMM_A1"), 2); // the CPU label wins over the node
+  EXPECT_EQ(socket_of("NODE 1", "DIMM_A1"), 1);
+  EXPECT_EQ(socket_of("P0_Node0_Channel3_Dimm0", ""), 0);
+  EXPECT_EQ(socket_of("", "PROC 2 DIMM 4"), 2);
+  EXPECT_EQ(socket_of("SOCKET 0", "DIMM 0"), 0);
+  EXPECT_EQ(socket_of("", "P1-DIMMA1"), 1);
+  EXPECT_FALSE(socket_of("BANK 0", "ChannelA-DIMM0")); // no socket named: unknown
+  EXPECT_FALSE(socket_of("", "A1"));                   // Dell's slot names: unknown
+  EXPECT_FALSE(socket_of("", "DIMM_A1"));
+}
+
+// Two sockets labelled `first` and `second`: channels A and B (two modules) on the first, A on
+// the second, whose channel B slot is empty.
+std::vector<Dimm> two_sockets(const std::string &first, const std::string &second) {
+  std::vector<Dimm> dimms;
+  for (auto [dev, bank] : {std::pair{"DIMM 0", first + " CHANNEL A"},
+                           {"DIMM 0", first + " CHANNEL B"},
+                           {"DIMM 1", first + " CHANNEL B"},
+                           {"DIMM 0", second + " CHANNEL A"}})
+    dimms.push_back(*parse_type17(type17(16384, 3200, 3200, dev, bank)));
+  dimms.push_back(*parse_type17(type17(0, 0, 0, "DIMM 0", second + " CHANNEL B")));
+  return dimms;
+}
+
+TEST(Dram, NodePeakIsItsSocketsChannels) {
+  auto dimms = two_sockets("P0", "P1");
+  EXPECT_DOUBLE_EQ(*dram_peak(dimms).bytes_per_s, 3 * 3200e6 * 8);
+  auto n0 = node_dram_peak(dimms, 0, 2, 2), n1 = node_dram_peak(dimms, 1, 2, 2);
+  ASSERT_TRUE(n0.bytes_per_s) << n0.assumption;
+  ASSERT_TRUE(n1.bytes_per_s) << n1.assumption;
+  EXPECT_DOUBLE_EQ(*n0.bytes_per_s, 2 * 3200e6 * 8);
+  EXPECT_DOUBLE_EQ(*n1.bytes_per_s, 1 * 3200e6 * 8);
+  EXPECT_EQ(n0.channels, 2);
+  EXPECT_NE(n0.assumption.find("assumes NUMA node = socket"), std::string::npos) << n0.assumption;
+  // 1-based labels ("CPU1", "CPU2") rank the same way.
+  auto one_based = two_sockets("CPU1", "CPU2");
+  EXPECT_DOUBLE_EQ(*node_dram_peak(one_based, 1, 2, 2).bytes_per_s, 1 * 3200e6 * 8);
+}
+
+TEST(Dram, NodePeakUnknownWithItsReason) {
+  auto dimms = two_sockets("P0", "P1");
+  auto why = [&](const std::vector<Dimm> &d, int nodes, std::optional<int> sockets) {
+    auto p = node_dram_peak(d, 0, nodes, sockets);
+    EXPECT_FALSE(p.bytes_per_s) << p.assumption;
+    return p.assumption;
+  };
+  EXPECT_NE(why(dimms, 4, 2).find("4 NUMA nodes on 2 sockets"), std::string::npos); // SNC/NPS
+  EXPECT_NE(why(dimms, 2, std::nullopt).find("socket count is unknown"), std::string::npos);
+  EXPECT_NE(why(dimms, 3, 3).find("name 2 sockets"), std::string::npos);
+  auto unnamed = dimms;
+  unnamed.push_back(*parse_type17(type17(16384, 3200, 3200, "DIMM 9", "CHANNEL C")));
+  EXPECT_NE(why(unnamed, 2, 2).find("does not name its socket"), std::string::npos);
+  // No channel in the locators: the machine's peak is unknown, so the node's is too.
+  std::vector<Dimm> no_channel{*parse_type17(type17(16384, 3200, 3200, "CPU0_DIMM_A1", "NODE 0")),
+                               *parse_type17(type17(16384, 3200, 3200, "CPU1_DIMM_A1", "NODE 1"))};
+  EXPECT_NE(why(no_channel, 2, 2).find("machine's peak"), std::string::npos);
+  EXPECT_FALSE(node_dram_peak({}, 0, 2, 2).bytes_per_s);
 }
 
 TEST(Dram, ReadsEntriesFromAFolder) {
@@ -179,13 +243,19 @@ TEST(StreamNuma, OneConfigPerNodeAndThreadsPinnedToIt) {
   ASSERT_EQ(configs.size(), 3u); // all threads, node 0, node 1
   EXPECT_NE(configs[1].label.find("node=0 threads=1"), std::string::npos) << configs[1].label;
   // Node 0 alone (this machine's CPU 0 exists everywhere).
+  cpu_set_t before, after;
+  ASSERT_EQ(::sched_getaffinity(0, sizeof before, &before), 0);
   Sampler s(stop_rule(Tier::quick));
   auto o = triad->run(configs[1], ctx, s);
+  ASSERT_EQ(::sched_getaffinity(0, sizeof after, &after), 0);
+  EXPECT_TRUE(CPU_EQUAL(&before, &after)); // the caller, member 0 of the team, is unpinned again
   EXPECT_FALSE(o.verification_error) << *o.verification_error;
   EXPECT_EQ(o.details["numa_node"], 0);
   EXPECT_NE(o.details["binding"].get<std::string>().find("pinned to node 0"), std::string::npos)
       << o.details.dump();
-  EXPECT_FALSE(o.expectation); // a node's share of the DRAM peak is not known
+  EXPECT_FALSE(o.expectation); // no socket count in the snapshot: the node's share is unknown
+  EXPECT_NE(o.peak_assumption.value_or("").find("per node"), std::string::npos);
+  EXPECT_NE(o.details["team"].get<std::string>().find("persistent"), std::string::npos);
 }
 
 } // namespace
