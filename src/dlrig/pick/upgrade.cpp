@@ -78,8 +78,8 @@ std::string price_text(const UpgradeLine &l) {
   const auto &p = *l.price;
   std::string from;
   if (p.original_amount)
-    from = fmt::format(", {} each in {}", show_money(*p.original_amount, p.original_currency),
-                       p.original_currency);
+    from = fmt::format(", from {}{}", show_money(*p.original_amount, p.original_currency),
+                       l.quantity > 1 ? " each" : "");
   return fmt::format("{} ({}{}, {}{}{}: {})", show_money(*l.total(), p.currency), l.priced, from,
                      p.date.empty() ? "undated" : p.date, p.stale ? ", stale" : "",
                      p.seller.empty() ? "" : ", " + p.seller, p.source);
@@ -242,8 +242,12 @@ UpgradeAdvice upgrade_advice(const Request &rq, const Snapshot &snap, const Pick
     }
     const auto costs = link_costs(rq.model, rq.run, g, docked, count, rq.goal, rq.host);
     const auto &slot = costs.front(), &now = costs[1];
-    UpgradeLine l{"host link", now.link + ": " + now.speed, slot.link + ": " + slot.speed, false,
-                  ""};
+    // Serving: the weights' load over each link is part of what the link costs.
+    auto with_load = [](const LinkCost &c) {
+      return c.link + ": " + c.speed +
+             (c.load_s ? fmt::format(", weights loaded in {:.1f} s", *c.load_s) : "");
+    };
+    UpgradeLine l{"host link", with_load(now), with_load(slot), false, ""};
     if (now.slower) {
       l.limits = *now.slower > 0.03;
       if (l.limits)
@@ -251,8 +255,12 @@ UpgradeAdvice upgrade_advice(const Request &rq, const Snapshot &snap, const Pick
                             slot.speed, (1 - 1 / (1 + *now.slower)) * 100);
     }
     if (costs.size() > 2 && costs[2].slower)
-      l.fix += fmt::format("{}{} dock: {} ({:+.0f} % against the slot)", l.fix.empty() ? "" : "; ",
-                           costs[2].link, costs[2].speed, *costs[2].slower * 100);
+      l.fix += fmt::format(
+          "{}{} dock: {} ({:+.0f} % against the slot)", l.fix.empty() ? "" : "; ", costs[2].link,
+          costs[2].speed + (costs[2].load_s
+                                ? fmt::format(", weights loaded in {:.1f} s", *costs[2].load_s)
+                                : ""),
+          *costs[2].slower * 100);
     // Priced: an OCuLink dock where the card is docked (the internal slot means a desktop host,
     // which data/part_prices.csv does not price), a board whose CPU lanes give the card its
     // width where it sits in a narrow slot.
