@@ -239,6 +239,10 @@ TEST(PickCli, FromThisMachineSaysWhatLimitsItAndTheCheapestFix) {
   EXPECT_NE(r.out.find("nothing on this machine limits the workload"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("host link"), std::string::npos) << "a Thunderbolt dock is a part to judge";
   EXPECT_NE(r.out.find("an internal PCIe 4.0 x16 slot"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cheapest fix"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("OCuLink dock (or a desktop host: price unknown), from 1499 CNY"),
+            std::string::npos)
+      << "the fix's price, converted, with its source: " << r.out;
   // Without --from-this-machine or --from, a machine without an NVIDIA or AMD GPU is not judged
   // (its Intel iGPU does not count)...
   r = run_dlrig({"pick", "llama-3-8b", "--qlora", "--seq", "1024", "--sysroot",
