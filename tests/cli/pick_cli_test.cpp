@@ -243,6 +243,10 @@ TEST(PickCli, FromThisMachineSaysWhatLimitsItAndTheCheapestFix) {
   EXPECT_NE(r.out.find("OCuLink dock (or a desktop host: price unknown), from 1499 CNY"),
             std::string::npos)
       << "the fix's price, converted, with its source: " << r.out;
+  EXPECT_NE(r.out.find("exchange rate           1 CNY = 0.149152 USD (ECB reference rate of "
+                       "2026-10-06"),
+            std::string::npos)
+      << "the rate the fix's price was converted at: " << r.out;
   // Without --from-this-machine or --from, a machine without an NVIDIA or AMD GPU is not judged
   // (its Intel iGPU does not count)...
   r = run_dlrig({"pick", "llama-3-8b", "--qlora", "--seq", "1024", "--sysroot",

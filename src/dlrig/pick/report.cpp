@@ -310,6 +310,7 @@ Json to_json(const PickResult &r, const UpgradeAdvice *advice) {
                          {"as_is", advice->as_is ? option_json(*advice->as_is) : Json(nullptr)},
                          {"parts", lines},
                          {"free_slots", advice->free_slots},
+                         {"exchange_rates", conversions_json(advice->conversions)},
                          {"slot_check", advice->slot_check}};
   } else {
     j["this_machine"] = nullptr;
@@ -386,7 +387,14 @@ std::vector<Table> to_tables(const PickResult &r, const UpgradeAdvice *advice) {
 
   const bool stale_rate = std::any_of(r.conversions.begin(), r.conversions.end(),
                                       [](const Conversion &c) { return c.stale; });
-  if (!r.stale_prices.empty() || !r.assumptions.empty() || stale_rate) {
+  // A fix priced in another currency than the options: the rate it was converted at.
+  std::vector<Conversion> fix_rates;
+  if (advice)
+    for (const auto &c : advice->conversions)
+      if (std::none_of(r.conversions.begin(), r.conversions.end(),
+                       [&](const Conversion &x) { return x.from == c.from && x.to == c.to; }))
+        fix_rates.push_back(c);
+  if (!r.stale_prices.empty() || !r.assumptions.empty() || stale_rate || !fix_rates.empty()) {
     Table n;
     n.title = "Notes";
     for (const auto &s : r.stale_prices)
@@ -394,6 +402,8 @@ std::vector<Table> to_tables(const PickResult &r, const UpgradeAdvice *advice) {
     for (const auto &c : r.conversions)
       if (c.stale)
         n.add({"stale exchange rate", rate_text(c) + ": " + c.source});
+    for (const auto &c : fix_rates)
+      n.add({c.stale ? "stale exchange rate" : "exchange rate", rate_text(c) + ": " + c.source});
     for (const auto &s : r.assumptions)
       n.add({"assumed", s});
     out.push_back(n);

@@ -352,6 +352,14 @@ UpgradeAdvice upgrade_advice(const Request &rq, const Snapshot &snap, const Pick
     a.lines.push_back(l);
   }
 
+  // The rates the converted prices used, once each.
+  for (const auto &l : a.lines)
+    if (l.price && l.price->original_amount &&
+        std::none_of(a.conversions.begin(), a.conversions.end(),
+                     [&](const Conversion &c) { return c.from == l.price->original_currency; }))
+      if (auto c = conversion(fx, l.price->original_currency, cur, rq.today))
+        a.conversions.push_back(*c);
+
   auto first =
       std::find_if(a.lines.begin(), a.lines.end(), [](const UpgradeLine &l) { return l.limits; });
   a.verdict = first == a.lines.end() ? "nothing on this machine limits the workload"

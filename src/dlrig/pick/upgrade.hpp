@@ -35,6 +35,8 @@ struct UpgradeAdvice {
   // false); nullopt when the kernel lists no slot, so whether one is free is unknown.
   std::optional<std::vector<PciSlot>> free_slots;
   std::string slot_check; // the free-slot check in words, or why it could not be done
+  // The exchange rates the fixes' prices were converted at (empty: none).
+  std::vector<Conversion> conversions;
 };
 
 // A slot as the advice names it: "slot 2 (x4, PCIe 16 GT/s)"; unknown readings are left out.
