@@ -6,6 +6,7 @@ foreach(f IN ITEMS
     cloud.csv
     cuda_drivers.csv
     cudnn.csv
+    fx.csv
     gemm_achieved.csv
     gpu_families.csv
     gpus.csv
@@ -14,6 +15,7 @@ foreach(f IN ITEMS
     model_types.json
     models.json
     p2p_hangs.csv
+    part_prices.csv
     platforms.csv
     prices.csv
     sizing.csv

@@ -153,20 +153,34 @@ ExitCode run_pick(PickArgs &a, const Envelope &envelope) {
     usage("--rent --budget is the whole job's spend: give the job's size (--dataset-tokens or "
           "--samples), or cap the rate with --max-per-hour");
 
-  // Prices: the built-in ones, with --prices replacing what it prices.
+  // Prices: the built-in ones, with --prices replacing what it prices. Rows in another currency
+  // than the budget's are converted at the ECB reference rates of data/fx.csv.
+  const auto &fx = pick::builtin_fx();
+  auto known = pick::fx_currencies(fx);
   rq.prices = pick::builtin_prices();
-  if (!a.prices.empty())
-    rq.prices = pick::override_prices(
-        std::move(rq.prices),
-        value_or_throw(pick::parse_prices(read_prices(a.prices), a.prices, kb),
-                       ErrorKind::bad_input));
-  const auto known = pick::currencies(rq.prices);
   b.currency = currency.value_or("USD");
+  if (!a.prices.empty()) {
+    auto user = value_or_throw(pick::parse_prices(read_prices(a.prices), a.prices, kb),
+                               ErrorKind::bad_input);
+    for (const auto &p : user)
+      if (p.currency != b.currency &&
+          std::find(known.begin(), known.end(), p.currency) == known.end())
+        throw Failure(
+            Error{fmt::format("{}:{}: column currency: no exchange rate for {} in "
+                              "data/fx.csv (known: {}); give the row in one of them, "
+                              "or the budget in {}",
+                              a.prices, p.line, p.currency, fmt::join(known, ", "), p.currency),
+                  ErrorKind::bad_input});
+    rq.prices = pick::override_prices(std::move(rq.prices), user);
+  }
+  for (const auto &c : pick::currencies(rq.prices))
+    if (std::find(known.begin(), known.end(), c) == known.end())
+      known.push_back(c);
+  std::sort(known.begin(), known.end());
   if (std::find(known.begin(), known.end(), b.currency) == known.end())
-    usage(fmt::format("unknown currency {}: the prices are in {} (give the budget in {}, or "
-                      "--prices FILE with prices in {})",
-                      b.currency, fmt::join(known, ", "), known.empty() ? "USD" : known.front(),
-                      b.currency));
+    usage(fmt::format("unknown currency {}: known are {} (data/fx.csv, ECB reference rates; or "
+                      "give --prices FILE with prices in {})",
+                      b.currency, fmt::join(known, ", "), b.currency));
 
   // This machine's stored `dlrig bench` results (never another machine's: not with --from or
   // --sysroot): a GPU it measured is timed at its measured GEMM rates in every option.
@@ -203,7 +217,8 @@ Runner setup_pick(CLI::App &sub) {
                             "N", 0.001, 1e7);
   sub.add_option("--budget", a->budget,
                  "Most to spend: the GPUs' price when buying, the whole job when renting "
-                 "(3000USD, $3,000)")
+                 "(3000USD, $3,000, 2500EUR; other currencies are converted at the ECB reference "
+                 "rates of data/fx.csv)")
       ->type_name("MONEY");
   sub.add_flag("--rent", a->rent, "Rent (cloud) instead of buying");
   sub.add_option("--max-per-hour", a->max_per_hour, "With --rent: most to pay per hour (4USD)")

@@ -164,6 +164,22 @@ TEST(FitCli, ServingWithKvCache) {
   EXPECT_EQ(j["gpus"][0]["breakdown"]["kv_cache"], 131072ull * 1024 * 4);
 }
 
+// Serving over the host link: the weights cross it once (load_s = the weights / the link's rate),
+// then only the token ids of each decode step.
+TEST(FitCli, ServingChargesTheWeightsLoadOverTheHostLink) {
+  auto r = run_dlrig({"fit", "llama-3-8b", "--gpu", "GeForce RTX 4090", "--mode", "infer",
+                      "--max-tokens", "64", "--json"});
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+  const auto g = Json::parse(r.out)["gpus"][0];
+  const auto &t = g["time"];
+  ASSERT_TRUE(t["load_s"].is_number()) << t.dump();
+  const double rate = t["host_link_bytes_per_s"].get<double>();
+  EXPECT_NEAR(t["load_s"].get<double>(), g["breakdown"]["weights"].get<double>() / rate, 1e-6);
+  EXPECT_NEAR(t["host_link_s_per_step"].get<double>(), 16 / rate, 1e-15);
+  r = run_dlrig({"fit", "llama-3-8b", "--gpu", "GeForce RTX 4090", "--mode", "infer"});
+  EXPECT_NE(r.out.find("model load"), std::string::npos) << r.out;
+}
+
 TEST(FitCli, ImpossibleRunsAreUsageErrors) {
   auto dir = llama3_8b_folder().string();
   auto snap = snapshot_24gb();

@@ -73,7 +73,7 @@ TEST(PickCli, BadInputIsAUsageError) {
     std::string says;
   } cases[] = {
       {{"--budget", "lots"}, "--budget \"lots\""},
-      {{"--budget", "3000EUR"}, "unknown currency EUR"},
+      {{"--budget", "3000BTC"}, "unknown currency BTC: known are AUD, CAD, CHF, CNY, EUR, GBP"},
       {{"--budget", "3000XYZ"}, "unknown currency XYZ"},
       {{"--new", "--used"}, "--new and --used"},
       {{"--rent", "--used"}, "--new/--used are for buying"},
@@ -134,6 +134,65 @@ TEST(PickCli, PricesFileOverridesAndItsBadRowsAreNamed) {
   EXPECT_NE(r.err.find("/nonexistent/prices.csv"), std::string::npos) << r.err;
 }
 
+// Budgets and --prices rows in other currencies: converted at the ECB reference rates of
+// data/fx.csv, the rate and its date printed; a --prices row in a currency without a rate is named.
+TEST(PickCli, BudgetsAndPricesInOtherCurrenciesAreConverted) {
+  auto r = run_dlrig(with(kLora8b, {"--budget", "3000EUR"}));
+  ASSERT_LE(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.out.find("1 USD = 0.88739 EUR (ECB reference rate of 2026-10-06"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(" EUR each ("), std::string::npos) << r.out;
+  r = run_dlrig(with(kLora8b, {"--budget", "3000EUR", "--json"}));
+  ASSERT_LE(r.exit_code, 1) << r.err;
+  auto j = Json::parse(r.out);
+  EXPECT_EQ(j["budget"]["currency"], "EUR");
+  ASSERT_EQ(j["exchange_rates"].size(), 1u) << j["exchange_rates"];
+  EXPECT_EQ(j["exchange_rates"][0]["from"], "USD");
+  EXPECT_EQ(j["exchange_rates"][0]["date"], "2026-10-06");
+  EXPECT_EQ(
+      j["exchange_rates"][0]["source"].get<std::string>().rfind("https://www.ecb.europa.eu/", 0),
+      0u);
+  for (const auto &o : j["options"])
+    if (o["price"].is_object()) {
+      EXPECT_EQ(o["price"]["currency"], "EUR") << o["name"];
+    }
+  // In USD nothing is converted and no rate is printed.
+  r = run_dlrig(with(kLora8b, {"--budget", "3000USD", "--json"}));
+  ASSERT_LE(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(Json::parse(r.out)["exchange_rates"].empty());
+
+  // A --prices row in yuan, with a dollar budget: converted, the original kept.
+  auto cny = scratch("cny-prices.csv");
+  {
+    std::ofstream out(cny);
+    out << "gpu,kind,price,currency,date,source\n"
+           "NVIDIA RTX A4000,street_new,7555.4,CNY,2026-11,my shop\n";
+  }
+  r = run_dlrig(with(kLora8b, {"--prices", cny.string(), "--json", "--new"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  j = Json::parse(r.out);
+  bool seen = false;
+  for (const auto &o : j["options"])
+    if (o["gpu"] == "NVIDIA RTX A4000" && o["count"] == 1) {
+      seen = true;
+      EXPECT_NEAR(o["price"]["amount"].get<double>(), 1126.9, 0.01);
+      EXPECT_EQ(o["price"]["original_currency"], "CNY");
+      EXPECT_NEAR(o["price"]["original_amount"].get<double>(), 7555.4, 1e-6);
+    }
+  EXPECT_TRUE(seen);
+  auto xyz = scratch("xyz-prices.csv");
+  {
+    std::ofstream out(xyz);
+    out << "gpu,kind,price,currency,date,source\n"
+           "NVIDIA RTX A4000,street_new,10,XYZ,2026-11,my shop\n";
+  }
+  r = run_dlrig(with(kLora8b, {"--prices", xyz.string()}));
+  EXPECT_EQ(r.exit_code, 65) << r.err;
+  EXPECT_NE(r.err.find(xyz.string() + ":2: column currency: no exchange rate for XYZ"),
+            std::string::npos)
+      << r.err;
+}
+
 TEST(PickCli, ServingAndRenting) {
   auto r = run_dlrig({"pick", "llama-3-70b", "--mode", "infer", "--quant", "int4", "--tokens-per-s",
                       "20", "--json"});
@@ -180,6 +239,14 @@ TEST(PickCli, FromThisMachineSaysWhatLimitsItAndTheCheapestFix) {
   EXPECT_NE(r.out.find("nothing on this machine limits the workload"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("host link"), std::string::npos) << "a Thunderbolt dock is a part to judge";
   EXPECT_NE(r.out.find("an internal PCIe 4.0 x16 slot"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cheapest fix"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("OCuLink dock (or a desktop host: price unknown), from 1499 CNY"),
+            std::string::npos)
+      << "the fix's price, converted, with its source: " << r.out;
+  EXPECT_NE(r.out.find("exchange rate           1 CNY = 0.149152 USD (ECB reference rate of "
+                       "2026-10-06"),
+            std::string::npos)
+      << "the rate the fix's price was converted at: " << r.out;
   // Without --from-this-machine or --from, a machine without an NVIDIA or AMD GPU is not judged
   // (its Intel iGPU does not count)...
   r = run_dlrig({"pick", "llama-3-8b", "--qlora", "--seq", "1024", "--sysroot",
@@ -228,6 +295,11 @@ TEST(PickCli, FromThisMachineTimesTheThunderboltDockAgainstASlot) {
           << p;
       EXPECT_FALSE(p["limits"].get<bool>()) << p;
       EXPECT_NE(p["fix"].get<std::string>().find("OCuLink"), std::string::npos) << p;
+      // The OCuLink dock's sourced price, converted from the CNY it was listed in.
+      ASSERT_TRUE(p["price"].is_object()) << p;
+      EXPECT_EQ(p["price"]["currency"], "USD") << p;
+      EXPECT_EQ(p["price"]["original_currency"], "CNY") << p;
+      EXPECT_EQ(p["price"]["source"].get<std::string>().rfind("https://", 0), 0u) << p;
     }
   EXPECT_TRUE(link) << m.dump();
   // The as-is time is the docked card's: the Thunderbolt rate is in its basis.

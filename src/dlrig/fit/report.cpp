@@ -43,6 +43,9 @@ Json time_json(const TimeEstimate &t) {
   j["seconds_per_epoch"] = t.seconds_per_epoch;
   j["prefill_s"] = t.prefill_s;
   j["decode_tokens_per_s"] = t.decode_tokens_per_s;
+  j["host_link_bytes_per_s"] = t.host_link_bytes_per_s;
+  j["load_s"] = t.load_s;
+  j["host_link_s_per_step"] = t.link_s_per_step;
   j["notes"] = t.notes;
   return j;
 }
@@ -179,6 +182,10 @@ void time_rows(Table &v, const TimeEstimate &tm, Mode mode) {
       v.add({"time for all epochs", show_duration(*tm.seconds_total)});
   } else {
     v.add({"time to first token", tm.prefill_s ? show_duration(*tm.prefill_s) : kUnknown});
+    if (tm.load_s && tm.host_link_bytes_per_s)
+      v.add(
+          {"model load", fmt::format("{} (the weights over the host link at {:.2f} GB/s, once)",
+                                     show_duration(*tm.load_s), *tm.host_link_bytes_per_s / 1e9)});
     if (tm.decode_tokens_per_s)
       v.add({"decode", fmt::format("{} tokens/s per stream, {} tokens/s in all",
                                    count(tm.decode_tokens_per_s_per_stream.value_or(0)),

@@ -526,17 +526,44 @@ TimeEstimate estimate_time(const ModelInput &model, const Run &run, const GpuTar
 
   if (run.mode == Mode::infer) {
     std::vector<OpTime> times;
+    // The host link while serving: the weights cross it once at load; the prompt's ids (or the
+    // images) before the prefill; per decode step one int64 token id per sequence each way, since
+    // HF generate samples on the GPU and copies only the chosen ids back.
+    const double seqs = static_cast<double>(run.batch * run.concurrency);
+    double prompt_link = 0, step_link = 0;
+    if (auto link = host_link_rate(gpu, kb); link && *link > 0) {
+      t.host_link_bytes_per_s = link;
+      t.load_s = static_cast<double>(estimate_memory(model, run, gpu).weights) / *link;
+      const bool tokens = is_transformer(model.arch.family);
+      prompt_link =
+          (tokens ? 8 * static_cast<double>(run.seq) : input_bytes_per_sample(model, run)) * seqs /
+          *link;
+      if (tokens && run.max_tokens > 0) {
+        step_link = 2 * 8 * seqs / *link;
+        t.link_s_per_step = step_link;
+      }
+      t.basis.push_back(fmt::format(
+          "host link {:.2f} GB/s{}: the weights cross it once at load ({:.1f} s), then {:.0f} B "
+          "of token ids per decode step",
+          *link / 1e9, gpu.host_link.empty() ? "" : " (" + gpu.host_link + ")", *t.load_s,
+          2 * 8 * seqs));
+      if (gpu.host_link.find("Thunderbolt") != std::string::npos ||
+          gpu.host_link.find("USB4") != std::string::npos)
+        t.notes.push_back("the tunnel's per-step synchronisation latency is not charged: no "
+                          "sourced figure (links.md §1.3 gives its rates only)");
+    }
     auto pre = time_ops(prefill_ops(model, run), rates, &times);
-    t.prefill_s = pre.gpu();
+    t.prefill_s = pre.gpu() + prompt_link;
     t.seconds_per_step = t.prefill_s;
     if (run.max_tokens > 0 && is_transformer(model.arch.family)) {
       // Decode: one token per sequence per step, at the mean context of the generation.
       const double context = static_cast<double>(run.seq) + static_cast<double>(run.max_tokens) / 2;
       times.clear();
       auto dec = time_ops(decode_ops(model, run, context), rates, &times);
-      const double step = dec.gpu();
+      if (t.link_s_per_step)
+        dec.host_link = step_link;
+      const double step = dec.gpu() + step_link;
       if (step > 0) {
-        const double seqs = static_cast<double>(run.batch * run.concurrency);
         t.decode_tokens_per_s = seqs / step;
         t.decode_tokens_per_s_per_stream = 1 / step;
         t.breakdown = dec;

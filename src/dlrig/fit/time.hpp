@@ -117,6 +117,12 @@ struct TimeEstimate {
   std::optional<double> prefill_s;                      // time to first token
   std::optional<double> decode_tokens_per_s;            // all sequences together
   std::optional<double> decode_tokens_per_s_per_stream; // one sequence
+  // Serving over the host link (an eGPU's Thunderbolt tunnel, a narrow slot): the rate charged,
+  // the weights crossing it once when the model loads, and what crosses it per decode step
+  // (token ids only: HF generate samples on the GPU), already in the decode step above.
+  std::optional<double> host_link_bytes_per_s;
+  std::optional<double> load_s;
+  std::optional<double> link_s_per_step;
   std::vector<std::string> notes;
 };
 

@@ -267,3 +267,232 @@ std::vector<std::string> currencies(const std::vector<Price> &prices) {
 }
 
 } // namespace dlrig::pick
+
+namespace dlrig::pick {
+namespace {
+
+bool currency_code(const std::string &c) {
+  return c.size() == 3 &&
+         std::all_of(c.begin(), c.end(), [](char ch) { return ch >= 'A' && ch <= 'Z'; });
+}
+
+constexpr std::pair<Part, std::string_view> kParts[] = {
+    {Part::ram_ddr4, "ram_ddr4"},
+    {Part::ram_ddr5, "ram_ddr5"},
+    {Part::nvme_ssd, "nvme_ssd"},
+    {Part::psu, "psu"},
+    {Part::egpu_thunderbolt, "egpu_thunderbolt"},
+    {Part::egpu_oculink, "egpu_oculink"},
+    {Part::board_lanes, "board_lanes"}};
+
+} // namespace
+
+Result<std::vector<FxRate>> parse_fx(std::string_view text, std::string_view file) {
+  std::set<std::string> seen;
+  return rows<FxRate>(text, file, {"currency", "per_eur", "date", "source", "notes"},
+                      [&](const Row &r, std::vector<FxRate> &out) {
+                        FxRate f;
+                        f.currency = kb::detail::trim(r.required("currency"));
+                        if (!currency_code(f.currency))
+                          r.fail("currency",
+                                 "\"" + f.currency + "\" is not a currency code such as USD");
+                        if (!seen.insert(f.currency).second)
+                          r.fail("currency", "\"" + f.currency + "\" appears twice");
+                        auto v = r.number("per_eur");
+                        if (!v || *v <= 0 || *v > 1e6)
+                          r.fail("per_eur", "must be a positive number (units per 1 EUR)");
+                        f.per_eur = *v;
+                        f.date = kb::detail::trim(r.required("date"));
+                        if (f.date.size() != 10 || !day_number(f.date))
+                          r.fail("date", "\"" + f.date + "\" is not YYYY-MM-DD");
+                        f.source = kb::detail::trim(r.required("source"));
+                        f.notes = r.str("notes");
+                        out.push_back(std::move(f));
+                      });
+}
+
+const std::vector<FxRate> &builtin_fx() {
+  static const std::vector<FxRate> fx = [] {
+    auto r = load_embedded<FxRate>("fx.csv", parse_fx);
+    if (!r)
+      throw Failure(ExitCode::internal, r.error().message);
+    return std::move(*r);
+  }();
+  return fx;
+}
+
+std::vector<std::string> fx_currencies(const std::vector<FxRate> &fx) {
+  std::set<std::string> s;
+  for (const auto &f : fx)
+    s.insert(f.currency);
+  return {s.begin(), s.end()};
+}
+
+std::optional<Conversion> conversion(const std::vector<FxRate> &fx, std::string_view from,
+                                     std::string_view to, std::string_view today) {
+  Conversion c;
+  c.from = std::string(from);
+  c.to = std::string(to);
+  if (from == to)
+    return c;
+  auto find = [&](std::string_view cur) -> const FxRate * {
+    for (const auto &f : fx)
+      if (f.currency == cur)
+        return &f;
+    return nullptr;
+  };
+  const auto *a = find(from), *b = find(to);
+  if (!a || !b)
+    return std::nullopt;
+  c.factor = b->per_eur / a->per_eur;
+  // The older of the two rates dates the conversion; EUR itself carries the day's date.
+  const auto &older = a->date < b->date ? *a : *b;
+  c.date = older.date;
+  c.source = from == "EUR" ? b->source : a->source;
+  if (!today.empty()) {
+    c.age_days = age_days(c.date, today);
+    c.stale = !c.age_days || *c.age_days > kStaleFxDays;
+  }
+  return c;
+}
+
+std::vector<Price> in_currency(const std::vector<Price> &prices, std::string_view currency,
+                               const std::vector<FxRate> &fx, std::string_view today,
+                               std::vector<Conversion> *used) {
+  std::vector<Price> out;
+  out.reserve(prices.size());
+  std::map<std::string, std::optional<Conversion>> rate; // by the row's currency
+  for (const auto &p : prices) {
+    if (p.currency == currency) {
+      out.push_back(p);
+      continue;
+    }
+    auto it = rate.find(p.currency);
+    if (it == rate.end()) {
+      it = rate.emplace(p.currency, conversion(fx, p.currency, currency, today)).first;
+      if (it->second && used)
+        used->push_back(*it->second);
+    }
+    if (!it->second)
+      continue;
+    Price c = p;
+    c.original_amount = p.amount;
+    c.original_currency = p.currency;
+    c.amount = p.amount * it->second->factor;
+    c.currency = std::string(currency);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::string_view name(Part p) {
+  for (const auto &[part, n] : kParts)
+    if (part == p)
+      return n;
+  return "?";
+}
+
+Result<std::vector<PartPrice>> parse_part_prices(std::string_view text, std::string_view file) {
+  return rows<PartPrice>(
+      text, file,
+      {"part", "capacity_gb", "watts", "kind", "price", "currency", "date", "seller", "source",
+       "notes"},
+      [&](const Row &r, std::vector<PartPrice> &out) {
+        PartPrice p;
+        p.line = r.line();
+        const auto part = kb::detail::trim(r.required("part"));
+        auto k = std::find_if(std::begin(kParts), std::end(kParts),
+                              [&](const auto &e) { return e.second == part; });
+        if (k == std::end(kParts))
+          r.fail("part", "\"" + part +
+                             "\" is not ram_ddr4, ram_ddr5, nvme_ssd, psu, egpu_thunderbolt, "
+                             "egpu_oculink or board_lanes");
+        p.part = k->first;
+        p.capacity_gb = r.number("capacity_gb");
+        const bool sized =
+            p.part == Part::ram_ddr4 || p.part == Part::ram_ddr5 || p.part == Part::nvme_ssd;
+        if (sized && (!p.capacity_gb || *p.capacity_gb < 1 || *p.capacity_gb > 100000))
+          r.fail("capacity_gb", "a RAM kit or SSD needs its size in GB (1 to 100000)");
+        p.watts = r.number("watts");
+        if (p.part == Part::psu && (!p.watts || *p.watts < 200 || *p.watts > 3000))
+          r.fail("watts", "a PSU needs its rating in W (200 to 3000)");
+        if (kb::detail::trim(r.required("kind")) != "street_new")
+          r.fail("kind", "parts are priced street_new");
+        auto amount = r.number("price");
+        if (!amount || *amount <= 0 || *amount > 1e7)
+          r.fail("price", "must be a positive number (per kit, drive or unit)");
+        p.amount = *amount;
+        p.currency = kb::detail::trim(r.required("currency"));
+        if (!currency_code(p.currency))
+          r.fail("currency", "\"" + p.currency + "\" is not a currency code such as USD");
+        p.date = kb::detail::trim(r.str("date"));
+        if (!p.date.empty() && !day_number(p.date))
+          r.fail("date", "\"" + p.date + "\" is not YYYY, YYYY-MM or YYYY-MM-DD");
+        p.seller = kb::detail::trim(r.str("seller"));
+        p.source = kb::detail::trim(r.required("source"));
+        p.notes = r.str("notes");
+        out.push_back(std::move(p));
+      });
+}
+
+const std::vector<PartPrice> &builtin_part_prices() {
+  static const std::vector<PartPrice> prices = [] {
+    auto r = load_embedded<PartPrice>("part_prices.csv", parse_part_prices);
+    if (!r)
+      throw Failure(ExitCode::internal, r.error().message);
+    return std::move(*r);
+  }();
+  return prices;
+}
+
+std::optional<PartQuote> quote_part(const std::vector<PartPrice> &prices, Part part,
+                                    std::string_view currency, const std::vector<FxRate> &fx,
+                                    std::string_view today, double min_capacity_gb,
+                                    double min_watts) {
+  // Rows big enough; else the biggest of the part (a kit of the right size costs at least that).
+  std::vector<const PartPrice *> rows_of, big;
+  for (const auto &p : prices)
+    if (p.part == part && conversion(fx, p.currency, currency)) {
+      rows_of.push_back(&p);
+      if (p.capacity_gb.value_or(1e300) >= min_capacity_gb && p.watts.value_or(1e300) >= min_watts)
+        big.push_back(&p);
+    }
+  if (rows_of.empty())
+    return std::nullopt;
+  if (big.empty()) {
+    auto largest = *std::max_element(rows_of.begin(), rows_of.end(), [](auto *a, auto *b) {
+      return a->capacity_gb.value_or(0) + a->watts.value_or(0) <
+             b->capacity_gb.value_or(0) + b->watts.value_or(0);
+    });
+    big.push_back(largest);
+  }
+  const PartPrice *best = nullptr;
+  int best_age = 0;
+  double best_amount = 0;
+  for (const auto *p : big) {
+    const int age = age_days(p->date, today).value_or(1 << 20);
+    const double amount = p->amount * conversion(fx, p->currency, currency)->factor;
+    if (!best || age < best_age || (age == best_age && amount < best_amount)) {
+      best = p;
+      best_age = age;
+      best_amount = amount;
+    }
+  }
+  PartQuote q;
+  q.part = part;
+  q.amount = best_amount;
+  q.capacity_gb = best->capacity_gb;
+  q.currency = std::string(currency);
+  q.date = best->date;
+  q.seller = best->seller;
+  q.source = best->source;
+  if (best->currency != currency) {
+    q.original_amount = best->amount;
+    q.original_currency = best->currency;
+  }
+  q.age_days = age_days(best->date, today);
+  q.stale = !q.age_days || *q.age_days > kStaleDays;
+  return q;
+}
+
+} // namespace dlrig::pick

@@ -29,6 +29,9 @@ struct Price {
   std::string notes;
   std::string file; // "data/prices.csv", "data/gpus.csv" or the --prices file
   std::size_t line = 0;
+  // Set when the row was converted from another currency (in_currency): what the row said.
+  std::optional<double> original_amount;
+  std::string original_currency;
 };
 
 // Parses a prices CSV (columns gpu, kind, price, currency, date, source; seller and notes
@@ -84,5 +87,77 @@ const Sizing &builtin_sizing();
 
 // The currencies the prices are in ("USD").
 std::vector<std::string> currencies(const std::vector<Price> &prices);
+
+// An exchange rate: units of `currency` per 1 EUR, as the ECB quotes its euro foreign exchange
+// reference rates (data/fx.csv, one day's rates, each row sourced).
+struct FxRate {
+  std::string currency; // ISO 4217, upper case
+  double per_eur = 0;
+  std::string date; // YYYY-MM-DD of the reference rate
+  std::string source, notes;
+};
+// A rate older than this is flagged stale: the ECB publishes every working day, and a quarter is
+// long enough for the euro to move several percent against the dollar or the yen.
+inline constexpr int kStaleFxDays = 90;
+
+// Parses an exchange-rate CSV (currency, per_eur, date, source, notes). Errors (bad_input) name
+// the file, the line and the column.
+Result<std::vector<FxRate>> parse_fx(std::string_view text, std::string_view file);
+const std::vector<FxRate> &builtin_fx();
+std::vector<std::string> fx_currencies(const std::vector<FxRate> &fx);
+
+// What one unit of `from` is worth in `to`, with the rates' date and source.
+struct Conversion {
+  std::string from, to;
+  double factor = 1; // amount in `to` = amount in `from` x factor
+  std::string date, source;
+  std::optional<int> age_days;
+  bool stale = false;
+};
+// nullopt when either currency has no rate in `fx`; factor 1 for from == to.
+std::optional<Conversion> conversion(const std::vector<FxRate> &fx, std::string_view from,
+                                     std::string_view to, std::string_view today = "");
+
+// `prices` in `currency`: every row in another currency converted at `fx` (its original amount
+// and currency kept), rows whose currency has no rate left out. Each conversion applied is
+// appended to `used` once.
+std::vector<Price> in_currency(const std::vector<Price> &prices, std::string_view currency,
+                               const std::vector<FxRate> &fx, std::string_view today,
+                               std::vector<Conversion> *used = nullptr);
+
+// A part `pick --from-this-machine` may name as the fix, other than a GPU (data/part_prices.csv).
+enum class Part { ram_ddr4, ram_ddr5, nvme_ssd, psu, egpu_thunderbolt, egpu_oculink, board_lanes };
+std::string_view name(Part p);
+
+// One sourced, dated price of a part: per kit or drive of `capacity_gb` for RAM and SSDs.
+struct PartPrice {
+  Part part = Part::ram_ddr5;
+  std::optional<double> capacity_gb; // RAM kit or drive size; nullopt for the rest
+  std::optional<double> watts;       // a PSU's rating
+  double amount = 0;
+  std::string currency, date, seller, source, notes;
+  std::size_t line = 0;
+};
+Result<std::vector<PartPrice>> parse_part_prices(std::string_view text, std::string_view file);
+const std::vector<PartPrice> &builtin_part_prices();
+
+// The price of a part as the advice prints it, converted to `currency`.
+struct PartQuote {
+  Part part = Part::ram_ddr5;
+  double amount = 0;                 // in the advice's currency
+  std::optional<double> capacity_gb; // of the priced kit or drive
+  std::string currency, date, seller, source;
+  std::optional<double> original_amount; // when converted: what the row said, in
+  std::string original_currency;         // this currency
+  std::optional<int> age_days;
+  bool stale = false; // older than kStaleDays, or undated
+};
+// The newest price of `part` (the lowest of the newest) at least `min_capacity_gb` (or `min_watts`)
+// where the rows carry one, else the largest; nullopt when no row prices it or its currency has no
+// rate.
+std::optional<PartQuote> quote_part(const std::vector<PartPrice> &prices, Part part,
+                                    std::string_view currency, const std::vector<FxRate> &fx,
+                                    std::string_view today, double min_capacity_gb = 0,
+                                    double min_watts = 0);
 
 } // namespace dlrig::pick

@@ -162,6 +162,8 @@ MachinePlan plan_machine(const MachineInput &in, const Sizing &s) {
     bool slower = false;
     for (const auto &l : in.egpu_links) {
       advice += fmt::format("{}{}: {}", advice.empty() ? "" : "; ", l.link, l.speed);
+      if (l.load_s)
+        advice += fmt::format(", weights loaded in {:.1f} s", *l.load_s);
       if (l.slower) {
         advice += fmt::format(" ({:+.0f} % against the slot)", *l.slower * 100);
         slower = slower || *l.slower > 0.005;
@@ -169,7 +171,9 @@ MachinePlan plan_machine(const MachineInput &in, const Sizing &s) {
     }
     if (advice.empty())
       advice = "the time over the dock is unknown";
-    advice += fmt::format(" — fit's time model, the inputs copied over each link's measured rate. "
+    advice += fmt::format(" — fit's time model, the inputs (serving: the weights once, then the "
+                          "token ids of each step) copied over each link's measured rate; the "
+                          "tunnel's per-step latency has no sourced figure and is not charged. "
                           "Published single-stream LLM inference: {:.0f} % slower over "
                           "Thunderbolt 4, {:.0f} % over OCuLink (not in the time above); "
                           "training over a dock is unmeasured",

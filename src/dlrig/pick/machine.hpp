@@ -26,6 +26,7 @@ struct LinkCost {
   std::string speed;                 // fit's time in words ("the job in 12.3 h")
   std::optional<double> seconds;     // per unit of the goal (job, token or sample); lower is faster
   std::optional<double> slower;      // against the slot: 0.12 = 12 % slower; nullopt for the slot
+  std::optional<double> load_s;      // serving: the weights over this link, once at load
 };
 
 struct MachinePlan {

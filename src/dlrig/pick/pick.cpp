@@ -96,6 +96,10 @@ PriceUse use_of(const Price &p, double amount, std::string_view today) {
   u.seller = p.seller;
   u.source = p.source;
   u.currency = p.currency;
+  u.original_amount = p.original_amount;
+  u.original_currency = p.original_currency;
+  if (u.original_amount && p.amount > 0)
+    *u.original_amount *= amount / p.amount; // per option, as `amount`
   u.age_days = age_days(p.date, today);
   u.stale = !u.age_days || *u.age_days > kStaleDays;
   return u;
@@ -268,7 +272,8 @@ std::vector<LinkCost> link_costs(const fit::ModelInput &model, const fit::Run &r
   std::vector<LinkCost> out;
   auto cost = [&](const fit::GpuTarget &g, std::string label) {
     const Option o = evaluate(model, run, g, count, goal, host);
-    LinkCost c{std::move(label), g.host_link_bytes_per_s, speed_text(o), seconds_per_goal(o), {}};
+    LinkCost c{std::move(label), g.host_link_bytes_per_s, speed_text(o), seconds_per_goal(o), {},
+               o.load_s};
     if (!out.empty() && c.seconds && out.front().seconds && *out.front().seconds > 0)
       c.slower = *c.seconds / *out.front().seconds - 1;
     out.push_back(std::move(c));
@@ -350,6 +355,7 @@ Option evaluate(const fit::ModelInput &model, const fit::Run &base, const fit::G
   o.samples_per_s = t.samples_per_s;
   o.job_s = t.seconds_total;
   o.stream_tokens_per_s = t.decode_tokens_per_s_per_stream;
+  o.load_s = t.load_s;
   if (!*o.fits) {
     o.status = Status::no_fit;
     o.constraint = "memory";
@@ -391,6 +397,11 @@ PickResult pick(const Request &rq) {
   res.budget = rq.budget;
   const auto &b = rq.budget;
   const bool rent_only = b.rent || (b.form && *b.form == Form::cloud);
+  // Every price in the budget's currency.
+  const auto &fx = rq.fx ? *rq.fx : builtin_fx();
+  const std::vector<Price> prices =
+      in_currency(rq.prices, b.currency, fx, rq.today, &res.conversions);
+  const auto usd = conversion(fx, "USD", b.currency, rq.today);
 
   // A GPU this machine measured keeps its measured GEMM rates in every option; this machine's
   // CPU decode rate says nothing about another machine's.
@@ -428,11 +439,11 @@ PickResult pick(const Request &rq) {
           continue;
         const Price *p = nullptr;
         if (a == Acquire::buy_new) {
-          p = price_for(rq.prices, spec.name, PriceKind::street_new, b.currency, rq.today);
+          p = price_for(prices, spec.name, PriceKind::street_new, b.currency, rq.today);
           if (!p)
-            p = price_for(rq.prices, spec.name, PriceKind::msrp, b.currency, rq.today);
+            p = price_for(prices, spec.name, PriceKind::msrp, b.currency, rq.today);
         } else {
-          p = price_for(rq.prices, spec.name, PriceKind::used, b.currency, rq.today);
+          p = price_for(prices, spec.name, PriceKind::used, b.currency, rq.today);
           if (!p)
             continue; // an unpriced used option says nothing the new one does not
         }
@@ -464,7 +475,7 @@ PickResult pick(const Request &rq) {
     // Rentals by the GPU-hour (marketplaces rent 1 to 8 GPUs of a kind).
     if (form_ok(Form::cloud))
       for (PriceKind k : {PriceKind::cloud_on_demand, PriceKind::cloud_spot}) {
-        const Price *p = price_for(rq.prices, spec.name, k, b.currency, rq.today);
+        const Price *p = price_for(prices, spec.name, k, b.currency, rq.today);
         if (!p)
           continue;
         for (int n : {1, 2, 4, 8}) {
@@ -483,7 +494,11 @@ PickResult pick(const Request &rq) {
       }
   }
   // Cloud instances of cloud.csv (priced per instance-hour, in USD).
-  if (form_ok(Form::cloud) && b.currency == "USD")
+  if (usd && b.currency != "USD" && form_ok(Form::cloud) &&
+      std::none_of(res.conversions.begin(), res.conversions.end(),
+                   [](const Conversion &c) { return c.from == "USD"; }))
+    res.conversions.push_back(*usd);
+  if (form_ok(Form::cloud) && usd)
     for (const auto &c : kb.cloud) {
       const auto *spec = c.gpu.empty() ? nullptr : kb.find_gpu(c.gpu);
       if (!spec || !spec->memory_bytes || !c.price_usd_per_hour || c.gpu_count > b.gpus_max)
@@ -498,8 +513,13 @@ PickResult pick(const Request &rq) {
       p.date = c.price_date;
       p.seller = c.provider + " " + c.price_region;
       p.source = c.source;
-      p.currency = "USD";
-      o.price = use_of(p, *c.price_usd_per_hour, rq.today);
+      p.currency = b.currency;
+      p.amount = *c.price_usd_per_hour * usd->factor;
+      if (b.currency != "USD") {
+        p.original_amount = *c.price_usd_per_hour;
+        p.original_currency = "USD";
+      }
+      o.price = use_of(p, p.amount, rq.today);
       price_option(o, rq);
       rent.push_back(std::move(o));
     }
@@ -596,7 +616,7 @@ PickResult pick(const Request &rq) {
     }
     o.machine = plan_machine(in, sizing);
     // Break-even against the cheapest on-demand rental of the same GPU.
-    const Price *r = price_for(rq.prices, o.gpu, PriceKind::cloud_on_demand, b.currency, rq.today);
+    const Price *r = price_for(prices, o.gpu, PriceKind::cloud_on_demand, b.currency, rq.today);
     if (r && o.upfront) {
       o.break_even_days = *o.upfront / (r->amount * o.count) / 24;
       o.break_even_with =

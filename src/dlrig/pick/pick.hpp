@@ -53,7 +53,12 @@ struct Request {
   std::vector<Price> prices;      // builtin_prices(), with --prices applied
   std::string today;              // YYYY-MM-DD, for the age of each price
   const Sizing *sizing = nullptr; // nullptr: builtin_sizing()
-  int machine_options = 3;        // how many purchase options get the whole-machine rules
+  // Exchange rates: prices in another currency than the budget's are converted (nullptr:
+  // builtin_fx()).
+  const std::vector<FxRate> *fx = nullptr;
+  // Non-GPU parts the upgrade advice prices (nullptr: builtin_part_prices()).
+  const std::vector<PartPrice> *part_prices = nullptr;
+  int machine_options = 3; // how many purchase options get the whole-machine rules
   // This machine's stored `dlrig bench` results (empty: none). Every option of a GPU `host`
   // measured uses its GEMM rates; the rest (the CPU's decode rate) only the machine's own
   // evaluation (`--from-this-machine`).
@@ -77,6 +82,9 @@ struct PriceUse {
   std::string date, seller, source, currency;
   std::optional<int> age_days;
   bool stale = false; // older than kStaleDays, or undated
+  // When the price was converted from another currency: what the row said.
+  std::optional<double> original_amount;
+  std::string original_currency;
 };
 
 struct Option {
@@ -99,6 +107,7 @@ struct Option {
   std::optional<double> tokens_per_s, samples_per_s; // training, all GPUs
   std::optional<double> stream_tokens_per_s;         // serving, one stream
   std::optional<double> job_s;                       // the whole training job
+  std::optional<double> load_s; // serving: the weights over the host link, once at load
   std::string bottleneck;
   std::vector<std::string> time_basis;
 
@@ -141,6 +150,8 @@ struct PickResult {
   std::optional<std::size_t> cheapest_reaching_goal;
   std::vector<std::string> assumptions;
   std::vector<std::string> stale_prices; // "GeForce RTX 3090 used $650 (2026, 329 days)"
+  // The exchange rates applied to prices in another currency than the budget's (empty: none).
+  std::vector<Conversion> conversions;
 };
 
 PickResult pick(const Request &request);

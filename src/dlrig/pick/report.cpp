@@ -78,6 +78,47 @@ std::string budget_text(const Budget &b) {
   return s;
 }
 
+std::string rate_text(const Conversion &c) {
+  return fmt::format("1 {} = {:.6g} {} (ECB reference rate of {}{}{})", c.from, c.factor, c.to,
+                     c.date, c.age_days ? fmt::format(", {} days old", *c.age_days) : "",
+                     c.stale ? ", stale" : "");
+}
+
+Json conversions_json(const std::vector<Conversion> &v) {
+  Json a = Json::array();
+  for (const auto &c : v)
+    a.push_back({{"from", c.from},
+                 {"to", c.to},
+                 {"factor", c.factor},
+                 {"date", c.date},
+                 {"age_days", c.age_days},
+                 {"stale", c.stale},
+                 {"source", c.source}});
+  return a;
+}
+
+// A fix's price: null where there is no fix; {"amount": null, ...} where its price is unknown.
+Json part_price_json(const UpgradeLine &l) {
+  if (l.fix.empty())
+    return nullptr;
+  Json j{{"for", l.priced.empty() ? Json(nullptr) : Json(l.priced)},
+         {"quantity", l.quantity},
+         {"amount", l.total()}};
+  if (l.price) {
+    const auto &p = *l.price;
+    j["currency"] = p.currency;
+    j["each"] = p.amount;
+    j["date"] = p.date.empty() ? Json(nullptr) : Json(p.date);
+    j["age_days"] = p.age_days;
+    j["stale"] = p.stale;
+    j["seller"] = p.seller;
+    j["source"] = p.source;
+    j["original_amount"] = p.original_amount;
+    j["original_currency"] = p.original_amount ? Json(p.original_currency) : Json(nullptr);
+  }
+  return j;
+}
+
 std::string speed_cell(const Option &o) {
   if (o.stream_tokens_per_s)
     return fmt::format("{:.1f} tok/s/stream", *o.stream_tokens_per_s);
@@ -102,6 +143,8 @@ std::string price_cell(const Option &o) {
     return kUnknown;
   const auto &p = *o.price;
   std::string when = p.date.empty() ? "undated" : p.date;
+  if (p.original_amount)
+    when += ", from " + show_money(*p.original_amount, p.original_currency);
   return fmt::format("{}{} ({}{})", show_money(p.amount, p.currency),
                      o.acquire == Acquire::rent ? "/h" : " each", when, p.stale ? ", stale" : "");
 }
@@ -158,6 +201,7 @@ Json option_json(const Option &o) {
                {"samples_per_s", o.samples_per_s},
                {"stream_tokens_per_s", o.stream_tokens_per_s},
                {"job_seconds", o.job_s},
+               {"load_seconds", o.load_s},
                {"bottleneck", o.bottleneck},
                {"basis", o.time_basis}};
   if (o.price)
@@ -169,7 +213,10 @@ Json option_json(const Option &o) {
                   {"age_days", o.price->age_days},
                   {"stale", o.price->stale},
                   {"seller", o.price->seller},
-                  {"source", o.price->source}};
+                  {"source", o.price->source},
+                  {"original_amount", o.price->original_amount},
+                  {"original_currency",
+                   o.price->original_amount ? Json(o.price->original_currency) : Json(nullptr)}};
   else
     j["price"] = nullptr;
   j["cost"] = {{"upfront", o.upfront},
@@ -190,7 +237,8 @@ Json option_json(const Option &o) {
                      {"host_to_device_bytes_per_s", l.bytes_per_s},
                      {"speed", l.speed},
                      {"seconds_per_goal", l.seconds},
-                     {"slower_than_slot", l.slower}});
+                     {"slower_than_slot", l.slower},
+                     {"load_seconds", l.load_s}});
   j["machine"] = o.machine.rules.empty()
                      ? Json(nullptr)
                      : Json{{"platform",
@@ -246,6 +294,7 @@ Json to_json(const PickResult &r, const UpgradeAdvice *advice) {
   j["alternatives"] = alts;
   j["tiers"] = tiers;
   j["stale_prices"] = r.stale_prices;
+  j["exchange_rates"] = conversions_json(r.conversions);
   j["assumptions"] = r.assumptions;
   if (advice) {
     Json lines = Json::array();
@@ -254,12 +303,14 @@ Json to_json(const PickResult &r, const UpgradeAdvice *advice) {
                        {"has", l.has},
                        {"needs", l.needs},
                        {"limits", l.limits},
-                       {"fix", l.fix.empty() ? Json(nullptr) : Json(l.fix)}});
+                       {"fix", l.fix.empty() ? Json(nullptr) : Json(l.fix)},
+                       {"price", part_price_json(l)}});
     j["this_machine"] = {{"machine", advice->machine},
                          {"verdict", advice->verdict},
                          {"as_is", advice->as_is ? option_json(*advice->as_is) : Json(nullptr)},
                          {"parts", lines},
                          {"free_slots", advice->free_slots},
+                         {"exchange_rates", conversions_json(advice->conversions)},
                          {"slot_check", advice->slot_check}};
   } else {
     j["this_machine"] = nullptr;
@@ -273,6 +324,8 @@ std::vector<Table> to_tables(const PickResult &r, const UpgradeAdvice *advice) {
   head.add({"workload", workload(r)});
   head.add({"goal", goal_text(r)});
   head.add({"budget", budget_text(r.budget)});
+  for (const auto &c : r.conversions)
+    head.add({"exchange rate", rate_text(c)});
   head.add({"answer", r.summary});
   out.push_back(head);
 
@@ -325,17 +378,32 @@ std::vector<Table> to_tables(const PickResult &r, const UpgradeAdvice *advice) {
   if (advice) {
     Table t;
     t.title = "This machine (" + advice->machine + "): " + advice->verdict;
-    t.header = {"part", "has", "needs", "limits", "cheapest fix"};
+    t.header = {"part", "has", "needs", "limits", "cheapest fix", "price"};
     for (const auto &l : advice->lines)
-      t.add({l.part, l.has, l.needs, l.limits ? "yes" : "no", l.fix.empty() ? "-" : l.fix});
+      t.add({l.part, l.has, l.needs, l.limits ? "yes" : "no", l.fix.empty() ? "-" : l.fix,
+             price_text(l)});
     out.push_back(t);
   }
 
-  if (!r.stale_prices.empty() || !r.assumptions.empty()) {
+  const bool stale_rate = std::any_of(r.conversions.begin(), r.conversions.end(),
+                                      [](const Conversion &c) { return c.stale; });
+  // A fix priced in another currency than the options: the rate it was converted at.
+  std::vector<Conversion> fix_rates;
+  if (advice)
+    for (const auto &c : advice->conversions)
+      if (std::none_of(r.conversions.begin(), r.conversions.end(),
+                       [&](const Conversion &x) { return x.from == c.from && x.to == c.to; }))
+        fix_rates.push_back(c);
+  if (!r.stale_prices.empty() || !r.assumptions.empty() || stale_rate || !fix_rates.empty()) {
     Table n;
     n.title = "Notes";
     for (const auto &s : r.stale_prices)
       n.add({"stale or undated price", s});
+    for (const auto &c : r.conversions)
+      if (c.stale)
+        n.add({"stale exchange rate", rate_text(c) + ": " + c.source});
+    for (const auto &c : fix_rates)
+      n.add({c.stale ? "stale exchange rate" : "exchange rate", rate_text(c) + ": " + c.source});
     for (const auto &s : r.assumptions)
       n.add({"assumed", s});
     out.push_back(n);

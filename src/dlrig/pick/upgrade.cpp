@@ -1,5 +1,6 @@
 #include "dlrig/pick/upgrade.hpp"
 
+#include "dlrig/core/pcie.hpp"
 #include "dlrig/fit/fit.hpp"
 #include "dlrig/kb/kb.hpp"
 
@@ -38,7 +39,51 @@ void check_slots(const Snapshot &snap, UpgradeAdvice &a) {
                         fmt::join(names, ", "));
 }
 
+// The PCIe generation of a per-lane rate in GT/s (2.5 -> 1 ... 64 -> 6); nullopt for others.
+std::optional<int> pcie_gen_of(double gts) {
+  constexpr std::pair<double, int> kGens[] = {{2.5, 1}, {5, 2}, {8, 3}, {16, 4}, {32, 5}, {64, 6}};
+  for (auto [rate, gen] : kGens)
+    if (std::abs(gts - rate) < 0.01)
+      return gen;
+  return std::nullopt;
+}
+
 } // namespace
+
+fit::GpuTarget in_slots(fit::GpuTarget g, const std::vector<PciSlot> &slots) {
+  for (const auto &slot : slots) {
+    if (!slot.max_width && !slot.max_gts)
+      continue;
+    const auto gen = slot.max_gts ? pcie_gen_of(*slot.max_gts) : std::nullopt;
+    if (slot.max_width)
+      g.pcie_lanes = std::min(g.pcie_lanes.value_or(*slot.max_width), *slot.max_width);
+    if (gen)
+      g.pcie_gen = std::min(g.pcie_gen.value_or(*gen), *gen);
+    if (slot.max_gts && slot.max_width)
+      if (auto bps = pcie_bytes_per_s(*slot.max_gts, *slot.max_width);
+          bps && (!g.host_link_bytes_per_s || *bps < *g.host_link_bytes_per_s)) {
+        g.host_link_bytes_per_s = bps;
+        g.host_link = fmt::format("PCIe {:g} GT/s x{}, the free {}", *slot.max_gts, *slot.max_width,
+                                  slot_text(slot));
+      }
+  }
+  return g;
+}
+
+std::string price_text(const UpgradeLine &l) {
+  if (l.fix.empty())
+    return "-";
+  if (!l.price)
+    return l.priced.empty() ? "price unknown" : "price unknown (" + l.priced + ")";
+  const auto &p = *l.price;
+  std::string from;
+  if (p.original_amount)
+    from = fmt::format(", from {}{}", show_money(*p.original_amount, p.original_currency),
+                       l.quantity > 1 ? " each" : "");
+  return fmt::format("{} ({}{}, {}{}{}: {})", show_money(*l.total(), p.currency), l.priced, from,
+                     p.date.empty() ? "undated" : p.date, p.stale ? ", stale" : "",
+                     p.seller.empty() ? "" : ", " + p.seller, p.source);
+}
 
 std::string slot_text(const PciSlot &slot) {
   std::vector<std::string> parts;
@@ -64,10 +109,32 @@ UpgradeAdvice upgrade_advice(const Request &rq, const Snapshot &snap, const Pick
                         best->goal_cost_unit);
 
   check_slots(snap, a);
+  const auto &fx = rq.fx ? *rq.fx : builtin_fx();
+  const auto &parts = rq.part_prices ? *rq.part_prices : builtin_part_prices();
+  const std::string &cur = rq.budget.currency;
+  auto quote = [&](Part part, double min_gb = 0) {
+    return quote_part(parts, part, cur, fx, rq.today, min_gb);
+  };
+  // The best option of the ranking as the fix: its own cost.
+  auto best_price = [&](UpgradeLine &l) {
+    if (best == res.options.end() || !best->price || !best->goal_cost)
+      return;
+    l.priced = best->name;
+    PartQuote q;
+    q.amount = *best->goal_cost;
+    q.currency = best->price->currency;
+    q.date = best->price->date;
+    q.seller = best->price->seller;
+    q.source = best->price->source;
+    q.age_days = best->price->age_days;
+    q.stale = best->price->stale;
+    l.price = q;
+  };
   auto gpus = fit::gpu_targets(snap, kb);
   if (gpus.empty()) {
     a.machine = "no GPU";
     a.lines.push_back({"gpu", "none", "a GPU", true, best_fix});
+    best_price(a.lines.back());
     a.verdict = "this machine has no GPU: " + best_fix;
     return a;
   }
@@ -79,8 +146,37 @@ UpgradeAdvice upgrade_advice(const Request &rq, const Snapshot &snap, const Pick
   Option o = evaluate(rq.model, rq.run, g, count, rq.goal, rq.host);
   a.as_is = o;
   // The same GPUs, as many again: offered only where the board has the free slots for them, and
-  // with the caveat where the kernel does not say.
-  auto more = [&] { return evaluate(rq.model, rq.run, g, count * 2, rq.goal, rq.host); };
+  // with the caveat where the kernel does not say. Timed over the free slots' links: the added
+  // cards' width and generation cap the link communication and data cross.
+  const bool slots_free = a.free_slots && static_cast<int>(a.free_slots->size()) >= count;
+  const fit::GpuTarget added =
+      slots_free
+          ? in_slots(g, std::vector<PciSlot>(a.free_slots->begin(), a.free_slots->begin() + count))
+          : g;
+  auto more = [&] { return evaluate(rq.model, rq.run, added, count * 2, rq.goal, rq.host); };
+  // One more card of this GPU: its price as pick ranked it (new, else launch MSRP).
+  auto card_price = [&](UpgradeLine &l) {
+    l.priced = fmt::format("{}x {}", count, g.name);
+    l.quantity = count;
+    for (const auto &opt : res.options)
+      if (opt.gpu == g.name && opt.count == 1 && opt.acquire == Acquire::buy_new && opt.price) {
+        PartQuote q;
+        q.amount = opt.price->amount;
+        q.currency = opt.price->currency;
+        q.date = opt.price->date;
+        q.seller = opt.price->seller;
+        q.source = opt.price->source;
+        q.original_amount = opt.price->original_amount;
+        q.original_currency = opt.price->original_currency;
+        q.age_days = opt.price->age_days;
+        q.stale = opt.price->stale;
+        l.price = q;
+        return;
+      }
+  };
+  const bool offers_more = [&] {
+    return !a.free_slots || static_cast<int>(a.free_slots->size()) >= count;
+  }();
   const std::string more_gpus =
       count == 1 ? "a second " + g.name : fmt::format("{} more {}", count, g.name);
   // `offer` (more GPUs, and what they give) where the slots are free; else the best option, with
@@ -107,6 +203,10 @@ UpgradeAdvice upgrade_advice(const Request &rq, const Snapshot &snap, const Pick
                   ? more_fix(fmt::format("{} ({}: {} per GPU)", more_gpus, m.layout,
                                          gb(static_cast<double>(m.device_bytes))))
                   : best_fix;
+      if (m.fits.value_or(false) && offers_more)
+        card_price(l);
+      else
+        best_price(l);
     }
     a.lines.push_back(l);
   }
@@ -122,6 +222,10 @@ UpgradeAdvice upgrade_advice(const Request &rq, const Snapshot &snap, const Pick
       auto m = more();
       l.fix = m.status == Status::ok ? more_fix(fmt::format("{} ({})", more_gpus, speed_text(m)))
                                      : best_fix;
+      if (m.status == Status::ok && offers_more)
+        card_price(l);
+      else
+        best_price(l);
     }
     a.lines.push_back(l);
   }
@@ -138,8 +242,12 @@ UpgradeAdvice upgrade_advice(const Request &rq, const Snapshot &snap, const Pick
     }
     const auto costs = link_costs(rq.model, rq.run, g, docked, count, rq.goal, rq.host);
     const auto &slot = costs.front(), &now = costs[1];
-    UpgradeLine l{"host link", now.link + ": " + now.speed, slot.link + ": " + slot.speed, false,
-                  ""};
+    // Serving: the weights' load over each link is part of what the link costs.
+    auto with_load = [](const LinkCost &c) {
+      return c.link + ": " + c.speed +
+             (c.load_s ? fmt::format(", weights loaded in {:.1f} s", *c.load_s) : "");
+    };
+    UpgradeLine l{"host link", with_load(now), with_load(slot), false, ""};
     if (now.slower) {
       l.limits = *now.slower > 0.03;
       if (l.limits)
@@ -147,8 +255,24 @@ UpgradeAdvice upgrade_advice(const Request &rq, const Snapshot &snap, const Pick
                             slot.speed, (1 - 1 / (1 + *now.slower)) * 100);
     }
     if (costs.size() > 2 && costs[2].slower)
-      l.fix += fmt::format("{}{} dock: {} ({:+.0f} % against the slot)", l.fix.empty() ? "" : "; ",
-                           costs[2].link, costs[2].speed, *costs[2].slower * 100);
+      l.fix += fmt::format(
+          "{}{} dock: {} ({:+.0f} % against the slot)", l.fix.empty() ? "" : "; ", costs[2].link,
+          costs[2].speed + (costs[2].load_s
+                                ? fmt::format(", weights loaded in {:.1f} s", *costs[2].load_s)
+                                : ""),
+          *costs[2].slower * 100);
+    // Priced: an OCuLink dock where the card is docked (the internal slot means a desktop host,
+    // which data/part_prices.csv does not price), a board whose CPU lanes give the card its
+    // width where it sits in a narrow slot.
+    if (!l.fix.empty()) {
+      if (thunderbolt) {
+        l.priced = "OCuLink dock (or a desktop host: price unknown)";
+        l.price = quote(Part::egpu_oculink);
+      } else {
+        l.priced = "a board with the lanes";
+        l.price = quote(Part::board_lanes);
+      }
+    }
     a.lines.push_back(l);
   }
 
@@ -162,6 +286,16 @@ UpgradeAdvice upgrade_advice(const Request &rq, const Snapshot &snap, const Pick
     if (has && static_cast<double>(*has) < need) {
       l.limits = true;
       l.fix = fmt::format("more RAM: at least {} ({})", gb(need), ratio.source);
+      // Kits to add the missing capacity; DDR5 (the snapshot does not say which kind the board
+      // takes: DDR4 is priced in data/part_prices.csv too).
+      const double missing_gb = (need - static_cast<double>(*has)) / 1e9;
+      l.price = quote(Part::ram_ddr5, missing_gb);
+      if (l.price && l.price->capacity_gb && *l.price->capacity_gb > 0) {
+        l.quantity = static_cast<int>(std::ceil(missing_gb / *l.price->capacity_gb));
+        l.priced = fmt::format("{}x {:g} GB DDR5 kit", l.quantity, *l.price->capacity_gb);
+      } else {
+        l.priced = "RAM";
+      }
     }
     a.lines.push_back(l);
   }
@@ -176,6 +310,7 @@ UpgradeAdvice upgrade_advice(const Request &rq, const Snapshot &snap, const Pick
     if (cores && *cores < need) {
       l.limits = true;
       l.fix = fmt::format("a CPU with at least {} cores ({})", need, per.source);
+      l.priced = "a CPU"; // data/part_prices.csv prices no CPU: "price unknown"
     }
     a.lines.push_back(l);
   }
@@ -208,10 +343,22 @@ UpgradeAdvice upgrade_advice(const Request &rq, const Snapshot &snap, const Pick
         l.fix = fmt::format("an NVMe drive for the dataset{} ({})",
                             need > s["nvme_read_bytes_per_s"] ? ", or the dataset in RAM" : "",
                             rate.source);
+        l.price = quote(Part::nvme_ssd);
+        l.priced = l.price && l.price->capacity_gb
+                       ? fmt::format("{:g} TB NVMe drive", *l.price->capacity_gb / 1000)
+                       : "an NVMe drive";
       }
     }
     a.lines.push_back(l);
   }
+
+  // The rates the converted prices used, once each.
+  for (const auto &l : a.lines)
+    if (l.price && l.price->original_amount &&
+        std::none_of(a.conversions.begin(), a.conversions.end(),
+                     [&](const Conversion &c) { return c.from == l.price->original_currency; }))
+      if (auto c = conversion(fx, l.price->original_currency, cur, rq.today))
+        a.conversions.push_back(*c);
 
   auto first =
       std::find_if(a.lines.begin(), a.lines.end(), [](const UpgradeLine &l) { return l.limits; });

@@ -16,6 +16,14 @@ struct UpgradeLine {
   std::string needs;   // what the workload needs
   bool limits = false; // this part keeps the machine from the goal (or from fitting)
   std::string fix;     // the cheapest fix, in words (empty when nothing to do)
+  // What the fix costs: the part's sourced, dated price (x quantity), in the budget's currency.
+  // nullopt with a fix: "price unknown" (no row of data/part_prices.csv or data/prices.csv).
+  std::optional<PartQuote> price;
+  int quantity = 1;   // kits, drives or cards the fix needs
+  std::string priced; // what the price is for ("2x 32 GB DDR5 kit"); empty: no priced part
+  std::optional<double> total() const {
+    return price ? std::optional<double>(price->amount * quantity) : std::nullopt;
+  }
 };
 
 struct UpgradeAdvice {
@@ -27,10 +35,21 @@ struct UpgradeAdvice {
   // false); nullopt when the kernel lists no slot, so whether one is free is unknown.
   std::optional<std::vector<PciSlot>> free_slots;
   std::string slot_check; // the free-slot check in words, or why it could not be done
+  // The exchange rates the fixes' prices were converted at (empty: none).
+  std::vector<Conversion> conversions;
 };
 
 // A slot as the advice names it: "slot 2 (x4, PCIe 16 GT/s)"; unknown readings are left out.
 std::string slot_text(const PciSlot &slot);
+
+// `gpu` as it runs with more cards added in `slots`: a collective and the inputs cross the
+// slowest link, so each slot's width and generation (a chipset x4 slot on AM5) cap the link fit
+// times communication and data over. Unchanged where the slots do not say.
+fit::GpuTarget in_slots(fit::GpuTarget gpu, const std::vector<PciSlot> &slots);
+
+// A fix's price in words: "$750 (2x 32 GB DDR5 kit, 2026-06-03, PCPartPicker: URL)", or
+// "price unknown".
+std::string price_text(const UpgradeLine &line);
 
 UpgradeAdvice upgrade_advice(const Request &request, const Snapshot &snap,
                              const PickResult &result);

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -243,6 +245,143 @@ TEST(PickMachine, ImagePipelineSizesDecodeThreadsAndStorage) {
   auto plan = plan_machine(in, builtin_sizing());
   EXPECT_EQ(plan.cpu_cores, 138) << "16621 / 121 images per thread";
   EXPECT_NEAR(*plan.read_bytes_per_s, 16621 * 117000.0, 1);
+}
+
+// data/fx.csv: one day's ECB reference rates, every row sourced by the ECB, in range.
+TEST(PickData, ExchangeRatesAreTheEcbsOfOneDayAndInRange) {
+  const auto &fx = builtin_fx();
+  const auto known = fx_currencies(fx);
+  for (const char *c : {"EUR", "USD", "CNY", "GBP", "JPY"})
+    EXPECT_NE(std::find(known.begin(), known.end(), c), known.end()) << c;
+  // Plausible bands (units per EUR) that catch a swapped or mistyped rate.
+  const std::map<std::string, std::pair<double, double>> band = {
+      {"EUR", {1, 1}},    {"USD", {0.8, 1.6}},  {"GBP", {0.6, 1.2}}, {"JPY", {90, 250}},
+      {"CNY", {5, 10}},   {"CHF", {0.7, 1.6}},  {"CAD", {1.1, 2.2}}, {"AUD", {1.1, 2.4}},
+      {"INR", {60, 150}}, {"KRW", {1000, 2000}}};
+  for (const auto &f : fx) {
+    SCOPED_TRACE(f.currency);
+    EXPECT_EQ(f.date, fx.front().date) << "one day's rates";
+    EXPECT_EQ(f.source.rfind("https://www.ecb.europa.eu/", 0), 0u) << f.source;
+    auto b = band.find(f.currency);
+    ASSERT_NE(b, band.end()) << "every currency has a band here";
+    EXPECT_GE(f.per_eur, b->second.first);
+    EXPECT_LE(f.per_eur, b->second.second);
+  }
+}
+
+TEST(PickData, ConversionGoesThroughTheEuro) {
+  const auto &fx = builtin_fx();
+  auto c = conversion(fx, "USD", "EUR", "2026-11-25");
+  ASSERT_TRUE(c);
+  EXPECT_NEAR(c->factor, 1 / 1.1269, 1e-12);
+  EXPECT_EQ(c->age_days, 50);
+  EXPECT_FALSE(c->stale);
+  auto cny = conversion(fx, "CNY", "USD");
+  ASSERT_TRUE(cny);
+  EXPECT_NEAR(cny->factor, 1.1269 / 7.5554, 1e-12);
+  EXPECT_EQ(conversion(fx, "USD", "USD")->factor, 1);
+  EXPECT_FALSE(conversion(fx, "USD", "XYZ"));
+  EXPECT_TRUE(conversion(fx, "USD", "EUR", "2027-03-01")->stale);
+
+  // in_currency: rows converted with their original kept, rows without a rate left out.
+  std::vector<Price> prices(2);
+  prices[0].gpu = prices[1].gpu = "GeForce RTX 4090";
+  prices[0].amount = 1000;
+  prices[0].currency = "CNY";
+  prices[1].amount = 5;
+  prices[1].currency = "XYZ";
+  std::vector<Conversion> used;
+  auto out = in_currency(prices, "USD", fx, "2026-11-25", &used);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_NEAR(out[0].amount, 1000 * 1.1269 / 7.5554, 1e-9);
+  EXPECT_EQ(out[0].original_amount, 1000);
+  EXPECT_EQ(out[0].original_currency, "CNY");
+  ASSERT_EQ(used.size(), 1u);
+  EXPECT_EQ(used[0].from, "CNY");
+}
+
+TEST(PickData, FxParserNamesTheBadRow) {
+  auto r = parse_fx("currency,per_eur,date,source,notes\nUSD,1.1,2026-10-06,ecb,\nusd,1,2026-10-06,"
+                    "ecb,\n",
+                    "fx.csv");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("fx.csv:3"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("currency"), std::string::npos) << r.error().message;
+  r = parse_fx("currency,per_eur,date,source,notes\nUSD,-1,2026-10-06,ecb,\n", "fx.csv");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("per_eur"), std::string::npos) << r.error().message;
+}
+
+// data/part_prices.csv: every row sourced by a URL, dated where the source dates it, in range per
+// part, and in a currency the exchange rates cover.
+TEST(PickData, PartPricesAreSourcedAndInRange) {
+  const auto &parts = builtin_part_prices();
+  ASSERT_GE(parts.size(), 6u);
+  const auto known = fx_currencies(builtin_fx());
+  std::set<Part> priced;
+  for (const auto &p : parts) {
+    SCOPED_TRACE("data/part_prices.csv:" + std::to_string(p.line));
+    priced.insert(p.part);
+    EXPECT_EQ(p.source.rfind("https://", 0), 0u) << p.source;
+    EXPECT_NE(std::find(known.begin(), known.end(), p.currency), known.end()) << p.currency;
+    const double usd = p.amount * conversion(builtin_fx(), p.currency, "USD")->factor;
+    switch (p.part) {
+    case Part::ram_ddr4:
+    case Part::ram_ddr5: // per kit: $0.5 to $50 per GB
+      ASSERT_TRUE(p.capacity_gb);
+      EXPECT_GE(usd / *p.capacity_gb, 0.5);
+      EXPECT_LE(usd / *p.capacity_gb, 50);
+      break;
+    case Part::nvme_ssd: // per drive: $0.02 to $1 per GB
+      ASSERT_TRUE(p.capacity_gb);
+      EXPECT_GE(usd / *p.capacity_gb, 0.02);
+      EXPECT_LE(usd / *p.capacity_gb, 1);
+      break;
+    default: // a dock, a PSU, a board: $50 to $2000
+      EXPECT_GE(usd, 50);
+      EXPECT_LE(usd, 2000);
+    }
+    if (!p.date.empty()) {
+      EXPECT_TRUE(age_days(p.date, "2026-11-25").has_value()) << p.date;
+    }
+  }
+  for (Part p :
+       {Part::ram_ddr4, Part::ram_ddr5, Part::nvme_ssd, Part::egpu_thunderbolt, Part::egpu_oculink})
+    EXPECT_TRUE(priced.count(p)) << name(p);
+}
+
+TEST(PickData, PartQuotePicksTheNewestKitBigEnoughAndConverts) {
+  const auto &parts = builtin_part_prices();
+  const auto &fx = builtin_fx();
+  auto q = quote_part(parts, Part::ram_ddr5, "USD", fx, "2026-11-25", 40);
+  ASSERT_TRUE(q);
+  EXPECT_EQ(q->capacity_gb, 64);
+  EXPECT_EQ(q->amount, 679.99);
+  q = quote_part(parts, Part::ram_ddr5, "USD", fx, "2026-11-25", 200); // more than any kit
+  ASSERT_TRUE(q);
+  EXPECT_EQ(q->capacity_gb, 64) << "the largest kit, bought as many times as needed";
+  q = quote_part(parts, Part::egpu_oculink, "USD", fx, "2026-11-25");
+  ASSERT_TRUE(q);
+  EXPECT_EQ(q->original_currency, "CNY");
+  EXPECT_NEAR(q->amount, 1499 * 1.1269 / 7.5554, 1e-9);
+  EXPECT_TRUE(q->stale) << "2024-04-26 is over a year old";
+  EXPECT_FALSE(quote_part(parts, Part::psu, "USD", fx, "2026-11-25")) << "no row: unknown, not 0";
+  EXPECT_FALSE(quote_part(parts, Part::board_lanes, "USD", fx, "2026-11-25"));
+}
+
+TEST(PickData, PartPriceParserNamesTheBadRow) {
+  const std::string head = "part,capacity_gb,watts,kind,price,currency,date,seller,source,notes\n";
+  auto r =
+      parse_part_prices(head + "ram_ddr5,,,street_new,100,USD,2026,shop,https://x,\n", "p.csv");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("p.csv:2"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("capacity_gb"), std::string::npos) << r.error().message;
+  r = parse_part_prices(head + "gpu,,,street_new,100,USD,2026,shop,https://x,\n", "p.csv");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("part"), std::string::npos) << r.error().message;
+  r = parse_part_prices(head + "psu,,,street_new,100,USD,2026,shop,https://x,\n", "p.csv");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("watts"), std::string::npos) << r.error().message;
 }
 
 } // namespace

@@ -2,6 +2,7 @@
 // deciding constraint, buy versus rent, tiers, the parsers of --budget and --within, and that
 // every time comes from fit's time model.
 #include "dlrig/fit/fit.hpp"
+#include "dlrig/fit/memory.hpp"
 #include "dlrig/fit/time.hpp"
 #include "dlrig/kb/kb.hpp"
 #include "dlrig/pick/pick.hpp"
@@ -387,12 +388,91 @@ TEST(Pick, PricesInAnotherCurrencyAreUsedWithABudgetInIt) {
   rq.budget.total = 300;
   auto r = pick(rq);
   ASSERT_EQ(r.options.front().status, Status::ok);
-  EXPECT_EQ(r.options.front().gpu, "GeForce RTX 3060 12GB");
-  EXPECT_EQ(r.options.front().price->currency, "EUR");
+  bool own = false;
   for (const auto &o : r.options)
     if (o.price) {
-      EXPECT_EQ(o.price->currency, "EUR") << "no USD price is mixed into an EUR budget";
+      EXPECT_EQ(o.price->currency, "EUR") << "every price is in the budget's currency";
+      if (o.gpu == "GeForce RTX 3060 12GB" && o.acquire == Acquire::buy_new && o.count == 1) {
+        own = true;
+        EXPECT_EQ(o.price->amount, 240) << "the user's EUR row, unconverted";
+        EXPECT_FALSE(o.price->original_amount);
+      }
     }
+  EXPECT_TRUE(own);
+  // The built-in USD rows were converted at the ECB rate, and the rate is reported.
+  ASSERT_EQ(r.conversions.size(), 1u);
+  EXPECT_EQ(r.conversions[0].from, "USD");
+  EXPECT_EQ(r.conversions[0].to, "EUR");
+  EXPECT_NEAR(r.conversions[0].factor, 1 / 1.1269, 1e-9);
+  EXPECT_EQ(r.conversions[0].date, "2026-10-06");
+}
+
+TEST(Pick, ABudgetInEurosConvertsEveryUsdPriceAtTheEcbRate) {
+  auto usd = request("llama-3.2-1b", lora_8b(1e7));
+  auto eur = usd;
+  eur.budget.currency = "EUR";
+  const auto a = pick(usd), b = pick(eur);
+  ASSERT_EQ(a.options.size(), b.options.size());
+  const double rate = 1 / 1.1269; // EUR per USD on 2026-10-06 (data/fx.csv)
+  for (std::size_t i = 0; i < a.options.size(); ++i) {
+    const auto &x = a.options[i], &y = b.options[i];
+    EXPECT_EQ(x.name, y.name) << "the ranking does not depend on the currency";
+    if (!x.price)
+      continue;
+    ASSERT_TRUE(y.price);
+    EXPECT_NEAR(y.price->amount, x.price->amount * rate, 1e-6 * x.price->amount) << x.name;
+    ASSERT_TRUE(y.price->original_amount) << x.name;
+    EXPECT_NEAR(*y.price->original_amount, x.price->amount, 1e-6 * x.price->amount) << x.name;
+    EXPECT_EQ(y.price->original_currency, "USD");
+  }
+  // Cloud instances (cloud.csv, USD per instance-hour) are converted too.
+  bool instance = false;
+  for (const auto &o : b.alternatives)
+    if (!o.instance.empty() && o.price) {
+      instance = true;
+      EXPECT_EQ(o.price->currency, "EUR");
+    }
+  EXPECT_TRUE(instance);
+}
+
+TEST(Pick, AStaleExchangeRateIsFlagged) {
+  auto rq = request("llama-3.2-1b", lora_8b(1e7));
+  rq.budget.currency = "GBP";
+  rq.today = "2026-11-25";
+  auto r = pick(rq);
+  ASSERT_FALSE(r.conversions.empty());
+  EXPECT_EQ(r.conversions[0].age_days, 50);
+  EXPECT_FALSE(r.conversions[0].stale);
+  rq.today = "2027-06-01";
+  r = pick(rq);
+  EXPECT_TRUE(r.conversions[0].stale) << "older than kStaleFxDays";
+}
+
+TEST(Pick, ServingChargesTheWeightsOverTheLinkOnceAndTokenIdsPerStep) {
+  auto rq = request("llama-3-8b", serve(fit::Quant::none));
+  const auto &kb = kb::builtin();
+  const auto *spec = kb.find_gpu("GeForce RTX 4090");
+  ASSERT_NE(spec, nullptr);
+  const auto slot = target(*spec, false, kb), dock = target(*spec, true, kb);
+  const auto in_slot = evaluate(rq.model, rq.run, slot, 1, {}),
+             docked = evaluate(rq.model, rq.run, dock, 1, {});
+  ASSERT_TRUE(in_slot.load_s && docked.load_s);
+  // The same weights over a ~10x slower link load ~10x slower: bytes / the link's rate.
+  const auto t = fit::estimate_time(rq.model, docked.run, dock);
+  ASSERT_TRUE(t.host_link_bytes_per_s && t.link_s_per_step);
+  const auto mem = fit::estimate_memory(rq.model, docked.run, dock);
+  EXPECT_NEAR(*docked.load_s, static_cast<double>(mem.weights) / *t.host_link_bytes_per_s, 1e-9);
+  EXPECT_GT(*docked.load_s, 5 * *in_slot.load_s);
+  // Per decode step only two int64 token ids cross: nanoseconds, not a visible slowdown.
+  EXPECT_NEAR(*t.link_s_per_step, 16.0 / *t.host_link_bytes_per_s, 1e-15);
+  ASSERT_TRUE(in_slot.stream_tokens_per_s && docked.stream_tokens_per_s);
+  EXPECT_LT(*docked.stream_tokens_per_s, *in_slot.stream_tokens_per_s);
+  EXPECT_GT(*docked.stream_tokens_per_s, 0.999 * *in_slot.stream_tokens_per_s);
+  // The unsourced tunnel latency is said, not invented.
+  bool said = false;
+  for (const auto &n : t.notes)
+    said = said || n.find("per-step synchronisation latency is not charged") != std::string::npos;
+  EXPECT_TRUE(said);
 }
 
 TEST(PickParse, Duration) {

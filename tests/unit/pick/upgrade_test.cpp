@@ -206,5 +206,85 @@ TEST(PickUpgrade, UnlistedSlotsLeaveTheFreeSlotCheckUndone) {
   EXPECT_FALSE(a.free_slots); // unknown, not "none free"
 }
 
+// Each fix carries its price and source: RAM kits at the sourced kit price, the CPU (unpriced in
+// data/part_prices.csv) "price unknown", never 0.
+TEST(PickUpgrade, EachFixPrintsItsPriceAndSourceOrPriceUnknown) {
+  fit::Run run;
+  run.batch = 256;
+  run.precision = fit::Precision::fp16_amp;
+  auto rq = request(run);
+  auto snap = machine(16e9, 2);
+  auto a = upgrade_advice(rq, snap, pick(rq));
+  const auto *ram = part(a, "ram");
+  ASSERT_NE(ram, nullptr);
+  ASSERT_TRUE(ram->price);
+  // 2 x 25.8 GB needed, 16 GB there: 35.5 GB missing -> one 64 GB DDR5 kit ($679.99, 2026-06-03).
+  EXPECT_EQ(ram->quantity, 1);
+  EXPECT_EQ(ram->price->amount, 679.99);
+  EXPECT_EQ(ram->price->date, "2026-06-03");
+  EXPECT_EQ(ram->price->source.rfind("https://", 0), 0u);
+  EXPECT_NE(price_text(*ram).find("$680 (1x 64 GB DDR5 kit, 2026-06-03"), std::string::npos)
+      << price_text(*ram);
+  const auto *cpu = part(a, "cpu");
+  ASSERT_NE(cpu, nullptr);
+  EXPECT_FALSE(cpu->price);
+  EXPECT_EQ(price_text(*cpu), "price unknown (a CPU)");
+  // A line with nothing to fix has no price either way.
+  UpgradeLine none;
+  EXPECT_EQ(price_text(none), "-");
+}
+
+TEST(PickUpgrade, PartPricesAreConvertedToTheBudgetsCurrency) {
+  fit::Run run;
+  run.batch = 256;
+  run.precision = fit::Precision::fp16_amp;
+  auto rq = request(run);
+  rq.budget.currency = "EUR";
+  auto snap = machine(16e9, 2);
+  auto a = upgrade_advice(rq, snap, pick(rq));
+  const auto *ram = part(a, "ram");
+  ASSERT_NE(ram, nullptr);
+  ASSERT_TRUE(ram->price);
+  EXPECT_EQ(ram->price->currency, "EUR");
+  EXPECT_NEAR(ram->price->amount, 679.99 / 1.1269, 1e-6);
+  ASSERT_TRUE(ram->price->original_amount);
+  EXPECT_EQ(*ram->price->original_amount, 679.99);
+}
+
+// A second card is timed at the free slot's link: in a chipset x4 slot the gradients of two cards
+// cross PCIe 4.0 x4, not the first card's x16, so two cards take longer than over x16 slots.
+TEST(PickUpgrade, ASecondGpuIsTimedAtItsSlotsWidth) {
+  auto rq = too_slow_for_one();
+  auto snap = machine(128e9, 16);
+  snap.gpus[0].narrowest_width = 16;
+  snap.host.pci_slots = std::vector<PciSlot>{slot("1", true, 16), slot("2", false, 4)};
+  const auto narrow = upgrade_advice(rq, snap, pick(rq));
+  snap.host.pci_slots = std::vector<PciSlot>{slot("1", true, 16), slot("2", false, 16)};
+  const auto wide = upgrade_advice(rq, snap, pick(rq));
+  const auto *a = part(narrow, "gpu speed"), *b = part(wide, "gpu speed");
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  EXPECT_NE(a->fix, b->fix) << "the slot's width changes the time of two cards";
+
+  const auto &kb = kb::builtin();
+  auto g = fit::gpu_targets(snap, kb).front();
+  const auto x4 = in_slots(g, {slot("2", false, 4)});
+  EXPECT_EQ(x4.pcie_lanes, 4);
+  EXPECT_EQ(x4.pcie_gen, 4);
+  ASSERT_TRUE(x4.host_link_bytes_per_s);
+  EXPECT_NEAR(*x4.host_link_bytes_per_s, 4 * 16e9 * 128 / 130 / 8, 1e6);
+  EXPECT_NE(x4.host_link.find("slot 2 (x4, PCIe 16 GT/s)"), std::string::npos) << x4.host_link;
+  const auto two_x4 = evaluate(rq.model, rq.run, x4, 2, rq.goal);
+  const auto two_x16 = evaluate(rq.model, rq.run, g, 2, rq.goal);
+  ASSERT_TRUE(two_x4.samples_per_s && two_x16.samples_per_s);
+  EXPECT_LT(*two_x4.samples_per_s, *two_x16.samples_per_s);
+  // A slot that says nothing leaves the card's link alone.
+  PciSlot unknown;
+  unknown.name = "9";
+  const auto same = in_slots(g, {unknown});
+  EXPECT_EQ(same.pcie_lanes, g.pcie_lanes);
+  EXPECT_EQ(same.host_link_bytes_per_s, g.host_link_bytes_per_s);
+}
+
 } // namespace
 } // namespace dlrig::pick
