@@ -11,7 +11,8 @@
 # and, named only: quick (the whole --quick GPU suite, timed), fitnew (FIT_ONLY cases of
 # perf/fit_measure.py), categories (its --categories on CATEGORIES_ONLY), profile (perf/fit_profile.py),
 # cpu (perf/bench_side_by_side.sh on this machine's CPU; STREAM_C in BUNDLE/stream.c), long (--long
-# gpu.gemm.bf16, interrupted after its first configuration), repeat (gemm + side once more).
+# gpu.gemm.bf16, interrupted during its first configuration, which finishes), repeat (gemm + side
+# once more), cpucore (cpu with dlrig's OpenBLAS told the core: OPENBLAS_CORETYPE=$CORE).
 # BUNDLE (default .devrun): perf/gpu_bundle.sh's bundle.tar.xz (dlrig, the shared libraries it
 # links, pci.ids), built on another machine. SECONDS (default 500): the deadline.
 # Steps, most important first: the machine (nvidia-smi, torch), info/snapshot/doctor (also on the
@@ -113,7 +114,20 @@ named profile && step fit-profile 150 python3 perf/fit_profile.py --out "$R/prof
 if named cpu; then
   step cpu-side-by-side 90 env STREAM_C="$BUNDLE_DIR/stream.c" BUILD="$BUNDLE" BENCH_VENV=/nonexistent perf/bench_side_by_side.sh /tmp
 fi
-named long && step bench-long-bf16 80 timeout -s INT 68 "$D" bench --long --json gpu.gemm.bf16
+# One SIGINT (--foreground: to dlrig only, not the group, which would be a second Ctrl-C) a few
+# seconds in: the first --long configuration (60 s sustained) finishes and is kept, none follows.
+# cpucore: the same with dlrig (only dlrig: numpy's and torch's own libraries keep their choice)
+# running OpenBLAS with OPENBLAS_CORETYPE=$CORE (default SkylakeX), for a CPU whose model OpenBLAS
+# does not recognise (docs/bench.md, cpu.gemm).
+if named cpucore; then
+  W=/tmp/dlrig-core
+  mkdir -p "$W"
+  printf '#!/bin/sh\nOPENBLAS_CORETYPE=%s exec %s "$@"\n' "${CORE:-SkylakeX}" "$BUNDLE/dlrig" >"$W/dlrig"
+  chmod +x "$W/dlrig"
+  ln -sf "$BUNDLE/dlrig_perf_io" "$W/dlrig_perf_io"
+  step cpu-side-by-side-core 90 env STREAM_C="$BUNDLE_DIR/stream.c" BUILD="$W" BENCH_VENV=/nonexistent perf/bench_side_by_side.sh /tmp
+fi
+named long && step bench-long-bf16 90 timeout --foreground -s INT 5 "$D" bench --long --json gpu.gemm.bf16
 if named repeat; then
   for p in ${REPEAT_PRECISIONS:-fp16 fp32}; do
     step "bench-gemm2-$p" 45 "$D" bench --json "gpu.gemm.$p"
