@@ -22,6 +22,7 @@
 #include "dlrig/core/result.hpp"
 #include "dlrig/core/snapshot.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -76,6 +77,10 @@ struct StopRule {
   std::size_t min_samples = 5; // ...with at least this many samples
   std::size_t max_samples = 1000;
   double max_seconds = 2; // or once the timed samples add up to this
+  // or once this much wall-clock time has passed since the first sample was asked for (--long:
+  // the card heats by the clock, and a GPU sample's flush, hold and readings lie outside its
+  // timed interval, so timed seconds alone would run a "60 s" configuration for minutes).
+  std::optional<double> max_wall_seconds;
 };
 StopRule stop_rule(Tier t);
 // True when no more samples are needed. Pure: a function of the samples so far.
@@ -85,13 +90,20 @@ bool enough(const std::vector<double> &samples, const StopRule &rule);
 // seconds. warm_up() is called by the benchmark once, untimed, before the first sample.
 class Sampler {
 public:
-  explicit Sampler(StopRule rule) : rule_(rule) {}
-  bool more() const { return !enough(samples_, rule_); }
+  explicit Sampler(StopRule rule) : rule_(rule), started_(std::chrono::steady_clock::now()) {}
+  bool more() const {
+    if (rule_.max_wall_seconds && !samples_.empty() &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count() >=
+            *rule_.max_wall_seconds)
+      return false;
+    return !enough(samples_, rule_);
+  }
   void add(double seconds) { samples_.push_back(seconds); }
   const std::vector<double> &samples() const { return samples_; }
 
 private:
   StopRule rule_;
+  std::chrono::steady_clock::time_point started_;
   std::vector<double> samples_;
 };
 

@@ -250,6 +250,7 @@ constexpr int kCandidates = 16;                    // heuristic results asked fo
 constexpr int kTrialRuns = 3;                      // timed runs per candidate, at least ...
 constexpr double kTrialSeconds = 2e-3;             // ... and until this much GPU time (short GEMMs)
 constexpr int kMaxTrialRuns = 40;                  // ... but never more than this
+constexpr double kTrialWallSeconds = 5e-3;         // ... nor past this much wall clock
 constexpr int kSampledEntries = 64;
 
 // Owning cuBLASLt descriptors.
@@ -415,10 +416,17 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
       }
       ++tried;
       // A GEMM of microseconds gets more runs, so that noise does not pick its candidate.
+      // Extra runs stop after kTrialWallSeconds of wall clock too: they are for GEMMs of a few
+      // microseconds, whose runs cost tens of microseconds each, not for slow drivers.
       std::vector<double> t;
       double spent = 0;
+      const auto began = std::chrono::steady_clock::now();
+      auto wall = [&] {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+      };
       while (static_cast<int>(t.size()) < kTrialRuns ||
-             (spent < kTrialSeconds && static_cast<int>(t.size()) < kMaxTrialRuns)) {
+             (spent < kTrialSeconds && static_cast<int>(t.size()) < kMaxTrialRuns &&
+              wall() < kTrialWallSeconds)) {
         t.push_back(cold(found[i].algo).seconds);
         spent += t.back();
       }

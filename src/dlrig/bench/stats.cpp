@@ -65,6 +65,7 @@ StopRule stop_rule(Tier t) {
     break;
   case Tier::sustained:
     r.max_seconds = 60; // sustained: long enough for clocks and temperatures to settle
+    r.max_wall_seconds = 60;
     r.min_samples = 20;
     r.target_rsd = 0; // run for the whole cap
     r.max_samples = 100000;

@@ -4,8 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <set>
 #include <stdexcept>
+#include <thread>
 
 namespace dlrig::bench {
 namespace {
@@ -69,6 +71,24 @@ TEST(BenchStop, SustainedRunsForItsWholeCap) {
   EXPECT_FALSE(enough(steady, r));
   steady.resize(700, 0.1); // 70 s
   EXPECT_TRUE(enough(steady, r));
+}
+
+// --long's 60 s are wall-clock seconds too: samples whose timed part is tiny (a GPU sample's flush,
+// hold and readings are outside it) still stop when the wall clock says so.
+TEST(BenchStop, WallClockCapEndsAConfigurationWhoseTimedPartIsSmall) {
+  EXPECT_EQ(stop_rule(Tier::sustained).max_wall_seconds, 60.0);
+  StopRule r = stop_rule(Tier::sustained);
+  r.max_wall_seconds = 0.02;
+  Sampler s(r);
+  int passes = 0;
+  while (s.more() && passes < 1000) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    s.add(1e-6); // timed: 1 us of the 2 ms pass
+    ++passes;
+  }
+  EXPECT_LT(passes, 1000) << "the wall-clock cap never stopped the loop";
+  EXPECT_GE(passes, 5);
+  EXPECT_FALSE(stop_rule(Tier::standard).max_wall_seconds.has_value());
 }
 
 TEST(BenchWork, GemmIsTwoMnk) {
