@@ -107,6 +107,64 @@ void probe_compiler(const ProbeContext &ctx, SoftwareInfo &sw) {
     sw.host_compiler_version = versions.front();
 }
 
+// The C library, clang and CMake from their files, as collect_env's "Libc version", "Clang
+// version" and "CMake version" lines report them; nothing is run. glibc's shared object carries
+// its banner ("GNU C Library (Debian GLIBC 2.36-9+deb12u7) stable release version 2.36.", what
+// running libc.so.6 prints): "glibc-2.36", collect_env's form. clang: the major of the versioned
+// binary /usr/bin/clang points to (clang-14 -> "14"); CMake: major.minor of its module folder
+// (/usr/share/cmake-3.25 -> "3.25"). Partial versions are what the files say; unknown otherwise.
+void probe_toolchain(const ProbeContext &ctx, SoftwareInfo &sw) {
+  for (const char *path :
+       {"/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6",
+        "/lib/aarch64-linux-gnu/libc.so.6", "/usr/lib/aarch64-linux-gnu/libc.so.6",
+        "/lib64/libc.so.6", "/usr/lib64/libc.so.6", "/lib/libc.so.6"}) {
+    if (!ctx.fs.exists(path))
+      continue;
+    auto text = ctx.fs.read(path, 8 << 20);
+    if (!text)
+      continue;
+    // "... stable release version 2.36." (or "development release version 2.39.9000.")
+    static constexpr std::string_view kRelease = "release version ";
+    auto at = text->find("GNU C Library");
+    at = at == std::string::npos ? at : text->find(kRelease, at);
+    if (at == std::string::npos)
+      break;
+    std::size_t b = at + kRelease.size(), e = b;
+    while (e < text->size() && e - b < 16 &&
+           (std::isdigit(static_cast<unsigned char>((*text)[e])) || (*text)[e] == '.'))
+      ++e;
+    while (e > b && (*text)[e - 1] == '.')
+      --e;
+    if (e > b && std::isdigit(static_cast<unsigned char>((*text)[b])))
+      sw.libc_version = "glibc-" + text->substr(b, e - b);
+    break;
+  }
+  auto numeric = [](const std::string &v) {
+    return !v.empty() && std::isdigit(static_cast<unsigned char>(v.front())) &&
+           std::all_of(v.begin(), v.end(), [](char c) {
+             return std::isdigit(static_cast<unsigned char>(c)) || c == '.';
+           });
+  };
+  if (auto target = ctx.fs.canonical("/usr/bin/clang")) {
+    // Debian: /usr/bin/clang -> clang-14 -> ../lib/llvm-14/bin/clang; elsewhere clang-17.
+    auto name = base_name(*target);
+    auto llvm = target->find("/llvm-");
+    std::string v;
+    if (llvm != std::string::npos)
+      v = target->substr(llvm + 6, target->find('/', llvm + 6) - (llvm + 6));
+    else if (auto dash = name.rfind('-'); dash != std::string::npos)
+      v = name.substr(dash + 1);
+    if (numeric(v))
+      sw.clang_version = v;
+  }
+  std::vector<std::string> cmakes;
+  for (const auto &dir : ctx.fs.list("/usr/share"))
+    if (dir.rfind("cmake-", 0) == 0 && numeric(dir.substr(6)))
+      cmakes.push_back(dir.substr(6));
+  if (cmakes.size() == 1 && ctx.fs.exists("/usr/bin/cmake"))
+    sw.cmake_version = cmakes.front();
+}
+
 void probe_runtime(const ProbeContext &ctx, SoftwareInfo &sw) {
   auto &rt = sw.runtime;
   auto version = ctx.fs.read("/proc/version", 4096);
@@ -178,6 +236,7 @@ void probe_software_env(const ProbeContext &ctx) {
   probe_variables(ctx, sw);
   probe_master_port(ctx, sw);
   probe_compiler(ctx, sw);
+  probe_toolchain(ctx, sw);
   probe_runtime(ctx, sw);
 }
 

@@ -59,6 +59,35 @@ TEST_F(SoftwareProbeTest, EmptyRootIsUnknownNotAbsent) {
   EXPECT_FALSE(snap.notes.empty());
 }
 
+// collect_env's "Libc version", "Clang version" and "CMake version" from files on a live probe:
+// glibc's banner inside libc.so.6, clang's versioned binary, CMake's module folder.
+TEST_F(SoftwareProbeTest, ToolchainVersionsFromTheirFiles) {
+  file("/lib/x86_64-linux-gnu/libc.so.6",
+       std::string("\x7f"
+                   "ELF") +
+           std::string(2, '\0') + "junk" + std::string(1, '\0') +
+           "GNU C Library (Debian GLIBC 2.36-9+deb12u7) stable release version 2.36.\nCopyright");
+  file("/usr/lib/llvm-14/bin/clang", "");
+  link("/usr/bin/clang-14", "../lib/llvm-14/bin/clang");
+  link("/usr/bin/clang", "clang-14");
+  file("/usr/share/cmake-3.25/Modules/CMake.cmake", "");
+  file("/usr/bin/cmake", "");
+  auto sw = probe({});
+  EXPECT_EQ(sw.libc_version, OptStr("glibc-2.36"));
+  EXPECT_EQ(sw.cmake_version, OptStr("3.25"));
+  EXPECT_EQ(sw.clang_version, OptStr("14")); // /usr/bin/clang -> clang-14 -> llvm-14/bin/clang
+}
+
+TEST_F(SoftwareProbeTest, ToolchainVersionsUnknownWithoutTheirFiles) {
+  file("/lib64/libc.so.6", "no banner here");
+  file("/usr/share/cmake-3.25/x", "");
+  file("/usr/share/cmake-3.28/x", ""); // two CMakes, no /usr/bin/cmake: unknown
+  auto sw = probe({});
+  EXPECT_FALSE(sw.libc_version.has_value());
+  EXPECT_FALSE(sw.cmake_version.has_value());
+  EXPECT_FALSE(sw.clang_version.has_value());
+}
+
 TEST_F(SoftwareProbeTest, OddVersionFilesAreUnknown) {
   file("/proc/modules", std::string("\0\0\xff garbage\n", 12));
   file("/proc/driver/nvidia/version", "\n\n");
