@@ -274,6 +274,14 @@ std::optional<std::string> too_little_free(const Device &d, double needed, const
 // cuMemGetInfo does not answer (then the allocations decide).
 std::optional<std::string> lacks_free_memory(Device &d, double needed, const std::string &what);
 
+// Host memory for a transfer's buffers (pinned memory cannot be swapped out): a reason to skip
+// when `needed` bytes are more than half of `available` (MemAvailable), naming both; nullopt
+// when it fits or when `available` is unknown. Pure.
+std::optional<std::string> too_little_host(double needed, std::optional<double> available,
+                                           const std::string &what);
+// MemAvailable from /proc/meminfo's text, in bytes; nullopt when absent or malformed.
+std::optional<double> mem_available(std::string_view meminfo);
+
 // gpu.gemm's floor (docs/bench.md, "Expectations"): half of `peak` (the catalog's dense peak for
 // the precision, in the result's rate unit) for a GEMM whose every side is at least 4096, in the
 // precisions with published large-GEMM measurements (fp32, tf32, fp16, bf16). nullopt when the

@@ -16,6 +16,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <memory>
 
 namespace dlrig::bench {
@@ -356,6 +358,15 @@ Outcome run_transfer(Dir dir, bool pinned, const Config &c, const Context &ctx, 
             dir == Dir::bidir ? fmt::format("2 buffers of {}", size_label(double(bytes)))
                               : fmt::format("a buffer of {}", size_label(double(bytes)))))
       throw Skip(*why);
+    {
+      std::ifstream in("/proc/meminfo");
+      std::string meminfo((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (auto why =
+              too_little_host(2.0 * static_cast<double>(bytes), mem_available(meminfo),
+                              fmt::format("2 {} buffers of {}", pinned ? "pinned" : "pageable",
+                                          size_label(double(bytes)))))
+        throw Skip(*why);
+    }
     DeviceBuffer dev(bytes);
     std::optional<DeviceBuffer> dev2;
     if (dir == Dir::bidir)

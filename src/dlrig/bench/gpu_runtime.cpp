@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -694,6 +695,31 @@ std::optional<std::string> lacks_free_memory(Device &d, double needed, const std
   if (!api.mem_get_info || api.mem_get_info(&free, &total) != cuda::kSuccess || total == 0)
     return std::nullopt;
   return too_little_free(d, needed, what, free, total);
+}
+
+std::optional<std::string> too_little_host(double needed, std::optional<double> available,
+                                           const std::string &what) {
+  if (!available || needed <= *available / 2)
+    return std::nullopt;
+  return fmt::format("needs {} of host memory ({:.0f} MiB) and only {:.0f} MiB is available "
+                     "(MemAvailable): page-locked buffers that large could push the machine into "
+                     "swap or the OOM killer",
+                     what, needed / 1048576, *available / 1048576);
+}
+
+std::optional<double> mem_available(std::string_view meminfo) {
+  static constexpr std::string_view kKey = "MemAvailable:";
+  auto at = meminfo.find(kKey);
+  if (at == std::string_view::npos)
+    return std::nullopt;
+  at += kKey.size();
+  while (at < meminfo.size() && meminfo[at] == ' ')
+    ++at;
+  double kib = 0;
+  auto [end, ec] = std::from_chars(meminfo.data() + at, meminfo.data() + meminfo.size(), kib);
+  if (ec != std::errc() || end == meminfo.data() + at || kib < 0)
+    return std::nullopt;
+  return kib * 1024;
 }
 
 Device &device_for(const Config &c, std::size_t param) {

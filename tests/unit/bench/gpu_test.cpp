@@ -269,5 +269,22 @@ TEST(GpuBench, TooLittleFreeMemoryNamesTheBytesNeededAndFree) {
   EXPECT_TRUE(gpu::too_little_free(d, 1, "a buffer", 0, total));
 }
 
+// A transfer's host buffers (page-locked when pinned) may take at most half of MemAvailable.
+TEST(GpuBench, TooLittleHostMemorySkipsATransferAndNamesBoth) {
+  EXPECT_EQ(gpu::mem_available("MemTotal:       24000000 kB\nMemFree:  100 kB\n"
+                               "MemAvailable:   2097152 kB\nBuffers: 1 kB\n"),
+            2097152.0 * 1024);
+  EXPECT_FALSE(gpu::mem_available("MemTotal: 1 kB\n"));
+  EXPECT_FALSE(gpu::mem_available("MemAvailable: lots\n"));
+  const double gib = 1073741824;
+  EXPECT_FALSE(gpu::too_little_host(1 * gib, 2 * gib, "2 pinned buffers of 512 MiB"));
+  auto why = gpu::too_little_host(1.5 * gib, 2 * gib, "2 pinned buffers of 768 MiB");
+  ASSERT_TRUE(why);
+  EXPECT_EQ(*why, "needs 2 pinned buffers of 768 MiB of host memory (1536 MiB) and only 2048 MiB "
+                  "is available (MemAvailable): page-locked buffers that large could push the "
+                  "machine into swap or the OOM killer");
+  EXPECT_FALSE(gpu::too_little_host(1e15, std::nullopt, "x")) << "unknown: the allocation decides";
+}
+
 } // namespace
 } // namespace dlrig::bench
