@@ -111,7 +111,7 @@ VARIANTS = {
                    {"conv_kernel_size": 3, "conv_groups": 2, "relative_attention": True,
                     "norm_rel_ebd": "layer_norm"}],
     "mt5": [{"feed_forward_proj": "relu"}, {"num_decoder_layers": 3},
-            {"architectures": ["MT5Model"]}],
+            {"architectures": ["MT5Model"]}, {"architectures": ["MT5ForQuestionAnswering"]}],
     "t5": [{"architectures": ["T5Model"]}, {"feed_forward_proj": "gated-gelu"},
            {"architectures": ["T5ForSequenceClassification"]},
            {"architectures": ["T5ForQuestionAnswering"]}],

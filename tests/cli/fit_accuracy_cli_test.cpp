@@ -74,10 +74,10 @@ Json estimate_of(const std::string &dir, const std::string &folder, const Json &
 
 // The measured cases of a jsonl file (lines without "measured" record a case that did not build)
 // with the folder of their config.json: configs-<kind>/<case, spaces as underscores>.
-std::vector<std::pair<Json, std::string>> measured_cases(const std::string &dir,
-                                                         const std::string &kind) {
-  std::ifstream in(dir + "/" + kind + ".jsonl");
-  EXPECT_TRUE(in) << dir << "/" << kind << ".jsonl";
+std::vector<std::pair<Json, std::string>>
+measured_cases(const std::string &dir, const std::string &file, const std::string &kind) {
+  std::ifstream in(dir + "/" + file);
+  EXPECT_TRUE(in) << dir << "/" << file;
   std::vector<std::pair<Json, std::string>> out;
   std::string line;
   while (std::getline(in, line)) {
@@ -101,7 +101,7 @@ TEST(FitAccuracyH200, MemTrackerTotalsWithinTenPercent) {
   const std::string dir = fixture("measured/h200");
   std::string table;
   int n = 0;
-  for (const auto &[c, folder] : measured_cases(dir, "memtracker")) {
+  for (const auto &[c, folder] : measured_cases(dir, "memtracker.jsonl", "memtracker")) {
     const auto name = c["case"].get<std::string>();
     const Json g = estimate_of(dir, folder, c);
     ASSERT_TRUE(g.contains("breakdown")) << name << "\n" << g.dump();
@@ -126,7 +126,7 @@ TEST(FitAccuracyH200, NewStructuresAllocatedWithinTenPercent) {
   const std::string dir = fixture("measured/h200");
   std::string table;
   int n = 0;
-  for (const auto &[c, folder] : measured_cases(dir, "fit-new")) {
+  for (const auto &[c, folder] : measured_cases(dir, "fit-new.jsonl", "new")) {
     const auto name = c["case"].get<std::string>();
     const Json g = estimate_of(dir, folder, c);
     ASSERT_TRUE(g.contains("allocated_bytes")) << name << "\n" << g.dump();
