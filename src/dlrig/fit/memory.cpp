@@ -334,6 +334,10 @@ struct LayerOptions {
   bool training = true;
   bool cross_attention = false; // a decoder layer of an encoder-decoder (T5)
   bool autocast = false;
+  // Autocast over fp32 weights (full training; not LoRA's 16-bit frozen base): the residual
+  // stream is fp32 (fp32 embeddings), so every norm returns fp32 and each linear reading it saves
+  // its own 16-bit cast (Dims::qkv_linears, up_linears).
+  bool fp32_stream = false;
   LinearInputs inputs; // which linear inputs are saved (all for full training)
 };
 
@@ -353,12 +357,21 @@ LayerParts layer_parts(const Dims &d, double s, double b, double ab, const Layer
   // Norm inputs (LayerNorm: the input; Hugging Face RMSNorm: an fp32 copy plus the normalised
   // tensor), the attention and MLP inputs, and the dropout masks after the attention and MLP
   // outputs.
+  // Hugging Face RMSNorm on an fp32 stream (autocast over fp32 weights) saves the fp32 input and
+  // the fp32 normalised tensor (weight * x.to(input_dtype), input_dtype fp32): 8 bytes.
   double norm = d.rmsnorm ? (!in.norm_weights ? 4
+                             : o.fp32_stream  ? 8
                              : ab >= 4        ? 2 * ab
                                               : 4 + ab)
                           : (autocast ? 4 : ab);
   int blocks = cross_attention ? 3 : 2;
-  const double inputs = (blocks - 1) * (in.qkv ? ab : 0) + (in.mlp ? ab : 0);
+  // The 16-bit inputs the attention and MLP linears save: one shared tensor, or under autocast on
+  // an fp32 stream one cast per linear reading it (a cross-attention's k and v cast the encoder's
+  // output, its q the decoder's stream: as many as self-attention). An MoE's router reads one.
+  const double qkv_copies = o.fp32_stream ? d.qkv_linears : 1;
+  const double up_copies = o.fp32_stream && d.experts == 0 ? d.up_linears : 1;
+  const double inputs =
+      (blocks - 1) * (in.qkv ? ab * qkv_copies : 0) + (in.mlp ? ab * up_copies : 0);
   p.replicated =
       sbh * (blocks * norm + inputs + (drop ? blocks : 0)) + s * b * in.adapter_width * ab;
   // Hugging Face's eager and SDPA paths repeat K and V to every query head (repeat_kv) before
@@ -374,8 +387,10 @@ LayerParts layer_parts(const Dims &d, double s, double b, double ab, const Layer
   // A dropout inside the MLP (T5's DenseReluDense) keeps its mask and its output, which the
   // second linear saves instead of the activation's output.
   // The last of the 2 (4 gated) MLP tensors is the down projection's input.
+  // Under autocast, act_fp32 of those tensors are fp32 (Dims::act_fp32).
   double mlp =
-      (((d.gated ? 4 : 2) + d.act_extra - (in.down ? 0 : 1)) * ab + (act_drop ? 1 + ab : 0)) *
+      (((d.gated ? 4 : 2) + d.act_extra + (d.act_sigmoid ? 1 : 0) - (in.down ? 0 : 1)) * ab +
+       (autocast ? d.act_fp32 * (4 - ab) : 0) + (act_drop ? 1 + ab : 0)) *
       i_ratio * experts;
   if (d.experts > 0) // expert inputs, fp32 router
     mlp += (in.mlp ? ab * experts : 0) + 4 * static_cast<double>(d.experts) / h;
@@ -833,6 +848,7 @@ MemoryEstimate estimate_memory(const ModelInput &model, const Run &run, const Gp
       LayerOptions lo;
       lo.attention = att;
       lo.autocast = mixed(run.precision) && !is_zero(run.strategy);
+      lo.fp32_stream = lo.autocast && !run.lora();
       lo.inputs = lora_inputs(arch, run);
       auto one = layer_parts(d, s, b, ab, lo);
       double per_layer = one.replicated + (one.sharded + one.scores) / run.tp;

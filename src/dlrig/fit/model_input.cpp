@@ -133,9 +133,26 @@ Dims dims_of(const model::ModelArch &m) {
     for (const char *key : {"activation_function", "hidden_act", "hidden_activation"})
       if (m.extra.contains(key) && m.extra[key].is_string())
         act = m.extra[key].get<std::string>();
+    // transformers activations.py: NewGELUActivation ("gelu_new") and FastGELUActivation
+    // ("gelu_fast") are Python formulas of tanh; QuickGELUActivation ("quick_gelu") is
+    // input * torch.sigmoid(1.702 * input).
     if (act == "gelu_new" || act == "gelu_fast")
       d.act_extra = 3;
+    if (act == "gelu_new")
+      d.act_fp32 = 3; // pow's fp32 input, tanh's output and 1 + tanh
+    d.act_sigmoid = act == "quick_gelu";
   }
+  // Separate or fused projections, from the model's linear layers (model::linear_layers).
+  int q = 0, k = 0, v = 0, gate = 0, up = 0;
+  for (const auto &l : model::linear_layers(m)) {
+    q += l.role == "q";
+    k += l.role == "k";
+    v += l.role == "v";
+    gate += l.role == "gate";
+    up += l.role == "up";
+  }
+  d.qkv_linears = (q > 0) + (k > 0) + (v > 0) > 1 ? (q > 0) + (k > 0) + (v > 0) : 1;
+  d.up_linears = gate > 0 && up > 0 ? 2 : 1;
   d.rmsnorm = m.norm == "rmsnorm";
   read_dropouts(m, d);
   d.causal = m.family == model::ModelFamily::decoder || m.family == model::ModelFamily::moe_decoder;

@@ -32,6 +32,22 @@ struct Dims {
   // transformers' "gelu_new"/"gelu_fast" (a Python tanh formula: tanh, 0.5x and 1 + tanh are kept),
   // 0 for the fused gelu, silu and gelu_pytorch_tanh kernels.
   int act_extra = 0;
+  // How many of the MLP's saved tensors are fp32 under CUDA autocast although the linear before
+  // them returns 16 bits: transformers' "gelu_new" (NewGELUActivation) calls torch.pow, which
+  // autocast runs in fp32 (https://docs.pytorch.org/docs/stable/amp.html, "CUDA Ops that can
+  // autocast to float32"), so pow's input is saved as an fp32 copy and tanh's output and 1 + tanh
+  // are promoted to fp32: 3. 0 for every other activation ("gelu_fast" has no pow).
+  int act_fp32 = 0;
+  // "quick_gelu" (CLIP; transformers' QuickGELUActivation, input * torch.sigmoid(1.702 * input)):
+  // sigmoid saves its output and the multiply saves both operands, one more tensor of the MLP's
+  // width than a fused GELU; three element-wise kernels forward.
+  bool act_sigmoid = false;
+  // nn.Linear modules reading the attention block's input (3 for separate q, k and v
+  // projections, 1 for a fused qkv) and the MLP's input (2 for separate gate and up projections,
+  // 1 otherwise). Under autocast each casts the fp32 norm output to its own 16-bit copy and saves
+  // it: autocast caches casts only of leaf tensors that require grad (the weights;
+  // aten/src/ATen/autocast_mode.cpp, cached_cast).
+  int qkv_linears = 1, up_linears = 1;
   bool rmsnorm = false; // Hugging Face RMSNorm upcasts to fp32 (saves more than LayerNorm)
   // Dropouts the config trains with (probability > 0), each adding 1-byte masks: after the
   // attention and MLP outputs (hidden), after the embeddings, on the attention probabilities (with

@@ -412,6 +412,90 @@ TEST(Estimate, GeluNewKeepsThreeMoreMlpTensors) {
                    3 * 4 * s * b * 3072);
 }
 
+// What dims_of reads from the config for the autocast terms: gelu_new's fp32 tensors (its
+// torch.pow), quick_gelu's saved sigmoid, and how many linears read each block's input.
+TEST(Dims, ActivationsAndProjectionsFromTheConfig) {
+  auto g = test::gpt2().arch;
+  g.hf_model_type = "gpt2"; // one fused c_attn, one c_fc
+  g.extra["activation_function"] = "gelu_new";
+  auto d = dims_of(g);
+  EXPECT_EQ(d.act_extra, 3);
+  EXPECT_EQ(d.act_fp32, 3);
+  EXPECT_FALSE(d.act_sigmoid);
+  EXPECT_EQ(d.qkv_linears, 1);
+  EXPECT_EQ(d.up_linears, 1);
+  g.extra["activation_function"] = "gelu_fast"; // no pow: stays 16-bit
+  d = dims_of(g);
+  EXPECT_EQ(d.act_extra, 3);
+  EXPECT_EQ(d.act_fp32, 0);
+  g.extra["activation_function"] = "quick_gelu";
+  d = dims_of(g);
+  EXPECT_EQ(d.act_extra, 0);
+  EXPECT_TRUE(d.act_sigmoid);
+  const auto llama = dims_of(test::llama3_8b().arch);
+  EXPECT_EQ(llama.qkv_linears, 3);
+  EXPECT_EQ(llama.up_linears, 2);
+  const auto bert = dims_of(test::bert_base_cased().arch);
+  EXPECT_EQ(bert.qkv_linears, 3);
+  EXPECT_EQ(bert.up_linears, 1);
+}
+
+namespace {
+// Training activations at the forward/backward peak (SGD, so that the peak is there).
+double train_activations(const test::Model &m, Precision p, std::int64_t batch, std::int64_t seq) {
+  fit::Run run;
+  run.seq = seq;
+  run.batch = batch;
+  run.precision = p;
+  run.optimizer = Optimizer::sgd;
+  run.attention = Attention::sdpa;
+  auto e = estimate_memory(m, run, test::gpu_80gb());
+  EXPECT_EQ(e.peak_phase, "forward/backward") << m.arch.name;
+  return static_cast<double>(e.activations);
+}
+} // namespace
+
+// Under CUDA autocast torch.pow runs in fp32, so transformers' gelu_new (a Python formula with
+// pow(x, 3)) saves pow's fp32 input copy, tanh's fp32 output and the fp32 1 + tanh: 3 tensors of
+// the MLP's width at 4 bytes instead of 2 (saved tensors of GPT2LMHeadModel under bf16 autocast
+// on an H200, docs/fit-accuracy.md "GPU results"). gelu_fast has no pow; without autocast
+// nothing changes.
+TEST(Autocast, GeluNewSavesFp32Tensors) {
+  auto fast = test::gpt2();
+  fast.arch.hf_model_type = "gpt2";
+  fast.arch.extra["activation_function"] = "gelu_fast";
+  auto gelu_new = fast;
+  gelu_new.arch.extra["activation_function"] = "gelu_new";
+  const double s = 1024, b = 16;
+  EXPECT_DOUBLE_EQ(train_activations(gelu_new, Precision::bf16_amp, 16, 1024) -
+                       train_activations(fast, Precision::bf16_amp, 16, 1024),
+                   12 * 3 * (4 - 2) * s * b * 3072);
+  EXPECT_DOUBLE_EQ(train_activations(gelu_new, Precision::bf16, 16, 1024),
+                   train_activations(fast, Precision::bf16, 16, 1024));
+}
+
+// Under autocast over fp32 weights the residual stream is fp32 and every norm returns fp32, so
+// each nn.Linear reading it saves its own 16-bit cast (autocast caches casts of weights only):
+// separate q, k, v projections keep 3 copies and gate and up 2, a fused qkv_proj and gate_up_proj
+// one each; HF RMSNorm saves its fp32 input and fp32 output (8 bytes). Pure 16-bit training
+// shares one input.
+TEST(Autocast, EachProjectionCastsItsOwnInput) {
+  const auto separate = test::llama3_8b();
+  auto fused = separate;
+  fused.arch.fused_qkv = true; // Phi-3's qkv_proj and gate_up_proj: the same parameters
+  const double s = 1024, b = 8, h = 4096;
+  EXPECT_DOUBLE_EQ(train_activations(separate, Precision::bf16_amp, 8, 1024) -
+                       train_activations(fused, Precision::bf16_amp, 8, 1024),
+                   32 * (2 + 1) * 2 * s * b * h);
+  EXPECT_DOUBLE_EQ(train_activations(separate, Precision::bf16, 8, 1024),
+                   train_activations(fused, Precision::bf16, 8, 1024));
+  auto layernorm = separate;
+  layernorm.arch.norm = "layernorm"; // autocast's layer_norm saves only its fp32 input
+  EXPECT_DOUBLE_EQ(train_activations(separate, Precision::bf16_amp, 8, 1024) -
+                       train_activations(layernorm, Precision::bf16_amp, 8, 1024),
+                   32 * 2 * (8 - 4) * s * b * h);
+}
+
 // LoRA's trainable parameters, r x (in + out) per adapted linear: Llama-3-8B at rank 16 has
 // 6,815,744 on q and v (PEFT's default) and 41,943,040 on every linear but lm_head (derived from
 // the shapes: q 4096x4096, k and v 4096x1024, o 4096x4096, gate/up 4096x14336, down 14336x4096).
@@ -546,7 +630,9 @@ TEST(Autocast, LayerNormAndSoftmaxStayFp32) {
   EXPECT_DOUBLE_EQ(diff(nodrop, Attention::eager), 2 * 2 * sbh + (6 - 2) * scores);
   EXPECT_DOUBLE_EQ(diff(dims_of(test::llama3_8b().arch), Attention::sdpa), 0);
 
-  // The estimate applies it to PyTorch AMP (bf16-amp with DDP), not to DeepSpeed's 16-bit model.
+  // The estimate applies it to PyTorch AMP (bf16-amp with DDP), not to DeepSpeed's 16-bit model;
+  // there the fp32 stream also gives BERT's separate query, key and value their own 16-bit input
+  // copies (2 more per layer, Autocast.EachProjectionCastsItsOwnInput).
   auto model = test::bert_base_cased();
   fit::Run run;
   run.seq = 128;
@@ -559,7 +645,7 @@ TEST(Autocast, LayerNormAndSoftmaxStayFp32) {
   auto amp = estimate_memory(model, run, test::gpu_80gb());
   ASSERT_EQ(pure.peak_phase, "forward/backward");
   EXPECT_DOUBLE_EQ(static_cast<double>(amp.activations - pure.activations),
-                   12 * 4 * (2 * 2 * sbh + 2 * scores));
+                   12 * 4 * (2 * 2 * sbh + 2 * scores + (3 - 1) * 2 * sbh));
   run.strategy = Strategy::zero2;
   run.gpus = 2;
   auto ds = estimate_memory(model, run, test::gpu_80gb());

@@ -167,6 +167,11 @@ const Case kVariants[] = {
     {R"({"model_type": "bart", "architectures": ["BartForSequenceClassification"],
          "num_labels": 3})",
      407344131},
+    // Question answering on an encoder-decoder: the base model + qa_outputs Linear(d_model, 2).
+    {R"({"model_type": "bart", "architectures": ["BartForQuestionAnswering"]})",
+     406291456 + 1024 * 2 + 2},
+    {R"({"model_type": "mt5", "architectures": ["MT5ForQuestionAnswering"]})",
+     172119424 + 512 * 2 + 2},
     {R"({"model_type": "whisper", "num_mel_bins": 128})", 37815936},
     {R"({"model_type": "whisper", "architectures": ["WhisperModel"]})", 37760640},
     {R"({"model_type": "clip", "projection_dim": 256,
