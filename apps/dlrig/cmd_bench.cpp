@@ -11,12 +11,17 @@
 // removed). DLRIG_BENCH_SMALL=1 shrinks every sweep to its smallest size (tests);
 // DLRIG_BENCH_CORRUPT=1 is a test hook that damages each result before verification (so it must
 // exit 2); DLRIG_BENCH_EXPECT=ID=MIN[,ID=MIN] is a test hook that sets an expectation (so it can
-// exit 1).
+// exit 1). Before any cpu.gemm benchmark runs, when OpenBLAS fell back to kernels for an older
+// instruction set than this CPU's, dlrig runs itself again with OPENBLAS_CORETYPE set
+// (bench/openblas_core.hpp; DLRIG_OPENBLAS_AUTO_CORE=0 turns it off, a user's OPENBLAS_CORETYPE
+// is kept); DLRIG_BENCH_OPENBLAS_DETECTED=CORE is a test hook that decides as if OpenBLAS had
+// detected CORE.
 #include "commands.hpp"
 #include "dlrig/bench/bench.hpp"
 #include "dlrig/bench/cpu_vs_gpu.hpp"
 #include "dlrig/bench/gpu.hpp"
 #include "dlrig/bench/measured.hpp"
+#include "dlrig/bench/openblas_core.hpp"
 #include "dlrig/bench/report.hpp"
 #include "dlrig/bench/storage.hpp"
 #include "dlrig/bench/store.hpp"
@@ -25,9 +30,11 @@
 #include "dlrig/fit/targets.hpp"
 #include "dlrig/fit/time.hpp"
 #include "dlrig/kb/kb.hpp"
+#include "dlrig/platform/process.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <iostream>
@@ -69,6 +76,28 @@ std::map<std::string, double> env_expectations() {
     at = end == std::string::npos ? all.size() : end + 1;
   }
   return out;
+}
+
+// Before a cpu.gemm benchmark runs: when OpenBLAS runs kernels for an older instruction set than
+// this CPU's, runs dlrig again with OPENBLAS_CORETYPE set (OpenBLAS reads it only while it loads).
+// Returns only when it did not; a failed exec is a warning, and the run goes on as it is.
+void choose_openblas_core(const Snapshot &snap) {
+  const auto &cpu = snap.host.cpu;
+  auto sw = bench::openblas_core_switch(bench::openblas_config(), cpu.isa, cpu.vendor.value_or(""),
+                                        bench::OpenblasCoreEnv::read());
+  if (!sw)
+    return;
+  std::cerr << "bench: " << sw->message << "\n";
+  auto why =
+      reexec_self({{"OPENBLAS_CORETYPE", sw->core}, {bench::kOpenblasCoreFromVar, sw->detected}});
+  std::cerr << fmt::format("bench: warning: could not run dlrig again ({}); going on with "
+                           "OpenBLAS's {} kernels\n",
+                           why, sw->detected);
+}
+
+bool runs_cpu_gemm(const std::vector<const bench::Benchmark *> &which) {
+  return std::any_of(which.begin(), which.end(),
+                     [](const bench::Benchmark *b) { return b->family == "cpu.gemm"; });
 }
 
 // The GPU's peak field for a precision, and the token part 2's gpu.gemm ids use for it.
@@ -290,6 +319,8 @@ Runner setup_bench(CLI::App &sub) {
     SnapshotSource src;
     Snapshot snap = obtain_snapshot(src);
     ctx.snapshot = &snap;
+    if (a->cpu_vs_gpu.empty() && runs_cpu_gemm(which))
+      choose_openblas_core(snap); // before anything is stored or printed
     Json env = bench::environment(snap, ctx.hardware_threads, bench::read_governor());
     auto db = open_db();
     // Runs the benchmarks, storing each result as it completes (its own transaction).
@@ -317,6 +348,7 @@ Runner setup_bench(CLI::App &sub) {
     };
     if (!a->cpu_vs_gpu.empty()) {
       auto measure_cpu = [&] {
+        choose_openblas_core(snap);
         std::cerr << "bench: no stored cpu.gemm.sgemm result for this CPU: measuring it now\n";
         execute(value_or_throw(bench::select({"cpu.gemm.sgemm"})));
         if (store_error)

@@ -121,6 +121,104 @@ TEST(BenchCli, WrongResultExitsTwo) {
   EXPECT_NE(r.out.find("verification failed"), std::string::npos) << r.out;
 }
 
+// The core dlrig names for this CPU (bench/openblas_core.hpp) from /proc/cpuinfo's first
+// processor; "" when it has neither AVX-512 nor AVX2 + FMA.
+std::string expected_core() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line, vendor, flags;
+  while (std::getline(in, line) && (vendor.empty() || flags.empty())) {
+    if (line.rfind("vendor_id", 0) == 0)
+      vendor = line.substr(line.find(':') + 2);
+    if (line.rfind("flags", 0) == 0)
+      flags = line.substr(line.find(':') + 1) + " ";
+  }
+  auto has = [&](const std::string &f) { return flags.find(" " + f + " ") != std::string::npos; };
+  if (has("avx512f"))
+    return "SkylakeX";
+  if (has("avx2") && has("fma"))
+    return vendor == "AuthenticAMD" || vendor == "HygonGenuine" ? "Zen" : "Haswell";
+  return "";
+}
+
+std::size_t count(const std::string &text, const std::string &what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+    ++n;
+  return n;
+}
+
+// OpenBLAS recognises this CI machine's CPU, so the test hook makes dlrig decide as if it had
+// fallen back to Prescott (as Debian's 0.3.21 does on the H200 VM): dlrig runs itself again with
+// OPENBLAS_CORETYPE for this CPU, once, before any benchmark, and stores one run.
+TEST(BenchCli, OpenblasFallbackRunsAgainWithItsCore) {
+  const auto core = expected_core();
+  if (core.empty())
+    GTEST_SKIP() << "this CPU has neither AVX-512 nor AVX2 + FMA";
+  auto db = scratch("cli_openblas_core.db").string();
+  std::filesystem::remove(db);
+  auto r = run_dlrig({"bench", "--quick", "cpu.gemm.sgemm", "--json", "--db", db},
+                     {"DLRIG_BENCH_SMALL=1", "DLRIG_BENCH_OPENBLAS_DETECTED=Prescott"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  if (j["environment"]["blas"]["config"].get<std::string>().find("DYNAMIC_ARCH") ==
+      std::string::npos)
+    GTEST_SKIP() << "this OpenBLAS is not DYNAMIC_ARCH: OPENBLAS_CORETYPE does nothing";
+  EXPECT_EQ(count(r.err, "running again with OPENBLAS_CORETYPE=" + core), 1u) << r.err;
+  EXPECT_EQ(count(r.err, "bench: [1/"), 1u) << r.err; // progress once, after the new start
+  EXPECT_LT(r.err.find("running again"), r.err.find("bench: [1/")) << r.err;
+  EXPECT_EQ(count(r.err, "stored in"), 1u) << r.err;
+  EXPECT_NE(j["environment"]["blas"]["config"].get<std::string>().find(" " + core + " "),
+            std::string::npos)
+      << j["environment"].dump();
+  ASSERT_FALSE(j["results"].empty());
+  for (auto &res : j["results"]) {
+    const auto &d = res["details"];
+    ASSERT_TRUE(d["library_core_selected"].is_string()) << d.dump();
+    const auto selected = d["library_core_selected"].get<std::string>();
+    EXPECT_EQ(selected.rfind("OPENBLAS_CORETYPE=" + core + " set by dlrig: OpenBLAS ", 0), 0u)
+        << selected;
+    EXPECT_NE(selected.find("detected Prescott on a CPU with"), std::string::npos) << selected;
+    EXPECT_EQ(selected.find("did not take effect"), std::string::npos) << selected;
+    EXPECT_TRUE(d["library_note"].is_null()) << d.dump(); // the core matches the CPU now
+  }
+  auto history = run_dlrig({"bench", "history", "--db", db, "--json"});
+  ASSERT_EQ(history.exit_code, 0) << history.err;
+  auto h = nlohmann::json::parse(history.out);
+  EXPECT_EQ(h["results"].size(), j["results"].size()) << history.out; // stored once
+  for (auto &res : h["results"])
+    EXPECT_EQ(res["run"], 1);
+}
+
+// A user's own OPENBLAS_CORETYPE is kept (the note names the older core), and
+// DLRIG_OPENBLAS_AUTO_CORE=0 turns the choice off.
+TEST(BenchCli, OpenblasCoreOfTheUserIsKept) {
+  const auto core = expected_core();
+  for (auto env : {std::vector<std::string>{"OPENBLAS_CORETYPE=Prescott"},
+                   std::vector<std::string>{"DLRIG_OPENBLAS_AUTO_CORE=0"}}) {
+    env.insert(env.end(), {"DLRIG_BENCH_SMALL=1", "DLRIG_BENCH_OPENBLAS_DETECTED=Prescott"});
+    auto r = run_dlrig({"bench", "--quick", "cpu.gemm.sgemm", "--json", "--db",
+                        scratch("cli_openblas_user.db").string()},
+                       env);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.err.find("running again"), std::string::npos) << env.front() << "\n" << r.err;
+    auto j = nlohmann::json::parse(r.out);
+    ASSERT_FALSE(j["results"].empty());
+    const auto config = j["environment"]["blas"]["config"].get<std::string>();
+    for (auto &res : j["results"]) {
+      EXPECT_TRUE(res["details"]["library_core_selected"].is_null()) << res["details"].dump();
+      // OpenBLAS honours the user's Prescott: the note says it is older than this CPU.
+      if (env.front().rfind("OPENBLAS_CORETYPE=", 0) == 0 && !core.empty() &&
+          config.find("DYNAMIC_ARCH") != std::string::npos) {
+        EXPECT_NE(config.find(" Prescott "), std::string::npos) << config;
+        ASSERT_TRUE(res["details"]["library_note"].is_string()) << res["details"].dump();
+        EXPECT_NE(
+            res["details"]["library_note"].get<std::string>().find("OPENBLAS_CORETYPE=" + core),
+            std::string::npos);
+      }
+    }
+  }
+}
+
 // cpu.gemm.bf16 through a fake OpenBLAS with cblas_sbgemm (Debian's 0.3.21 has none).
 std::vector<std::string> sbgemm_env(const std::string &library) {
   return {"DLRIG_BENCH_SMALL=1", "DLRIG_SBGEMM_LIBRARY=" + library};

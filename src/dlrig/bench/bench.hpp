@@ -181,14 +181,6 @@ struct FlopPerCycle {
   std::string assumption;
 };
 FlopPerCycle cpu_flop_per_cycle(const std::vector<std::string> &isa, bool double_precision);
-// When OpenBLAS runs kernels for an older instruction set than the CPU has: its core name in
-// `config` (openblas_get_config(), "... DYNAMIC_ARCH NO_AFFINITY Prescott MAX_THREADS=64") against
-// the ISA flags. A DYNAMIC_ARCH build picks its kernels by CPU model and falls back to an older
-// core for a model it does not know (a VM that masks the model, a newer CPU): the note says so and
-// names OPENBLAS_CORETYPE. nullopt when they match, or when the core or the ISA is unknown.
-std::optional<std::string> openblas_core_note(std::string_view config,
-                                              const std::vector<std::string> &isa);
-
 // ---- results and the runner ----
 enum class Status { measured, skipped, failed, wrong };
 const char *status_name(Status s);

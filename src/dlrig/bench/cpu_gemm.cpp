@@ -10,6 +10,7 @@
 #include "dlrig/bench/bench.hpp"
 
 #include "dlrig/bench/gemm_data.hpp"
+#include "dlrig/bench/openblas_core.hpp"
 #include "dlrig/platform/dynlib.hpp"
 
 #include <cblas.h>
@@ -88,9 +89,19 @@ std::optional<std::string> verify(int n, const std::vector<T> &a, const std::vec
   return std::nullopt;
 }
 
-std::string blas_config() {
-  const char *c = openblas_get_config();
-  return c ? c : "";
+// details.library_note (with `note`) and details.library_core_selected: which kernels OpenBLAS
+// runs here, and whether dlrig chose them (openblas_core.hpp).
+void add_core_details(Json &details, const Context &ctx, bool note = true) {
+  details["library_core_selected"] = nullptr;
+  if (!ctx.snapshot)
+    return;
+  const auto &cpu = ctx.snapshot->host.cpu;
+  const auto config = openblas_config();
+  if (note)
+    if (auto text = openblas_core_note(config, cpu.isa, cpu.vendor.value_or("")))
+      details["library_note"] = *text;
+  if (auto chosen = openblas_core_selected(config, cpu.isa, OpenblasCoreEnv::read()))
+    details["library_core_selected"] = *chosen;
 }
 
 // The theoretical peak of `threads` cores (FP32 when !dp) and how it was derived.
@@ -158,13 +169,11 @@ template <class T> Outcome run_gemm(const Config &cfg, const Context &ctx, Sampl
   o.details = {{"n", n},
                {"threads", threads},
                {"library", "OpenBLAS"},
-               {"library_config", blas_config()},
+               {"library_config", openblas_config()},
                {"library_note", Json(nullptr)},
                {"verification", "64 sampled entries vs long-double dot product, tolerance "
                                 "16*sqrt(n)*eps*sum|a*b|"}};
-  if (ctx.snapshot)
-    if (auto note = openblas_core_note(blas_config(), ctx.snapshot->host.cpu.isa))
-      o.details["library_note"] = *note;
+  add_core_details(o.details, ctx);
   return o;
 }
 
@@ -195,7 +204,7 @@ const SbgemmLookup &sbgemm() {
       }
       l.fn = reinterpret_cast<Sbgemm>(lib->symbol({"cblas_sbgemm"}));
     } else {
-      l.where = "the linked OpenBLAS (" + blas_config() + ")";
+      l.where = "the linked OpenBLAS (" + openblas_config() + ")";
       l.fn = reinterpret_cast<Sbgemm>(dlsym(RTLD_DEFAULT, "cblas_sbgemm"));
     }
     if (!l.fn)
@@ -262,7 +271,7 @@ Outcome run_sbgemm(const Config &cfg, const Context &ctx, Sampler &s) {
       {"n", n},
       {"threads", threads},
       {"library", "OpenBLAS cblas_sbgemm"},
-      {"library_config", blas_config()},
+      {"library_config", openblas_config()},
       {"sbgemm_from", lib.where},
       {"bf16_isa", isa ? Json(*isa) : Json(nullptr)},
       {"library_note",
@@ -275,6 +284,7 @@ Outcome run_sbgemm(const Config &cfg, const Context &ctx, Sampler &s) {
       {"inputs", "standard normal floats rounded to bf16 (nearest even); C in fp32"},
       {"verification", "64 sampled entries vs a long-double dot product of the bf16-rounded "
                        "inputs, tolerance 16*sqrt(n)*eps(fp32)*sum|a*b|"}};
+  add_core_details(o.details, ctx, false); // its library_note is about BF16 instructions
   return o;
 }
 

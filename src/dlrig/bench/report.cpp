@@ -82,8 +82,9 @@ Table results_table(const std::vector<Record> &records) {
                          r.expectation->basis);
     if (auto th = throttle_note(r.details); !th.empty())
       note = note.empty() ? th : note + "; " + th;
-    if (auto lib = r.details.find("library_note"); lib != r.details.end() && lib->is_string())
-      note = note.empty() ? lib->get<std::string>() : note + "; " + lib->get<std::string>();
+    for (const char *key : {"library_core_selected", "library_note"})
+      if (auto lib = r.details.find(key); lib != r.details.end() && lib->is_string())
+        note = note.empty() ? lib->get<std::string>() : note + "; " + lib->get<std::string>();
     t.add({r.id, r.config, below ? "BELOW" : "measured", num(r.rate_median),
            num(r.rate_worst) + ".." + num(r.rate_best), r.rate_unit,
            fmt::format("{:.2f}", 100 * r.seconds.rsd()), std::to_string(r.seconds.n),

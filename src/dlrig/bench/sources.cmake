@@ -4,4 +4,5 @@ list(APPEND DLRIG_SOURCES
   bench/cpu_stream.cpp
   bench/runner.cpp
   bench/store.cpp
-  bench/stats.cpp)
+  bench/stats.cpp
+  bench/openblas_core.cpp)

@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <numeric>
 
@@ -104,50 +103,6 @@ FlopPerCycle cpu_flop_per_cycle(const std::vector<std::string> &isa, bool dp) {
   if (has("avx2") && has("fma"))
     return {dp ? 16.0 : 32.0, "AVX2 + FMA: 2 FMA units x 256-bit x 2 FLOP per FMA"};
   return {std::nullopt, "no AVX2+FMA or AVX-512 flag seen: FLOP per cycle unknown"};
-}
-
-std::optional<std::string> openblas_core_note(std::string_view config,
-                                              const std::vector<std::string> &isa) {
-  // OpenBLAS's x86-64 cores by the widest vector instructions their kernels use (README,
-  // "Supported CPUs"; DYNAMIC_ARCH's list and its fallback to an older model:
-  // https://github.com/OpenMathLib/OpenBLAS/blob/develop/README.md).
-  struct Core {
-    std::string_view name;
-    int level; // 0 SSE, 1 AVX, 2 AVX2 + FMA, 3 AVX-512
-  };
-  static constexpr Core kCores[] = {
-      {"Prescott", 0},   {"Core2", 0},       {"Penryn", 0},      {"Dunnington", 0},
-      {"Nehalem", 0},    {"Atom", 0},        {"Nano", 0},        {"Opteron", 0},
-      {"Barcelona", 0},  {"Bobcat", 0},      {"Sandybridge", 1}, {"Bulldozer", 1},
-      {"Piledriver", 1}, {"Steamroller", 1}, {"Excavator", 1},   {"Haswell", 2},
-      {"Zen", 2},        {"SkylakeX", 3},    {"Cooperlake", 3},  {"SapphireRapids", 3}};
-  static constexpr std::string_view kLevel[] = {"SSE", "AVX", "AVX2 and FMA", "AVX-512"};
-  auto has = [&](const char *f) { return std::find(isa.begin(), isa.end(), f) != isa.end(); };
-  const int cpu = has("avx512f") ? 3 : has("avx2") && has("fma") ? 2 : has("avx") ? 1 : -1;
-  if (cpu < 0)
-    return std::nullopt; // the ISA is unknown (or SSE only: nothing older to fall back to)
-  const Core *core = nullptr;
-  std::size_t at = 0;
-  while (at < config.size() && !core) {
-    auto end = config.find(' ', at);
-    auto word = config.substr(at, end == std::string_view::npos ? end : end - at);
-    for (const auto &c : kCores)
-      if (word.size() == c.name.size() &&
-          std::equal(word.begin(), word.end(), c.name.begin(), [](char a, char b) {
-            return std::tolower(static_cast<unsigned char>(a)) ==
-                   std::tolower(static_cast<unsigned char>(b));
-          }))
-        core = &c;
-    at = end == std::string_view::npos ? config.size() : end + 1;
-  }
-  if (!core || core->level >= cpu)
-    return std::nullopt;
-  static constexpr std::string_view kCoreFor[] = {"", "Sandybridge", "Haswell", "SkylakeX"};
-  return fmt::format("OpenBLAS runs its {} kernels ({}) on a CPU with {}: its DYNAMIC_ARCH "
-                     "detection did not recognise this CPU model (a VM that hides it, or a newer "
-                     "model) and fell back to an older core; OPENBLAS_CORETYPE={} selects kernels "
-                     "for this CPU, and this rate is below what it can do",
-                     core->name, kLevel[core->level], kLevel[cpu], kCoreFor[cpu]);
 }
 
 const char *status_name(Status s) {

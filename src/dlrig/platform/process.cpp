@@ -1,6 +1,8 @@
 #include "dlrig/platform/process.hpp"
 
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <poll.h>
@@ -9,6 +11,9 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <fstream>
+#include <iterator>
 
 namespace dlrig {
 
@@ -174,6 +179,42 @@ std::vector<ProcessResult> run_processes(const std::vector<ProcessSpec> &specs,
     close_fd(c.fds[1]);
   }
   return results;
+}
+
+std::string reexec_self(const std::map<std::string, std::string> &set, const std::string &exe) {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string cmdline{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (!in.eof() && in.fail())
+    return "cannot read /proc/self/cmdline";
+  std::vector<std::string> args;
+  for (std::size_t at = 0; at < cmdline.size();) {
+    auto end = cmdline.find('\0', at);
+    if (end == std::string::npos)
+      end = cmdline.size();
+    args.push_back(cmdline.substr(at, end - at));
+    at = end + 1;
+  }
+  if (args.empty())
+    return "/proc/self/cmdline is empty";
+  std::vector<char *> argv;
+  for (auto &a : args)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::map<std::string, std::optional<std::string>> before;
+  for (const auto &[name, value] : set) {
+    const char *old = std::getenv(name.c_str());
+    before[name] = old ? std::optional<std::string>(old) : std::nullopt;
+    ::setenv(name.c_str(), value.c_str(), 1);
+  }
+  std::fflush(nullptr);
+  ::execv(exe.c_str(), argv.data());
+  const std::string why = exe + ": " + std::strerror(errno);
+  for (const auto &[name, value] : before)
+    if (value)
+      ::setenv(name.c_str(), value->c_str(), 1);
+    else
+      ::unsetenv(name.c_str());
+  return why;
 }
 
 bool is_executable_file(const std::string &host_path) {

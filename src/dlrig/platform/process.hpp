@@ -37,6 +37,13 @@ std::vector<ProcessResult> run_processes(const std::vector<ProcessSpec> &specs,
 // Whether host_path names a regular file this process may execute.
 bool is_executable_file(const std::string &host_path);
 
+// Replaces this process with a fresh run of the same program (`exe`, by default
+// /proc/self/exe) with the same arguments (/proc/self/cmdline) and `set` added to its
+// environment. Flushes stdio first. Returns only when that failed, with the reason in words; the
+// environment is then as it was. Not thread-safe (it changes the environment).
+std::string reexec_self(const std::map<std::string, std::string> &set,
+                        const std::string &exe = "/proc/self/exe");
+
 // One program; the same contract.
 ProcessResult run_process(const ProcessSpec &spec, std::chrono::milliseconds timeout,
                           std::size_t max_output = 1 << 20);

@@ -242,26 +242,4 @@ TEST(BenchRunner, OneFailingBenchmarkNeverStopsTheOthers) {
 }
 
 } // namespace
-// The H200 VM (16 vCPU Xeon with AVX-512 and AMX behind a generic model name) ran Debian's
-// OpenBLAS 0.3.21 with its Prescott kernels (docs/bench.md, "On a real GPU").
-TEST(OpenblasCore, OlderKernelsThanTheCpuAreNamed) {
-  const std::string h200 =
-      "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH NO_AFFINITY Prescott MAX_THREADS=64";
-  auto note = openblas_core_note(h200, {"avx2", "fma", "avx512f", "amx_bf16"});
-  ASSERT_TRUE(note);
-  EXPECT_NE(note->find("Prescott kernels (SSE) on a CPU with AVX-512"), std::string::npos) << *note;
-  EXPECT_NE(note->find("OPENBLAS_CORETYPE=SkylakeX"), std::string::npos) << *note;
-  // This CI machine's: Zen kernels on an AVX2 CPU match.
-  EXPECT_FALSE(openblas_core_note(
-      "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH NO_AFFINITY Zen MAX_THREADS=64", {"avx2", "fma"}));
-  EXPECT_EQ(*openblas_core_note("OpenBLAS 0.3.21 DYNAMIC_ARCH Sandybridge", {"avx2", "fma"}),
-            "OpenBLAS runs its Sandybridge kernels (AVX) on a CPU with AVX2 and FMA: its "
-            "DYNAMIC_ARCH detection did not recognise this CPU model (a VM that hides it, or a "
-            "newer model) and fell back to an older core; OPENBLAS_CORETYPE=Haswell selects "
-            "kernels for this CPU, and this rate is below what it can do");
-  // Unknown core or unknown ISA: nothing said.
-  EXPECT_FALSE(openblas_core_note("OpenBLAS 0.3.21 MAX_THREADS=64", {"avx512f"}));
-  EXPECT_FALSE(openblas_core_note(h200, {}));
-}
-
 } // namespace dlrig::bench

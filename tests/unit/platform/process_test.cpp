@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <cstdlib>
 
 namespace dlrig {
 namespace {
@@ -76,6 +77,20 @@ TEST(Process, ExecutableFileCheck) {
   EXPECT_TRUE(is_executable_file("/bin/sh"));
   EXPECT_FALSE(is_executable_file("/etc/hostname-that-is-not-there"));
   EXPECT_FALSE(is_executable_file("/tmp")); // a folder
+}
+
+// A program that cannot be started: reexec_self returns why and leaves the environment as it was
+// (`dlrig bench` then goes on in this process; the success path is tests/cli's
+// BenchCli.OpenblasFallbackRunsAgainWithItsCore).
+TEST(Process, ReexecThatFailsSaysWhyAndRestoresTheEnvironment) {
+  ::setenv("DLRIG_REEXEC_KEPT", "before", 1);
+  ::unsetenv("DLRIG_REEXEC_NEW");
+  auto why = reexec_self({{"DLRIG_REEXEC_KEPT", "after"}, {"DLRIG_REEXEC_NEW", "x"}},
+                         "/nonexistent/dlrig");
+  EXPECT_NE(why.find("/nonexistent/dlrig"), std::string::npos) << why;
+  EXPECT_STREQ(std::getenv("DLRIG_REEXEC_KEPT"), "before");
+  EXPECT_EQ(std::getenv("DLRIG_REEXEC_NEW"), nullptr);
+  ::unsetenv("DLRIG_REEXEC_KEPT");
 }
 
 } // namespace
