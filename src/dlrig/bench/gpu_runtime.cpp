@@ -2,6 +2,7 @@
 // owning handles and the gated event timer.
 #include "dlrig/bench/gpu.hpp"
 #include "dlrig/platform/nvml.hpp"
+#include "dlrig/probe/parse.hpp"
 
 #include <fmt/format.h>
 
@@ -12,7 +13,6 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -708,18 +708,10 @@ std::optional<std::string> too_little_host(double needed, std::optional<double> 
 }
 
 std::optional<double> mem_available(std::string_view meminfo) {
-  static constexpr std::string_view kKey = "MemAvailable:";
-  auto at = meminfo.find(kKey);
-  if (at == std::string_view::npos)
+  auto m = probe::parse_meminfo(meminfo);
+  if (!m || !m->available_bytes)
     return std::nullopt;
-  at += kKey.size();
-  while (at < meminfo.size() && meminfo[at] == ' ')
-    ++at;
-  double kib = 0;
-  auto [end, ec] = std::from_chars(meminfo.data() + at, meminfo.data() + meminfo.size(), kib);
-  if (ec != std::errc() || end == meminfo.data() + at || kib < 0)
-    return std::nullopt;
-  return kib * 1024;
+  return static_cast<double>(*m->available_bytes);
 }
 
 Device &device_for(const Config &c, std::size_t param) {

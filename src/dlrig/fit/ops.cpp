@@ -45,16 +45,6 @@ double master_bytes(Precision p) {
   return (p == Precision::fp32 || p == Precision::tf32 || amp(p)) ? 4 : 2;
 }
 
-// The model's activation is transformers' "gelu_new" (NewGELUActivation, with pow(x, 3)).
-bool activation_pow(const model::ModelArch &m) {
-  if (!m.extra.is_object())
-    return false;
-  for (const char *key : {"activation_function", "hidden_act", "hidden_activation"})
-    if (m.extra.contains(key) && m.extra[key].is_string() && m.extra[key] == "gelu_new")
-      return true;
-  return false;
-}
-
 struct Builder {
   std::vector<Op> ops;
   void add(Op op) {
@@ -331,7 +321,7 @@ void transformer_pass(Builder &b, const ModelInput &model, const Run &run, Shape
       // moves 4-byte elements (counted at 4 throughout; the 16-bit input and 0.5x are two of the
       // 18). "gelu_fast" has no pow and stays 16-bit. Seen on an H200: GPT-2's activation kernels
       // on [16, 1024, 3072] ran as fp32 (tests/data/measured/h200/profile/gpt2_*.json).
-      const double ea = amp_run && activation_pow(arch) ? 4 : a;
+      const double ea = amp_run && d.act_fp32 > 0 ? 4 : a;
       per = bwd ? 28 * ea / dir : 18 * ea;
       kernels = bwd ? 11 : 8;
     }
