@@ -28,6 +28,11 @@ class Tree:
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(text)
 
+    def write_bytes(self, path, data):
+        p = self.root / path.lstrip("/")
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(data)
+
     def link(self, path, target):
         p = self.root / path.lstrip("/")
         p.parent.mkdir(parents=True, exist_ok=True)
@@ -141,6 +146,26 @@ def ib_port(t, name, dev_dir, rate, state="4: ACTIVE", link_layer="InfiniBand"):
 
 
 # --- proc, etc -------------------------------------------------------------------------------------
+
+def dimm(t, index, device, bank, size_mb, mts, mem_type):
+    """One SMBIOS 3.x memory-device record (type 17, DSP0134 7.18) as the kernel exposes it in
+    /sys/firmware/dmi/entries/17-N/raw: the 0x28-byte formatted area, then its strings. size_mb 0 is
+    an empty slot; sizes from 32 GB up go in the extended size at 0x1C (0x0C says 0x7FFF)."""
+    r = bytearray(0x28)
+    r[0], r[1] = 17, 0x28
+    r[2:4] = (0x1100 + index).to_bytes(2, "little")  # handle
+    r[8:10] = (64 if size_mb else 0xFFFF).to_bytes(2, "little")  # total width
+    r[0x0A:0x0C] = (64 if size_mb else 0xFFFF).to_bytes(2, "little")  # data width
+    r[0x0C:0x0E] = (min(size_mb, 0x7FFF)).to_bytes(2, "little")
+    r[0x0E] = 0x09  # form factor: DIMM
+    r[0x10], r[0x11] = 1, 2  # device and bank locators: strings 1 and 2
+    r[0x12] = mem_type if size_mb else 0x02  # an empty slot's type is "Unknown"
+    r[0x15:0x17] = (mts if size_mb else 0).to_bytes(2, "little")
+    r[0x1C:0x20] = (size_mb if size_mb >= 0x7FFF else 0).to_bytes(4, "little")
+    r[0x20:0x22] = (mts if size_mb else 0).to_bytes(2, "little")
+    data = bytes(r) + device.encode() + b"\0" + bank.encode() + b"\0" + b"\0"
+    t.write_bytes(f"/sys/firmware/dmi/entries/17-{index}/raw", data)
+
 
 def cpuinfo(vendor, family, model, model_name, mhz, flags, sockets, cores_per_socket, smt, cpu_of):
     """Full /proc/cpuinfo (x86) for sockets*cores*smt logical CPUs. cpu_of(i) -> (socket, core_id)."""
@@ -352,6 +377,11 @@ def desktop_rtx4090():
     ram_kb = 65758828
     numa(t, [("0-31", ram_kb)])
     t.write("/proc/meminfo", meminfo(ram_kb, 58912456, 8388604, 8388604))
+    # AM4 takes DDR4: four DIMM slots, two 32 GB DDR4-3200 modules in A2 and B2 (the boards'
+    # recommended pair), as an ASUS AM4 board's SMBIOS names them.
+    for i, (dev, bank, size) in enumerate([("DIMM_A1", "P0 CHANNEL A", 0), ("DIMM_A2", "P0 CHANNEL A", 32768),
+                                           ("DIMM_B1", "P0 CHANNEL B", 0), ("DIMM_B2", "P0 CHANNEL B", 32768)]):
+        dimm(t, i, dev, bank, size, 3200, 0x1A)
     t.write("/proc/self/limits", limits("8388608", "8388608", "65536", "1048576"))
     pci_device(t, ["0000:00:00.0"], "0x1022", "0x1480", HOST_BRIDGE)
     rp = ["0000:00:01.1"]

@@ -1,80 +1,15 @@
-// SMBIOS type-17 records and the DRAM's theoretical bandwidth (dram.hpp).
+// The DRAM's theoretical bandwidth from the SMBIOS memory-device records (dram.hpp).
 #include "dlrig/bench/dram.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
-#include <filesystem>
-#include <fstream>
 #include <iterator>
 #include <map>
 #include <set>
 
 namespace dlrig::bench {
 namespace {
-
-std::uint32_t le(const std::vector<std::uint8_t> &r, std::size_t at, int bytes) {
-  std::uint32_t v = 0;
-  for (int i = bytes - 1; i >= 0; --i)
-    v = (v << 8) | r[at + static_cast<std::size_t>(i)];
-  return v;
-}
-
-// String number n (1-based) of the structure's string set; "" for 0 or a missing one.
-std::string string_at(const std::vector<std::uint8_t> &r, std::size_t formatted, unsigned n) {
-  if (n == 0)
-    return "";
-  std::size_t at = formatted;
-  for (unsigned i = 1; at < r.size(); ++i) {
-    std::size_t end = at;
-    while (end < r.size() && r[end] != 0)
-      ++end;
-    if (end == at) // the double NUL: no more strings
-      return "";
-    if (i == n)
-      return std::string(r.begin() + static_cast<std::ptrdiff_t>(at),
-                         r.begin() + static_cast<std::ptrdiff_t>(end));
-    at = end + 1;
-  }
-  return "";
-}
-
-std::string lower(std::string s) {
-  for (auto &c : s)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-// The lower-cased alphanumeric runs of a string: "CPU1_DIMM_A1" -> {"cpu1", "dimm", "a1"}.
-std::vector<std::string> tokens(const std::string &text) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char ch : lower(text) + " ") {
-    if (std::isalnum(static_cast<unsigned char>(ch))) {
-      cur += ch;
-    } else if (!cur.empty()) {
-      out.push_back(cur);
-      cur.clear();
-    }
-  }
-  return out;
-}
-
-// `word` followed by digits in one token ("cpu1") or as two tokens ("proc", "1").
-std::optional<int> labelled(const std::vector<std::string> &t, const std::string &word) {
-  auto digits = [](const std::string &s) {
-    return !s.empty() && s.size() <= 4 &&
-           std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-  };
-  for (std::size_t i = 0; i < t.size(); ++i) {
-    if (t[i].rfind(word, 0) == 0 && digits(t[i].substr(word.size())))
-      return std::stoi(t[i].substr(word.size()));
-    if (t[i] == word && i + 1 < t.size() && digits(t[i + 1]))
-      return std::stoi(t[i + 1]);
-  }
-  return std::nullopt;
-}
 
 // The DRAM peak of `in` (installed modules): channels x MT/s x bytes per transfer; unknown when a
 // module lacks its channel, speed or width.
@@ -114,66 +49,6 @@ DramPeak peak_of(const std::vector<const Dimm *> &in) {
 }
 
 } // namespace
-
-std::optional<int> socket_of(const std::string &bank, const std::string &device) {
-  auto t = tokens(bank + " " + device);
-  for (const char *word : {"socket", "proc", "cpu", "p"})
-    if (auto n = labelled(t, word))
-      return n;
-  return labelled(t, "node");
-}
-
-std::optional<std::string> channel_of(const std::string &bank, const std::string &device) {
-  for (const std::string &text : {bank, device}) {
-    std::string s = lower(text);
-    auto at = s.find("channel");
-    if (at == std::string::npos)
-      continue;
-    std::size_t i = at + 7;
-    while (i < s.size() && (s[i] == ' ' || s[i] == '_' || s[i] == '-'))
-      ++i;
-    std::size_t id = i;
-    while (i < s.size() && std::isalnum(static_cast<unsigned char>(s[i])))
-      ++i;
-    if (i == id)
-      continue;
-    // "channela-dimm0" names channel "a"; "p0 channel a" keeps the socket before it.
-    std::string key = s.substr(0, at) + "channel " + s.substr(id, i - id);
-    return key;
-  }
-  return std::nullopt;
-}
-
-std::optional<Dimm> parse_type17(const std::vector<std::uint8_t> &r) {
-  if (r.size() < 0x17 || r[0] != 17 || r[1] < 0x17 || r[1] > r.size())
-    return std::nullopt;
-  const std::size_t len = r[1];
-  Dimm d;
-  auto width = le(r, 0x0A, 2);
-  if (width != 0 && width != 0xFFFF)
-    d.data_width_bits = static_cast<int>(width);
-  auto size = le(r, 0x0C, 2);
-  d.installed = size != 0 && size != 0xFFFF;
-  d.device_locator = string_at(r, len, r[0x10]);
-  d.bank_locator = string_at(r, len, r[0x11]);
-  std::optional<double> speed, configured;
-  auto s = le(r, 0x15, 2);
-  if (s == 0xFFFF && len >= 0x58)
-    s = le(r, 0x54, 4);
-  if (s != 0 && s != 0xFFFF)
-    speed = s;
-  if (len >= 0x22) {
-    auto c = le(r, 0x20, 2);
-    if (c == 0xFFFF && len >= 0x5C)
-      c = le(r, 0x58, 4);
-    if (c != 0 && c != 0xFFFF)
-      configured = c;
-  }
-  d.configured_mts = configured ? configured : speed;
-  d.channel = channel_of(d.bank_locator, d.device_locator);
-  d.socket_label = socket_of(d.bank_locator, d.device_locator);
-  return d;
-}
 
 DramPeak dram_peak(const std::vector<Dimm> &dimms) {
   std::vector<const Dimm *> in;
@@ -234,20 +109,8 @@ DramPeak node_dram_peak(const std::vector<Dimm> &dimms, int node_rank, int nodes
   return p;
 }
 
-std::vector<Dimm> read_dimms(const std::string &root) {
-  std::vector<Dimm> out;
-  std::error_code ec;
-  for (std::filesystem::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
-    const auto name = it->path().filename().string();
-    if (name.rfind("17-", 0) != 0)
-      continue;
-    std::ifstream in(it->path() / "raw", std::ios::binary);
-    std::vector<std::uint8_t> raw((std::istreambuf_iterator<char>(in)),
-                                  std::istreambuf_iterator<char>());
-    if (auto d = parse_type17(raw))
-      out.push_back(*d);
-  }
-  return out;
+std::vector<Dimm> read_dimms() {
+  return probe::read_dimms(Sysroot("/"));
 }
 
 } // namespace dlrig::bench

@@ -53,8 +53,15 @@ struct MemoryInfo {
   OptU64 available_bytes;
   OptU64 swap_total_bytes;
   OptU64 swap_free_bytes;
+  // From the SMBIOS memory-device records (root only; VMs often have none): the installed
+  // modules' type ("DDR4", "DDR5", "LPDDR5"; null when unreadable, unstated or mixed), the DIMM
+  // slots the firmware lists and how many hold a module.
+  OptStr type;
+  std::optional<int> dimm_slots;
+  std::optional<int> dimms_installed;
 };
-DLRIG_JSON(MemoryInfo, total_bytes, available_bytes, swap_total_bytes, swap_free_bytes)
+DLRIG_JSON(MemoryInfo, total_bytes, available_bytes, swap_total_bytes, swap_free_bytes, type,
+           dimm_slots, dimms_installed)
 
 struct ShmInfo {
   OptU64 size_bytes; // capacity of /dev/shm

@@ -325,6 +325,17 @@ void transformer_pass(Builder &b, const ModelInput &model, const Run &run, Shape
       per = bwd ? 28 * ea / dir : 18 * ea;
       kernels = bwd ? 11 : 8;
     }
+    if (d.act_sigmoid && !d.gated) {
+      // transformers' QuickGELUActivation ("quick_gelu", CLIP): input * torch.sigmoid(1.702 *
+      // input) as three eager kernels, 7 elements of traffic (scalar multiply 2, sigmoid 2,
+      // multiply 3). Backward: the multiply's two gradients (3 + 3), sigmoid_backward (3), the
+      // scalar multiply's (2) and the add of x's two gradients (3): 14 elements, 5 kernels. None
+      // is on autocast's lists, so 16-bit under AMP. Seen on an H200: CLIP's text tower ran 36
+      // aten::mul, 24 scalar aten::mul, 12 sigmoid_backward and 12 add_ on [256, 77, 2048] in 12
+      // layers (tests/data/measured/h200/profile/clip_text_tower_*.json).
+      per = bwd ? 14 * a / dir : 7 * a;
+      kernels = bwd ? 5 : 3;
+    }
     if (run.kernels == Kernels::fused) {
       per = d.gated ? 3 * a : 2 * a;
       kernels = 1;

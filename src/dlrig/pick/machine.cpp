@@ -31,6 +31,18 @@ std::string gb(double bytes) {
 
 } // namespace
 
+PsuNeed psu_need(double tdp_w, int count, const Sizing &s) {
+  PsuNeed p;
+  const double gpus_w = tdp_w * count;
+  p.cpu_w = s["psu_cpu_w"];
+  p.rest_w = s["psu_rest_w"];
+  p.sustained = gpus_w + p.cpu_w + p.rest_w;
+  const double excursion =
+      (s["gpu_excursion_factor"] * gpus_w + p.cpu_w + p.rest_w) / s["psu_excursion_factor"];
+  p.watts = std::ceil(std::max(p.sustained, excursion) / 50) * 50;
+  return p;
+}
+
 MachinePlan plan_machine(const MachineInput &in, const Sizing &s) {
   MachinePlan plan;
   const auto &g = *in.gpu;
@@ -111,11 +123,9 @@ MachinePlan plan_machine(const MachineInput &in, const Sizing &s) {
   // PSU: the GPUs' board power + CPU + the rest, and the GPUs' 100 us excursions on ATX 3.x.
   if (!in.egpu && g.tdp_w) {
     const double gpus_w = *g.tdp_w * n;
-    const double cpu_w = s["psu_cpu_w"], rest_w = s["psu_rest_w"];
-    const double sustained = gpus_w + cpu_w + rest_w;
-    const double excursion =
-        (s["gpu_excursion_factor"] * gpus_w + cpu_w + rest_w) / s["psu_excursion_factor"];
-    plan.psu_w = std::ceil(std::max(sustained, excursion) / 50) * 50;
+    const PsuNeed psu = psu_need(*g.tdp_w, n, s);
+    const double cpu_w = psu.cpu_w, rest_w = psu.rest_w, sustained = psu.sustained;
+    plan.psu_w = psu.watts;
     add("psu",
         fmt::format("{:.0f} W ATX 3.x: {} x {:.0f} W GPU + {:.0f} W CPU + {:.0f} W the rest = "
                     "{:.0f} W; GPU excursions {:.0f}x for 100 us within the PSU's {:.0f}x",

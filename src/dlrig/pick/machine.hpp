@@ -52,4 +52,12 @@ struct MachineInput {
 
 MachinePlan plan_machine(const MachineInput &in, const Sizing &sizing);
 
+// The PSU rating, rounded up to 50 W, that `count` cards of `tdp_w` board power need with the CPU
+// and the rest of the machine: the sustained sum, or the GPUs' 100 us excursions within what an
+// ATX 3.x PSU carries for that long, whichever is larger (data/sizing.csv's psu_* rules).
+struct PsuNeed {
+  double watts = 0, sustained = 0, cpu_w = 0, rest_w = 0;
+};
+PsuNeed psu_need(double tdp_w, int count, const Sizing &sizing);
+
 } // namespace dlrig::pick

@@ -3,6 +3,7 @@
 #include "dlrig/core/pcie.hpp"
 #include "dlrig/fit/fit.hpp"
 #include "dlrig/kb/kb.hpp"
+#include "dlrig/pick/machine.hpp"
 
 #include <fmt/format.h>
 
@@ -181,15 +182,26 @@ UpgradeAdvice upgrade_advice(const Request &rq, const Snapshot &snap, const Pick
       count == 1 ? "a second " + g.name : fmt::format("{} more {}", count, g.name);
   // `offer` (more GPUs, and what they give) where the slots are free; else the best option, with
   // why more GPUs are not the fix.
+  // The PSU the doubled GPUs need (machine.hpp's rule): software cannot read a PSU's rating, so
+  // the user compares it with the label.
+  std::string psu_text;
+  if (const auto *spec = kb.find_gpu(g.name); spec && spec->tdp_w) {
+    const PsuNeed psu = psu_need(*spec->tdp_w, count * 2, s);
+    psu_text = fmt::format("; the PSU must then deliver at least {:.0f} W ({} x {:.0f} W GPU + "
+                           "{:.0f} W CPU + {:.0f} W the rest, ATX 3.x; {}): check its label, "
+                           "software cannot read it",
+                           psu.watts, count * 2, *spec->tdp_w, psu.cpu_w, psu.rest_w,
+                           s.at("psu_cpu_w").source);
+  }
   auto more_fix = [&](const std::string &offer) {
     if (!a.free_slots)
-      return fmt::format("{}, if the board has a free slot: {}", offer, a.slot_check);
+      return fmt::format("{}, if the board has a free slot: {}{}", offer, a.slot_check, psu_text);
     if (static_cast<int>(a.free_slots->size()) < count)
       return fmt::format("{} (not {}: {})", best_fix, more_gpus, a.slot_check);
     std::vector<std::string> names;
     for (int i = 0; i < count; ++i)
       names.push_back(slot_text((*a.free_slots)[static_cast<std::size_t>(i)]));
-    return fmt::format("{} in the free {}", offer, fmt::join(names, ", "));
+    return fmt::format("{} in the free {}{}", offer, fmt::join(names, ", "), psu_text);
   };
 
   // GPU memory.
@@ -286,15 +298,36 @@ UpgradeAdvice upgrade_advice(const Request &rq, const Snapshot &snap, const Pick
     if (has && static_cast<double>(*has) < need) {
       l.limits = true;
       l.fix = fmt::format("more RAM: at least {} ({})", gb(need), ratio.source);
-      // Kits to add the missing capacity; DDR5 (the snapshot does not say which kind the board
-      // takes: DDR4 is priced in data/part_prices.csv too).
-      const double missing_gb = (need - static_cast<double>(*has)) / 1e9;
-      l.price = quote(Part::ram_ddr5, missing_gb);
-      if (l.price && l.price->capacity_gb && *l.price->capacity_gb > 0) {
-        l.quantity = static_cast<int>(std::ceil(missing_gb / *l.price->capacity_gb));
-        l.priced = fmt::format("{}x {:g} GB DDR5 kit", l.quantity, *l.price->capacity_gb);
+      // The modules the board takes, from the snapshot's SMBIOS records: soldered LPDDR cannot
+      // be added to; with every DIMM slot taken the kits replace the modules (the whole need);
+      // else kits add the missing capacity. An unread type is priced as DDR5, and says so.
+      const auto &mem = snap.host.memory;
+      const bool soldered = mem.type && mem.type->rfind("LPDDR", 0) == 0;
+      const bool full =
+          mem.dimm_slots && mem.dimms_installed && *mem.dimms_installed >= *mem.dimm_slots;
+      const bool ddr4 = mem.type == "DDR4";
+      const std::string kind = ddr4 ? "DDR4" : "DDR5";
+      if (soldered) {
+        l.fix += fmt::format("; this machine's {} is soldered to the board: it takes a machine "
+                             "with more memory",
+                             *mem.type);
+        l.priced = "a machine with more memory";
       } else {
-        l.priced = "RAM";
+        if (full)
+          l.fix += fmt::format("; all {} DIMM slots hold a module: replace them with larger ones",
+                               *mem.dimm_slots);
+        else if (!mem.type || (*mem.type != "DDR4" && *mem.type != "DDR5"))
+          l.fix += fmt::format("; the board's memory type is {}: priced as DDR5 (a DDR4 board "
+                               "takes DDR4)",
+                               mem.type ? *mem.type : "unknown (SMBIOS is readable by root only)");
+        const double buy_gb = (full ? need : need - static_cast<double>(*has)) / 1e9;
+        l.price = quote(ddr4 ? Part::ram_ddr4 : Part::ram_ddr5, buy_gb);
+        if (l.price && l.price->capacity_gb && *l.price->capacity_gb > 0) {
+          l.quantity = static_cast<int>(std::ceil(buy_gb / *l.price->capacity_gb));
+          l.priced = fmt::format("{}x {:g} GB {} kit", l.quantity, *l.price->capacity_gb, kind);
+        } else {
+          l.priced = kind + " RAM";
+        }
       }
     }
     a.lines.push_back(l);

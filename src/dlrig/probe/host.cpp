@@ -5,11 +5,13 @@
 #include "dlrig/probe/parse.hpp"
 #include "dlrig/probe/probe.hpp"
 #include "dlrig/probe/read.hpp"
+#include "dlrig/probe/smbios.hpp"
 
 #include <fmt/format.h>
 #include <sys/utsname.h>
 
 #include <algorithm>
+#include <set>
 
 namespace dlrig {
 
@@ -126,7 +128,45 @@ void probe_cpu(const ProbeContext &ctx, CpuInfo &cpu) {
              "no NUMA node directories (kernel without NUMA support)");
 }
 
+// The memory type and DIMM slots from the SMBIOS type-17 records (probe/smbios.hpp).
+void probe_dimms(const ProbeContext &ctx, MemoryInfo &mem) {
+  constexpr const char *kDmi = "/sys/firmware/dmi/entries";
+  const auto dimms = probe::read_dimms(ctx.fs, kDmi);
+  if (dimms.empty()) {
+    // No record listed (VMs, fixtures) leaves the type unknown without a note; listed but
+    // unreadable is the usual non-root case, and says so.
+    for (const auto &name : ctx.fs.list(kDmi))
+      if (name.rfind("17-", 0) == 0) {
+        ctx.note("host.memory.type", std::string(kDmi) + "/17-*/raw",
+                 "the memory-device records are readable by root only");
+        break;
+      }
+    return;
+  }
+  mem.dimm_slots = static_cast<int>(dimms.size());
+  int installed = 0;
+  std::set<std::string> types;
+  bool unstated = false;
+  for (const auto &d : dimms) {
+    if (!d.installed)
+      continue;
+    ++installed;
+    if (d.memory_type)
+      types.insert(*d.memory_type);
+    else
+      unstated = true;
+  }
+  mem.dimms_installed = installed;
+  if (types.size() == 1 && !unstated)
+    mem.type = *types.begin();
+  else if (installed > 0)
+    ctx.note("host.memory.type", std::string(kDmi) + "/17-*/raw",
+             types.size() > 1 ? "the installed modules are of different types"
+                              : "a module's record does not state its type");
+}
+
 void probe_memory(const ProbeContext &ctx, MemoryInfo &mem) {
+  probe_dimms(ctx, mem);
   auto m =
       read_parsed(ctx, "/proc/meminfo", "host.memory", probe::parse_meminfo, IfMissing::note());
   if (!m)

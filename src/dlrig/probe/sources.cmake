@@ -10,6 +10,7 @@ list(APPEND DLRIG_SOURCES
   probe/probe.cpp
   probe/read.cpp
   probe/slots.cpp
+  probe/smbios.cpp
   probe/software.cpp
   probe/software_cuda.cpp
   probe/software_env.cpp

@@ -17,7 +17,8 @@ namespace {
 // A type-17 record of SMBIOS 3.x layout (0x28 bytes formatted), then its strings.
 std::vector<std::uint8_t> type17(std::uint16_t size_mb, std::uint16_t speed,
                                  std::uint16_t configured, const std::string &device,
-                                 const std::string &bank, std::uint16_t width = 64) {
+                                 const std::string &bank, std::uint16_t width = 64,
+                                 std::uint8_t type = 0x22) {
   std::vector<std::uint8_t> r(0x28, 0);
   r[0] = 17;
   r[1] = 0x28;
@@ -30,6 +31,7 @@ std::vector<std::uint8_t> type17(std::uint16_t size_mb, std::uint16_t speed,
   put(0x0C, size_mb);
   r[0x10] = 1; // device locator: string 1
   r[0x11] = 2; // bank locator: string 2
+  r[0x12] = type;
   put(0x15, speed);
   put(0x20, configured);
   for (const auto &s : {device, bank}) {
@@ -49,6 +51,10 @@ TEST(Dram, ParsesType17Fields) {
   EXPECT_EQ(d->configured_mts, 4400); // the configured speed wins over the rated one
   EXPECT_EQ(d->data_width_bits, 64);
   EXPECT_EQ(d->channel, "p0 channel a");
+  EXPECT_EQ(d->memory_type, "DDR5");
+  EXPECT_EQ(parse_type17(type17(8192, 3200, 3200, "A1", "B", 64, 0x1A))->memory_type, "DDR4");
+  EXPECT_EQ(parse_type17(type17(8192, 6400, 6400, "A1", "B", 64, 0x23))->memory_type, "LPDDR5");
+  EXPECT_FALSE(parse_type17(type17(8192, 3200, 3200, "A1", "B", 64, 0x02))->memory_type); // Unknown
   auto empty = parse_type17(type17(0, 0, 0, "DIMM_B1", "P0 CHANNEL B"));
   ASSERT_TRUE(empty);
   EXPECT_FALSE(empty->installed);
@@ -151,7 +157,7 @@ TEST(Dram, ReadsEntriesFromAFolder) {
   auto rec = type17(8192, 2666, 2666, "ChannelB-DIMM0", "BANK 2");
   std::ofstream(root / "17-0" / "raw", std::ios::binary)
       .write(reinterpret_cast<const char *>(rec.data()), static_cast<std::streamsize>(rec.size()));
-  auto dimms = read_dimms(root.string());
+  auto dimms = probe::read_dimms(Sysroot(root.string()), "/");
   std::filesystem::remove_all(root);
   ASSERT_EQ(dimms.size(), 1u);
   EXPECT_EQ(dimms[0].channel, "channel b");

@@ -385,6 +385,30 @@ TEST(TimeOps, PythonTanhGeluRunsItsEagerKernels) {
   EXPECT_DOUBLE_EQ(find(ops, Phase::forward, "MLP activation")->kernels, 1);
 }
 
+// transformers' "quick_gelu" (CLIP) is input * sigmoid(1.702 * input): three kernels forward (7
+// elements of traffic), five backward (14), 16-bit under autocast.
+TEST(TimeOps, QuickGeluRunsItsEagerKernels) {
+  auto model = test::gpt2();
+  model.arch.layers = 1;
+  model.arch.extra["activation_function"] = "quick_gelu";
+  fit::Run run;
+  run.batch = 2;
+  run.seq = 256;
+  run.precision = Precision::fp16_amp;
+  const double T = 512, I = 3072, a = 2;
+  auto ops = train_ops(model, run);
+  const Op *fwd = find(ops, Phase::forward, "MLP activation");
+  const Op *bwd = find(ops, Phase::backward, "MLP activation.grad");
+  ASSERT_NE(fwd, nullptr);
+  ASSERT_NE(bwd, nullptr);
+  EXPECT_DOUBLE_EQ(fwd->bytes, T * I * 7 * a);
+  EXPECT_DOUBLE_EQ(fwd->kernels, 3);
+  EXPECT_DOUBLE_EQ(bwd->bytes, T * I * 14 * a);
+  EXPECT_DOUBLE_EQ(bwd->kernels, 5);
+  run.kernels = Kernels::fused;
+  EXPECT_DOUBLE_EQ(find(train_ops(model, run), Phase::forward, "MLP activation")->kernels, 1);
+}
+
 // A linear layer whose features are not a multiple of 16 bytes of its elements (GPT-2's 50257-wide
 // LM head in bf16) runs cuBLAS's align1 kernels at 0.157 of the aligned rate (measured on an
 // H200); the tokens are no operand's leading dimension, so an odd token count changes nothing, and

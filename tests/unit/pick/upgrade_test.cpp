@@ -164,6 +164,13 @@ TEST(PickUpgrade, ASecondGpuGoesInAFreeSlotNamedWithItsWidth) {
   ASSERT_EQ(a.free_slots->size(), 1u);
   EXPECT_EQ(a.free_slots->front().name, "2");
   EXPECT_EQ(a.slot_check, "1 of 2 PCI slots free: slot 2 (x4, PCIe 16 GT/s)");
+  // Two 450 W cards: 900 + 300 CPU + 150 = 1350 W sustained; their 3x excursions within the
+  // PSU's 2x: (2700 + 450) / 2 = 1575 W, rounded up to 1600 W.
+  EXPECT_NE(speed->fix.find("; the PSU must then deliver at least 1600 W (2 x 450 W GPU + 300 W "
+                            "CPU + 150 W the rest, ATX 3.x; https://"),
+            std::string::npos)
+      << speed->fix;
+  EXPECT_NE(speed->fix.find("check its label, software cannot read it"), std::string::npos);
 }
 
 TEST(PickUpgrade, NoSecondGpuWhenEverySlotIsTaken) {
@@ -232,6 +239,65 @@ TEST(PickUpgrade, EachFixPrintsItsPriceAndSourceOrPriceUnknown) {
   // A line with nothing to fix has no price either way.
   UpgradeLine none;
   EXPECT_EQ(price_text(none), "-");
+  // The type was not read (no SMBIOS records): priced as DDR5, and the fix says so.
+  EXPECT_NE(ram->fix.find("the board's memory type is unknown (SMBIOS is readable by root only): "
+                          "priced as DDR5"),
+            std::string::npos)
+      << ram->fix;
+}
+
+// The RAM fix follows the snapshot's SMBIOS records: the board's type is priced, full slots mean
+// replacing the modules (kits for the whole need), soldered LPDDR cannot be added to.
+TEST(PickUpgrade, RamIsPricedForTheBoardsModules) {
+  fit::Run run;
+  run.batch = 256;
+  run.precision = fit::Precision::fp16_amp;
+  auto rq = request(run);
+  const auto res = pick(rq);
+
+  // DDR4 with two of four slots free: 35.5 GB missing -> two 32 GB DDR4 kits ($240 each).
+  auto ddr4 = machine(16e9, 16);
+  ddr4.host.memory.type = "DDR4";
+  ddr4.host.memory.dimm_slots = 4;
+  ddr4.host.memory.dimms_installed = 2;
+  auto a = upgrade_advice(rq, ddr4, res);
+  const auto *ram = part(a, "ram");
+  ASSERT_NE(ram, nullptr);
+  ASSERT_TRUE(ram->limits);
+  ASSERT_TRUE(ram->price);
+  EXPECT_EQ(ram->quantity, 2);
+  EXPECT_EQ(ram->price->amount, 240);
+  EXPECT_NE(price_text(*ram).find("$480 (2x 32 GB DDR4 kit"), std::string::npos)
+      << price_text(*ram);
+  EXPECT_EQ(ram->fix.find("memory type"), std::string::npos) << ram->fix;
+  EXPECT_EQ(ram->fix.find("DIMM slots"), std::string::npos) << ram->fix;
+
+  // DDR5 in both of two slots: the modules are replaced, so the kits cover the whole 51.5 GB ->
+  // one 64 GB kit (where adding would have needed only the missing 35.5 GB).
+  auto full = machine(16e9, 16);
+  full.host.memory.type = "DDR5";
+  full.host.memory.dimm_slots = 2;
+  full.host.memory.dimms_installed = 2;
+  a = upgrade_advice(rq, full, res);
+  ram = part(a, "ram");
+  ASSERT_NE(ram, nullptr);
+  EXPECT_NE(ram->fix.find("all 2 DIMM slots hold a module: replace them with larger ones"),
+            std::string::npos)
+      << ram->fix;
+  ASSERT_TRUE(ram->price);
+  EXPECT_EQ(ram->quantity, 1);
+  EXPECT_EQ(*ram->price->capacity_gb, 64);
+
+  // Soldered LPDDR5: no kit to buy.
+  auto soldered = machine(16e9, 16);
+  soldered.host.memory.type = "LPDDR5";
+  a = upgrade_advice(rq, soldered, res);
+  ram = part(a, "ram");
+  ASSERT_NE(ram, nullptr);
+  EXPECT_NE(ram->fix.find("this machine's LPDDR5 is soldered to the board"), std::string::npos)
+      << ram->fix;
+  EXPECT_FALSE(ram->price);
+  EXPECT_EQ(price_text(*ram), "price unknown (a machine with more memory)");
 }
 
 TEST(PickUpgrade, PartPricesAreConvertedToTheBudgetsCurrency) {

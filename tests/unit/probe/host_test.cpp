@@ -70,6 +70,21 @@ TEST(ProbeHost, DesktopDisks) {
   EXPECT_EQ(eth->kind, "ethernet");
 }
 
+// The SMBIOS memory-device records: the AM4 desktop's two DDR4 modules in four slots; machines
+// whose firmware lists none (the other fixtures, most VMs) leave all three unknown, silently.
+TEST(ProbeHost, MemoryTypeAndSlotsFromSmbios) {
+  auto s = probe_fixture("desktop-rtx4090", probe_host);
+  EXPECT_EQ(s.host.memory.type, "DDR4");
+  EXPECT_EQ(s.host.memory.dimm_slots, 4);
+  EXPECT_EQ(s.host.memory.dimms_installed, 2);
+  EXPECT_FALSE(has_note(s, "host.memory.type"));
+  auto server = probe_fixture("server-8xh100", probe_host);
+  EXPECT_FALSE(server.host.memory.type);
+  EXPECT_FALSE(server.host.memory.dimm_slots);
+  EXPECT_FALSE(server.host.memory.dimms_installed);
+  EXPECT_FALSE(has_note(server, "host.memory.type"));
+}
+
 TEST(ProbeHost, ContainerShm) {
   auto s = probe_fixture("container-shm64", probe_host);
   EXPECT_EQ(s.host.shm.size_bytes, 64ull << 20);
@@ -104,6 +119,8 @@ protected:
     std::ofstream(root / "proc/sys/kernel/osrelease") << "   \n";
     std::ofstream(root / "etc/os-release") << "!!!";
     std::ofstream(root / "sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq") << "fast";
+    // A memory-device record listed without its raw file: what a non-root reader meets.
+    std::filesystem::create_directories(root / "sys/firmware/dmi/entries/17-0");
   }
   void TearDown() override { std::filesystem::remove_all(root); }
   std::filesystem::path root;
@@ -123,8 +140,11 @@ TEST_F(GarbageHost, UnknownWithReasons) {
   EXPECT_FALSE(h.limits.memlock_bytes.soft);
   EXPECT_FALSE(h.shm.size_bytes);
   EXPECT_TRUE(h.mounts.empty());
-  for (const char *f : {"host.memory", "host.cpu", "host.cpu.max_hz", "host.os.kernel_release",
-                        "host.os.distro_id", "host.limits", "host.mounts", "host.hostname"})
+  EXPECT_FALSE(h.memory.type);
+  EXPECT_FALSE(h.memory.dimm_slots);
+  for (const char *f :
+       {"host.memory", "host.cpu", "host.cpu.max_hz", "host.os.kernel_release", "host.os.distro_id",
+        "host.limits", "host.mounts", "host.hostname", "host.memory.type"})
     EXPECT_TRUE(has_note(snap, f)) << f;
 }
 
