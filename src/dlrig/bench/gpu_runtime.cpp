@@ -183,7 +183,7 @@ std::optional<std::string> Runtime::end_configuration() {
   watch_xids();
   for (std::size_t i = 0; i < devices_.size() && i < used_.size(); ++i)
     if (used_[i] && !lost_before_[i] && devices_[i].lost)
-      return *devices_[i].lost + " (while this configuration ran: its result is not kept)";
+      return *devices_[i].lost + "; raised while this configuration ran, so its result is not kept";
   return std::nullopt;
 }
 
