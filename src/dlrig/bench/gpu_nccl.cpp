@@ -164,8 +164,8 @@ const Collective kCollectives[] = {
 
 // details.nccl_algorithm / nccl_protocol (docs/bench.md, "nccl.*"): what `variable` (NCCL_ALGO,
 // NCCL_PROTO) requests for this collective, read after NCCL initialised; `before`: its value
-// before NCCL was loaded. NCCL's own choice per call is not reported (NCCL prints it only at
-// TRACE level, in debug builds), so "chosen_by": "NCCL" means its tuner chose, unseen.
+// before NCCL was loaded. NCCL's own choice per call is not captured (docs/bench.md: it prints it
+// only into its debug log), so "chosen_by": "NCCL" means its tuner chose, unseen.
 Json tuning(const char *variable, const std::optional<std::string> &before, const Collective &c,
             int version) {
   Json j = {{"variable", variable}};
