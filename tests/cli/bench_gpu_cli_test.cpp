@@ -592,6 +592,162 @@ TEST(BenchGpuCli, NcclWrongDataExitsTwoAndAFailedCallFailsThatCollective) {
   EXPECT_EQ(hook.run.exit_code, 2) << hook.run.err;
 }
 
+std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string> &b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+std::vector<std::string> fake_nvml(const std::string &scenario) {
+  return {std::string("DLRIG_NVML_LIBRARY=") + DLRIG_FAKE_NVML,
+          "DLRIG_FAKE_NVML_SCENARIO=" + fixture("fake_cuda/" + scenario)};
+}
+
+// Every collective carries NVML's readings of every GPU taking part, read while it ran: GPU 0 is
+// cool, GPU 1 reports HW thermal slowdown in every reading, so the collective is throttled.
+TEST(BenchGpuCli, NcclRecordsEveryGpusClocksAndFlagsAThrottledOne) {
+  auto g = bench("two_gpus.json", {"nccl"},
+                 with(fake_nccl("nvlink.json"), fake_nvml("nvml_two_h100.json")));
+  ASSERT_EQ(g.run.exit_code, 0) << g.run.err;
+  ASSERT_EQ(g.results.size(), 5u);
+  for (auto &r : g.results) {
+    ASSERT_EQ(r["status"], "measured") << r.dump();
+    const auto &d = r["details"];
+    ASSERT_EQ(d["gpus"].size(), 2u) << d.dump();
+    for (const auto &gpu : d["gpus"]) {
+      const auto &samples = gpu["gpu_state_samples"];
+      ASSERT_TRUE(samples.is_object()) << gpu.dump();
+      // At least one reading, at most one per timed sample (readings closer than StateLog's
+      // interval are skipped).
+      EXPECT_GE(samples["readings"].get<int>(), 1) << gpu.dump();
+      EXPECT_LE(samples["readings"].get<int>(), r["seconds"]["samples"].get<int>()) << r.dump();
+    }
+    const auto &cool = d["gpus"][0], &hot = d["gpus"][1];
+    EXPECT_EQ(cool["gpu"], 0);
+    EXPECT_EQ(cool["gpu_state_samples"]["throttled_readings"], 0);
+    EXPECT_EQ(cool["gpu_state_samples"]["sm_clock_mhz"]["min"], 1980);
+    EXPECT_EQ(cool["gpu_state_samples"]["clocks_event_reasons"], json::array());
+    EXPECT_EQ(cool["throttled"], false);
+    EXPECT_EQ(hot["gpu"], 1);
+    EXPECT_EQ(hot["gpu_state_samples"]["throttled_readings"], hot["gpu_state_samples"]["readings"]);
+    EXPECT_EQ(hot["gpu_state_samples"]["sm_clock_mhz"]["max"], 1275);
+    EXPECT_EQ(hot["gpu_state_samples"]["temperature_c_max"], 91);
+    EXPECT_EQ(hot["gpu_state_samples"]["power_w_max"], 455);
+    EXPECT_EQ(hot["gpu_state_samples"]["clocks_event_reasons"],
+              json::array({"hw_thermal_slowdown"}));
+    EXPECT_EQ(hot["throttled"], true);
+    EXPECT_EQ(d["throttled"], true) << d.dump();
+    EXPECT_NE(d["gpu_state_note"].get<std::string>().find("GPU 1 lowered its clocks"),
+              std::string::npos)
+        << d.dump();
+  }
+  auto table = run_dlrig({"bench", "show", "1", "--db", g.db});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("GPU 1 throttled in"), std::string::npos) << table.out;
+  EXPECT_EQ(table.out.find("GPU 0 throttled in"), std::string::npos) << table.out;
+}
+
+// Without NVML nothing is read: every reading and the throttled flags are null, never 0 or false.
+TEST(BenchGpuCli, NcclWithoutNvmlSaysItsReadingsAreUnknown) {
+  auto g = bench("two_gpus.json", {"nccl.all_reduce"},
+                 with(fake_nccl("nvlink.json"), {"DLRIG_NVML_LIBRARY=libdlrig-absent-nvml.so.1"}));
+  ASSERT_EQ(g.run.exit_code, 0) << g.run.err;
+  const auto &d = g.results.at(0)["details"];
+  ASSERT_EQ(d["gpus"].size(), 2u) << d.dump();
+  for (const auto &gpu : d["gpus"]) {
+    EXPECT_TRUE(gpu["gpu_state_samples"].is_null()) << gpu.dump();
+    EXPECT_TRUE(gpu["throttled"].is_null()) << gpu.dump();
+    EXPECT_NE(gpu["gpu_state_note"].get<std::string>().find("NVML"), std::string::npos);
+  }
+  EXPECT_TRUE(d["throttled"].is_null()) << d.dump();
+  EXPECT_NE(d["gpu_state_note"].get<std::string>().find("libdlrig-absent-nvml"), std::string::npos)
+      << d.dump();
+}
+
+// An Xid NVML raises while a GPU's last configuration runs (no later configuration would read
+// it) fails that configuration naming the Xid, and dlrig exits 2; the other GPU's result stays.
+TEST(BenchGpuCli, AnXidDuringAGpusLastConfigurationFailsIt) {
+  auto g = bench("two_gpus.json", {"gpu.memory.copy"}, fake_nvml("nvml_two_h100_xid.json"));
+  EXPECT_EQ(g.run.exit_code, 2) << g.run.err;
+  ASSERT_EQ(g.results.size(), 2u) << g.results.dump();
+  EXPECT_EQ(g.results.at(0)["config"].get<std::string>().rfind("gpu0", 0), 0u);
+  EXPECT_EQ(g.results.at(0)["status"], "measured") << g.results.dump();
+  const auto &last = g.results.at(1);
+  EXPECT_EQ(last["config"].get<std::string>().rfind("gpu1", 0), 0u);
+  EXPECT_EQ(last["status"], "failed") << last.dump();
+  EXPECT_NE(last["reason"].get<std::string>().find("GPU 1 (NVIDIA H100 80GB HBM3) failed"),
+            std::string::npos)
+      << last.dump();
+  EXPECT_NE(last["reason"].get<std::string>().find("NVML reported Xid 79"), std::string::npos)
+      << last.dump();
+  EXPECT_NE(g.run.err.find("bench: GPU fault: GPU 1 (NVIDIA H100 80GB HBM3) failed and is not "
+                           "used again in this run: NVML reported Xid 79"),
+            std::string::npos)
+      << g.run.err;
+  // The same run without the Xid measures both.
+  auto calm = bench("two_gpus.json", {"gpu.memory.copy"}, fake_nvml("nvml_two_h100.json"));
+  EXPECT_EQ(calm.run.exit_code, 0) << calm.run.err;
+}
+
+// The same for a collective: the Xid one rank's GPU raises while it runs fails it, and the
+// collectives after it are skipped (one GPU is left).
+TEST(BenchGpuCli, AnXidDuringACollectiveFailsIt) {
+  auto g = bench("two_gpus.json", {"nccl.all_reduce", "nccl.all_gather"},
+                 with(fake_nccl("nvlink.json"), fake_nvml("nvml_two_h100_xid.json")));
+  EXPECT_EQ(g.run.exit_code, 2) << g.run.err;
+  auto ar = *result(g, "nccl.all_reduce");
+  EXPECT_EQ(ar["status"], "failed") << ar.dump();
+  EXPECT_NE(ar["reason"].get<std::string>().find("NVML reported Xid 79"), std::string::npos)
+      << ar.dump();
+  auto ag = *result(g, "nccl.all_gather");
+  EXPECT_EQ(ag["status"], "skipped") << ag.dump();
+  EXPECT_NE(g.run.err.find("bench: GPU fault: GPU 1"), std::string::npos) << g.run.err;
+}
+
+// NCCL_ALGO / NCCL_PROTO as NCCL reads them, per collective; unset: NCCL chose (null, never a
+// guess); a value NCCL's configuration file set is told apart from the environment's.
+TEST(BenchGpuCli, NcclRecordsTheAlgorithmAndProtocolRequested) {
+  auto free = bench("two_gpus.json", {"nccl.all_reduce"}, fake_nccl("nvlink.json"));
+  ASSERT_EQ(free.run.exit_code, 0) << free.run.err;
+  const auto &fd = free.results.at(0)["details"];
+  EXPECT_EQ(fd["nccl_algorithm"], json({{"variable", "NCCL_ALGO"},
+                                        {"setting", nullptr},
+                                        {"set_in", nullptr},
+                                        {"requested", nullptr},
+                                        {"chosen_by", "NCCL"}}))
+      << fd.dump();
+  EXPECT_TRUE(fd["nccl_protocol"]["requested"].is_null());
+  EXPECT_EQ(fd["nccl_protocol"]["chosen_by"], "NCCL");
+
+  // NCCL 2.27 (tuned.json): per-function entries; NCCL_PROTO comes from the configuration file.
+  auto g = bench("two_gpus.json", {"nccl"},
+                 with(fake_nccl("tuned.json"), {"NCCL_ALGO=Ring;allreduce:Tree"}));
+  ASSERT_EQ(g.run.exit_code, 0) << g.run.err;
+  const auto &ar = result(g, "nccl.all_reduce")->at("details");
+  EXPECT_EQ(ar["nccl_algorithm"]["requested"], "Tree") << ar.dump();
+  EXPECT_EQ(ar["nccl_algorithm"]["chosen_by"], "NCCL_ALGO");
+  EXPECT_EQ(ar["nccl_algorithm"]["setting"], "Ring;allreduce:Tree");
+  EXPECT_EQ(ar["nccl_algorithm"]["set_in"], "environment");
+  EXPECT_EQ(result(g, "nccl.broadcast")->at("details")["nccl_algorithm"]["requested"], "Ring");
+  EXPECT_EQ(ar["nccl_protocol"]["requested"], "Simple");
+  EXPECT_NE(ar["nccl_protocol"]["set_in"].get<std::string>().find("configuration file"),
+            std::string::npos);
+  const auto &sr = result(g, "nccl.sendrecv")->at("details");
+  EXPECT_TRUE(sr["nccl_algorithm"]["requested"].is_null()) << sr.dump();
+  EXPECT_TRUE(sr["nccl_algorithm"]["chosen_by"].is_null()) << sr.dump();
+  auto table = run_dlrig({"bench", "show", "1", "--db", g.db});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("NCCL_ALGO Tree; NCCL_PROTO Simple"), std::string::npos) << table.out;
+
+  // NCCL 2.21 (nvlink.json) reads one list for every function: a per-function entry is not
+  // understood, so what it requests is unknown (null), not guessed.
+  auto old = bench("two_gpus.json", {"nccl.all_reduce"},
+                   with(fake_nccl("nvlink.json"), {"NCCL_ALGO=allreduce:Tree"}));
+  const auto &od = old.results.at(0)["details"]["nccl_algorithm"];
+  EXPECT_TRUE(od["requested"].is_null()) << od.dump();
+  EXPECT_TRUE(od["chosen_by"].is_null()) << od.dump();
+  EXPECT_NE(od["note"].get<std::string>().find("not understood"), std::string::npos);
+}
+
 TEST(BenchGpuCli, FitUsesTheStoredGemmRateAndSaysSo) {
   auto home = scratch("xdg-gemm");
   std::filesystem::remove_all(home);

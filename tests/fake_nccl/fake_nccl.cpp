@@ -12,9 +12,10 @@
 //
 // Scenario keys: "version" (ncclGetVersion's code, 22109 = 2.21.9), "busbw_gbs" {collective: GB/s}
 // for all_reduce, all_gather, reduce_scatter, broadcast, sendrecv; "wrong" [collectives whose
-// output is off by one]; "errors" {symbol: ncclResult_t}. It fails closed: no or an unreadable
-// scenario fails ncclCommInitAll; a collective without a rate is ncclInvalidUsage; a buffer that
-// is not the rank's GPU memory is ncclInvalidArgument.
+// output is off by one]; "errors" {symbol: ncclResult_t}; "conf" {variable: value} set at
+// ncclCommInitAll unless the environment has it (NCCL's configuration files). It fails closed: no
+// or an unreadable scenario fails ncclCommInitAll; a collective without a rate is ncclInvalidUsage;
+// a buffer that is not the rank's GPU memory is ncclInvalidArgument.
 #include "dlrig/platform/nccl_entry_points.hpp"
 
 #include "fake_common/fake_library.hpp"
@@ -312,6 +313,11 @@ Result comm_init_all(Comm *comms, int count, const int *devices) {
   FAKE_ENTER();
   if (!comms || count <= 0 || !devices)
     return kInvalidArgument;
+  // "conf" {variable: value}: what NCCL's configuration files would set as it initialises
+  // (setenv without overwriting: the environment wins, as in NCCL's src/misc/param.cc).
+  if (const json *conf = find(state().scenario, {"conf"}))
+    for (const auto &[name, value] : conf->items())
+      setenv(name.c_str(), value.get<std::string>().c_str(), 0);
   auto *clique = new Clique; // lives as long as its communicators (dlrig keeps them)
   for (int r = 0; r < count; ++r) {
     auto *c = new FakeComm{clique, r, devices[r]};

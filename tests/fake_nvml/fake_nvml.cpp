@@ -11,7 +11,8 @@
 //
 // Readings that change over time: a scalar given as an array is a sequence, one element per call
 // (the last repeats), and a GPU with "lost_after_calls" answers GPU_IS_LOST once it has answered
-// that many calls, as DCGM's NVML injection does. A GPU's "timeline" changes it with time: a list
+// that many calls, as DCGM's NVML injection does; "raise_xid_on" {symbol: xid} raises the Xid at
+// the GPU's first call of that symbol. A GPU's "timeline" changes it with time: a list
 // of frames, each {"ms": how long it lasts, "set": {keys of the GPU merged over what came before
 // (JSON merge patch: null removes a key)}, "xid": an Xid event raised as the frame starts,
 // "lost": true (the GPU falls off the bus)}, counted from nvmlInit; the last frame lasts. Events
@@ -56,6 +57,7 @@ struct FakeGpu {
   bool lost = false;                            // a frame said "lost"
   std::deque<unsigned long long> xids;          // raised, not yet waited for
   bool registered = false;                      // with the event set
+  std::set<std::string> raised_on;              // "raise_xid_on" symbols already called
 };
 
 // Where a sequence is: the element of the current call.
@@ -167,6 +169,11 @@ Return enter_gpu(FakeGpu &g) {
   if (g.lost || (g.lost_after && g.calls >= *g.lost_after))
     return kErrorGpuIsLost;
   ++g.calls;
+  // "raise_xid_on": {symbol: xid}: the GPU's first call of that symbol raises the Xid, as a fault
+  // that comes while the caller reads the GPU during its work.
+  if (const json *xid = find(g.spec, {"raise_xid_on", g_symbol});
+      xid && g.raised_on.insert(g_symbol).second)
+    g.xids.push_back(number(*xid));
   if (const json *forced = find(g.spec, {"errors", g_symbol}))
     return static_cast<Return>(number(*forced));
   return kSuccess;

@@ -63,6 +63,12 @@ public:
   // last call (every GPU registered on the first one): a GPU with an Xid is marked lost, so its
   // remaining configurations are skipped, the results so far kept and the fault reported.
   Device &use(int ordinal);
+  // One configuration's bracket (watching_faults): begin_configuration() reads the Xids raised so
+  // far and forgets which GPUs were used; end_configuration() reads them once more and returns why
+  // the configuration fails: a GPU it used (use()) was lost while it ran (an Xid, a sticky error),
+  // so an Xid raised during a GPU's last configuration is seen too. nullopt when none was.
+  void begin_configuration();
+  std::optional<std::string> end_configuration();
   // The kernel `name` of the embedded PTX on this device (the module is JIT-compiled on first
   // use); throws with the JIT log when it does not load.
   cuda::Function kernel(Device &d, const char *name);
@@ -90,7 +96,13 @@ private:
   std::optional<std::string> no_devices_;
   std::unique_ptr<nvml::XidEvents> xids_; // null until the first use(), or without NVML events
   bool xids_opened_ = false;
+  std::vector<bool> used_, lost_before_; // per device, since begin_configuration()
 };
+
+// The GPU families' benchmarks with their run bracketed by begin/end_configuration(): a
+// configuration during which a GPU it used raised an Xid (or was lost) fails naming it, even when
+// no later configuration would have read the event.
+std::vector<Benchmark> watching_faults(std::vector<Benchmark> benchmarks);
 
 // Shorthand: cuda::call on the process's driver, entry point by field name.
 #define DLRIG_CU(field, ...)                                                                       \
@@ -228,7 +240,8 @@ std::vector<std::string> faults();
 // temperature_c_max, power_w_max, clocks_event_reasons (every reason seen)}, throttled (a reading
 // with a reason that lowers the clock: heat, a hardware slowdown) and gpu_state_note. A reading
 // is nvml::clock_sample (five quick calls); the interval keeps them off passes of microseconds.
-// Constructing one makes it the thread's current log; at most one is current.
+// Constructing one makes it the thread's current log; at most one is current. Several may live at
+// once (one per GPU of a collective, read() called directly) and end in any order.
 class StateLog {
 public:
   explicit StateLog(const Device &d);
@@ -290,6 +303,22 @@ std::optional<Expectation> gemm_expectation(const std::string &precision,
                                             std::optional<double> peak,
                                             const std::string &rate_unit, double m, double n,
                                             double k);
+
+// What NCCL_ALGO or NCCL_PROTO (`setting`, the text NCCL reads) requests for one collective
+// (`function`, NCCL's name: "AllReduce", "AllGather", "ReduceScatter", "Broadcast"), parsed as
+// NCCL's tuner parses it (src/graph/tuning.cc, parseList): from NCCL 2.24 (`version` code >=
+// 22400) a list for every function first, then "function:list" entries separated by ';', each
+// replacing the list of its function; before 2.24 one list for every function. A list is names
+// separated by ',', a leading '^' meaning "all but these"; it is returned as written, so
+// `requested` nullopt means that NCCL chooses freely for this function. `understood` false (and
+// `requested` nullopt) when the text is not of that shape: a "function:" entry with an older or
+// unknown version (0), an entry after the first without a function, an unknown function, an
+// empty list. Pure.
+struct NcclRequest {
+  std::optional<std::string> requested;
+  bool understood = true;
+};
+NcclRequest nccl_request(std::string_view setting, std::string_view function, int version);
 
 // The device for a configuration's first parameter, checked: throws when lost.
 Device &device_for(const Config &c, std::size_t param = 0);

@@ -725,19 +725,14 @@ Benchmark p2p(bool bidir) {
 } // namespace
 
 std::vector<Benchmark> gpu_benchmarks() {
-  return {memory(MemKernel::copy, "copy",
-                 "device-to-device copy (cuMemcpyDtoDAsync), read + write bytes counted"),
-          memory(MemKernel::triad, "triad", "STREAM triad kernel a = b + s*c on doubles"),
-          memory(MemKernel::sm_copy, "sm_copy", "SM-driven copy kernel (16-byte words)"),
-          transfer(Dir::h2d, true),
-          transfer(Dir::h2d, false),
-          transfer(Dir::d2h, true),
-          transfer(Dir::d2h, false),
-          transfer(Dir::bidir, true),
-          launch_bench(false),
-          launch_bench(true),
-          p2p(false),
-          p2p(true)};
+  return gpu::watching_faults(
+      {memory(MemKernel::copy, "copy",
+              "device-to-device copy (cuMemcpyDtoDAsync), read + write bytes counted"),
+       memory(MemKernel::triad, "triad", "STREAM triad kernel a = b + s*c on doubles"),
+       memory(MemKernel::sm_copy, "sm_copy", "SM-driven copy kernel (16-byte words)"),
+       transfer(Dir::h2d, true), transfer(Dir::h2d, false), transfer(Dir::d2h, true),
+       transfer(Dir::d2h, false), transfer(Dir::bidir, true), launch_bench(false),
+       launch_bench(true), p2p(false), p2p(true)});
 }
 
 } // namespace dlrig::bench

@@ -606,7 +606,7 @@ std::vector<Benchmark> gpu_gemm_benchmarks() {
   std::vector<Benchmark> out;
   for (const Precision &p : kPrecisions)
     out.push_back(gemm_bench(p));
-  return out;
+  return gpu::watching_faults(std::move(out));
 }
 
 } // namespace dlrig::bench

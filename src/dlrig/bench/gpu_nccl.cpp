@@ -7,17 +7,75 @@
 // Formulas: nccl-tests' (benchmarking.md §1.3): algbw = S / t with S the bytes nccl-tests counts
 // for the collective, busbw = algbw x 2(n-1)/n (all_reduce), (n-1)/n (all_gather,
 // reduce_scatter), 1 (broadcast, sendrecv). The rate the harness keeps is busbw; algbw is in the
-// details.
+// details. NVML's clocks, power, temperature and clock-event reasons are read for every rank's GPU
+// once per sample while the operations run (StateLog, as the other GPU families); the algorithm
+// and protocol NCCL_ALGO / NCCL_PROTO request are recorded per collective (nccl_request).
 #include "dlrig/bench/gpu.hpp"
+#include "dlrig/core/text.hpp"
 #include "dlrig/platform/nccl.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <memory>
 
 namespace dlrig::bench {
+
+namespace gpu {
+namespace {
+// Pieces of `text` between `sep`s, empty ones dropped (strtok's view, as NCCL splits).
+std::vector<std::string_view> pieces(std::string_view text, char sep) {
+  std::vector<std::string_view> out;
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    std::size_t end = std::min(text.find(sep, at), text.size());
+    if (end > at)
+      out.push_back(text.substr(at, end - at));
+    at = end + 1;
+  }
+  return out;
+}
+
+bool same_name(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+} // namespace
+
+NcclRequest nccl_request(std::string_view setting, std::string_view function, int version) {
+  const NcclRequest unknown{std::nullopt, false};
+  // NCCL's ncclFuncStr (src/init.cc): the functions its tuner chooses for.
+  static constexpr std::string_view kFunctions[] = {"Broadcast", "Reduce", "AllGather",
+                                                    "ReduceScatter", "AllReduce"};
+  const auto entries = pieces(setting, ';');
+  if (entries.empty())
+    return unknown; // NCCL 2.24 keeps its defaults, older versions disable everything
+  const bool prefixes = version >= 22400; // NCCL 2.24.3 added "function:list" entries
+  if (!prefixes)
+    return setting.find_first_of(":;") == std::string_view::npos
+               ? NcclRequest{std::string(setting), true}
+               : unknown;
+  NcclRequest out;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const auto parts = pieces(entries[i], ':');
+    if (parts.empty() || parts.size() > 2 || (parts.size() == 1 && i > 0))
+      return unknown;
+    const bool all = parts.size() == 1;
+    if (!all && std::none_of(std::begin(kFunctions), std::end(kFunctions),
+                             [&](std::string_view f) { return same_name(f, parts[0]); }))
+      return unknown;
+    if (all || same_name(parts[0], function))
+      out.requested = std::string(parts.back());
+  }
+  return out;
+}
+} // namespace gpu
+
 namespace {
 
 using namespace gpu;
@@ -27,13 +85,28 @@ struct Nccl {
   std::vector<int> devices;          // the GPUs the communicators span, in rank order
   std::vector<nccl::Comm> comms;     // one per rank; empty until first use
   std::optional<std::string> failed; // ncclCommInitAll's failure, kept for later benchmarks
+  // NCCL_ALGO and NCCL_PROTO in the environment before NCCL was loaded: NCCL adds what its
+  // configuration files set (setenv without overwriting) when it initialises, so a value there
+  // only afterwards came from such a file.
+  std::optional<std::string> algo_env, proto_env;
 };
+
+std::optional<std::string> env_text(const char *name) {
+  const char *v = std::getenv(name);
+  return v ? std::optional<std::string>(v) : std::nullopt;
+}
 
 Nccl &nccl_lib(const Context &ctx) {
   static Nccl *n = [&] {
+    auto algo = env_text("NCCL_ALGO"), proto = env_text("NCCL_PROTO");
     const char *env = std::getenv("DLRIG_NCCL_LIBRARY");
     auto override_path = env && *env ? std::optional<std::string>(env) : std::nullopt;
-    return new Nccl{nccl::Library::open(nccl::candidates(ctx.snapshot, override_path)), {}, {}, {}};
+    return new Nccl{nccl::Library::open(nccl::candidates(ctx.snapshot, override_path)),
+                    {},
+                    {},
+                    {},
+                    algo,
+                    proto};
   }();
   return *n;
 }
@@ -79,14 +152,49 @@ enum class Op { all_reduce, all_gather, reduce_scatter, broadcast, sendrecv };
 struct Collective {
   Op op;
   const char *name, *what;
+  const char *function; // NCCL's name in NCCL_ALGO / NCCL_PROTO; nullptr: none (send/receive)
 };
 const Collective kCollectives[] = {
-    {Op::all_reduce, "all_reduce", "ncclAllReduce (sum, float32)"},
-    {Op::all_gather, "all_gather", "ncclAllGather (float32)"},
-    {Op::reduce_scatter, "reduce_scatter", "ncclReduceScatter (sum, float32)"},
-    {Op::broadcast, "broadcast", "ncclBroadcast from rank 0 (float32)"},
-    {Op::sendrecv, "sendrecv", "ncclSend/ncclRecv to the next rank in a ring (float32)"},
+    {Op::all_reduce, "all_reduce", "ncclAllReduce (sum, float32)", "AllReduce"},
+    {Op::all_gather, "all_gather", "ncclAllGather (float32)", "AllGather"},
+    {Op::reduce_scatter, "reduce_scatter", "ncclReduceScatter (sum, float32)", "ReduceScatter"},
+    {Op::broadcast, "broadcast", "ncclBroadcast from rank 0 (float32)", "Broadcast"},
+    {Op::sendrecv, "sendrecv", "ncclSend/ncclRecv to the next rank in a ring (float32)", nullptr},
 };
+
+// details.nccl_algorithm / nccl_protocol (docs/bench.md, "nccl.*"): what `variable` (NCCL_ALGO,
+// NCCL_PROTO) requests for this collective, read after NCCL initialised; `before`: its value
+// before NCCL was loaded. NCCL's own choice per call is not captured (docs/bench.md: it prints it
+// only into its debug log), so "chosen_by": "NCCL" means its tuner chose, unseen.
+Json tuning(const char *variable, const std::optional<std::string> &before, const Collective &c,
+            int version) {
+  Json j = {{"variable", variable}};
+  const auto now = env_text(variable);
+  if (!now) {
+    j.update(
+        {{"setting", nullptr}, {"set_in", nullptr}, {"requested", nullptr}, {"chosen_by", "NCCL"}});
+    return j;
+  }
+  j["setting"] = *now;
+  j["set_in"] = before ? "environment"
+                       : "an NCCL configuration file (NCCL_CONF_FILE or ~/.nccl.conf, or "
+                         "/etc/nccl.conf)";
+  if (!c.function) {
+    j.update({{"requested", nullptr}, {"chosen_by", nullptr}});
+    j["note"] = fmt::format("{} names only Broadcast, Reduce, AllGather, ReduceScatter and "
+                            "AllReduce: whether it applies to send/receive is not known",
+                            variable);
+    return j;
+  }
+  const NcclRequest r = nccl_request(*now, c.function, version);
+  j["requested"] = r.requested ? Json(*r.requested) : Json(nullptr);
+  j["chosen_by"] = !r.understood ? Json(nullptr) : r.requested ? Json(variable) : Json("NCCL");
+  if (!r.understood)
+    j["note"] = fmt::format("{}={} is not understood here (NCCL {}): what it requests for {} is "
+                            "unknown",
+                            variable, *now, nccl::version_text(version), c.function);
+  return j;
+}
 
 // nccl-tests' busbw factor for n ranks (benchmarking.md §1.3, nccl-tests doc/PERFORMANCE.md).
 double bus_factor(Op op, int n) {
@@ -152,11 +260,13 @@ Outcome run(const Collective &c, const Config &cfg, const Context &ctx, Sampler 
     std::unique_ptr<DeviceBuffer> send, recv;
     std::unique_ptr<Stream> stream;
     std::unique_ptr<Event> start, end;
+    std::unique_ptr<StateLog> log; // NVML's readings of this GPU while the samples run
   };
   std::vector<Rank> rank(static_cast<std::size_t>(ranks));
   for (int r = 0; r < ranks; ++r) {
     Rank &k = rank[static_cast<std::size_t>(r)];
     k.device = &rt.use(n.devices[static_cast<std::size_t>(r)]);
+    k.log = std::make_unique<StateLog>(*k.device);
     rt.guarded(*k.device, [&] {
       k.send = std::make_unique<DeviceBuffer>(send_n * 4);
       k.recv = std::make_unique<DeviceBuffer>(recv_n * 4);
@@ -223,6 +333,9 @@ Outcome run(const Collective &c, const Config &cfg, const Context &ctx, Sampler 
       rt.use(k.device->ordinal);
       DLRIG_CU(event_record, k.end->get(), k.stream->get());
     }
+    // NVML's view of every GPU while the operations run.
+    for (const Rank &k : rank)
+      k.log->read();
     double slowest = 0;
     for (const Rank &k : rank) {
       rt.use(k.device->ordinal);
@@ -285,8 +398,17 @@ Outcome run(const Collective &c, const Config &cfg, const Context &ctx, Sampler 
   const Summary sum = summarize(s.samples());
   const auto &lib = nccl_lib(ctx).lib;
   Json gpus = Json::array();
-  for (const Rank &k : rank)
-    gpus.push_back({{"gpu", k.device->ordinal}, {"name", k.device->name}});
+  std::vector<std::string> hot;       // the GPUs that lowered their clocks
+  bool unknown = false, read = false; // a GPU whose throttling NVML could not say; any reading
+  for (const Rank &k : rank) {
+    Json g = {{"gpu", k.device->ordinal}, {"name", k.device->name}};
+    k.log->into(g);
+    if (g["throttled"].is_boolean() && g["throttled"].get<bool>())
+      hot.push_back(fmt::format("GPU {}", k.device->ordinal));
+    unknown |= !g["throttled"].is_boolean();
+    read |= !g["gpu_state_samples"].is_null();
+    gpus.push_back(std::move(g));
+  }
   o.details = {{"collective", c.name},
                {"ranks", ranks},
                {"gpus", gpus},
@@ -300,7 +422,19 @@ Outcome run(const Collective &c, const Config &cfg, const Context &ctx, Sampler 
                {"nccl_version", nccl::version_text(lib.version())},
                {"nccl_library", lib.path()},
                {"nccl_found_in", lib.origin()},
-               {"verified_elements_per_rank", kChecked}};
+               {"verified_elements_per_rank", kChecked},
+               {"nccl_algorithm", tuning("NCCL_ALGO", n.algo_env, c, lib.version())},
+               {"nccl_protocol", tuning("NCCL_PROTO", n.proto_env, c, lib.version())}};
+  // Every GPU's readings are in gpus[]; throttled: one GPU that lowered its clocks slows the
+  // collective (null when NVML could not say for one and none was seen lowering them).
+  o.details["throttled"] = !hot.empty() ? Json(true) : unknown ? Json(nullptr) : Json(false);
+  if (!hot.empty())
+    o.details["gpu_state_note"] =
+        fmt::format("{} lowered {} clocks for heat or a hardware slowdown during the collective "
+                    "(details.gpus): every rank waits for the slowest GPU",
+                    join(hot, " and "), hot.size() == 1 ? "its" : "their");
+  else if (!read)
+    o.details["gpu_state_note"] = gpus.at(0).value("gpu_state_note", "");
   if (sum.n > 0 && sum.median > 0)
     o.details["algbw_gbs_median"] = static_cast<double>(bytes) / sum.median / 1e9;
   return o;
@@ -322,7 +456,7 @@ std::vector<Benchmark> nccl_benchmarks() {
   std::vector<Benchmark> out;
   for (const Collective &c : kCollectives)
     out.push_back(bench_of(c));
-  return out;
+  return gpu::watching_faults(std::move(out));
 }
 
 } // namespace dlrig::bench

@@ -159,6 +159,8 @@ Device &Runtime::use(int ordinal) {
     throw std::runtime_error(fmt::format("no GPU {}", ordinal));
   watch_xids();
   Device &d = devices_[static_cast<std::size_t>(ordinal)];
+  if (static_cast<std::size_t>(ordinal) < used_.size())
+    used_[static_cast<std::size_t>(ordinal)] = true;
   if (d.lost)
     throw Skip(*d.lost);
   guarded(d, [&] {
@@ -167,6 +169,43 @@ Device &Runtime::use(int ordinal) {
     DLRIG_CU(ctx_set_current, d.context);
   });
   return d;
+}
+
+void Runtime::begin_configuration() {
+  watch_xids(); // an Xid raised before this configuration belongs to the one before
+  used_.assign(devices_.size(), false);
+  lost_before_.assign(devices_.size(), false);
+  for (std::size_t i = 0; i < devices_.size(); ++i)
+    lost_before_[i] = devices_[i].lost.has_value();
+}
+
+std::optional<std::string> Runtime::end_configuration() {
+  watch_xids();
+  for (std::size_t i = 0; i < devices_.size() && i < used_.size(); ++i)
+    if (used_[i] && !lost_before_[i] && devices_[i].lost)
+      return *devices_[i].lost + "; raised while this configuration ran, so its result is not kept";
+  return std::nullopt;
+}
+
+std::vector<Benchmark> watching_faults(std::vector<Benchmark> benchmarks) {
+  for (Benchmark &b : benchmarks)
+    b.run = [run = std::move(b.run)](const Config &c, const Context &ctx, Sampler &s) {
+      Runtime &rt = Runtime::get();
+      rt.begin_configuration();
+      Outcome o;
+      try {
+        o = run(c, ctx, s);
+      } catch (const Skip &) {
+        // A GPU lost mid-run (use() found it lost) fails the configuration, not skips it.
+        if (auto why = rt.end_configuration())
+          throw std::runtime_error(*why);
+        throw;
+      }
+      if (auto why = rt.end_configuration())
+        throw std::runtime_error(*why);
+      return o;
+    };
+  return benchmarks;
 }
 
 cuda::Function Runtime::kernel(Device &d, const char *name) {
@@ -566,7 +605,16 @@ StateLog::StateLog(const Device &d) : d_(d), previous_(g_current_log) {
   g_current_log = this;
 }
 StateLog::~StateLog() {
-  g_current_log = previous_;
+  // Logs may end in any order (nccl.* holds one per rank): unlink this one wherever it is.
+  if (g_current_log == this) {
+    g_current_log = previous_;
+    return;
+  }
+  for (StateLog *l = g_current_log; l; l = l->previous_)
+    if (l->previous_ == this) {
+      l->previous_ = previous_;
+      return;
+    }
 }
 
 StateLog *StateLog::current(const Device &d) {

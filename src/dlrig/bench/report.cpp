@@ -49,18 +49,33 @@ std::string num(const std::optional<double> &v, const char *f = "{:.1f}") {
   return v ? fmt::format(fmt::runtime(f), *v) : "n/a";
 }
 
+// "3 of 7" when a GPU's NVML readings (gpu_state_samples) saw it lower its clocks; else "".
+std::string throttled_passes(const Json &holder) {
+  auto samples = holder.find("gpu_state_samples");
+  if (samples == holder.end() || !samples->is_object())
+    return "";
+  const Json &n = (*samples)["throttled_readings"];
+  if (!n.is_number_integer() || n.get<long long>() <= 0)
+    return "";
+  return fmt::format("{} of {}", n.get<long long>(), (*samples)["readings"].get<long long>());
+}
+
 // "throttled in 3 of 7 passes" when NVML saw the GPU lower its clocks for heat or a hardware
-// slowdown during a GPU benchmark (details.gpu_state_samples, details.throttled); else "".
+// slowdown during a GPU benchmark (details.gpu_state_samples, details.throttled); "GPU 1
+// throttled in 3 of 7 passes" for each GPU of a collective (details.gpus[]); else "".
 std::string throttle_note(const Json &details) {
   if (!details.is_object())
     return "";
-  auto samples = details.find("gpu_state_samples");
-  if (samples != details.end() && samples->is_object()) {
-    const Json &n = (*samples)["throttled_readings"];
-    if (n.is_number_integer() && n.get<long long>() > 0)
-      return fmt::format("throttled in {} of {} passes", n.get<long long>(),
-                         (*samples)["readings"].get<long long>());
-  }
+  if (auto passes = throttled_passes(details); !passes.empty())
+    return "throttled in " + passes + " passes";
+  std::string per_gpu;
+  if (auto gpus = details.find("gpus"); gpus != details.end() && gpus->is_array())
+    for (const Json &g : *gpus)
+      if (auto passes = g.is_object() ? throttled_passes(g) : ""; !passes.empty())
+        per_gpu += fmt::format("{}GPU {} throttled in {} passes", per_gpu.empty() ? "" : ", ",
+                               g.value("gpu", -1), passes);
+  if (!per_gpu.empty())
+    return per_gpu;
   auto flag = details.find("throttled");
   return flag != details.end() && flag->is_boolean() && flag->get<bool>() ? "throttled" : "";
 }
@@ -82,6 +97,14 @@ Table results_table(const std::vector<Record> &records) {
                          r.expectation->basis);
     if (auto th = throttle_note(r.details); !th.empty())
       note = note.empty() ? th : note + "; " + th;
+    // The algorithm and protocol NCCL_ALGO / NCCL_PROTO requested for a collective (nccl.*).
+    for (const char *key : {"nccl_algorithm", "nccl_protocol"})
+      if (auto nccl = r.details.find(key); nccl != r.details.end() && nccl->is_object() &&
+                                           nccl->value("requested", Json()).is_string()) {
+        auto text = fmt::format("{} {}", nccl->value("variable", key),
+                                (*nccl)["requested"].get<std::string>());
+        note = note.empty() ? text : note + "; " + text;
+      }
     for (const char *key : {"library_core_selected", "library_note"})
       if (auto lib = r.details.find(key); lib != r.details.end() && lib->is_string())
         note = note.empty() ? lib->get<std::string>() : note + "; " + lib->get<std::string>();

@@ -255,6 +255,40 @@ TEST(GpuBench, GemmFloorIsNoneWhenUnknownOrSmallOrUnmeasured) {
   EXPECT_TRUE(gpu::gemm_expectation("fp16", 989.5, "TFLOP/s", 4096, 4096, 4096));
 }
 
+// NCCL_ALGO / NCCL_PROTO read as NCCL's parseList reads them (src/graph/tuning.cc).
+TEST(GpuBench, NcclRequestReadsTheSettingAsNcclDoes) {
+  using gpu::nccl_request;
+  constexpr int kNew = 22703, kOld = 22109; // NCCL 2.27.3, 2.21.9
+  // One list for every function, in any version, as written ('^' = all but these).
+  for (int v : {kNew, kOld, 0}) {
+    EXPECT_EQ(nccl_request("Ring", "AllReduce", v).requested, "Ring");
+    EXPECT_EQ(nccl_request("^LL128", "Broadcast", v).requested, "^LL128");
+    EXPECT_EQ(nccl_request("Tree,Ring", "AllGather", v).requested, "Tree,Ring");
+  }
+  // NCCL 2.24 on: "function:list" entries replace the list of their function (any case).
+  EXPECT_EQ(nccl_request("ring,collnetdirect;allreduce:tree,collnetdirect;broadcast:ring",
+                         "AllReduce", kNew)
+                .requested,
+            "tree,collnetdirect");
+  EXPECT_EQ(nccl_request("ring;allreduce:tree", "AllGather", kNew).requested, "ring");
+  EXPECT_EQ(nccl_request("ring;ALLREDUCE:tree", "AllReduce", kNew).requested, "tree");
+  auto only_other = nccl_request("broadcast:ring", "AllReduce", kNew);
+  EXPECT_TRUE(only_other.understood);
+  EXPECT_FALSE(only_other.requested); // NCCL chooses for AllReduce
+  // Fails closed: unknown (never a guess) for what NCCL would not read that way.
+  for (auto [text, version] : {std::pair{"allreduce:tree", kOld},
+                               {"allreduce:tree", 0},
+                               {"ring;tree", kNew},
+                               {"sendrecv:ring", kNew},
+                               {"allreduce:tree:ring", kNew},
+                               {"", kNew},
+                               {";", kNew}}) {
+    auto r = nccl_request(text, "AllReduce", version);
+    EXPECT_FALSE(r.understood) << text << " " << version;
+    EXPECT_FALSE(r.requested) << text << " " << version;
+  }
+}
+
 TEST(GpuBench, TooLittleFreeMemoryNamesTheBytesNeededAndFree) {
   gpu::Device d;
   d.ordinal = 1;
