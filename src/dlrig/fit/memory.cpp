@@ -429,9 +429,8 @@ LayerParts layer_parts(const Dims &d, double s, double b, double ab, const Layer
 //    (aten/src/ATen/native/cudnn/MHA.cpp, alloc_with_matching_layout), so transformers'
 //    transpose(1, 2).contiguous() (or reshape) back to [b, s, heads * d] copies nothing: the
 //    Llama, BERT and CLIP listings add up only so. A fused q/k/v projection keeps its own o_proj
-//    input: GPT-2's query is a strided slice of c_attn's output, which is not dense, so cuDNN's
-//    output (empty_like) comes out [b, heads, s, d] and the transpose back copies; Falcon makes its
-//    query contiguous in [b, heads, s, d] before SDPA.
+//    input until a listing shows otherwise (GPT-2's fits it better; Falcon's cannot tell;
+//    docs/fit.md).
 //  - grouped_kv: transformers' sdpa_attention_forward passes grouped K/V unexpanded
 //    (enable_gqa=True, no repeat_kv copy) when use_gqa_in_sdpa holds: torch >= 2.5, no attention
 //    mask (causal, unpadded, shorter than any sliding window; transformers' masking_utils
@@ -439,8 +438,9 @@ LayerParts layer_parts(const Dims &d, double s, double b, double ab, const Layer
 //    SDPA would run its math kernel), for the model types data/model_types.json
 //    "sdpa_grouped_kv" lists since the release it names. Before compute capability 8.0 no fused
 //    kernel takes grouped heads and SDPA runs its math kernel (huggingface/transformers#48633).
-// Both from torch 2.5 (the grouped path's first release; the earlier count is kept before it,
-// where the published per-layer measurements were taken). An unknown torch is a current one; the
+// Both from torch 2.5 (the grouped path's first release; before it the earlier count is kept: no
+// measurement of an earlier release, and the count the published per-layer measurements are
+// compared with, transformer_layer_activation_bytes). An unknown torch is a current one; the
 // snapshot does not record transformers' version, so a release with the grouped path is assumed
 // and said in a note.
 struct SdpaSaved {

@@ -76,8 +76,9 @@ TEST(SdpaSaved, MultiHeadAndUnlistedTypesLoseOnlyTheOProjInput) {
               32 * 4096 * s * b * ab, 2);
 }
 
-// Falcon's new decoder architecture: one fused query_key_value, K/V broadcast to every head by
-// FalconAttention itself and a query made contiguous in [b, heads, s, d]: nothing changes.
+// Falcon's new decoder architecture: K/V broadcast to every head by FalconAttention itself, and
+// one fused query_key_value, which keeps o_proj's own input (no listing shows otherwise): nothing
+// changes.
 TEST(SdpaSaved, FalconKeepsItsCount) {
   auto arch = model::model_from_config(Json{{"model_type", "falcon"},
                                             {"hidden_size", 1024},
