@@ -1,6 +1,9 @@
 #include "dlrig/fit/memory.hpp"
 
 #include "dlrig/core/version.hpp"
+#include "dlrig/model/types.hpp"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
@@ -339,6 +342,10 @@ struct LayerOptions {
   // its own 16-bit cast (Dims::qkv_linears, up_linears).
   bool fp32_stream = false;
   LinearInputs inputs; // which linear inputs are saved (all for full training)
+  // SDPA on a current stack (SdpaSaved below): the output projection's input is the kernel's
+  // saved output, and grouped K/V are saved at their own width instead of repeated.
+  bool sdpa_output_is_o_input = false;
+  bool sdpa_grouped_kv = false;
 };
 
 LayerParts layer_parts(const Dims &d, double s, double b, double ab, const LayerOptions &o) {
@@ -374,12 +381,17 @@ LayerParts layer_parts(const Dims &d, double s, double b, double ab, const Layer
       (blocks - 1) * (in.qkv ? ab * qkv_copies : 0) + (in.mlp ? ab * up_copies : 0);
   p.replicated =
       sbh * (blocks * norm + inputs + (drop ? blocks : 0)) + s * b * in.adapter_width * ab;
-  // Hugging Face's eager and SDPA paths repeat K and V to every query head (repeat_kv) before
-  // the kernel, which then saves the repeated copies; flash-attention takes GQA natively.
-  double kv_saved = attention == Attention::flash ? fkv : fq;
-  double attn = ab * (fq + 2 * kv_saved) + (in.o ? ab * fq : 0); // Q, K, V, o_proj input
+  // Hugging Face's eager path, and its SDPA path without enable_gqa, repeat K and V to every
+  // query head (repeat_kv) before the kernel, which then saves the repeated copies;
+  // flash-attention and SDPA with enable_gqa take the grouped heads as they are.
+  const bool sdpa = attention == Attention::sdpa;
+  double kv_saved = attention == Attention::flash || (sdpa && o.sdpa_grouped_kv) ? fkv : fq;
+  double attn = ab * (fq + 2 * kv_saved); // Q, K, V
   if (attention != Attention::eager)
     attn += ab * fq; // the fused kernel saves its output for backward
+  // o_proj's input: its own tensor, unless it is the SDPA kernel's saved output itself.
+  if (in.o && !(sdpa && o.sdpa_output_is_o_input))
+    attn += ab * fq;
   if (cross_attention)
     attn *= 2;
   double experts = d.experts > 0 ? static_cast<double>(d.experts_per_token) : 1;
@@ -405,6 +417,69 @@ LayerParts layer_parts(const Dims &d, double s, double b, double ab, const Layer
     p.scores = a * s * s * b * per * (cross_attention ? 2 : 1);
   }
   return p;
+}
+
+// What SDPA's fused kernels (flash, memory-efficient, cuDNN) save on a current stack, as the
+// H200 run listed them (torch 2.11, transformers 5.17; tests/data/measured/h200/saved-tensors/):
+//  - output_is_o_input: the output projection's input is the kernel's saved output itself when
+//    the query reaches the kernel dense in [b, s, heads, d] order, as a view of its own q
+//    projection's output (or a rotary embedding's output of it) is. PyTorch's flash and
+//    memory-efficient wrappers return the kernel's [b, s, heads, d] output transposed to
+//    [b, heads, s, d], and cuDNN allocates its output in the query's layout
+//    (aten/src/ATen/native/cudnn/MHA.cpp, alloc_with_matching_layout), so transformers'
+//    transpose(1, 2).contiguous() (or reshape) back to [b, s, heads * d] copies nothing: the
+//    Llama, BERT and CLIP listings add up only so. A fused q/k/v projection keeps its own o_proj
+//    input until a listing shows otherwise (GPT-2's fits it better; Falcon's cannot tell;
+//    docs/fit.md).
+//  - grouped_kv: transformers' sdpa_attention_forward passes grouped K/V unexpanded
+//    (enable_gqa=True, no repeat_kv copy) when use_gqa_in_sdpa holds: torch >= 2.5, no attention
+//    mask (causal, unpadded, shorter than any sliding window; transformers' masking_utils
+//    _ignore_causal_mask_sdpa), key/value head_dim <= 256 (huggingface/transformers#46960; above,
+//    SDPA would run its math kernel), for the model types data/model_types.json
+//    "sdpa_grouped_kv" lists since the release it names. Before compute capability 8.0 no fused
+//    kernel takes grouped heads and SDPA runs its math kernel (huggingface/transformers#48633).
+// Both from torch 2.5 (the grouped path's first release; before it the earlier count is kept: no
+// measurement of an earlier release, and the count the published per-layer measurements are
+// compared with, transformer_layer_activation_bytes). An unknown torch is a current one; the
+// snapshot does not record transformers' version, so a release with the grouped path is assumed
+// and said in a note.
+struct SdpaSaved {
+  bool output_is_o_input = false, grouped_kv = false;
+  std::string since;       // transformers' first release with the grouped path for this model type
+  std::string not_grouped; // why grouped K/V are repeated although the type has the path
+};
+// For training (serving's one-layer working set keeps the count before).
+SdpaSaved sdpa_saved(const model::ModelArch &arch, const Dims &d, const Run &run,
+                     const GpuTarget &gpu) {
+  SdpaSaved r;
+  if (run.attention != Attention::sdpa ||
+      (!run.torch_version.empty() && compare_versions(run.torch_version, "2.5") < 0))
+    return r;
+  r.output_is_o_input = d.qkv_linears > 1;
+  if (d.kv_dim >= d.q_dim || d.heads <= 0)
+    return r;
+  auto since = model::sdpa_grouped_kv_since(arch.hf_model_type);
+  if (!since || !d.causal)
+    return r;
+  r.since = *since;
+  const std::int64_t head_dim = d.q_dim / d.heads;
+  if (head_dim > 256)
+    r.not_grouped = fmt::format("head_dim {} > 256: transformers repeats them (without its check, "
+                                "SDPA runs the math kernel)",
+                                head_dim);
+  else if (arch.sliding_window > 0 && run.seq >= arch.sliding_window)
+    r.not_grouped = fmt::format("the sequence ({}) is not shorter than the sliding window ({}), so "
+                                "transformers builds a mask and repeats them",
+                                run.seq, arch.sliding_window);
+  else if (gpu.cc_major() > 0 && gpu.cc_major() < 8)
+    r.not_grouped = fmt::format(
+        "compute capability {}: no fused SDPA kernel takes grouped heads before 8.0, so "
+        "enable_gqa=True runs the math kernel, which keeps the s^2 scores "
+        "(huggingface/transformers#48633; --attention eager sizes that path)",
+        gpu.compute_capability);
+  else
+    r.grouped_kv = true;
+  return r;
 }
 
 // A CNN's training peak during backward. Backward walks the layers from the classifier down,
@@ -850,6 +925,9 @@ MemoryEstimate estimate_memory(const ModelInput &model, const Run &run, const Gp
       lo.autocast = mixed(run.precision) && !is_zero(run.strategy);
       lo.fp32_stream = lo.autocast && !run.lora();
       lo.inputs = lora_inputs(arch, run);
+      const SdpaSaved sdpa = sdpa_saved(arch, d, run, gpu);
+      lo.sdpa_output_is_o_input = sdpa.output_is_o_input;
+      lo.sdpa_grouped_kv = sdpa.grouped_kv;
       auto one = layer_parts(d, s, b, ab, lo);
       double per_layer = one.replicated + (one.sharded + one.scores) / run.tp;
       LayerOptions lc = lo;
@@ -882,6 +960,29 @@ MemoryEstimate estimate_memory(const ModelInput &model, const Run &run, const Gp
                           "(counted in host memory); two layers' worth stay on the GPU");
       }
       acts = kept + working;
+      if (!sdpa.since.empty() && att == Attention::sdpa) {
+        const double heads = static_cast<double>(d.heads);
+        const double kv_heads =
+            heads * static_cast<double>(d.kv_dim) / static_cast<double>(d.q_dim);
+        if (sdpa.grouped_kv) {
+          LayerOptions rep = lo;
+          rep.sdpa_grouped_kv = false;
+          const double extra =
+              (layer_parts(d, s, b, ab, rep).sharded - one.sharded) / run.tp *
+              (run.checkpointing == Checkpointing::full ? 1 : in_flight * layers_enc);
+          e.notes.push_back(fmt::format(
+              "SDPA with grouped K/V: K and V saved at their {:g} heads, not repeated to all {:g} "
+              "(transformers >= {} with torch >= 2.5 passes enable_gqa=True when it builds no "
+              "attention mask: causal training without padding); the snapshot does not say "
+              "transformers' version, taken as >= {}: an older one or padded batches repeat "
+              "them (+{:.2f} GiB)",
+              kv_heads, heads, sdpa.since, sdpa.since, extra / kGiB));
+        } else if (!sdpa.not_grouped.empty()) {
+          e.notes.push_back(fmt::format("SDPA with grouped K/V: K and V counted repeated to the "
+                                        "{:g} query heads: {}",
+                                        heads, sdpa.not_grouped));
+        }
+      }
       acts += 8 * s * b; // int64 token ids
       if (d.embed_dropout)
         acts += s * b * static_cast<double>(d.hidden); // embedding dropout mask

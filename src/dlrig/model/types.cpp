@@ -531,6 +531,17 @@ std::string kind_of(const Json &v) {
   return "null";
 }
 
+std::optional<std::string> sdpa_grouped_kv_since(std::string_view type) {
+  const Json &t = types_table();
+  if (!t.contains("sdpa_grouped_kv"))
+    return std::nullopt;
+  const Json &since = t.at("sdpa_grouped_kv").at("since");
+  auto it = since.find(std::string(type));
+  if (it == since.end() || !it->is_string())
+    return std::nullopt;
+  return it->get<std::string>();
+}
+
 bool table_knows(std::string_view type) {
   return types_table().at("types").contains(std::string(type));
 }

@@ -1,11 +1,13 @@
 #pragma once
 // The table-driven model types (data/model_types.json) and head classes (data/model_heads.csv):
 // a config.json of a known structure is read through its type's entry, and `architectures[0]`
-// decides the head. Internal to src/dlrig/model (config.cpp calls it).
+// decides the head. Internal to src/dlrig/model (config.cpp calls it), but for the per-type facts
+// fit's memory model reads (sdpa_grouped_kv_since).
 #include "dlrig/core/json.hpp"
 #include "dlrig/core/result.hpp"
 #include "dlrig/model/model.hpp"
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,5 +31,11 @@ Result<ModelArch> model_from_table(const Json &config, const std::string &name,
 // head. Sets pooler, lm_head, mlm_head, cls_dense, num_labels and classifier_bias. An
 // architectures entry that names a head this model type has no row for is an error naming it.
 Result<ModelArch> apply_head(ModelArch m, const Json &config, const std::string &name);
+
+// The first transformers release whose SDPA path hands this model_type's grouped K/V to the kernel
+// unexpanded (enable_gqa=True) where use_gqa_in_sdpa holds (data/model_types.json
+// "sdpa_grouped_kv"); nullopt: its attention repeats K/V to every query head (Falcon) or the type
+// is not listed.
+std::optional<std::string> sdpa_grouped_kv_since(std::string_view type);
 
 } // namespace dlrig::model
