@@ -423,10 +423,15 @@ void walk_pass(Builder &b, const ModelInput &model, const Run &run, double batch
                master_bytes(run.precision));
       }
     } else if (r.kind == "batchnorm" || r.kind == "norm") {
-      // Training batch norm reads its input twice (statistics, then normalise) and writes once;
-      // backward reads the input, the gradient twice and writes the input gradient.
-      bn_bytes += bwd ? 4 * a * out : (training ? 3 : 2) * a * out;
-      bn_k += 1;
+      // Training batch norm reads its input twice (statistics, then normalise) and writes once.
+      // Backward reduces sum(dy) and sum(dy * (x - mean)) over the batch and pixels, then computes
+      // each dx from dy and x again: x and dy read twice, dx written, 5 passes. PyTorch's CUDA
+      // kernels (aten/src/ATen/native/cuda/Normalization.cuh): batch_norm_collect_statistics +
+      // batch_norm_transform_input forward; NCHW's batch_norm_backward_kernel reduces and then
+      // re-reads input and grad_output in one kernel, channels-last runs
+      // batch_norm_backward_reduce then batch_norm_backward_elemt.
+      bn_bytes += bwd ? 5 * a * out : (training ? 3 : 2) * a * out;
+      bn_k += training ? (bwd && !run.channels_last ? 1 : 2) : 1;
     } else if (r.kind == "relu") {
       relu_bytes += (bwd ? 3 : 2) * a * out;
       relu_k += 1;

@@ -126,8 +126,24 @@ TEST(TimeOps, ResNetConvolutionsAreTheWalksMacs) {
   EXPECT_NEAR(sum(ops, Phase::backward, OpKind::gemm), 4 * macs * 8, 1e-6 * macs);
   // ResNet-50 forward is 4.1 GMACs per 224 px image (torchvision's docs: 4.09 GFLOPS as MACs).
   EXPECT_NEAR(macs / 1e9, 4.09, 0.05);
-  // Batch norm in training reads its input twice and writes once: 3 x 2 bytes per element.
-  EXPECT_GT(find(ops, Phase::forward, "batch norm")->bytes, 0);
+  // Batch norm in training reads its input twice and writes once: 3 x 2 bytes per element;
+  // backward reads x and dy twice (the reduction, then dx) and writes dx: 5 x 2 bytes.
+  double bn = 0, norms = 0;
+  for (const auto &r : *model::walk(model.arch, 224))
+    if (r.kind == "batchnorm") {
+      bn += static_cast<double>(r.output.elements()) * 8;
+      ++norms;
+    }
+  ASSERT_GT(norms, 50);
+  EXPECT_DOUBLE_EQ(find(ops, Phase::forward, "batch norm")->bytes, 3 * 2 * bn);
+  EXPECT_DOUBLE_EQ(find(ops, Phase::backward, "batch norm.grad")->bytes, 5 * 2 * bn);
+  // Two kernels each way (statistics and normalise; NCHW's backward is one kernel, channels-last
+  // runs a reduction and an element-wise kernel).
+  EXPECT_DOUBLE_EQ(find(ops, Phase::forward, "batch norm")->kernels, 2 * norms);
+  EXPECT_DOUBLE_EQ(find(ops, Phase::backward, "batch norm.grad")->kernels, norms);
+  run.channels_last = true;
+  EXPECT_DOUBLE_EQ(find(train_ops(model, run), Phase::backward, "batch norm.grad")->kernels,
+                   2 * norms);
 }
 
 TEST(TimeOps, NchwTensorCoreConvolutionsAreTransposed) {
