@@ -101,6 +101,29 @@ TEST(BenchNcclRanksCli, TwoProcessesCompleteEveryCollectiveAndRankZeroReports) {
   EXPECT_EQ(json::parse(h.out)["results"].size(), 1u);
 }
 
+TEST(BenchNcclRanksCli, EachRankVerifiesItsOwnOutputAndExitsTwoWhenItIsWrong) {
+  const int port = free_port();
+  const std::string at = "127.0.0.1:" + std::to_string(port);
+  auto rank0 = std::async(std::launch::async, [&] {
+    return run_dlrig({"bench", "--quick", "--json", "--db", scratch("ranks_w.db").string(),
+                      "nccl.all_reduce", "--rank", "0", "--nranks", "2", "--rendezvous", at},
+                     fakes("meet_w"));
+  });
+  // Rank 1 (GPU 1: no LOCAL_RANK, rank modulo the GPUs) damages its own result before verifying
+  // it (the test hook): only rank 1 fails.
+  auto rank1 = std::async(std::launch::async, [&] {
+    return run_dlrig(
+        {"bench", "--quick", "nccl.all_reduce", "--rank", "1", "--nranks", "2", "--rendezvous", at},
+        with({"DLRIG_BENCH_CORRUPT=1"}, fakes("meet_w")));
+  });
+  const CliRun r0 = rank0.get(), r1 = rank1.get();
+  EXPECT_EQ(r0.exit_code, 0) << r0.err;
+  EXPECT_EQ(r1.exit_code, 2) << r1.err;
+  EXPECT_NE(r1.err.find("rank 1 of 2: nccl.all_reduce 2 ranks 1 MiB: wrong: "), std::string::npos)
+      << r1.err;
+  EXPECT_NE(r1.err.find("rank 1 (GPU 1) element 0"), std::string::npos) << r1.err;
+}
+
 TEST(BenchNcclRanksCli, ARendezvousThatTimesOutExits69) {
   const int port = free_port();
   auto alone = run_dlrig({"bench", "nccl.all_reduce", "--rank", "1", "--nranks", "2",
