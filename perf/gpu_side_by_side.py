@@ -10,7 +10,8 @@ Python's dispatch of the call (--ungated: the earlier method, dispatch included)
 table (device name, dlrig, torch, ratio) for docs/bench.md.
 
   GEMM   torch.matmul per dtype (tf32: torch.backends.cuda.matmul.allow_tf32), fp8:
-         torch._scaled_mm (E4M3, unit scales, BF16 out), int8: torch._int_mm; rate 2*m*n*k / t.
+         torch._scaled_mm (E4M3 with per-tensor scales amax / 448, as dlrig's gpu.gemm.fp8,
+         BF16 out), int8: torch._int_mm; rate 2*m*n*k / t.
   copy   dst.copy_(src) on the device, read + write bytes counted (dlrig's convention).
   h2d    pinned host tensor .to('cuda', non_blocking=True), bytes copied.
 
@@ -69,10 +70,16 @@ def torch_gemm(torch, precision, m, n, k, flush, samples, gated):
         b = torch.randn(k, n, device=dev, dtype=dtype)
         fn = lambda: torch.matmul(a, b)
     elif precision == "fp8":
-        a = torch.randn(m, k, device=dev).to(torch.float8_e4m3fn)
-        b = torch.randn(n, k, device=dev).to(torch.float8_e4m3fn).t()  # column-major, as required
-        one = torch.ones((), device=dev)
-        fn = lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+        # Per-tensor scales as dlrig's gpu.gemm.fp8 (docs/bench.md, "FP8 scales"): stored =
+        # x * 448 / amax, and _scaled_mm's scale_a / scale_b take amax / 448.
+        xa = torch.randn(m, k, device=dev)
+        xb = torch.randn(n, k, device=dev)
+        scale_a = (xa.abs().max() / 448).float()
+        scale_b = (xb.abs().max() / 448).float()
+        a = (xa / scale_a).to(torch.float8_e4m3fn)
+        b = (xb / scale_b).to(torch.float8_e4m3fn).t()  # column-major, as required
+        fn = lambda: torch._scaled_mm(a, b, scale_a=scale_a, scale_b=scale_b,
+                                      out_dtype=torch.bfloat16)
     elif precision == "int8":
         a = torch.randint(-127, 128, (m, k), device=dev, dtype=torch.int8)
         b = torch.randint(-127, 128, (k, n), device=dev, dtype=torch.int8)

@@ -15,16 +15,22 @@
 // instruction set than this CPU's, dlrig runs itself again with OPENBLAS_CORETYPE set
 // (bench/openblas_core.hpp; DLRIG_OPENBLAS_AUTO_CORE=0 turns it off, a user's OPENBLAS_CORETYPE
 // is kept); DLRIG_BENCH_OPENBLAS_DETECTED=CORE is a test hook that decides as if OpenBLAS had
-// detected CORE.
+// detected CORE. `--rank R --nranks N --rendezvous HOST:PORT` (or torchrun's RANK, WORLD_SIZE,
+// LOCAL_RANK, MASTER_ADDR, MASTER_PORT) runs nccl.* as one rank of a multi-process job
+// (bench/ranks.hpp, docs/bench.md "Multi-node"): rank 0 prints and stores the results, the other
+// ranks print one line per result on stderr and store nothing; 65 a peer that sent junk or whose
+// nranks or benchmarks differ, 69 a rendezvous that timed out.
 #include "commands.hpp"
 #include "dlrig/bench/bench.hpp"
 #include "dlrig/bench/cpu_vs_gpu.hpp"
 #include "dlrig/bench/gpu.hpp"
 #include "dlrig/bench/measured.hpp"
 #include "dlrig/bench/openblas_core.hpp"
+#include "dlrig/bench/ranks.hpp"
 #include "dlrig/bench/report.hpp"
 #include "dlrig/bench/storage.hpp"
 #include "dlrig/bench/store.hpp"
+#include "dlrig/core/text.hpp"
 #include "dlrig/fit/fit.hpp"
 #include "dlrig/fit/load.hpp"
 #include "dlrig/fit/targets.hpp"
@@ -51,6 +57,8 @@ struct BenchArgs {
   std::string data;
   std::string cpu_vs_gpu, gpu, precision = "bf16-amp";
   std::int64_t batch = 0;
+  std::optional<int> rank, nranks; // --rank, --nranks
+  std::string rendezvous;
   OutputOptions out;
 };
 
@@ -236,6 +244,22 @@ Runner setup_bench(CLI::App &sub) {
       ->type_name("P");
   add_ranged_option<std::int64_t>(sub, "--batch", a->batch, "--cpu-vs-gpu: micro-batch", "N", 1,
                                   1 << 20);
+  add_ranged_option<std::int64_t>(
+      sub, "--rank",
+      std::function<void(std::int64_t)>([a](std::int64_t v) { a->rank = static_cast<int>(v); }),
+      "nccl.*: this process's rank in a multi-process job (with --nranks and --rendezvous; "
+      "default: torchrun's RANK)",
+      "R", 0, 1 << 20);
+  add_ranged_option<std::int64_t>(
+      sub, "--nranks",
+      std::function<void(std::int64_t)>([a](std::int64_t v) { a->nranks = static_cast<int>(v); }),
+      "nccl.*: the job's number of ranks, one GPU each (default: torchrun's WORLD_SIZE)", "N", 1,
+      1 << 20);
+  sub.add_option("--rendezvous", a->rendezvous,
+                 "nccl.*: rank 0's HOST:PORT; rank 0 listens there and hands NCCL's unique id to "
+                 "the others (default: torchrun's MASTER_ADDR:MASTER_PORT)")
+      ->type_name("HOST:PORT")
+      ->check(non_empty());
   add_output_options(sub, a->out);
   return [a](const Envelope &run) -> ExitCode {
     bench::Context ctx;
@@ -316,9 +340,58 @@ Runner setup_bench(CLI::App &sub) {
       throw Failure(ExitCode::usage, "--cpu-vs-gpu runs cpu.gemm.sgemm itself when needed; give "
                                      "no benchmark names with it");
     auto which = value_or_throw(bench::select(a->names));
+    // One rank of a multi-process NCCL job: from the flags, else torchrun's environment when
+    // every benchmark named is nccl.* (a torchrun job's other commands are left alone).
+    const bool only_nccl =
+        !a->names.empty() &&
+        std::all_of(which.begin(), which.end(), [](const auto *b) { return b->family == "nccl"; });
+    const bool rank_flags = a->rank || a->nranks || !a->rendezvous.empty();
+    std::optional<bench::RankSpec> job;
+    if (rank_flags || only_nccl) {
+      job = value_or_throw(bench::rank_spec(
+          {a->rank, a->nranks, a->rendezvous}, [](const char *name) -> std::optional<std::string> {
+            const char *v = std::getenv(name);
+            return v ? std::optional<std::string>(v) : std::nullopt;
+          }));
+      if (job && !only_nccl)
+        throw Failure(ExitCode::usage, "--rank, --nranks and --rendezvous run nccl.* only: name "
+                                       "nccl or nccl.ID (e.g. `dlrig bench nccl.all_reduce "
+                                       "--rank 0 --nranks 2 --rendezvous node0:29500`)");
+      if (job && !a->cpu_vs_gpu.empty())
+        throw Failure(ExitCode::usage, "--cpu-vs-gpu does not take --rank");
+    }
     SnapshotSource src;
     Snapshot snap = obtain_snapshot(src);
     ctx.snapshot = &snap;
+    if (job) {
+      std::vector<std::string> ids;
+      for (const auto *b : which)
+        ids.push_back(b->id);
+      const std::string plan = fmt::format("{} tier={}{}", join(ids, ","),
+                                           bench::tier_name(ctx.tier), ctx.small ? " small" : "");
+      std::cerr << fmt::format("bench: rank {} of {} ({}): rendezvous with rank 0 at {}:{}\n",
+                               job->rank, job->nranks, job->source, job->host, job->port);
+      bench::join_nccl_job(ctx, *job, plan);
+      if (job->rank != 0) {
+        // Not rank 0: the same collectives, verified on this rank's GPU; one line per result
+        // on stderr, nothing stored (rank 0 keeps the job's results).
+        bench::RunOptions opts;
+        opts.ctx = ctx;
+        opts.progress = [](const std::string &line) { std::cerr << "bench: " << line << "\n"; };
+        auto records = bench::run_all(which, opts);
+        for (const auto &r : records)
+          std::cerr << fmt::format("bench: rank {} of {}: {} {}: {}{}\n", job->rank, job->nranks,
+                                   r.id, r.config, bench::status_name(r.status),
+                                   r.rate_median
+                                       ? fmt::format(", {:.3g} {} median on this rank's GPU",
+                                                     *r.rate_median, r.rate_unit)
+                                   : r.reason ? ": " + *r.reason
+                                              : "");
+        if (auto faults = bench::gpu::faults(); !faults.empty())
+          return ExitCode::failures;
+        return bench::exit_status(records) == 2 ? ExitCode::failures : ExitCode::ok;
+      }
+    }
     if (a->cpu_vs_gpu.empty() && runs_cpu_gemm(which))
       choose_openblas_core(snap); // before anything is stored or printed
     Json env = bench::environment(snap, ctx.hardware_threads, bench::read_governor());

@@ -32,6 +32,9 @@ static_assert(lt::kCompute32I == CUBLAS_COMPUTE_32I);
 static_assert(lt::kOpN == CUBLAS_OP_N && lt::kOpT == CUBLAS_OP_T);
 static_assert(lt::kDescTransA == CUBLASLT_MATMUL_DESC_TRANSA);
 static_assert(lt::kDescTransB == CUBLASLT_MATMUL_DESC_TRANSB);
+static_assert(lt::kDescAScalePointer == CUBLASLT_MATMUL_DESC_A_SCALE_POINTER);
+static_assert(lt::kDescBScalePointer == CUBLASLT_MATMUL_DESC_B_SCALE_POINTER);
+static_assert(lt::kDescDScalePointer == CUBLASLT_MATMUL_DESC_D_SCALE_POINTER);
 static_assert(lt::kPrefMaxWorkspaceBytes == CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES);
 static_assert(sizeof(cublasOperation_t) == sizeof(int)); // the TRANSA/B attribute's size
 
@@ -57,6 +60,7 @@ static_assert(nc::kFloat32 == ncclFloat32 && nc::kSum == ncclSum);
 static_assert(sizeof(nc::Result) == sizeof(ncclResult_t));
 static_assert(sizeof(nc::DataType) == sizeof(ncclDataType_t));
 static_assert(sizeof(nc::RedOp) == sizeof(ncclRedOp_t));
+static_assert(sizeof(nc::UniqueId) == sizeof(ncclUniqueId) && NCCL_UNIQUE_ID_BYTES == 128);
 
 // Every function: the header's declaration, with its C types replaced by dlrig's opaque
 // equivalents (pointers to incomplete structs, int enums), has the same shape: same arity, and

@@ -399,6 +399,35 @@ TEST(BenchGpuCli, GemmNotSupportedSkipsAndAWrongResultExitsTwo) {
   EXPECT_EQ(hook.results.at(0)["status"], "wrong");
 }
 
+TEST(BenchGpuCli, Fp8RunsWithPerTensorScalesThatTheReferenceApplies) {
+  auto g = bench("one_gpu.json", {"gpu.gemm.fp8"});
+  ASSERT_EQ(g.run.exit_code, 0) << g.run.err;
+  for (auto &r : g.results) {
+    ASSERT_EQ(r["status"], "measured") << r.dump();
+    const auto &s = r["details"]["fp8_scales"];
+    EXPECT_EQ(s["granularity"], "per tensor");
+    EXPECT_TRUE(s["d_scale"].is_null()); // BF16 D
+    for (const char *t : {"a", "b"}) {
+      const double amax = s[std::string(t) + "_amax"].get<double>();
+      const double scale = s[std::string(t) + "_scale"].get<double>();
+      EXPECT_GT(amax, 2) << s.dump();
+      EXPECT_NEAR(scale, amax / 448, 1e-6 * scale) << s.dump();
+      EXPECT_LT(scale, 0.05) << s.dump(); // far from a unit scale
+    }
+    EXPECT_NE(s["a_scale"], s["b_scale"]);
+  }
+  // A library that takes the scale pointers but computes as if they were 1 is off by their
+  // product (about 1e-4): wrong, exit 2; the other precisions are untouched.
+  auto ignored =
+      bench("one_gpu.json", {"gpu.gemm.fp8", "gpu.gemm.bf16"}, fake_blas("ignores_scales.json"));
+  EXPECT_EQ(ignored.run.exit_code, 2) << ignored.run.err;
+  auto fp8 = *result(ignored, "gpu.gemm.fp8");
+  EXPECT_EQ(fp8["status"], "wrong") << fp8.dump();
+  EXPECT_NE(fp8["reason"].get<std::string>().find("host reference"), std::string::npos)
+      << fp8.dump();
+  EXPECT_EQ(result(ignored, "gpu.gemm.bf16")->at("status"), "measured");
+}
+
 TEST(BenchGpuCli, Fp8OnAnAmpereGpuSkipsWithTheComputeCapabilityItNeeds) {
   auto g = bench("a100.json", {"gpu.gemm.fp8", "gpu.gemm.bf16"});
   ASSERT_EQ(g.run.exit_code, 0) << g.run.err;

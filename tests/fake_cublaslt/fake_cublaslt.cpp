@@ -16,7 +16,13 @@
 // "algorithms" [speed factor per heuristic candidate, first = the heuristic's first; default
 // [1]], "not_supported" [precisions the heuristic finds no algorithm for], "refuse" [precisions
 // whose matmul answers NOT_SUPPORTED for every algorithm], "wrong" [precisions whose D is off],
-// "errors" {symbol: status}.
+// "errors" {symbol: status}, "ignore_scales" [precisions whose matmul accepts the A/B scale
+// pointers but computes D as if they were 1, as a library that dropped them would].
+//
+// Scale pointers (CUBLASLT_MATMUL_DESC_A/B/D_SCALE_POINTER) are honoured: the float32 each points
+// to is read from the fake GPU's memory when the matmul runs and D = a_scale * b_scale * A.B. A
+// pointer outside the fake GPU's allocations, an A/B scale on a type that is not FP8, or a D scale
+// with a D that is not FP8 is INVALID_VALUE (the D scale converts into an FP8 D's range).
 //
 // Its exports are generated from dlrig's entry-point table (platform/cublaslt_entry_points.hpp).
 #include "dlrig/bench/gemm_data.hpp"
@@ -51,6 +57,7 @@ struct FakeDesc {
   ComputeType compute = 0;
   DataType scale = 0;
   int trans_a = kOpN, trans_b = kOpN;
+  const void *a_scale = nullptr, *b_scale = nullptr, *d_scale = nullptr; // device pointers
 };
 struct FakeLayout {
   DataType type = 0;
@@ -308,6 +315,17 @@ Status matmul_desc_set_attribute(MatmulDesc desc, int attribute, const void *val
     (attribute == kDescTransA ? d->trans_a : d->trans_b) = v;
     return kSuccess;
   }
+  if (attribute == kDescAScalePointer || attribute == kDescBScalePointer ||
+      attribute == kDescDScalePointer) {
+    if (bytes != sizeof(void *))
+      return kInvalidValue;
+    const void *ptr = nullptr;
+    std::memcpy(&ptr, value, sizeof ptr);
+    (attribute == kDescAScalePointer   ? d->a_scale
+     : attribute == kDescBScalePointer ? d->b_scale
+                                       : d->d_scale) = ptr;
+    return kSuccess;
+  }
   return kInvalidValue; // an attribute dlrig does not set
 }
 
@@ -421,6 +439,23 @@ Status matmul(Handle handle, MatmulDesc desc, const void *alpha, const void *a, 
                  static_cast<unsigned long long>(k));
     return kNotSupported;
   }
+  // The scales, read from the fake GPU's memory now, as the GPU would when the matmul runs.
+  if ((op->a_scale || op->b_scale) && la->type != kR8FE4M3)
+    return kInvalidValue;
+  if (op->d_scale && ld->type != kR8FE4M3)
+    return kInvalidValue;
+  double scales = 1;
+  for (const void *ptr : {op->a_scale, op->b_scale}) {
+    if (!ptr)
+      continue;
+    if (!s.is_device(addr(ptr), sizeof(float)))
+      return kInvalidValue;
+    float v = 0;
+    std::memcpy(&v, ptr, sizeof v);
+    scales *= v;
+  }
+  if (listed("ignore_scales", precision))
+    scales = 1;
   double al = 0, be = 0;
   if (op->scale == kR32I) {
     std::int32_t x = 0, y = 0;
@@ -450,7 +485,7 @@ Status matmul(Handle handle, MatmulDesc desc, const void *alpha, const void *a, 
         sum += dlrig::bench::gemm::read_element(ea, pa + ia * sa) *
                dlrig::bench::gemm::read_element(ea, pb + ib * sa);
       }
-      double v = al * sum;
+      double v = al * scales * sum;
       if (be != 0)
         v += be * dlrig::bench::gemm::read_element(ec, pc + (j * lc->ld + i) * sc);
       out[j * m + i] = wrong ? 1.5 * v + 1 : v;

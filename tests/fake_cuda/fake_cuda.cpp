@@ -1036,3 +1036,10 @@ dlrig_fake_cuda_is_memory_of(DevicePtr pointer, std::size_t bytes, int device) {
   std::lock_guard<std::recursive_mutex> lock(state().mutex);
   return impl::device_range(pointer, bytes, device) != nullptr;
 }
+
+// For the fake NCCL's ncclCommInitRank (which takes the current GPU, as NCCL does): the ordinal
+// of the current context's GPU, -1 when none is current.
+extern "C" __attribute__((visibility("default"))) int dlrig_fake_cuda_current_device() {
+  std::lock_guard<std::recursive_mutex> lock(state().mutex);
+  return g_current ? g_current->index : -1;
+}

@@ -16,6 +16,16 @@
 // ncclCommInitAll unless the environment has it (NCCL's configuration files). It fails closed: no
 // or an unreadable scenario fails ncclCommInitAll; a collective without a rate is ncclInvalidUsage;
 // a buffer that is not the rank's GPU memory is ncclInvalidArgument.
+//
+// Ranks in several processes (ncclGetUniqueId, ncclCommInitRank; dlrig's `--rank`): the processes
+// meet in a folder named after the unique id under DLRIG_FAKE_NCCL_DIR (unset: ncclCommInitRank
+// fails, ncclSystemError). Each rank writes rank<R> there with its nranks and waits (at most
+// DLRIG_FAKE_NCCL_WAIT_S, default 20 s) for every other rank's: a rank handed another unique id
+// waits in another folder and fails (ncclSystemError, "the ranks never met"), as do ranks whose
+// nranks differ (ncclInvalidArgument); the id must be one ncclGetUniqueId made (ncclInvalidArgument
+// otherwise). Every operation is then a numbered file per rank (op<seq>.rank<R>, written then
+// renamed) holding what the rank sends; each rank waits for the files it needs, computes its own
+// output and advances its own stream, so the data really crosses processes.
 #include "dlrig/platform/nccl_entry_points.hpp"
 
 #include "fake_common/fake_library.hpp"
@@ -23,16 +33,20 @@
 #include <nlohmann/json.hpp>
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -45,9 +59,16 @@ using nlohmann::json;
 namespace {
 
 struct Clique;
+// A communicator whose ranks are in several processes (ncclCommInitRank).
+struct Remote {
+  std::string dir; // the unique id's meeting folder
+  int nranks = 0;
+  std::uint64_t seq = 0; // operations so far
+};
 struct FakeComm {
   Clique *clique = nullptr;
   int rank = 0, device = 0;
+  std::unique_ptr<Remote> remote;
 };
 struct Clique {
   std::vector<FakeComm *> ranks;
@@ -228,15 +249,198 @@ Result execute_p2p(std::vector<Call *> &calls) {
   return kSuccess;
 }
 
+// ---- ranks in several processes -----------------------------------------------------------------
+
+namespace fs = std::filesystem;
+
+double wait_seconds() {
+  const char *w = std::getenv("DLRIG_FAKE_NCCL_WAIT_S");
+  return w && *w ? std::atof(w) : 20;
+}
+
+// Waits until every path exists; false after wait_seconds().
+bool wait_for(const std::vector<fs::path> &paths) {
+  const auto until =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_seconds());
+  for (;;) {
+    bool all = true;
+    for (const auto &p : paths)
+      all = all && fs::exists(p);
+    if (all)
+      return true;
+    if (std::chrono::steady_clock::now() > until)
+      return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+}
+
+// Writes `bytes` to path atomically (a temporary file renamed).
+bool put(const fs::path &path, const std::string &bytes) {
+  const fs::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!out)
+      return false;
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  return !ec;
+}
+
+std::string slurp(const fs::path &path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// One rank's record of an operation: "kind count root_or_peer\n" then the float32 it sends.
+std::string record(const Call &c, std::size_t send_n) {
+  std::string head =
+      c.kind + " " + std::to_string(c.count) + " " + std::to_string(c.root_or_peer) + "\n";
+  if (c.send)
+    head.append(reinterpret_cast<const char *>(c.send), send_n * 4);
+  return head;
+}
+
+struct Record {
+  std::string kind;
+  std::size_t count = 0;
+  int root_or_peer = 0;
+  std::vector<float> data;
+};
+
+bool parse_record(const std::string &bytes, Record &r) {
+  auto nl = bytes.find('\n');
+  if (nl == std::string::npos)
+    return false;
+  char kind[32] = {};
+  unsigned long long count = 0;
+  int peer = 0;
+  if (std::sscanf(bytes.substr(0, nl).c_str(), "%31s %llu %d", kind, &count, &peer) != 3)
+    return false;
+  r.kind = kind;
+  r.count = count;
+  r.root_or_peer = peer;
+  r.data.resize((bytes.size() - nl - 1) / 4);
+  std::memcpy(r.data.data(), bytes.data() + nl + 1, r.data.size() * 4);
+  return true;
+}
+
+fs::path op_file(const Remote &m, std::uint64_t seq, int rank) {
+  return fs::path(m.dir) / ("op" + std::to_string(seq) + ".rank" + std::to_string(rank));
+}
+
+// One operation of a communicator whose ranks are in several processes: `calls` are this rank's
+// (one collective, or a send and a receive).
+Result execute_remote(FakeComm &comm, std::vector<Call *> &calls) {
+  auto &s = state();
+  Remote &m = *comm.remote;
+  const int n = m.nranks;
+  const std::uint64_t seq = m.seq++;
+  Call *snd = nullptr, *rcv = nullptr;
+  for (Call *c : calls)
+    (c->is_recv ? rcv : snd) = c;
+  const std::string kind = calls[0]->kind;
+  const json *rate = find(s.scenario, {"busbw_gbs", kind.c_str()});
+  if (!rate)
+    return kInvalidUsage;
+  if (kind == "sendrecv") {
+    if (!snd || !rcv || calls.size() != 2)
+      return kInvalidUsage;
+    const std::size_t bytes = snd->count * 4;
+    if (!s.is_memory_of(reinterpret_cast<std::uint64_t>(snd->send), bytes, comm.device) ||
+        !s.is_memory_of(reinterpret_cast<std::uint64_t>(rcv->recv), rcv->count * 4, comm.device))
+      return kInvalidArgument;
+    if (!put(op_file(m, seq, comm.rank), record(*snd, snd->count)))
+      return kSystemError;
+    const fs::path from = op_file(m, seq, rcv->root_or_peer);
+    if (!wait_for({from}))
+      return kRemoteError;
+    Record r;
+    if (!parse_record(slurp(from), r) || r.kind != "sendrecv" || r.root_or_peer != comm.rank ||
+        r.count != rcv->count || r.data.size() != rcv->count)
+      return kInvalidUsage;
+    fs::remove(from); // its only reader
+    std::memcpy(rcv->recv, r.data.data(), bytes);
+    if (wrong("sendrecv") && rcv->count > 0)
+      rcv->recv[0] += 1;
+    return s.advance(snd->stream, static_cast<double>(bytes) / (rate->get<double>() * 1e9)) == 0
+               ? kSuccess
+               : kUnhandledCudaError;
+  }
+  if (calls.size() != 1 || !snd)
+    return kInvalidUsage;
+  Call &c = *snd;
+  const std::size_t count = c.count;
+  std::size_t send_n = count, recv_n = count, total_bytes = count * 4;
+  if (kind == "all_gather") {
+    recv_n = count * static_cast<std::size_t>(n);
+    total_bytes = recv_n * 4;
+  } else if (kind == "reduce_scatter") {
+    send_n = count * static_cast<std::size_t>(n);
+    total_bytes = send_n * 4;
+  }
+  if (!s.is_memory_of(reinterpret_cast<std::uint64_t>(c.send), send_n * 4, comm.device) ||
+      !s.is_memory_of(reinterpret_cast<std::uint64_t>(c.recv), recv_n * 4, comm.device))
+    return kInvalidArgument;
+  if (!put(op_file(m, seq, comm.rank), record(c, send_n)))
+    return kSystemError;
+  std::vector<fs::path> all;
+  for (int r = 0; r < n; ++r)
+    all.push_back(op_file(m, seq, r));
+  if (!wait_for(all))
+    return kRemoteError;
+  std::vector<Record> in(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    Record &x = in[static_cast<std::size_t>(r)];
+    if (!parse_record(slurp(all[static_cast<std::size_t>(r)]), x) || x.kind != kind ||
+        x.count != count || x.root_or_peer != c.root_or_peer || x.data.size() != send_n)
+      return kInvalidUsage; // the ranks disagree on the operation
+  }
+  // Every rank wrote op<seq>, so all have finished reading op<seq - 1>.
+  if (seq > 0)
+    fs::remove(op_file(m, seq - 1, comm.rank));
+  std::vector<float> out(recv_n);
+  for (std::size_t i = 0; i < recv_n; ++i) {
+    float v = 0;
+    if (kind == "all_reduce")
+      for (const Record &x : in)
+        v += x.data[i];
+    else if (kind == "all_gather")
+      v = in[i / count].data[i % count];
+    else if (kind == "reduce_scatter")
+      for (const Record &x : in)
+        v += x.data[static_cast<std::size_t>(comm.rank) * count + i];
+    else // broadcast
+      v = in[static_cast<std::size_t>(c.root_or_peer)].data[i];
+    out[i] = v;
+  }
+  if (wrong(kind) && !out.empty())
+    out[0] += 1;
+  std::memcpy(c.recv, out.data(), recv_n * 4);
+  const double seconds =
+      static_cast<double>(total_bytes) * bus_factor(kind, n) / (rate->get<double>() * 1e9);
+  return s.advance(c.stream, seconds) == 0 ? kSuccess : kUnhandledCudaError;
+}
+
 // Runs the queued calls: collectives grouped per communicator clique and kind, in call order.
 Result flush() {
   auto &s = state();
   std::vector<Call> calls;
   calls.swap(s.queued);
+  std::map<FakeComm *, std::vector<Call *>> remote;
+  for (Call &c : calls)
+    if (c.comm->remote)
+      remote[c.comm].push_back(&c);
+  for (auto &[comm, list] : remote)
+    if (Result r = execute_remote(*comm, list); r != kSuccess)
+      return r;
   std::vector<Call *> p2p;
   std::map<std::pair<Clique *, std::string>, std::vector<Call *>> by;
   std::vector<std::pair<Clique *, std::string>> order;
   for (Call &c : calls) {
+    if (c.comm->remote)
+      continue;
     if (c.kind == "sendrecv") {
       p2p.push_back(&c);
       continue;
@@ -273,7 +477,7 @@ Result submit(Call c) {
   s.queued.push_back(c);
   if (s.group_depth > 0)
     return kSuccess;
-  if (c.comm->clique->ranks.size() > 1) {
+  if (c.comm->clique->ranks.size() > 1 || (c.comm->remote && c.comm->remote->nranks > 1)) {
     s.queued.clear();
     std::fprintf(stderr, "fake NCCL: %s outside a group on %zu ranks would wait forever\n",
                  g_symbol, c.comm->clique->ranks.size());
@@ -324,6 +528,76 @@ Result comm_init_all(Comm *comms, int count, const int *devices) {
     clique->ranks.push_back(c);
     comms[r] = reinterpret_cast<Comm>(c);
   }
+  return kSuccess;
+}
+
+// The id: "fake-nccl " and a token unique to this process and call, zero-padded.
+Result get_unique_id(UniqueId *id) {
+  FAKE_ENTER();
+  if (!id)
+    return kInvalidArgument;
+  static int made = 0;
+  std::memset(id->internal, 0, sizeof id->internal);
+  std::snprintf(
+      id->internal, sizeof id->internal, "fake-nccl %d-%d-%lld", static_cast<int>(getpid()), ++made,
+      static_cast<long long>(std::chrono::steady_clock::now().time_since_epoch().count()));
+  return kSuccess;
+}
+
+Result comm_init_rank(Comm *comm, int nranks, UniqueId id, int rank) {
+  FAKE_ENTER();
+  if (!comm || nranks < 1 || rank < 0 || rank >= nranks)
+    return kInvalidArgument;
+  const std::string token(id.internal, strnlen(id.internal, sizeof id.internal));
+  if (token.rfind("fake-nccl ", 0) != 0 || token.size() < 11 ||
+      token.find_first_of("/.", 10) != std::string::npos) {
+    std::fprintf(stderr, "fake NCCL: ncclCommInitRank: the unique id is not one ncclGetUniqueId "
+                         "made\n");
+    return kInvalidArgument;
+  }
+  const char *base = std::getenv("DLRIG_FAKE_NCCL_DIR");
+  if (!base || !*base) {
+    std::fprintf(stderr, "fake NCCL: ncclCommInitRank needs DLRIG_FAKE_NCCL_DIR\n");
+    return kSystemError;
+  }
+  int device = -1;
+  using CurrentFn = int (*)();
+  // The rank's GPU: the current context's device, from the fake libcuda.
+  const char *cuda = std::getenv("DLRIG_CUDA_LIBRARY");
+  if (void *h = cuda ? dlopen(cuda, RTLD_NOW | RTLD_NOLOAD) : nullptr)
+    if (auto f = reinterpret_cast<CurrentFn>(dlsym(h, "dlrig_fake_cuda_current_device")))
+      device = f();
+  if (device < 0) {
+    std::fprintf(stderr, "fake NCCL: ncclCommInitRank with no current GPU\n");
+    return kUnhandledCudaError;
+  }
+  auto m = std::make_unique<Remote>();
+  m->dir = (fs::path(base) / token.substr(10)).string();
+  m->nranks = nranks;
+  std::error_code ec;
+  fs::create_directories(m->dir, ec);
+  if (!put(fs::path(m->dir) / ("rank" + std::to_string(rank)), std::to_string(nranks)))
+    return kSystemError;
+  std::vector<fs::path> all;
+  for (int r = 0; r < nranks; ++r)
+    all.push_back(fs::path(m->dir) / ("rank" + std::to_string(r)));
+  if (!wait_for(all)) {
+    std::fprintf(stderr,
+                 "fake NCCL: rank %d of %d: the other ranks never met under unique id "
+                 "\"%s\" (a rank handed another id, or one that never came)\n",
+                 rank, nranks, token.c_str());
+    return kSystemError;
+  }
+  for (const auto &p : all)
+    if (slurp(p) != std::to_string(nranks)) {
+      std::fprintf(stderr, "fake NCCL: rank %d: %s says nranks %s, this rank %d\n", rank, p.c_str(),
+                   slurp(p).c_str(), nranks);
+      return kInvalidArgument;
+    }
+  auto *clique = new Clique;
+  auto *c = new FakeComm{clique, rank, device, std::move(m)};
+  clique->ranks.push_back(c);
+  *comm = reinterpret_cast<Comm>(c);
   return kSuccess;
 }
 
@@ -385,7 +659,9 @@ Result broadcast(const void *send, void *recv, std::size_t count, DataType type,
                  Comm comm, Stream stream) {
   FAKE_ENTER();
   if (type != kFloat32 || !comm_of(comm) || root < 0 ||
-      static_cast<std::size_t>(root) >= comm_of(comm)->clique->ranks.size())
+      static_cast<std::size_t>(root) >=
+          (comm_of(comm)->remote ? static_cast<std::size_t>(comm_of(comm)->remote->nranks)
+                                 : comm_of(comm)->clique->ranks.size()))
     return kInvalidArgument;
   return submit({"broadcast", false, static_cast<const float *>(send), static_cast<float *>(recv),
                  count, root, comm_of(comm), stream});

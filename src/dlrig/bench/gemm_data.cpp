@@ -10,20 +10,41 @@
 #include <numbers>
 
 namespace dlrig::bench::gemm {
-std::vector<unsigned char> random_normal(Element e, std::uint64_t count, std::uint64_t seed) {
-  const std::size_t size = element_bytes(e);
-  std::vector<unsigned char> out(count * size);
-  const double scale = e == Element::i8 ? 32 : 1;
-  // Box-Muller: two uniforms in (0, 1] from one 64-bit word, two normals.
+namespace {
+// Box-Muller: two uniforms in (0, 1] from one 64-bit word, two normals of N(0, scale^2).
+template <class F> void each_normal(std::uint64_t count, std::uint64_t seed, double scale, F put) {
   for (std::uint64_t i = 0; i < count; i += 2) {
     const std::uint64_t w = gpu::pattern_word(seed, i / 2);
     const double u1 = (static_cast<double>(w >> 32) + 1) * 0x1.0p-32;
     const double u2 = static_cast<double>(w & 0xffffffffu) * 0x1.0p-32;
     const double r = std::sqrt(-2 * std::log(u1)) * scale;
-    write_element(e, r * std::cos(2 * std::numbers::pi * u2), out.data() + i * size);
+    put(i, r * std::cos(2 * std::numbers::pi * u2));
     if (i + 1 < count)
-      write_element(e, r * std::sin(2 * std::numbers::pi * u2), out.data() + (i + 1) * size);
+      put(i + 1, r * std::sin(2 * std::numbers::pi * u2));
   }
+}
+} // namespace
+
+std::vector<unsigned char> random_normal(Element e, std::uint64_t count, std::uint64_t seed) {
+  const std::size_t size = element_bytes(e);
+  std::vector<unsigned char> out(count * size);
+  each_normal(count, seed, e == Element::i8 ? 32 : 1,
+              [&](std::uint64_t i, double x) { write_element(e, x, out.data() + i * size); });
+  return out;
+}
+
+ScaledE4m3 random_normal_e4m3_scaled(std::uint64_t count, std::uint64_t seed) {
+  constexpr double kE4m3Max = 448;
+  std::vector<double> x(count);
+  each_normal(count, seed, 1, [&](std::uint64_t i, double v) { x[i] = v; });
+  ScaledE4m3 out;
+  for (double v : x)
+    out.amax = std::max(out.amax, std::fabs(v));
+  const double scale = out.amax > 0 ? kE4m3Max / out.amax : 1;
+  out.dequant = static_cast<float>(1 / scale);
+  out.data.resize(count);
+  for (std::uint64_t i = 0; i < count; ++i)
+    write_element(Element::e4m3, x[i] * scale, out.data.data() + i);
   return out;
 }
 
@@ -44,7 +65,7 @@ std::vector<Entry> sample_entries(std::uint64_t m, std::uint64_t n, int count, s
 
 std::optional<std::string> verify(const std::vector<Entry> &entries, Element ab,
                                   const unsigned char *a, const unsigned char *b, std::uint64_t k,
-                                  Element cd, double tolerance) {
+                                  Element cd, double tolerance, double scale) {
   const std::size_t size = element_bytes(ab);
   for (const Entry &e : entries) {
     double sum = 0, magnitude = 0;
@@ -55,8 +76,8 @@ std::optional<std::string> verify(const std::vector<Entry> &entries, Element ab,
       sum += x;
       magnitude += std::fabs(x);
     }
-    const double want = round_to(cd, sum);
-    const double bound = tolerance * magnitude;
+    const double want = round_to(cd, scale * sum);
+    const double bound = tolerance * scale * magnitude;
     if (!(std::fabs(e.got - want) <= bound))
       return fmt::format("D[{}, {}] is {} but the host reference is {} (allowed difference {:.3g})",
                          e.i, e.j, e.got, want, bound);

@@ -29,6 +29,19 @@ double read_element(Element e, const unsigned char *in);
 // int32 sum of k <= 131072 products cannot overflow), deterministic for a seed.
 std::vector<unsigned char> random_normal(Element e, std::uint64_t count, std::uint64_t seed);
 
+// The same N(0, 1) draws stored as FP8 training stores a tensor with a per-tensor scale
+// (Transformer Engine's recipe, docs/bench.md "gpu.gemm"): amax = max |x|, scale = 448 / amax
+// (E4M3's largest finite over amax: the largest |x| lands on 448, the others spread over the range
+// below it instead of E4M3's subnormals), each element stored as E4M3(x · scale). `dequant` is
+// what cuBLASLt's A/B scale pointers take (Transformer Engine's scale_inv): 1 / scale as a
+// float32, so x ~ dequant · stored.
+struct ScaledE4m3 {
+  std::vector<unsigned char> data; // E4M3 bytes
+  double amax = 0;
+  float dequant = 1;
+};
+ScaledE4m3 random_normal_e4m3_scaled(std::uint64_t count, std::uint64_t seed);
+
 // One entry of D (m x n) and what the GPU produced there.
 struct Entry {
   std::uint64_t i = 0, j = 0; // row, column
@@ -37,13 +50,14 @@ struct Entry {
 // `count` entries: the four corners, then pseudo-random ones (deterministic for a seed).
 std::vector<Entry> sample_entries(std::uint64_t m, std::uint64_t n, int count, std::uint64_t seed);
 
-// Checks D(i, j) = sum_p A[i * k + p] * B[j * k + p] (A stored k x m and B k x n, column-major, so
-// both rows are contiguous) for every entry: |got - reference| must be at most
-// tolerance x sum_p |A||B| (0: exact, for integers). The reference is rounded to the output type
-// first. nullopt when every entry agrees, else the first that does not, with both values.
+// Checks D(i, j) = scale x sum_p A[i * k + p] * B[j * k + p] (A stored k x m and B k x n,
+// column-major, so both rows are contiguous) for every entry: |got - reference| must be at most
+// tolerance x scale x sum_p |A||B| (0: exact, for integers). `scale`: the product of A's and B's
+// dequantisation scales (FP8), 1 otherwise. The reference is rounded to the output type first.
+// nullopt when every entry agrees, else the first that does not, with both values.
 std::optional<std::string> verify(const std::vector<Entry> &entries, Element ab,
                                   const unsigned char *a, const unsigned char *b, std::uint64_t k,
-                                  Element cd, double tolerance);
+                                  Element cd, double tolerance, double scale = 1);
 
 // How a sustained (--long) run changed: the median rate of the last tenth of the samples against
 // the first tenth (at least 3 samples each), and the last SM clock reading against the first

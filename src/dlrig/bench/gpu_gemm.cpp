@@ -8,6 +8,9 @@
 // Layout: "TN" (A transposed, B not, column-major), the one layout FP8 accepts on Ada and Hopper
 // (benchmarking.md §3), used for every precision so the figures compare.
 // Rate: 2·m·n·k / t (FLOP, or integer operations for int8), against the catalog's dense peak.
+// FP8 runs with per-tensor scales as FP8 training does (gemm::random_normal_e4m3_scaled): A and B
+// use E4M3's range, their dequantisation scales go to cuBLASLt's A/B scale pointers, and the
+// reference applies the same scales (docs/bench.md, "FP8 scales").
 #include "dlrig/bench/gemm_data.hpp"
 #include "dlrig/bench/gpu.hpp"
 #include "dlrig/kb/kb.hpp"
@@ -93,6 +96,7 @@ struct Precision {
   kb::OptF64 kb::GpuSpec::*peak;        // the catalog's dense peak
   double tolerance;                     // |D - ref| <= tolerance x sum |a||b|
   bool integer;
+  bool scaled = false; // per-tensor scales on A and B (FP8)
 };
 
 // Tolerances: the output's rounding (fp16 2^-11, bf16 2^-8 relative) plus FP32 accumulation in
@@ -109,9 +113,9 @@ const Precision kPrecisions[] = {
      gemm::Element::f16, gemm::Element::f16, nullptr, &kb::GpuSpec::fp16_flops, 2e-3, false},
     {"bf16", "BF16 in and out, FP32 accumulate", lt::kR16BF, lt::kR16BF, lt::kR32F, lt::kCompute32F,
      gemm::Element::bf16, gemm::Element::bf16, "bf16", &kb::GpuSpec::bf16_flops, 1e-2, false},
-    {"fp8", "FP8 E4M3 in, BF16 out, FP32 accumulate (unit scales)", lt::kR8FE4M3, lt::kR16BF,
-     lt::kR32F, lt::kCompute32F, gemm::Element::e4m3, gemm::Element::bf16, "fp8",
-     &kb::GpuSpec::fp8_flops, 1e-2, false},
+    {"fp8", "FP8 E4M3 in, BF16 out, FP32 accumulate, per-tensor scales on A and B", lt::kR8FE4M3,
+     lt::kR16BF, lt::kR32F, lt::kCompute32F, gemm::Element::e4m3, gemm::Element::bf16, "fp8",
+     &kb::GpuSpec::fp8_flops, 1e-2, false, true},
     {"int8", "INT8 in, INT32 out and accumulate", lt::kR8I, lt::kR32I, lt::kR32I, lt::kCompute32I,
      gemm::Element::i8, gemm::Element::i32, nullptr, &kb::GpuSpec::int8_ops, 0, true},
 };
@@ -336,10 +340,25 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
       note =
           fmt::format("out of memory for {}x{}x{}: stepped down to {}x{}x{}", m0, n0, k0, m, n, k);
 
-    // Random normal inputs of the type: A is k x m (used transposed), B is k x n.
+    // Random normal inputs of the type: A is k x m (used transposed), B is k x n. FP8: scaled
+    // per tensor into E4M3's range, the two dequantisation scales in device memory (cuBLASLt
+    // reads them there when the matmul runs).
     const std::uint64_t seed = 0x67656d6d;
-    std::vector<unsigned char> ha = gemm::random_normal(p.ab_element, k * m, seed);
-    std::vector<unsigned char> hb = gemm::random_normal(p.ab_element, k * n, seed + 1);
+    std::vector<unsigned char> ha, hb;
+    gemm::ScaledE4m3 sa, sb;
+    std::unique_ptr<DeviceBuffer> scales;
+    if (p.scaled) {
+      sa = gemm::random_normal_e4m3_scaled(k * m, seed);
+      sb = gemm::random_normal_e4m3_scaled(k * n, seed + 1);
+      ha = sa.data;
+      hb = sb.data;
+      const float both[2] = {sa.dequant, sb.dequant};
+      scales = std::make_unique<DeviceBuffer>(sizeof both);
+      DLRIG_CU(memcpy_htod, scales->ptr(), static_cast<const void *>(both), sizeof both);
+    } else {
+      ha = gemm::random_normal(p.ab_element, k * m, seed);
+      hb = gemm::random_normal(p.ab_element, k * n, seed + 1);
+    }
     DLRIG_CU(memcpy_htod, da->ptr(), static_cast<const void *>(ha.data()), ha.size());
     DLRIG_CU(memcpy_htod, db->ptr(), static_cast<const void *>(hb.data()), hb.size());
 
@@ -351,6 +370,16 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
              static_cast<const void *>(&trans_a), sizeof trans_a);
     DLRIG_LT(ctx, matmul_desc_set_attribute, desc.op, lt::kDescTransB,
              static_cast<const void *>(&trans_b), sizeof trans_b);
+    if (scales) {
+      // The attribute's value is the device pointer itself. No D scale: it converts the result
+      // into an FP8 D's range, and D is BF16 here (docs/bench.md, "FP8 scales").
+      const void *a_scale = reinterpret_cast<const void *>(scales->ptr());
+      const void *b_scale = reinterpret_cast<const void *>(scales->ptr() + sizeof(float));
+      DLRIG_LT(ctx, matmul_desc_set_attribute, desc.op, lt::kDescAScalePointer,
+               static_cast<const void *>(&a_scale), sizeof a_scale);
+      DLRIG_LT(ctx, matmul_desc_set_attribute, desc.op, lt::kDescBScalePointer,
+               static_cast<const void *>(&b_scale), sizeof b_scale);
+    }
     DLRIG_LT(ctx, matrix_layout_create, &desc.a, p.ab, k, m, static_cast<std::int64_t>(k));
     DLRIG_LT(ctx, matrix_layout_create, &desc.b, p.ab, k, n, static_cast<std::int64_t>(k));
     DLRIG_LT(ctx, matrix_layout_create, &desc.c, p.cd, m, n, static_cast<std::int64_t>(m));
@@ -495,8 +524,11 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
     }
     if (ctx.corrupt && !entries.empty())
       entries.front().got = entries.front().got * 2 + 1;
-    o.verification_error =
-        gemm::verify(entries, p.ab_element, ha.data(), hb.data(), k, p.cd_element, p.tolerance);
+    // FP8: the reference applies the same scales (in float32, as the GPU holds them), so a
+    // library that ignores a scale pointer is off by the scales' product and fails.
+    const double dequant = p.scaled ? static_cast<double>(sa.dequant) * sb.dequant : 1;
+    o.verification_error = gemm::verify(entries, p.ab_element, ha.data(), hb.data(), k,
+                                        p.cd_element, p.tolerance, dequant);
 
     o.work = gemm_flop(static_cast<double>(m), static_cast<double>(n), static_cast<double>(k));
     o.work_unit = p.integer ? "OP" : "FLOP";
@@ -538,7 +570,9 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
                  {"algorithm_rank", *best}, // 0 = the heuristic's first choice
                  {"workspace_bytes", kWorkspaceBytes},
                  {"l2_flush_bytes", flush_bytes},
-                 {"inputs", "random normal N(0,1) rounded to the input type"},
+                 {"inputs", p.scaled ? "random normal N(0,1), scaled per tensor into E4M3's range "
+                                       "(x * 448 / amax) and rounded to E4M3"
+                                     : "random normal N(0,1) rounded to the input type"},
                  {"verified_entries", entries.size()},
                  {"timing", gated ? "CUDA events, gated by the hold kernel, L2 flushed before "
                                     "each sample"
@@ -554,6 +588,16 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
       if (drift.note)
         o.details["sustained_note"] = *drift.note;
     }
+    if (p.scaled)
+      o.details["fp8_scales"] = {
+          {"granularity", "per tensor"},
+          {"rule", "stored = E4M3(x * 448 / amax(x)); scale = amax(x) / 448 (float32), "
+                   "D = a_scale * b_scale * sum(A_stored * B_stored)"},
+          {"a_amax", sa.amax},
+          {"b_amax", sb.amax},
+          {"a_scale", sa.dequant},
+          {"b_scale", sb.dequant},
+          {"d_scale", nullptr}}; // BF16 D: no D scale
     if (lib.cudart_version())
       o.details["cublaslt_cuda"] = lt::cuda_version_text(*lib.cudart_version());
     if (first_s && *first_s > 0 && best_s > 0)

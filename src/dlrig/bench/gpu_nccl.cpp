@@ -10,7 +10,12 @@
 // details. NVML's clocks, power, temperature and clock-event reasons are read for every rank's GPU
 // once per sample while the operations run (StateLog, as the other GPU families); the algorithm
 // and protocol NCCL_ALGO / NCCL_PROTO request are recorded per collective (nccl_request).
+// As one rank of a multi-process job (join_nccl_job, docs/bench.md "Multi-node"): this process
+// drives one GPU, its communicator from ncclCommInitRank with the unique id of the rendezvous, a
+// fixed number of samples (every rank must issue the same collectives), its own GPU's events.
 #include "dlrig/bench/gpu.hpp"
+#include "dlrig/bench/ranks.hpp"
+#include "dlrig/core/exit_code.hpp"
 #include "dlrig/core/text.hpp"
 #include "dlrig/platform/nccl.hpp"
 
@@ -20,6 +25,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 
 namespace dlrig::bench {
@@ -89,6 +95,12 @@ struct Nccl {
   // configuration files set (setenv without overwriting) when it initialises, so a value there
   // only afterwards came from such a file.
   std::optional<std::string> algo_env, proto_env;
+  // One rank of a multi-process job (join_nccl_job); nullopt: every local GPU from this process.
+  std::optional<RankSpec> job;
+  nccl::UniqueId id{};
+  // The job's ranks and this process's first (the whole communicator from one process: 0).
+  int world() const { return job ? job->nranks : static_cast<int>(devices.size()); }
+  int first() const { return job ? job->rank : 0; }
 };
 
 std::optional<std::string> env_text(const char *name) {
@@ -121,6 +133,30 @@ Nccl &communicators(const Context &ctx) {
   if (n.failed)
     throw std::runtime_error(*n.failed);
   Runtime &rt = Runtime::get();
+  if (n.job) {
+    if (!n.comms.empty())
+      return n;
+    const std::vector<int> usable = rt.usable();
+    if (usable.empty())
+      throw std::runtime_error("no usable GPU for this rank");
+    const int g = n.job->local_rank ? *n.job->local_rank
+                                    : usable[static_cast<std::size_t>(n.job->rank) % usable.size()];
+    if (std::find(usable.begin(), usable.end(), g) == usable.end())
+      throw std::runtime_error(fmt::format("rank {}: LOCAL_RANK {} names no usable GPU of this "
+                                           "machine ({} usable)",
+                                           n.job->rank, g, usable.size()));
+    n.devices = {g};
+    rt.use(g); // NCCL takes the current GPU
+    nccl::Comm comm = nullptr;
+    try {
+      DLRIG_NC(ctx, comm_init_rank, &comm, n.job->nranks, n.id, n.job->rank);
+    } catch (const nccl::Error &e) {
+      n.failed = fmt::format("rank {} of {}: {}", n.job->rank, n.job->nranks, e.what());
+      throw std::runtime_error(*n.failed);
+    }
+    n.comms = {comm};
+    return n;
+  }
   if (!n.comms.empty() && n.devices == rt.usable())
     return n;
   n.devices = rt.usable();
@@ -139,9 +175,11 @@ Nccl &communicators(const Context &ctx) {
 }
 
 std::optional<std::string> can_run(const Context &ctx) {
-  if (auto why = needs_gpus(2))
+  if (auto why = needs_gpus(1)) // the driver first: NCCL is loaded after it
     return why;
   Nccl &n = nccl_lib(ctx);
+  if (auto why = needs_gpus(n.job ? 1 : 2))
+    return why;
   if (!n.lib.ready())
     return n.lib.error();
   return std::nullopt;
@@ -225,13 +263,15 @@ std::vector<Config> configs(const Context &ctx) {
     mib = {1, 16, 256, 1024, 4096};
   else
     mib = {1, 4, 16, 64, 256, 1024};
-  const auto n = static_cast<int>(Runtime::get().usable().size());
+  const auto usable = static_cast<int>(Runtime::get().usable().size()); // the driver first
+  const Nccl &job = nccl_lib(ctx);
+  const int n = job.job ? job.job->nranks : usable;
   std::vector<Config> out;
   for (double m : mib) {
     // S a multiple of 4 n bytes, so every rank's share is whole float32 elements.
     const double unit = 4.0 * n;
     const double bytes = std::floor(m * kMiB / unit) * unit;
-    out.push_back({fmt::format("{} GPUs {}", n,
+    out.push_back({fmt::format("{} {} {}", n, job.job ? "ranks" : "GPUs",
                                m >= 1024 ? fmt::format("{:.0f} GiB", m / 1024)
                                          : fmt::format("{:.0f} MiB", m)),
                    {bytes}});
@@ -244,10 +284,17 @@ float input(int rank, std::uint64_t i) {
   return static_cast<float>((rank + 1) * static_cast<int>(i % 13 + 1));
 }
 
+// Samples per configuration of a multi-process job: fixed, so that every rank issues the same
+// number of collectives (the stopping rule would stop each rank at its own count); nccl-tests'
+// default is 20 iterations.
+constexpr int kJobSamples = 20;
+
 Outcome run(const Collective &c, const Config &cfg, const Context &ctx, Sampler &s) {
   Runtime &rt = Runtime::get();
   Nccl &n = communicators(ctx);
-  const auto ranks = static_cast<int>(n.devices.size());
+  const int ranks = n.world();                           // every rank of the communicator
+  const auto local = static_cast<int>(n.devices.size()); // this process's
+  const int first = n.first();                           // the global rank of local 0
   const auto bytes = static_cast<std::uint64_t>(cfg.params.at(0));
   const std::uint64_t elements = bytes / 4;     // S in float32 elements
   const std::uint64_t share = elements / ranks; // per rank for all_gather / reduce_scatter
@@ -262,10 +309,11 @@ Outcome run(const Collective &c, const Config &cfg, const Context &ctx, Sampler 
     std::unique_ptr<Event> start, end;
     std::unique_ptr<StateLog> log; // NVML's readings of this GPU while the samples run
   };
-  std::vector<Rank> rank(static_cast<std::size_t>(ranks));
-  for (int r = 0; r < ranks; ++r) {
-    Rank &k = rank[static_cast<std::size_t>(r)];
-    k.device = &rt.use(n.devices[static_cast<std::size_t>(r)]);
+  std::vector<Rank> rank(static_cast<std::size_t>(local));
+  for (int l = 0; l < local; ++l) {
+    const int r = first + l;
+    Rank &k = rank[static_cast<std::size_t>(l)];
+    k.device = &rt.use(n.devices[static_cast<std::size_t>(l)]);
     k.log = std::make_unique<StateLog>(*k.device);
     rt.guarded(*k.device, [&] {
       k.send = std::make_unique<DeviceBuffer>(send_n * 4);
@@ -288,9 +336,10 @@ Outcome run(const Collective &c, const Config &cfg, const Context &ctx, Sampler 
   auto stream_of = [](const Rank &k) { return reinterpret_cast<nccl::Stream>(k.stream->get()); };
   auto one = [&] {
     DLRIG_NC(ctx, group_start);
-    for (int r = 0; r < ranks; ++r) {
-      const Rank &k = rank[static_cast<std::size_t>(r)];
-      nccl::Comm comm = n.comms[static_cast<std::size_t>(r)];
+    for (int l = 0; l < local; ++l) {
+      const int r = first + l;
+      const Rank &k = rank[static_cast<std::size_t>(l)];
+      nccl::Comm comm = n.comms[static_cast<std::size_t>(l)];
       switch (c.op) {
       case Op::all_reduce:
         DLRIG_NC(ctx, all_reduce, static_cast<const void *>(ptr(k.send)), ptr(k.recv),
@@ -348,13 +397,18 @@ Outcome run(const Collective &c, const Config &cfg, const Context &ctx, Sampler 
     rt.use(k.device->ordinal);
     DLRIG_CU(stream_synchronize, k.stream->get());
   }
-  while (s.more())
-    s.add(sample());
+  if (n.job)
+    for (int i = 0; i < (ctx.small ? 5 : kJobSamples); ++i)
+      s.add(sample());
+  else
+    while (s.more())
+      s.add(sample());
 
   // Verification on sampled elements of every rank's output.
   Outcome o;
-  for (int r = 0; r < ranks && !o.verification_error; ++r) {
-    const Rank &k = rank[static_cast<std::size_t>(r)];
+  for (int l = 0; l < local && !o.verification_error; ++l) {
+    const int r = first + l;
+    const Rank &k = rank[static_cast<std::size_t>(l)];
     rt.use(k.device->ordinal);
     for (int j = 0; j < kChecked && !o.verification_error; ++j) {
       const std::uint64_t i = j == 0   ? 0
@@ -362,7 +416,7 @@ Outcome run(const Collective &c, const Config &cfg, const Context &ctx, Sampler 
                                        : pattern_word(0x6e63636c + r, j) % recv_n;
       float got = 0;
       DLRIG_CU(memcpy_dtoh, static_cast<void *>(&got), k.recv->ptr() + i * 4, std::size_t{4});
-      if (ctx.corrupt && r == 0 && j == 0)
+      if (ctx.corrupt && l == 0 && j == 0)
         got += 1;
       double want = 0;
       switch (c.op) {
@@ -437,6 +491,14 @@ Outcome run(const Collective &c, const Config &cfg, const Context &ctx, Sampler 
     o.details["gpu_state_note"] = gpus.at(0).value("gpu_state_note", "");
   if (sum.n > 0 && sum.median > 0)
     o.details["algbw_gbs_median"] = static_cast<double>(bytes) / sum.median / 1e9;
+  if (n.job) {
+    o.details["processes"] = n.job->nranks;
+    o.details["this_rank"] = n.job->rank;
+    o.details["rank_source"] = n.job->source;
+    o.details["rendezvous"] = fmt::format("{}:{}", n.job->host, n.job->port);
+    o.details["samples_fixed"] = ctx.small ? 5 : kJobSamples;
+    o.details["timing"] = "CUDA events on this rank's GPU (the ranks' times are not exchanged)";
+  }
   return o;
 }
 
@@ -451,6 +513,36 @@ Benchmark bench_of(const Collective &c) {
 }
 
 } // namespace
+
+void join_nccl_job(const Context &ctx, const RankSpec &spec, const std::string &plan) {
+  // The driver first: NCCL runs on it (and the fake NCCL finds the fake libcuda loaded).
+  if (auto why = Runtime::get().unavailable())
+    throw Failure(ExitCode::unavailable,
+                  fmt::format("rank {} of {}: {}", spec.rank, spec.nranks, *why));
+  Nccl &n = nccl_lib(ctx);
+  if (!n.lib.ready())
+    throw Failure(ExitCode::unavailable,
+                  fmt::format("rank {} of {}: {}", spec.rank, spec.nranks, n.lib.error()));
+  std::optional<UniqueId> mine;
+  if (spec.rank == 0) {
+    nccl::UniqueId id{};
+    try {
+      DLRIG_NC(ctx, get_unique_id, &id);
+    } catch (const nccl::Error &e) {
+      throw Failure(ExitCode::unavailable, fmt::format("rank 0: {}", e.what()));
+    }
+    mine.emplace();
+    std::memcpy(mine->data(), id.internal, mine->size());
+  }
+  auto got = rendezvous(spec, plan, mine);
+  if (!got)
+    throw Failure(got.error().kind == ErrorKind::bad_input || got.error().kind == ErrorKind::usage
+                      ? ExitCode::bad_input
+                      : ExitCode::unavailable,
+                  got.error().message);
+  std::memcpy(n.id.internal, got->data(), got->size());
+  n.job = spec;
+}
 
 std::vector<Benchmark> nccl_benchmarks() {
   std::vector<Benchmark> out;

@@ -5,6 +5,7 @@ list(APPEND DLRIG_SOURCES
   bench/gpu_families.cpp
   bench/gpu_gemm.cpp
   bench/gpu_nccl.cpp
+  bench/ranks.cpp
   bench/gemm_data.cpp
   bench/gemm_element.cpp)
 set(DLRIG_KERNELS_PTX ${CMAKE_CURRENT_LIST_DIR}/kernels/dlrig_kernels.ptx)

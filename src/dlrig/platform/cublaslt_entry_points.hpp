@@ -73,9 +73,14 @@ inline constexpr ComputeType kCompute32I = 72;
 inline constexpr int kOpN = 0;
 inline constexpr int kOpT = 1;
 
-// cublasLtMatmulDescAttributes_t (int32 cublasOperation_t values).
+// cublasLtMatmulDescAttributes_t (int32 cublasOperation_t values; the scale pointers: a device
+// pointer to one float32, for FP8 matrices: https://docs.nvidia.com/cuda/cublas/
+// #cublasltmatmuldescattributes-t).
 inline constexpr int kDescTransA = 3;
 inline constexpr int kDescTransB = 4;
+inline constexpr int kDescAScalePointer = 17;
+inline constexpr int kDescBScalePointer = 18;
+inline constexpr int kDescDScalePointer = 20;
 // cublasLtMatmulPreferenceAttributes_t (uint64_t bytes).
 inline constexpr int kPrefMaxWorkspaceBytes = 1;
 

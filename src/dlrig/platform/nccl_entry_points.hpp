@@ -30,6 +30,11 @@ inline constexpr Result kInvalidArgument = 4;
 inline constexpr Result kInvalidUsage = 5;
 inline constexpr Result kRemoteError = 6;
 
+// ncclUniqueId: 128 opaque bytes, passed by value (NCCL_UNIQUE_ID_BYTES).
+struct UniqueId {
+  char internal[128];
+};
+
 inline constexpr DataType kFloat32 = 7; // ncclFloat32
 inline constexpr RedOp kSum = 0;        // ncclSum
 
@@ -41,6 +46,8 @@ inline constexpr RedOp kSum = 0;        // ncclSum
   X(get_version, ::dlrig::nccl::Result, (int *version), (version), ncclGetVersion) \
   X(get_error_string, const char *, (::dlrig::nccl::Result result), (result), ncclGetErrorString) \
   X(comm_init_all, ::dlrig::nccl::Result, (::dlrig::nccl::Comm *comms, int count, const int *devices), (comms, count, devices), ncclCommInitAll) \
+  X(get_unique_id, ::dlrig::nccl::Result, (::dlrig::nccl::UniqueId *id), (id), ncclGetUniqueId) \
+  X(comm_init_rank, ::dlrig::nccl::Result, (::dlrig::nccl::Comm *comm, int nranks, ::dlrig::nccl::UniqueId id, int rank), (comm, nranks, id, rank), ncclCommInitRank) \
   X(comm_destroy, ::dlrig::nccl::Result, (::dlrig::nccl::Comm comm), (comm), ncclCommDestroy) \
   X(group_start, ::dlrig::nccl::Result, (), (), ncclGroupStart) \
   X(group_end, ::dlrig::nccl::Result, (), (), ncclGroupEnd) \

@@ -8,4 +8,5 @@ list(APPEND DLRIG_SOURCES
   platform/nccl.cpp
   platform/nvml.cpp
   platform/process.cpp
+  platform/tcp.cpp
   platform/snapshot_file.cpp)

@@ -130,6 +130,56 @@ TEST(GemmData, IntegerProductsMustBeExact) {
   EXPECT_TRUE(verify(e, Element::i8, a.data(), b.data(), k, Element::i32, 0));
 }
 
+TEST(GemmData, ScaledE4m3PutsTheLargestValueOn448AndKeepsItsDequantisationScale) {
+  const auto s = random_normal_e4m3_scaled(4096, 9);
+  ASSERT_EQ(s.data.size(), 4096u);
+  EXPECT_GT(s.amax, 2.5); // 4096 draws of N(0, 1)
+  EXPECT_LT(s.amax, 5.5);
+  EXPECT_FLOAT_EQ(s.dequant, static_cast<float>(s.amax / 448));
+  double largest = 0;
+  int subnormal = 0;
+  const auto plain = random_normal(Element::e4m3, 4096, 9);
+  int plain_subnormal = 0;
+  for (std::size_t i = 0; i < 4096; ++i) {
+    const double q = read_element(Element::e4m3, s.data.data() + i);
+    largest = std::max(largest, std::fabs(q));
+    subnormal += std::fabs(q) < std::ldexp(1.0, -6);
+    plain_subnormal +=
+        std::fabs(read_element(Element::e4m3, plain.data() + i)) < std::ldexp(1.0, -6);
+  }
+  EXPECT_DOUBLE_EQ(largest, 448);
+  EXPECT_LT(subnormal, plain_subnormal); // the range is used instead of the subnormals
+  // The same draws as random_normal: dequant x stored is the value within E4M3's rounding.
+  const auto f32 = random_normal(Element::f32, 4096, 9);
+  for (std::size_t i = 0; i < 4096; i += 97) {
+    const double x = read_element(Element::f32, f32.data() + 4 * i);
+    const double back = s.dequant * read_element(Element::e4m3, s.data.data() + i);
+    EXPECT_NEAR(back, x, std::fabs(x) / 16 + s.dequant * std::ldexp(1.0, -9)) << i;
+  }
+}
+
+TEST(GemmData, VerifyAppliesTheScalesAndRejectsAResultThatIgnoredThem) {
+  const std::uint64_t m = 4, n = 3, k = 64;
+  const auto a = random_normal_e4m3_scaled(k * m, 1);
+  const auto b = random_normal_e4m3_scaled(k * n, 2);
+  const double scale = static_cast<double>(a.dequant) * b.dequant;
+  auto scaled = sample_entries(m, n, 8, 1);
+  auto ignored = scaled;
+  for (std::size_t x = 0; x < scaled.size(); ++x) {
+    double sum = 0;
+    for (std::uint64_t p = 0; p < k; ++p)
+      sum += read_element(Element::e4m3, a.data.data() + scaled[x].i * k + p) *
+             read_element(Element::e4m3, b.data.data() + scaled[x].j * k + p);
+    scaled[x].got = round_to(Element::bf16, scale * sum);
+    ignored[x].got = round_to(Element::bf16, sum);
+  }
+  EXPECT_FALSE(
+      verify(scaled, Element::e4m3, a.data.data(), b.data.data(), k, Element::bf16, 1e-2, scale));
+  EXPECT_TRUE(
+      verify(ignored, Element::e4m3, a.data.data(), b.data.data(), k, Element::bf16, 1e-2, scale));
+  EXPECT_TRUE(verify(scaled, Element::e4m3, a.data.data(), b.data.data(), k, Element::bf16, 1e-2));
+}
+
 TEST(GemmData, DriftComparesTheFirstAndLastTenthAndTheClock) {
   std::vector<double> steady(40, 1e-3);
   EXPECT_NEAR(*drift(steady, nlohmann::json::array()).rate_change, 0, 1e-12);

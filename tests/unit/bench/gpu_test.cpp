@@ -4,11 +4,18 @@
 // once per process, so every test here uses the same scenario; the faults are in the CLI tests
 // (one process each).
 #include "dlrig/bench/gpu.hpp"
+#include "dlrig/platform/nccl_entry_points.hpp"
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
+#include <dlfcn.h>
 #include <sched.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace dlrig::bench {
@@ -318,6 +325,55 @@ TEST(GpuBench, TooLittleHostMemorySkipsATransferAndNamesBoth) {
                   "is available (MemAvailable): page-locked buffers that large could push the "
                   "machine into swap or the OOM killer");
   EXPECT_FALSE(gpu::too_little_host(1e15, std::nullopt, "x")) << "unknown: the allocation decides";
+}
+
+} // namespace
+} // namespace dlrig::bench
+
+namespace dlrig::bench {
+namespace {
+
+// The fake NCCL lets the ranks of a multi-process job meet only under the unique id rank 0 made
+// (docs/testing.md, "Fake NCCL"): a rank 1 that was handed another id is never met, and rank 0
+// fails closed; under the same id it meets. One process: rank 1's arrival is its file.
+TEST(GpuBench, FakeNcclRanksMeetOnlyUnderTheSameUniqueId) {
+  use_fake();
+  auto &rt = gpu::Runtime::get();
+  ASSERT_FALSE(rt.unavailable());
+  rt.use(0);
+  const auto base =
+      std::filesystem::temp_directory_path() / ("dlrig-fake-nccl-" + std::to_string(::getpid()));
+  setenv("DLRIG_FAKE_NCCL_SCENARIO", DLRIG_TEST_DATA "/fake_nccl/nvlink.json", 1);
+  setenv("DLRIG_FAKE_NCCL_DIR", base.c_str(), 1);
+  setenv("DLRIG_FAKE_NCCL_WAIT_S", "0.3", 1);
+  void *lib = dlopen(DLRIG_FAKE_NCCL, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_TRUE(lib) << dlerror();
+  using GetId = int (*)(nccl::UniqueId *);
+  using InitRank = int (*)(nccl::Comm *, int, nccl::UniqueId, int);
+  auto get_id = reinterpret_cast<GetId>(dlsym(lib, "ncclGetUniqueId"));
+  auto init_rank = reinterpret_cast<InitRank>(dlsym(lib, "ncclCommInitRank"));
+  ASSERT_TRUE(get_id && init_rank);
+  nccl::UniqueId mine{}, other{};
+  ASSERT_EQ(get_id(&mine), nccl::kSuccess);
+  ASSERT_EQ(get_id(&other), nccl::kSuccess);
+  ASSERT_NE(std::string(mine.internal), std::string(other.internal));
+  auto folder = [&](const nccl::UniqueId &id) { return base / std::string(id.internal + 10); };
+  // Rank 1 arrived under the other id: rank 0 is alone under its own.
+  std::filesystem::create_directories(folder(other));
+  std::ofstream(folder(other) / "rank1") << "2";
+  nccl::Comm comm = nullptr;
+  EXPECT_EQ(init_rank(&comm, 2, mine, 0), nccl::kSystemError);
+  // Rank 1 under the same id, with the same nranks: they meet.
+  std::filesystem::create_directories(folder(mine));
+  std::ofstream(folder(mine) / "rank1") << "2";
+  EXPECT_EQ(init_rank(&comm, 2, mine, 0), nccl::kSuccess);
+  EXPECT_TRUE(comm);
+  // An id ncclGetUniqueId did not make is refused.
+  nccl::UniqueId forged{};
+  std::snprintf(forged.internal, sizeof forged.internal, "%s", "not-an-id");
+  EXPECT_EQ(init_rank(&comm, 2, forged, 0), nccl::kInvalidArgument);
+  std::error_code ec;
+  std::filesystem::remove_all(base, ec);
 }
 
 } // namespace

@@ -4,4 +4,6 @@ list(APPEND DLRIG_TEST_SOURCES
   unit/platform/cublaslt_test.cpp
   unit/bench/gemm_data_test.cpp
   unit/bench/gpu_test.cpp
+  unit/bench/ranks_test.cpp
+  cli/bench_nccl_ranks_cli_test.cpp
   cli/bench_gpu_cli_test.cpp)

@@ -1,0 +1,270 @@
+// A multi-process NCCL job's ranks and rendezvous (ranks.hpp).
+#include "dlrig/bench/ranks.hpp"
+#include "dlrig/core/text.hpp"
+#include "dlrig/platform/tcp.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <set>
+#include <vector>
+
+namespace dlrig::bench {
+namespace {
+
+std::optional<long long> whole(std::string_view s) {
+  long long v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || p != s.data() + s.size())
+    return std::nullopt;
+  return v;
+}
+
+Error usage(std::string message) {
+  return make_error(ErrorKind::usage, std::move(message));
+}
+
+// "host:port", "[v6]:port" -> host, port.
+Result<std::pair<std::string, int>> split_address(std::string_view text, std::string_view what) {
+  std::string_view host, port;
+  if (!text.empty() && text.front() == '[') {
+    auto close = text.find("]:");
+    if (close == std::string_view::npos)
+      return usage(fmt::format("{} \"{}\": expected [IPV6]:PORT", what, text));
+    host = text.substr(1, close - 1);
+    port = text.substr(close + 2);
+  } else {
+    auto colon = text.rfind(':');
+    if (colon == std::string_view::npos)
+      return usage(fmt::format("{} \"{}\": expected HOST:PORT (rank 0's address and a free "
+                               "port, e.g. node0:29500)",
+                               what, text));
+    host = text.substr(0, colon);
+    port = text.substr(colon + 1);
+  }
+  auto p = whole(port);
+  if (host.empty() || !p || *p < 1 || *p > 65535)
+    return usage(
+        fmt::format("{} \"{}\": expected HOST:PORT with a port from 1 to 65535", what, text));
+  return std::make_pair(std::string(host), static_cast<int>(*p));
+}
+
+bool hex_digit(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
+
+} // namespace
+
+Result<std::optional<RankSpec>> rank_spec(const RankFlags &flags, const EnvLookup &env) {
+  RankSpec s;
+  if (auto t = env("DLRIG_RENDEZVOUS_TIMEOUT_S")) {
+    auto v = whole(*t);
+    if (!v || *v < 1 || *v > 86400)
+      return usage(fmt::format("DLRIG_RENDEZVOUS_TIMEOUT_S=\"{}\": expected whole seconds from 1 "
+                               "to 86400",
+                               *t));
+    s.timeout = std::chrono::seconds(*v);
+  }
+  const bool any_flag = flags.rank || flags.nranks || !flags.rendezvous.empty();
+  if (any_flag) {
+    if (!flags.rank || !flags.nranks || flags.rendezvous.empty())
+      return usage("--rank, --nranks and --rendezvous go together: give all three (rank 0's "
+                   "HOST:PORT in --rendezvous on every rank)");
+    s.rank = *flags.rank;
+    s.nranks = *flags.nranks;
+    auto a = split_address(flags.rendezvous, "--rendezvous");
+    if (!a)
+      return a.error();
+    s.host = a->first;
+    s.port = a->second;
+    s.source = "--rank/--nranks/--rendezvous";
+    if (s.nranks < 1 || s.rank < 0 || s.rank >= s.nranks)
+      return usage(
+          fmt::format("--rank {} --nranks {}: expected 0 <= rank < nranks", s.rank, s.nranks));
+    if (auto l = env("LOCAL_RANK"); l && whole(*l) && *whole(*l) >= 0)
+      s.local_rank = static_cast<int>(*whole(*l));
+    return std::optional<RankSpec>(s);
+  }
+  auto world = env("WORLD_SIZE");
+  if (!world)
+    return std::optional<RankSpec>();
+  auto n = whole(*world);
+  if (!n || *n < 1)
+    return usage(fmt::format("WORLD_SIZE=\"{}\" (torchrun's environment): expected a whole number "
+                             ">= 1",
+                             *world));
+  if (*n == 1)
+    return std::optional<RankSpec>(); // one process: the ordinary single-process run
+  std::vector<std::string> missing;
+  for (const char *v : {"RANK", "MASTER_ADDR", "MASTER_PORT"})
+    if (!env(v))
+      missing.push_back(v);
+  if (!missing.empty())
+    return usage(fmt::format("WORLD_SIZE={} is set but {} {} not: launch with torchrun, or give "
+                             "--rank, --nranks and --rendezvous",
+                             *n, join(missing, ", "), missing.size() == 1 ? "is" : "are"));
+  auto r = whole(*env("RANK"));
+  if (!r || *r < 0 || *r >= *n)
+    return usage(fmt::format("RANK=\"{}\" (torchrun's environment): expected 0 <= RANK < "
+                             "WORLD_SIZE={}",
+                             *env("RANK"), *n));
+  auto a =
+      split_address(*env("MASTER_ADDR") + ":" + *env("MASTER_PORT"), "MASTER_ADDR:MASTER_PORT");
+  if (!a)
+    return a.error();
+  if (a->second == 65535)
+    return usage("MASTER_PORT=65535: dlrig's rendezvous listens on MASTER_PORT + 1 (torchrun's "
+                 "own store holds MASTER_PORT); choose a lower port, or give --rendezvous");
+  s.rank = static_cast<int>(*r);
+  s.nranks = static_cast<int>(*n);
+  s.host = a->first;
+  s.port = a->second + 1; // torchrun's agent keeps its TCPStore on MASTER_PORT
+  if (auto l = env("LOCAL_RANK")) {
+    auto v = whole(*l);
+    if (!v || *v < 0)
+      return usage(fmt::format("LOCAL_RANK=\"{}\" (torchrun's environment): expected a whole "
+                               "number >= 0",
+                               *l));
+    s.local_rank = static_cast<int>(*v);
+  }
+  s.source = "torchrun's environment (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT + 1)";
+  return std::optional<RankSpec>(s);
+}
+
+std::string hello_line(int rank, int nranks, std::string_view plan) {
+  return fmt::format("dlrig-nccl-rendezvous 1 rank={} nranks={} plan={}", rank, nranks, plan);
+}
+
+std::optional<Hello> parse_hello(std::string_view line) {
+  constexpr std::string_view kHead = "dlrig-nccl-rendezvous 1 rank=";
+  if (line.substr(0, kHead.size()) != kHead)
+    return std::nullopt;
+  line.remove_prefix(kHead.size());
+  auto sp = line.find(" nranks=");
+  if (sp == std::string_view::npos)
+    return std::nullopt;
+  auto rank = whole(line.substr(0, sp));
+  line.remove_prefix(sp + 8);
+  auto plan_at = line.find(" plan=");
+  if (plan_at == std::string_view::npos)
+    return std::nullopt;
+  auto nranks = whole(line.substr(0, plan_at));
+  if (!rank || !nranks || *rank < 0 || *nranks < 1 || *rank > 1 << 24 || *nranks > 1 << 24)
+    return std::nullopt;
+  return Hello{static_cast<int>(*rank), static_cast<int>(*nranks),
+               std::string(line.substr(plan_at + 6))};
+}
+
+std::string id_line(const UniqueId &id) {
+  std::string s = "id ";
+  for (unsigned char b : id)
+    s += fmt::format("{:02x}", b);
+  return s;
+}
+
+Result<UniqueId> parse_id_line(std::string_view line, std::string_view from) {
+  if (line.substr(0, 6) == "error ")
+    return make_error(ErrorKind::bad_input,
+                      fmt::format("rank 0 ({}) refused this rank: {}", from, line.substr(6)));
+  UniqueId id{};
+  if (line.size() == 3 + 2 * id.size() && line.substr(0, 3) == "id " &&
+      std::all_of(line.begin() + 3, line.end(), hex_digit)) {
+    for (std::size_t i = 0; i < id.size(); ++i)
+      id[i] = static_cast<unsigned char>(
+          std::stoi(std::string(line.substr(3 + 2 * i, 2)), nullptr, 16));
+    return id;
+  }
+  std::string shown(line.substr(0, 80));
+  for (char &c : shown)
+    if (c < 32 || c >= 127)
+      c = '?';
+  return make_error(ErrorKind::bad_input,
+                    fmt::format("{} is not a dlrig rank 0: it answered \"{}{}\" instead of \"id "
+                                "<256 hex digits>\" (is --rendezvous / MASTER_ADDR:MASTER_PORT "
+                                "rank 0's dlrig, and the same dlrig version?)",
+                                from, shown, line.size() > 80 ? "..." : ""));
+}
+
+Result<UniqueId> rendezvous(const RankSpec &spec, std::string_view plan,
+                            const std::optional<UniqueId> &id_if_rank0) {
+  const auto deadline = std::chrono::steady_clock::now() + spec.timeout;
+  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(spec.timeout).count();
+  constexpr std::size_t kMaxLine = 4096;
+  if (spec.rank != 0) {
+    auto s = tcp::connect_to(spec.host, spec.port, deadline);
+    if (!s)
+      return make_error(ErrorKind::io,
+                        fmt::format("rank {} of {}: rendezvous with rank 0 at {}:{} timed out "
+                                    "after {} s: {} (is rank 0 running, and the port open?)",
+                                    spec.rank, spec.nranks, spec.host, spec.port, seconds,
+                                    s.error().message));
+    if (auto sent = s->send_all(hello_line(spec.rank, spec.nranks, plan) + "\n"); !sent)
+      return sent.error();
+    auto line = s->read_line(kMaxLine, deadline);
+    if (!line)
+      return prefixed(fmt::format("rank {} of {}: rendezvous with rank 0 at {}:{}: ", spec.rank,
+                                  spec.nranks, spec.host, spec.port),
+                      line.error());
+    return parse_id_line(*line, fmt::format("{}:{}", spec.host, spec.port));
+  }
+  if (!id_if_rank0)
+    return make_error(ErrorKind::usage, "rank 0 needs NCCL's unique id to hand out");
+  auto listener = tcp::listen_on(spec.port);
+  if (!listener)
+    return prefixed(fmt::format("rank 0 of {}: ", spec.nranks), listener.error());
+  std::vector<tcp::Socket> peers;
+  std::set<int> seen;
+  while (static_cast<int>(peers.size()) < spec.nranks - 1) {
+    auto s = tcp::accept_one(*listener, deadline);
+    if (!s) {
+      std::vector<std::string> absent;
+      for (int r = 1; r < spec.nranks; ++r)
+        if (!seen.count(r))
+          absent.push_back(std::to_string(r));
+      return make_error(ErrorKind::io,
+                        fmt::format("rank 0 of {}: rendezvous on port {} timed out after {} s "
+                                    "waiting for rank {} (start every rank with the same "
+                                    "--nranks and --rendezvous; DLRIG_RENDEZVOUS_TIMEOUT_S "
+                                    "sets the wait)",
+                                    spec.nranks, spec.port, seconds, join(absent, ", ")));
+    }
+    auto line = s->read_line(kMaxLine, deadline);
+    if (!line)
+      return prefixed(fmt::format("rank 0 of {}: rendezvous: ", spec.nranks), line.error());
+    auto refuse = [&](std::string why) -> Error {
+      (void)s->send_all("error " + why + "\n");
+      return make_error(ErrorKind::bad_input, "rank 0: " + why);
+    };
+    auto hello = parse_hello(*line);
+    if (!hello) {
+      std::string shown = line->substr(0, 80);
+      for (char &c : shown)
+        if (c < 32 || c >= 127)
+          c = '?';
+      return refuse(fmt::format("{} sent \"{}{}\", not a dlrig rank's hello (another program on "
+                                "port {}? every rank must run dlrig of the same version)",
+                                s->peer(), shown, line->size() > 80 ? "..." : "", spec.port));
+    }
+    if (hello->nranks != spec.nranks)
+      return refuse(fmt::format("rank {} at {} was started with {} ranks, rank 0 with {}: give "
+                                "every rank the same --nranks / WORLD_SIZE",
+                                hello->rank, s->peer(), hello->nranks, spec.nranks));
+    if (hello->rank < 1 || hello->rank >= spec.nranks || seen.count(hello->rank))
+      return refuse(fmt::format(
+          "{} says it is rank {}, {} (ranks 1 to {} must each come once)", s->peer(), hello->rank,
+          seen.count(hello->rank) ? "which already came" : "out of range", spec.nranks - 1));
+    if (hello->plan != plan)
+      return refuse(fmt::format("rank {} at {} would run \"{}\", rank 0 runs \"{}\": every rank "
+                                "must run the same benchmarks with the same options",
+                                hello->rank, s->peer(), hello->plan, plan));
+    seen.insert(hello->rank);
+    peers.push_back(std::move(*s));
+  }
+  for (const auto &p : peers)
+    if (auto sent = p.send_all(id_line(*id_if_rank0) + "\n"); !sent)
+      return prefixed(fmt::format("rank 0 of {}: ", spec.nranks), sent.error());
+  return *id_if_rank0;
+}
+
+} // namespace dlrig::bench

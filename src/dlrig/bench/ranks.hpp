@@ -1,0 +1,79 @@
+#pragma once
+// One rank of a multi-process (multi-node) NCCL job for `dlrig bench nccl.*` (docs/bench.md,
+// "Multi-node"), without MPI: which rank this process is, how many there are and where rank 0
+// listens, from `--rank/--nranks/--rendezvous` or torchrun's environment; and the rendezvous over
+// TCP through which rank 0 hands NCCL's unique id to every other rank.
+//
+// The rendezvous, one line each way per peer (text, so a wrong peer is easy to name):
+//   rank R -> rank 0: "dlrig-nccl-rendezvous 1 rank=R nranks=N plan=PLAN"
+//   rank 0 -> rank R: "id HEX" (the 128-byte ncclUniqueId, 256 hex digits), or "error MESSAGE"
+// PLAN is what the rank will run (ids, tier): every rank must issue the same collectives, so
+// rank 0 refuses a peer whose nranks or plan differ from its own, and a rank number given twice.
+#include "dlrig/bench/bench.hpp"
+#include "dlrig/core/result.hpp"
+
+#include <array>
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace dlrig::bench {
+
+struct RankSpec {
+  int rank = 0, nranks = 1;
+  std::string host; // rank 0's address
+  int port = 0;
+  // The GPU of this machine the rank drives (torchrun's LOCAL_RANK); nullopt: rank modulo the
+  // GPUs this process sees.
+  std::optional<int> local_rank;
+  std::string source; // "--rank/--nranks/--rendezvous" or "torchrun's environment (...)"
+  std::chrono::milliseconds timeout{std::chrono::seconds(120)}; // for the whole rendezvous
+};
+
+// The flags as given (absent: nullopt / empty).
+struct RankFlags {
+  std::optional<int> rank, nranks;
+  std::string rendezvous; // HOST:PORT ("[::1]:29500" for an IPv6 address)
+};
+
+using EnvLookup = std::function<std::optional<std::string>(const char *)>;
+
+// The job from the flags (all three or none), else from torchrun's RANK, WORLD_SIZE, MASTER_ADDR
+// and MASTER_PORT (LOCAL_RANK optional) when WORLD_SIZE is set and above 1, listening on
+// MASTER_PORT + 1 (torchrun's agent keeps its own store on MASTER_PORT); nullopt when neither
+// asks for ranks. DLRIG_RENDEZVOUS_TIMEOUT_S (seconds, default 120) bounds the rendezvous.
+// Errors (kind usage) name the flag or variable and the fix. Pure.
+Result<std::optional<RankSpec>> rank_spec(const RankFlags &flags, const EnvLookup &env);
+
+using UniqueId = std::array<unsigned char, 128>; // ncclUniqueId's bytes
+
+// The protocol's lines (pure, tested on their own).
+std::string hello_line(int rank, int nranks, std::string_view plan);
+struct Hello {
+  int rank = 0, nranks = 0;
+  std::string plan;
+};
+// nullopt when `line` is not a hello.
+std::optional<Hello> parse_hello(std::string_view line);
+std::string id_line(const UniqueId &id);
+// The id of an "id HEX" line; an error (kind bad_input) quoting an "error ..." line or junk.
+Result<UniqueId> parse_id_line(std::string_view line, std::string_view from);
+
+// Rank 0: listens on spec.port, waits for the other nranks - 1 ranks' hellos and sends each the
+// id. Another rank: connects to host:port (retrying while nothing listens yet), sends its hello
+// and returns the id rank 0 sends. Errors: kind bad_input for a peer that sent junk or a hello
+// whose nranks, plan or rank does not fit (the peer is told why), kind io for the deadline
+// (spec.timeout) or a network failure; the message names the peer and the fix.
+Result<UniqueId> rendezvous(const RankSpec &spec, std::string_view plan,
+                            const std::optional<UniqueId> &id_if_rank0);
+
+// Makes nccl.* run as `spec`'s rank (gpu_nccl.cpp): rank 0 asks NCCL for a unique id
+// (ncclGetUniqueId), the rendezvous hands it to the others, and the communicator is then created
+// with ncclCommInitRank on this rank's GPU. `plan`: what this rank will run (hello_line). Throws
+// Failure: ExitCode::bad_input (65) for junk or a peer whose nranks, rank or plan does not fit,
+// ExitCode::unavailable (69) for the deadline, the network or NCCL not usable.
+void join_nccl_job(const Context &ctx, const RankSpec &spec, const std::string &plan);
+
+} // namespace dlrig::bench

@@ -1,0 +1,213 @@
+// `dlrig bench nccl.* --rank` (docs/bench.md, "Multi-node"): two dlrig processes on localhost,
+// rank 0 from the flags and rank 1 from torchrun's environment, complete every collective through
+// the fake NCCL (tests/fake_nccl: the processes exchange the data through files under the unique
+// id); a rendezvous that times out (exit 69), a peer that sends junk and ranks whose nranks differ
+// (exit 65).
+#include "support/cli.hpp"
+
+#include "dlrig/platform/tcp.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <gtest/gtest.h>
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <future>
+
+namespace dlrig::test {
+namespace {
+
+using nlohmann::json;
+
+// A port nothing listens on now (the kernel's choice for port 0, released again).
+int free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr *>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+std::vector<std::string> fakes(const std::string &meeting) {
+  return {std::string("DLRIG_CUDA_LIBRARY=") + DLRIG_FAKE_CUDA,
+          "DLRIG_FAKE_CUDA_SCENARIO=" + fixture("fake_cuda/two_gpus.json"),
+          std::string("DLRIG_NCCL_LIBRARY=") + DLRIG_FAKE_NCCL,
+          "DLRIG_FAKE_NCCL_SCENARIO=" + fixture("fake_nccl/nvlink.json"),
+          "DLRIG_FAKE_NCCL_DIR=" + scratch(meeting).string(),
+          "DLRIG_BENCH_SMALL=1",
+          "DLRIG_FAKE_NCCL_WAIT_S=20"};
+}
+
+std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string> &b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+TEST(BenchNcclRanksCli, TwoProcessesCompleteEveryCollectiveAndRankZeroReports) {
+  const int port = free_port();
+  const std::string db = scratch("ranks.db").string();
+  auto rank0 = std::async(std::launch::async, [&] {
+    return run_dlrig({"bench", "--quick", "--json", "--db", db, "nccl", "--rank", "0", "--nranks",
+                      "2", "--rendezvous", "127.0.0.1:" + std::to_string(port)},
+                     fakes("meet_ok"));
+  });
+  // Rank 1 as torchrun starts it: no flags, its environment.
+  auto rank1 = std::async(std::launch::async, [&] {
+    return run_dlrig({"bench", "--quick", "--json", "nccl"},
+                     with({"RANK=1", "WORLD_SIZE=2", "LOCAL_RANK=1", "MASTER_ADDR=127.0.0.1",
+                           "MASTER_PORT=" + std::to_string(port - 1)},
+                          fakes("meet_ok")));
+  });
+  const CliRun r0 = rank0.get(), r1 = rank1.get();
+  ASSERT_EQ(r0.exit_code, 0) << r0.err << "\n--- rank 1:\n" << r1.err;
+  ASSERT_EQ(r1.exit_code, 0) << r1.err;
+  const json results = json::parse(r0.out).at("results");
+  ASSERT_EQ(results.size(), 5u);
+  for (const auto &r : results) {
+    ASSERT_EQ(r["status"], "measured") << r.dump();
+    EXPECT_EQ(r["config"], "2 ranks 1 MiB");
+    const auto &d = r["details"];
+    EXPECT_EQ(d["ranks"], 2);
+    EXPECT_EQ(d["processes"], 2);
+    EXPECT_EQ(d["this_rank"], 0);
+    EXPECT_EQ(d["samples_fixed"], 5);
+    EXPECT_EQ(d["gpus"].size(), 1u); // this rank's GPU
+    EXPECT_EQ(d["gpus"][0]["gpu"], 0);
+  }
+  auto busbw = [&](const std::string &id) {
+    for (const auto &r : results)
+      if (r["id"] == id)
+        return r["rate"]["median"].get<double>();
+    return 0.0;
+  };
+  // The scenario's bus bandwidths through nccl-tests' formulas, across two processes.
+  EXPECT_NEAR(busbw("nccl.all_reduce"), 180, 1.8);
+  EXPECT_NEAR(busbw("nccl.sendrecv"), 40, 0.4);
+  // Rank 1: nothing on stdout, one line per result on stderr, nothing stored.
+  EXPECT_EQ(r1.out, "");
+  EXPECT_NE(r1.err.find("bench: rank 1 of 2: nccl.all_reduce 2 ranks 1 MiB: measured"),
+            std::string::npos)
+      << r1.err;
+  EXPECT_NE(r1.err.find("torchrun's environment"), std::string::npos) << r1.err;
+  auto h = run_dlrig({"bench", "history", "nccl.all_reduce", "--db", db, "--json"});
+  ASSERT_EQ(h.exit_code, 0) << h.err;
+  EXPECT_EQ(json::parse(h.out)["results"].size(), 1u);
+}
+
+TEST(BenchNcclRanksCli, EachRankVerifiesItsOwnOutputAndExitsTwoWhenItIsWrong) {
+  const int port = free_port();
+  const std::string at = "127.0.0.1:" + std::to_string(port);
+  auto rank0 = std::async(std::launch::async, [&] {
+    return run_dlrig({"bench", "--quick", "--json", "--db", scratch("ranks_w.db").string(),
+                      "nccl.all_reduce", "--rank", "0", "--nranks", "2", "--rendezvous", at},
+                     fakes("meet_w"));
+  });
+  // Rank 1 (GPU 1: no LOCAL_RANK, rank modulo the GPUs) damages its own result before verifying
+  // it (the test hook): only rank 1 fails.
+  auto rank1 = std::async(std::launch::async, [&] {
+    return run_dlrig(
+        {"bench", "--quick", "nccl.all_reduce", "--rank", "1", "--nranks", "2", "--rendezvous", at},
+        with({"DLRIG_BENCH_CORRUPT=1"}, fakes("meet_w")));
+  });
+  const CliRun r0 = rank0.get(), r1 = rank1.get();
+  EXPECT_EQ(r0.exit_code, 0) << r0.err;
+  EXPECT_EQ(r1.exit_code, 2) << r1.err;
+  EXPECT_NE(r1.err.find("rank 1 of 2: nccl.all_reduce 2 ranks 1 MiB: wrong: "), std::string::npos)
+      << r1.err;
+  EXPECT_NE(r1.err.find("rank 1 (GPU 1) element 0"), std::string::npos) << r1.err;
+}
+
+TEST(BenchNcclRanksCli, ARendezvousThatTimesOutExits69) {
+  const int port = free_port();
+  auto alone = run_dlrig({"bench", "nccl.all_reduce", "--rank", "1", "--nranks", "2",
+                          "--rendezvous", "127.0.0.1:" + std::to_string(port)},
+                         with({"DLRIG_RENDEZVOUS_TIMEOUT_S=1"}, fakes("meet_t1")));
+  EXPECT_EQ(alone.exit_code, 69) << alone.err;
+  EXPECT_NE(alone.err.find("rendezvous with rank 0 at 127.0.0.1:" + std::to_string(port) +
+                           " timed out after 1 s"),
+            std::string::npos)
+      << alone.err;
+  auto root = run_dlrig({"bench", "nccl.all_reduce", "--rank", "0", "--nranks", "3", "--rendezvous",
+                         "127.0.0.1:" + std::to_string(port)},
+                        with({"DLRIG_RENDEZVOUS_TIMEOUT_S=1"}, fakes("meet_t0")));
+  EXPECT_EQ(root.exit_code, 69) << root.err;
+  EXPECT_NE(root.err.find("timed out after 1 s waiting for rank 1, 2"), std::string::npos)
+      << root.err;
+}
+
+TEST(BenchNcclRanksCli, JunkFromAPeerExits65) {
+  // A rank 1 whose "rank 0" is something else: it answers junk.
+  const int port = free_port();
+  auto listener = tcp::listen_on(port);
+  ASSERT_TRUE(listener) << listener.error().message;
+  auto rank1 = std::async(std::launch::async, [&] {
+    return run_dlrig({"bench", "nccl.all_reduce", "--rank", "1", "--nranks", "2", "--rendezvous",
+                      "127.0.0.1:" + std::to_string(port)},
+                     with({"DLRIG_RENDEZVOUS_TIMEOUT_S=20"}, fakes("meet_j1")));
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  auto peer = tcp::accept_one(*listener, deadline);
+  ASSERT_TRUE(peer) << peer.error().message;
+  auto hello = peer->read_line(4096, deadline);
+  ASSERT_TRUE(hello) << hello.error().message;
+  EXPECT_EQ(hello->rfind("dlrig-nccl-rendezvous 1 rank=1 nranks=2 plan=nccl.all_reduce", 0), 0u)
+      << *hello;
+  ASSERT_TRUE(peer->send_all("HTTP/1.1 400 Bad Request\r\n"));
+  auto r1 = rank1.get();
+  EXPECT_EQ(r1.exit_code, 65) << r1.err;
+  EXPECT_NE(r1.err.find("is not a dlrig rank 0"), std::string::npos) << r1.err;
+
+  // A rank 0 reached by something that is not a rank.
+  const int port0 = free_port();
+  auto rank0 = std::async(std::launch::async, [&] {
+    return run_dlrig({"bench", "nccl.all_reduce", "--rank", "0", "--nranks", "2", "--rendezvous",
+                      "127.0.0.1:" + std::to_string(port0)},
+                     with({"DLRIG_RENDEZVOUS_TIMEOUT_S=20"}, fakes("meet_j0")));
+  });
+  auto junk = tcp::connect_to("127.0.0.1", port0, deadline);
+  ASSERT_TRUE(junk) << junk.error().message;
+  ASSERT_TRUE(junk->send_all("GET / HTTP/1.1\r\n"));
+  auto answer = junk->read_line(4096, deadline);
+  ASSERT_TRUE(answer) << answer.error().message;
+  EXPECT_EQ(answer->rfind("error ", 0), 0u) << *answer;
+  auto r0 = rank0.get();
+  EXPECT_EQ(r0.exit_code, 65) << r0.err;
+  EXPECT_NE(r0.err.find("not a dlrig rank's hello"), std::string::npos) << r0.err;
+}
+
+TEST(BenchNcclRanksCli, RanksWhoseNranksDifferExit65) {
+  const int port = free_port();
+  const std::string at = "127.0.0.1:" + std::to_string(port);
+  auto rank0 = std::async(std::launch::async, [&] {
+    return run_dlrig(
+        {"bench", "nccl.all_reduce", "--rank", "0", "--nranks", "2", "--rendezvous", at},
+        with({"DLRIG_RENDEZVOUS_TIMEOUT_S=20"}, fakes("meet_m")));
+  });
+  auto rank1 = std::async(std::launch::async, [&] {
+    return run_dlrig(
+        {"bench", "nccl.all_reduce", "--rank", "1", "--nranks", "3", "--rendezvous", at},
+        with({"DLRIG_RENDEZVOUS_TIMEOUT_S=20"}, fakes("meet_m")));
+  });
+  auto r0 = rank0.get(), r1 = rank1.get();
+  EXPECT_EQ(r0.exit_code, 65) << r0.err;
+  EXPECT_NE(r0.err.find("was started with 3 ranks, rank 0 with 2"), std::string::npos) << r0.err;
+  EXPECT_EQ(r1.exit_code, 65) << r1.err;
+  EXPECT_NE(r1.err.find("refused this rank"), std::string::npos) << r1.err;
+  // Flags for a benchmark that is not nccl.*, or half the flags: usage.
+  auto gemm =
+      run_dlrig({"bench", "gpu.gemm.bf16", "--rank", "0", "--nranks", "2", "--rendezvous", at});
+  EXPECT_EQ(gemm.exit_code, 64) << gemm.err;
+  auto half = run_dlrig({"bench", "nccl.all_reduce", "--rank", "0"});
+  EXPECT_EQ(half.exit_code, 64) << half.err;
+  EXPECT_NE(half.err.find("go together"), std::string::npos) << half.err;
+}
+
+} // namespace
+} // namespace dlrig::test

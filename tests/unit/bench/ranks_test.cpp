@@ -1,0 +1,106 @@
+// A multi-process NCCL job's ranks (bench/ranks.hpp): the flags, torchrun's environment, and the
+// rendezvous's lines, without sockets (the CLI test runs two dlrig processes through them).
+#include "dlrig/bench/ranks.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace dlrig::bench {
+namespace {
+
+EnvLookup env_of(std::map<std::string, std::string> m) {
+  return [m](const char *name) -> std::optional<std::string> {
+    auto it = m.find(name);
+    return it == m.end() ? std::nullopt : std::optional<std::string>(it->second);
+  };
+}
+
+TEST(Ranks, FlagsGiveTheJob) {
+  auto s = rank_spec({1, 4, "node0:29500"}, env_of({}));
+  ASSERT_TRUE(s) << s.error().message;
+  ASSERT_TRUE(*s);
+  EXPECT_EQ((*s)->rank, 1);
+  EXPECT_EQ((*s)->nranks, 4);
+  EXPECT_EQ((*s)->host, "node0");
+  EXPECT_EQ((*s)->port, 29500);
+  EXPECT_FALSE((*s)->local_rank);
+  EXPECT_EQ((*s)->source, "--rank/--nranks/--rendezvous");
+  auto v6 = rank_spec({0, 2, "[fe80::1]:1234"}, env_of({{"DLRIG_RENDEZVOUS_TIMEOUT_S", "5"}}));
+  ASSERT_TRUE(v6 && *v6);
+  EXPECT_EQ((*v6)->host, "fe80::1");
+  EXPECT_EQ((*v6)->timeout, std::chrono::seconds(5));
+}
+
+TEST(Ranks, FlagsThatDoNotFitAreUsageErrors) {
+  for (const RankFlags &f : {RankFlags{1, std::nullopt, ""}, RankFlags{1, 2, ""},
+                             RankFlags{2, 2, "h:1"}, RankFlags{0, 2, "h"}, RankFlags{0, 2, "h:0"},
+                             RankFlags{0, 2, "h:65536"}, RankFlags{0, 2, ":29500"}}) {
+    auto s = rank_spec(f, env_of({}));
+    ASSERT_FALSE(s) << f.rendezvous;
+    EXPECT_EQ(s.error().kind, ErrorKind::usage);
+  }
+  auto t = rank_spec({0, 2, "h:1"}, env_of({{"DLRIG_RENDEZVOUS_TIMEOUT_S", "soon"}}));
+  ASSERT_FALSE(t);
+  EXPECT_NE(t.error().message.find("DLRIG_RENDEZVOUS_TIMEOUT_S"), std::string::npos);
+}
+
+TEST(Ranks, TorchrunsEnvironmentWhenNoFlagIsGiven) {
+  auto s = rank_spec({}, env_of({{"RANK", "3"},
+                                 {"WORLD_SIZE", "8"},
+                                 {"LOCAL_RANK", "1"},
+                                 {"MASTER_ADDR", "10.0.0.1"},
+                                 {"MASTER_PORT", "29400"}}));
+  ASSERT_TRUE(s && *s);
+  EXPECT_EQ((*s)->rank, 3);
+  EXPECT_EQ((*s)->nranks, 8);
+  EXPECT_EQ((*s)->local_rank, 1);
+  EXPECT_EQ((*s)->host, "10.0.0.1");
+  EXPECT_EQ((*s)->port, 29401); // MASTER_PORT + 1: torchrun's store holds MASTER_PORT
+  EXPECT_NE((*s)->source.find("torchrun"), std::string::npos);
+  // No job: nothing set, or a world of one (the ordinary single-process run).
+  EXPECT_FALSE(*rank_spec({}, env_of({})));
+  EXPECT_FALSE(*rank_spec({}, env_of({{"WORLD_SIZE", "1"}, {"RANK", "0"}})));
+  // The flags win over the environment.
+  auto f = rank_spec({0, 2, "a:1"}, env_of({{"RANK", "5"}, {"WORLD_SIZE", "8"}}));
+  ASSERT_TRUE(f && *f);
+  EXPECT_EQ((*f)->nranks, 2);
+  auto missing = rank_spec({}, env_of({{"WORLD_SIZE", "2"}, {"RANK", "0"}}));
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message.find("MASTER_ADDR, MASTER_PORT are not"), std::string::npos)
+      << missing.error().message;
+  auto bad = rank_spec(
+      {}, env_of({{"WORLD_SIZE", "2"}, {"RANK", "2"}, {"MASTER_ADDR", "a"}, {"MASTER_PORT", "1"}}));
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("RANK=\"2\""), std::string::npos) << bad.error().message;
+}
+
+TEST(Ranks, TheRendezvousLinesRoundTripAndJunkIsNamed) {
+  auto h = parse_hello(hello_line(3, 8, "nccl.all_reduce tier=quick"));
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->rank, 3);
+  EXPECT_EQ(h->nranks, 8);
+  EXPECT_EQ(h->plan, "nccl.all_reduce tier=quick");
+  EXPECT_FALSE(parse_hello("GET / HTTP/1.1"));
+  EXPECT_FALSE(parse_hello("dlrig-nccl-rendezvous 2 rank=1 nranks=2 plan=x")); // another version
+  EXPECT_FALSE(parse_hello("dlrig-nccl-rendezvous 1 rank=x nranks=2 plan=x"));
+  UniqueId id{};
+  for (std::size_t i = 0; i < id.size(); ++i)
+    id[i] = static_cast<unsigned char>(i * 7);
+  auto back = parse_id_line(id_line(id), "h:1");
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(*back, id);
+  auto refused = parse_id_line("error rank 0: nranks differ", "h:1");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().kind, ErrorKind::bad_input);
+  EXPECT_NE(refused.error().message.find("refused this rank: rank 0: nranks differ"),
+            std::string::npos);
+  auto junk = parse_id_line("HTTP/1.1 400 Bad Request", "h:1");
+  ASSERT_FALSE(junk);
+  EXPECT_NE(junk.error().message.find("h:1 is not a dlrig rank 0"), std::string::npos)
+      << junk.error().message;
+  EXPECT_FALSE(parse_id_line("id 00", "h:1")); // too short
+}
+
+} // namespace
+} // namespace dlrig::bench
