@@ -245,7 +245,7 @@ TEST(FitCli, TransformersFromTheEnvironmentOrTheFlag) {
                                         "VIRTUAL_ENV=/home/user/venv", "HOME=/home/user"};
   const std::vector<std::string> base = {
       "fit",   "llama-3-8b", "--no-nvml", "--sysroot", fixture("sw-venv-torch251"),
-      "--seq", "1024",       "--json"};
+      "--seq", "1024",       "--lora",    "16",        "--json"};
   auto run = [&](std::vector<std::string> extra) {
     auto args = base;
     args.insert(args.end(), extra.begin(), extra.end());
@@ -267,7 +267,9 @@ TEST(FitCli, TransformersFromTheEnvironmentOrTheFlag) {
   EXPECT_EQ(newer["run"]["transformers"], "5.17.0");
   EXPECT_NE(note_of(newer, sdpa).find("at their 8 heads"), std::string::npos)
       << newer["gpus"][0]["notes"].dump();
-  // K and V at 8 of 32 heads: 32 layers x 2 x (4096 - 1024) x 1024 tokens x 2 bytes fewer.
+  // K and V at 8 of 32 heads (LoRA: the peak is in forward/backward): 32 layers x 2 x (4096 -
+  // 1024) x 1024 tokens x 2 bytes fewer.
+  EXPECT_EQ(newer["gpus"][0]["peak_phase"], "forward/backward");
   EXPECT_NEAR(machine["gpus"][0]["breakdown"]["activations"].get<double>() -
                   newer["gpus"][0]["breakdown"]["activations"].get<double>(),
               32.0 * 2 * 3072 * 1024 * 2, 64);
