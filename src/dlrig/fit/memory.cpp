@@ -441,9 +441,9 @@ LayerParts layer_parts(const Dims &d, double s, double b, double ab, const Layer
 // Both from torch 2.5 (the grouped path's first release; before it the earlier count is kept: no
 // measurement of an earlier release, and the count the published per-layer measurements are
 // compared with, transformer_layer_activation_bytes). An unknown torch is a current one. The
-// grouped path also needs transformers' release from the table (Run::transformers_version: --
-// transformers or the snapshot's); an older one repeats K and V (repeat_kv), and an unknown one is
-// taken as a release with the path, which a note says.
+// grouped path also needs the table's transformers release (Run::transformers_version, from
+// `--transformers` or the snapshot): an older one repeats K and V (repeat_kv), and an unknown one
+// is taken as a release with the path, which a note says.
 struct SdpaSaved {
   bool output_is_o_input = false, grouped_kv = false;
   std::string since;       // transformers' first release with the grouped path for this model type
