@@ -135,7 +135,7 @@ TEST(SdpaSaved, TransformersVersionGatesGroupedKv) {
   const auto m = llama_type(test::llama3_8b());
   const double s = 4096, b = 8, ab = 2, layers = 32, q_dim = 4096, kv_dim = 1024;
   const double repeated_kv = 2 * (q_dim - kv_dim) * s * b * ab;
-  const Run now = training("2.11.0");
+  const fit::Run now = training("2.11.0");
   const double unknown = activations(m, now);
   const double older = activations(m, with_transformers(now, "4.46.3"));
   EXPECT_NEAR(older - unknown, layers * repeated_kv, 2);
