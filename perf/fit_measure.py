@@ -293,8 +293,21 @@ MEASURE_TRAIN = {"cuda": measure_train_cuda, "cpu": measure_train_cpu}
 # --- dlrig's side and the table -------------------------------------------------------------
 
 
+def measured_stack():
+    """The stack this run measures, for dlrig's rules that depend on it: --gpu (the CPU runs)
+    reads no snapshot's stack, and transformers' release decides SDPA's grouped K/V."""
+    args = []
+    try:
+        import transformers
+        args += ["--transformers", transformers.__version__]
+    except ImportError:
+        pass
+    return args
+
+
 def estimate(dlrig, folder, args, device):
-    cmd = [dlrig, "fit", folder, "--json"] + args + (["--gpu", CPU_GPU] if device == "cpu" else [])
+    cmd = [dlrig, "fit", folder, "--json"] + args + measured_stack() + \
+        (["--gpu", CPU_GPU, "--torch", torch.__version__.split("+")[0]] if device == "cpu" else [])
     est = subprocess.run(cmd, capture_output=True, text=True)
     if est.returncode not in (0, 1):
         return None, est.stderr.strip()
@@ -378,6 +391,7 @@ def main():
         kind = "cpu" if a.categories else a.device  # which side of dlrig's answer compares
         est, err = estimate(a.dlrig, folder, args, kind)
         row = {"case": name, "device": a.device, "torch": torch.__version__,
+               "dlrig_stack": measured_stack(),
                "gpu": torch.cuda.get_device_name() if a.device == "cuda" else None,
                "measured": measured, "estimate": est, "dlrig_args": args, "dlrig_error": err}
         print(json.dumps(row), flush=True)

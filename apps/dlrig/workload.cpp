@@ -194,6 +194,10 @@ void add_workload_options(CLI::App &sub, WorkloadArgs &a,
   sub.add_option("--torch", a.torch,
                  "PyTorch version to size for (2.5.1, 1.13.1+cu117); default: this machine's")
       ->type_name("VERSION");
+  sub.add_option("--transformers", a.run.transformers_version,
+                 "transformers version to size for (4.46.3); default: that of this machine's "
+                 "PyTorch environment")
+      ->type_name("VERSION");
   sub.add_option("--quant", a.quant, "Serving weights: int8 | int4")->type_name("Q");
   add_ranged_option<std::int64_t>(sub, "--max-tokens", a.run.max_tokens,
                                   "Serving: new tokens per request", "N", 1, 1 << 24);

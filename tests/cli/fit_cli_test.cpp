@@ -219,9 +219,65 @@ TEST(FitCli, ImpossibleRunsAreUsageErrors) {
   r = run_dlrig({"fit", dir, "--from", snap, "--torch", "two"});
   EXPECT_EQ(r.exit_code, 64);
   EXPECT_NE(r.err.find("--torch"), std::string::npos) << r.err;
+  r = run_dlrig({"fit", dir, "--from", snap, "--transformers", "four"});
+  EXPECT_EQ(r.exit_code, 64);
+  EXPECT_NE(r.err.find("--transformers \"four\": expected a transformers version"),
+            std::string::npos)
+      << r.err;
   r = run_dlrig({"fit", dir, "--from", snap, "--offload", "params"});
   EXPECT_EQ(r.exit_code, 64);
   EXPECT_NE(r.err.find("--offload params"), std::string::npos) << r.err;
+}
+
+// The first note of the first GPU that starts with `prefix`, or "".
+std::string note_of(const Json &j, const std::string &prefix) {
+  for (const auto &n : j["gpus"][0]["notes"])
+    if (n.get<std::string>().starts_with(prefix))
+      return n.get<std::string>();
+  return "";
+}
+
+// transformers' release comes from the Python environment whose torch fit sizes for (the
+// sw-venv-torch251 machine's venv has transformers 4.46.3, before the grouped K/V path), else
+// from --transformers; --torch names another stack, whose transformers is then unknown.
+TEST(FitCli, TransformersFromTheEnvironmentOrTheFlag) {
+  const std::vector<std::string> env = {"PATH=/home/user/venv/bin:/usr/bin:/bin",
+                                        "VIRTUAL_ENV=/home/user/venv", "HOME=/home/user"};
+  const std::vector<std::string> base = {
+      "fit",   "llama-3-8b", "--no-nvml", "--sysroot", fixture("sw-venv-torch251"),
+      "--seq", "1024",       "--lora",    "16",        "--json"};
+  auto run = [&](std::vector<std::string> extra) {
+    auto args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = run_dlrig(args, env);
+    EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+    return Json::parse(r.out);
+  };
+  const std::string sdpa = "SDPA with grouped K/V";
+  const Json machine = run({});
+  EXPECT_EQ(machine["run"]["torch"], "2.5.1");
+  EXPECT_EQ(machine["run"]["transformers"], "4.46.3");
+  EXPECT_NE(note_of(machine, sdpa)
+                .find("counted repeated to the 32 query heads: transformers "
+                      "4.46.3 repeats them"),
+            std::string::npos)
+      << machine["gpus"][0]["notes"].dump();
+
+  const Json newer = run({"--transformers", "5.17.0"});
+  EXPECT_EQ(newer["run"]["transformers"], "5.17.0");
+  EXPECT_NE(note_of(newer, sdpa).find("at their 8 heads"), std::string::npos)
+      << newer["gpus"][0]["notes"].dump();
+  // K and V at 8 of 32 heads (LoRA: the peak is in forward/backward): 32 layers x 2 x (4096 -
+  // 1024) x 1024 tokens x 2 bytes fewer.
+  EXPECT_EQ(newer["gpus"][0]["peak_phase"], "forward/backward");
+  EXPECT_NEAR(machine["gpus"][0]["breakdown"]["activations"].get<double>() -
+                  newer["gpus"][0]["breakdown"]["activations"].get<double>(),
+              32.0 * 2 * 3072 * 1024 * 2, 64);
+
+  const Json other = run({"--torch", "2.6.0"});
+  EXPECT_TRUE(other["run"]["transformers"].is_null());
+  EXPECT_NE(note_of(other, sdpa).find("transformers' version is not known"), std::string::npos)
+      << other["gpus"][0]["notes"].dump();
 }
 
 TEST(FitCli, BadFilesAreBadInput) {

@@ -87,6 +87,8 @@ TEST(InfoSoftwareCli, VenvTorch251IsAHealthyWorkstation) {
   EXPECT_TRUE(venv["torch"]["arch_list_source"].is_null());
   EXPECT_EQ(venv["torchvision"], "0.20.1+cu124");
   EXPECT_EQ(venv["torchaudio"], "2.5.1+cu124");
+  EXPECT_EQ(venv["transformers"], "4.46.3");
+  EXPECT_TRUE(sw["python_envs"][1]["transformers"].is_null());
   EXPECT_EQ(venv["nvidia_wheels"]["nvidia-cudnn-cu12"], "9.1.0.70");
   EXPECT_TRUE(venv["deep"].is_null()); // no interpreter ran
   EXPECT_EQ(sw["master_port"], 29500);
@@ -99,6 +101,7 @@ TEST(InfoSoftwareCli, VenvTorch251IsAHealthyWorkstation) {
   EXPECT_TRUE(has(text, "Software: kernel and driver")) << text;
   EXPECT_TRUE(has(text, "loaded 550.54.15 (proprietary module)")) << text;
   EXPECT_TRUE(has(text, "2.5.1+cu124")) << text;
+  EXPECT_TRUE(has(text, "transformers 4.46.3")) << text;
   EXPECT_TRUE(has(text, "(active)")) << text;
   EXPECT_TRUE(has(text, "bare-metal")) << text;
 }

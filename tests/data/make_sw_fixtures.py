@@ -226,6 +226,7 @@ toolkit(t, "12.4", "12.4.131", cublas="12.4.5.8")
 t.link("/usr/local/cuda", "cuda-12.4")
 site = venv(t, "/home/user/venv")
 torch(t, site, "2.5.1+cu124")
+dist(t, site, "transformers", "4.46.3")  # before the grouped K/V path (fit's SDPA rule)
 fake_pythons(t)
 
 # 2. +cpu torch on a GPU machine

@@ -173,10 +173,12 @@ struct PythonEnv {
   // Distributions pip built from source here (a linux_* wheel tag) that require torch: torch
   // C++/CUDA extensions compiled on this machine, as "name==version".
   std::vector<std::string> built_here = {};
+  // Hugging Face transformers' version (its dist-info name; fit's SDPA rule depends on it).
+  OptStr transformers = std::nullopt;
 };
 DLRIG_JSON(PythonEnv, interpreter, kind, name, active, python_version, site_packages, torch,
            torchvision, torchaudio, tensorflow, jax, jaxlib_cuda, nvidia_wheels, deep, jaxlib, root,
-           found_by, built_here)
+           found_by, built_here, transformers)
 
 struct Runtime {
   OptStr kind;             // bare-metal | vm | container | wsl2

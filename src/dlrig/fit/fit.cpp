@@ -17,6 +17,17 @@ bool is_transformer(model::ModelFamily f) {
   return f != model::ModelFamily::cnn && f != model::ModelFamily::unet;
 }
 
+// A PEP 440 version as transformers' releases spell it ("4.46.3", "5.0.0rc1", "4.57.0.dev0"): a
+// leading number, then only letters, digits and . + - _ !.
+bool is_transformers_version(std::string_view v) {
+  const auto parsed = parse_version(v);
+  return !v.empty() && std::isdigit(static_cast<unsigned char>(v.front())) &&
+         !parsed.parts.empty() && !parsed.wildcard &&
+         std::all_of(v.begin(), v.end(), [](unsigned char c) {
+           return std::isalnum(c) || c == '.' || c == '+' || c == '-' || c == '_' || c == '!';
+         });
+}
+
 std::string strip0x(const std::optional<std::string> &s) {
   if (!s)
     return {};
@@ -129,6 +140,9 @@ Result<Run> resolve_run(const ModelInput &model, Run run, std::vector<std::strin
   if (!run.torch_version.empty() && parse_version(run.torch_version).parts.empty())
     return make_error("--torch \"" + run.torch_version +
                       "\": expected a PyTorch version such as 2.5.1 or 1.13.1+cu117");
+  if (!run.transformers_version.empty() && !is_transformers_version(run.transformers_version))
+    return make_error("--transformers \"" + run.transformers_version +
+                      "\": expected a transformers version such as 4.46.3 or 5.0.0");
   if (!run.optimizer_impl && adam && !zero)
     run.optimizer_impl =
         !run.torch_version.empty() && compare_versions(run.torch_version, "2.0") < 0
@@ -707,6 +721,11 @@ Run with_machine_stack(Run run, const Snapshot &snap) {
   if (chosen) {
     run.torch_version = kb::parse_torch_version(*chosen->torch->version).release;
     run.cuda_version = chosen->torch->cuda.value_or("");
+    // transformers from the same environment; a dist-info name that is not a version stays
+    // unknown rather than failing --transformers' check.
+    if (run.transformers_version.empty() && chosen->transformers &&
+        is_transformers_version(*chosen->transformers))
+      run.transformers_version = *chosen->transformers;
   }
   if (auto it = snap.software.env.find("CUDA_MODULE_LOADING"); it != snap.software.env.end()) {
     run.module_loading = it->second;

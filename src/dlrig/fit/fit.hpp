@@ -76,12 +76,14 @@ FitReport fit(const ModelInput &model, const Run &run, const std::vector<GpuTarg
 GpuTarget gpu_target(const kb::GpuSpec &spec);
 std::vector<GpuTarget> gpu_targets(const Snapshot &snap, const kb::KnowledgeBase &kb);
 
-// The software stack a run is sized for (Run::torch_version, cuda_version, module_loading).
+// The software stack a run is sized for (Run::torch_version, cuda_version, module_loading,
+// transformers_version; --transformers sets the last before these, and resolve_run checks it).
 // --torch VERSION ("2.1.1", "1.13.1+cu117"): its CUDA from the +cuXYZ suffix, else from the build
 // plain `pip install torch==VERSION` gives (data/torch.csv); errors name the flag.
 Result<Run> with_torch(Run run, std::string_view version, const kb::KnowledgeBase &kb);
 // This machine's: the PyTorch of the active Python environment (else the first one found with
-// PyTorch), its CUDA build, and CUDA_MODULE_LOADING as set. Unknown parts stay empty.
+// PyTorch), its CUDA build, the transformers of that environment (unless the run already names
+// one), and CUDA_MODULE_LOADING as set. Unknown parts stay empty.
 Run with_machine_stack(Run run, const Snapshot &snap);
 
 // Looks a model up: a catalog name; errors list the nearest names.

@@ -440,9 +440,10 @@ LayerParts layer_parts(const Dims &d, double s, double b, double ab, const Layer
 //    kernel takes grouped heads and SDPA runs its math kernel (huggingface/transformers#48633).
 // Both from torch 2.5 (the grouped path's first release; before it the earlier count is kept: no
 // measurement of an earlier release, and the count the published per-layer measurements are
-// compared with, transformer_layer_activation_bytes). An unknown torch is a current one; the
-// snapshot does not record transformers' version, so a release with the grouped path is assumed
-// and said in a note.
+// compared with, transformer_layer_activation_bytes). An unknown torch is a current one. The
+// grouped path also needs the table's transformers release (Run::transformers_version, from
+// `--transformers` or the snapshot): an older one repeats K and V (repeat_kv), and an unknown one
+// is taken as a release with the path, which a note says.
 struct SdpaSaved {
   bool output_is_o_input = false, grouped_kv = false;
   std::string since;       // transformers' first release with the grouped path for this model type
@@ -463,7 +464,10 @@ SdpaSaved sdpa_saved(const model::ModelArch &arch, const Dims &d, const Run &run
     return r;
   r.since = *since;
   const std::int64_t head_dim = d.q_dim / d.heads;
-  if (head_dim > 256)
+  if (!run.transformers_version.empty() && compare_versions(run.transformers_version, r.since) < 0)
+    r.not_grouped = fmt::format("transformers {} repeats them (repeat_kv; enable_gqa=True from {})",
+                                run.transformers_version, r.since);
+  else if (head_dim > 256)
     r.not_grouped = fmt::format("head_dim {} > 256: transformers repeats them (without its check, "
                                 "SDPA runs the math kernel)",
                                 head_dim);
@@ -970,13 +974,18 @@ MemoryEstimate estimate_memory(const ModelInput &model, const Run &run, const Gp
           const double extra =
               (layer_parts(d, s, b, ab, rep).sharded - one.sharded) / run.tp *
               (run.checkpointing == Checkpointing::full ? 1 : in_flight * layers_enc);
+          const std::string version =
+              run.transformers_version.empty()
+                  ? fmt::format("transformers' version is not known (--transformers VERSION), "
+                                "taken as >= {}: an older one or padded batches repeat them",
+                                sdpa.since)
+                  : fmt::format("transformers {}; padded batches repeat them",
+                                run.transformers_version);
           e.notes.push_back(fmt::format(
               "SDPA with grouped K/V: K and V saved at their {:g} heads, not repeated to all {:g} "
               "(transformers >= {} with torch >= 2.5 passes enable_gqa=True when it builds no "
-              "attention mask: causal training without padding); the snapshot does not say "
-              "transformers' version, taken as >= {}: an older one or padded batches repeat "
-              "them (+{:.2f} GiB)",
-              kv_heads, heads, sdpa.since, sdpa.since, extra / kGiB));
+              "attention mask: causal training without padding); {} (+{:.2f} GiB)",
+              kv_heads, heads, sdpa.since, version, extra / kGiB));
         } else if (!sdpa.not_grouped.empty()) {
           e.notes.push_back(fmt::format("SDPA with grouped K/V: K and V counted repeated to the "
                                         "{:g} query heads: {}",

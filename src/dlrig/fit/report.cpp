@@ -133,6 +133,8 @@ std::string run_line(const FitReport &r) {
   if (!run.torch_version.empty())
     s += fmt::format(", torch {}{}", run.torch_version,
                      run.cuda_version.empty() ? "" : " (CUDA " + run.cuda_version + ")");
+  if (!run.transformers_version.empty())
+    s += ", transformers " + run.transformers_version;
   return s;
 }
 
@@ -263,6 +265,8 @@ Json to_json(const FitReport &r) {
       {"stage3_max_live_parameters", run.stage3_max_live_parameters},
       {"torch", run.torch_version.empty() ? Json(nullptr) : Json(run.torch_version)},
       {"cuda", run.cuda_version.empty() ? Json(nullptr) : Json(run.cuda_version)},
+      {"transformers",
+       run.transformers_version.empty() ? Json(nullptr) : Json(run.transformers_version)},
       {"cuda_module_loading",
        run.module_loading.empty() ? Json(nullptr) : Json(run.module_loading)},
       {"max_tokens", run.max_tokens},

@@ -84,6 +84,9 @@ struct Run {
   // The software stack: PyTorch and CUDA versions ("2.5.1", "12.4"; empty = unknown, taken as a
   // current release) and CUDA_MODULE_LOADING as set ("LAZY", "EAGER"; empty = not set).
   std::string torch_version, cuda_version, module_loading;
+  // transformers' version ("4.46.3"; empty = unknown, taken as a release with the paths a current
+  // one takes, and said in a note where it matters).
+  std::string transformers_version;
 
   int world() const { return gpus * nodes; }
   int dp() const { return world() / (tp * pp); }

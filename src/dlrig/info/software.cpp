@@ -162,6 +162,8 @@ Table python_table(const SoftwareInfo &sw) {
       others.push_back("tensorflow " + *e.tensorflow);
     if (e.jax)
       others.push_back("jax " + *e.jax + (e.jaxlib_cuda ? " (" + *e.jaxlib_cuda + ")" : ""));
+    if (e.transformers)
+      others.push_back("transformers " + *e.transformers);
     if (e.deep) {
       if (e.deep->ran.value_or(false) && e.deep->cuda_available)
         others.push_back(std::string("deep: cuda ") +

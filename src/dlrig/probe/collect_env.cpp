@@ -581,6 +581,10 @@ void fill_python(Snapshot &s, const CollectEnvReport &r) {
     env.torchvision = p->version;
   if (const auto *p = package({"torchaudio"}))
     env.torchaudio = p->version;
+  // Listed only where the report's package filter keeps it (PyTorch's keeps names with torch,
+  // numpy...; vLLM's collect_env, built on it, adds transformers) or a user pasted the line.
+  if (const auto *p = package({"transformers"}))
+    env.transformers = p->version;
   if (torch_version) {
     TorchInstall t;
     t.version = torch_version;

@@ -172,6 +172,7 @@ void read_packages(const ProbeContext &ctx, PythonEnv &env, const std::string &r
       env.tensorflow = dist(tf);
   env.jax = dist("jax");
   env.jaxlib = dist("jaxlib");
+  env.transformers = dist("transformers");
   for (const auto &[name, info] : dists) {
     // jax-cuda12-plugin / jax-cuda12-pjrt: the CUDA build of jaxlib.
     if (name.rfind("jax-cuda", 0) == 0) {

@@ -504,6 +504,37 @@ TEST(Stack, TorchFlagAndSnapshot) {
   EXPECT_EQ(m.torch_version, "2.5.1");
   EXPECT_EQ(m.cuda_version, "12.4");
   EXPECT_EQ(m.module_loading, "EAGER");
+  EXPECT_EQ(m.transformers_version, "") << "the active environment has no transformers";
+
+  // transformers comes from the environment whose torch is used, unless the run names one, and
+  // a dist-info version that is not one stays unknown.
+  snap.software.python_envs[0].transformers = "4.30.0";
+  snap.software.python_envs[1].transformers = "4.46.3";
+  EXPECT_EQ(with_machine_stack(fit::Run{}, snap).transformers_version, "4.46.3");
+  fit::Run given;
+  given.transformers_version = "5.0.0";
+  EXPECT_EQ(with_machine_stack(given, snap).transformers_version, "5.0.0");
+  snap.software.python_envs[1].transformers = "unknown";
+  EXPECT_EQ(with_machine_stack(fit::Run{}, snap).transformers_version, "");
+}
+
+// --transformers: a PEP 440 version, else a usage error naming the flag.
+TEST(ResolveRun, TransformersVersionText) {
+  auto model = test::llama3_8b();
+  for (const char *ok : {"4.46.3", "5.0.0rc1", "4.57.0.dev0", "4.54"}) {
+    fit::Run run;
+    run.transformers_version = ok;
+    EXPECT_TRUE(resolve_run(model, run, nullptr).ok()) << ok;
+  }
+  for (const char *bad : {"four", "v4.46.3", "4.46.3 ", "4.x", "4.46;3"}) {
+    fit::Run run;
+    run.transformers_version = bad;
+    auto r = resolve_run(model, run, nullptr);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.error().message.find("--transformers \"" + std::string(bad) + "\""),
+              std::string::npos)
+        << r.error().message;
+  }
 }
 
 // The default Adam implementation follows the PyTorch release: foreach since 2.0, the

@@ -123,6 +123,51 @@ TEST(SdpaSaved, RepeatedWhereTheGroupedPathDoesNotRun) {
   EXPECT_NE(sdpa_note(m, training("2.11.0"), v100).find("math kernel"), std::string::npos);
 }
 
+Run with_transformers(Run run, const char *version) {
+  run.transformers_version = version;
+  return run;
+}
+
+// The grouped path needs the type's transformers release (data/model_types.json): a known older
+// one counts K and V repeated, with a note naming it and nothing assumed; a known newer one and an
+// unknown one count them grouped, and only the unknown one says what was assumed.
+TEST(SdpaSaved, TransformersVersionGatesGroupedKv) {
+  const auto m = llama_type(test::llama3_8b());
+  const double s = 4096, b = 8, ab = 2, layers = 32, q_dim = 4096, kv_dim = 1024;
+  const double repeated_kv = 2 * (q_dim - kv_dim) * s * b * ab;
+  const fit::Run now = training("2.11.0");
+  const double unknown = activations(m, now);
+  const double older = activations(m, with_transformers(now, "4.46.3"));
+  EXPECT_NEAR(older - unknown, layers * repeated_kv, 2);
+  EXPECT_EQ(activations(m, with_transformers(now, "4.54.0")), unknown);
+  EXPECT_EQ(activations(m, with_transformers(now, "5.17.0")), unknown);
+  EXPECT_EQ(activations(m, with_transformers(now, "4.53.3")), older);
+
+  const auto old_note = sdpa_note(m, with_transformers(now, "4.46.3"));
+  EXPECT_NE(old_note.find("counted repeated to the 32 query heads: transformers 4.46.3"),
+            std::string::npos)
+      << old_note;
+  EXPECT_EQ(old_note.find("not known"), std::string::npos) << old_note;
+  const auto new_note = sdpa_note(m, with_transformers(now, "5.17.0"));
+  EXPECT_NE(new_note.find("at their 8 heads"), std::string::npos) << new_note;
+  EXPECT_NE(new_note.find("transformers 5.17.0; padded batches"), std::string::npos) << new_note;
+  EXPECT_EQ(new_note.find("not known"), std::string::npos) << new_note;
+  const auto unknown_note = sdpa_note(m, now);
+  EXPECT_NE(unknown_note.find("transformers' version is not known (--transformers VERSION), "
+                              "taken as >= 4.54.0"),
+            std::string::npos)
+      << unknown_note;
+
+  // StableLM's attention takes the path from 5.0.0: 4.57.1 still repeats.
+  const auto stablelm = llama_type(test::llama3_8b(), "stablelm");
+  EXPECT_NEAR(activations(stablelm, with_transformers(now, "4.57.1")) -
+                  activations(stablelm, with_transformers(now, "5.0.0")),
+              layers * repeated_kv, 2);
+  // Before torch 2.5 transformers' release changes nothing.
+  EXPECT_EQ(activations(m, with_transformers(training("2.4.1"), "5.17.0")),
+            activations(m, training("2.4.1")));
+}
+
 // Eager attention and flash-attention are not SDPA: unchanged by the torch release.
 TEST(SdpaSaved, OtherAttentionPathsUnchanged) {
   const auto m = llama_type(test::llama3_8b());
