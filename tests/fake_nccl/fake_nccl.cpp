@@ -159,6 +159,19 @@ bool wrong(const std::string &kind) {
   return false;
 }
 
+// Elements each rank sends and receives, and the bytes of the whole buffer, for `count` float32
+// elements per rank of collective `kind` over n ranks (NCCL's count conventions).
+struct Elements {
+  std::size_t send_n, recv_n, total_bytes;
+};
+Elements elements_of(const std::string &kind, std::size_t count, int n) {
+  if (kind == "all_gather")
+    return {count, count * static_cast<std::size_t>(n), count * static_cast<std::size_t>(n) * 4};
+  if (kind == "reduce_scatter")
+    return {count * static_cast<std::size_t>(n), count, count * static_cast<std::size_t>(n) * 4};
+  return {count, count, count * 4};
+}
+
 // Carries out one collective: `calls` holds one call per rank, in rank order.
 Result execute(const std::string &kind, std::vector<Call *> &calls) {
   auto &s = state();
@@ -167,14 +180,7 @@ Result execute(const std::string &kind, std::vector<Call *> &calls) {
   if (!rate)
     return kInvalidUsage;
   const std::size_t count = calls[0]->count;
-  std::size_t send_n = count, recv_n = count, total_bytes = count * 4;
-  if (kind == "all_gather") {
-    recv_n = count * static_cast<std::size_t>(n);
-    total_bytes = recv_n * 4;
-  } else if (kind == "reduce_scatter") {
-    send_n = count * static_cast<std::size_t>(n);
-    total_bytes = send_n * 4;
-  }
+  const auto [send_n, recv_n, total_bytes] = elements_of(kind, count, n);
   for (Call *c : calls) {
     if (c->count != count || c->root_or_peer != calls[0]->root_or_peer)
       return kInvalidUsage;
@@ -372,14 +378,7 @@ Result execute_remote(FakeComm &comm, std::vector<Call *> &calls) {
     return kInvalidUsage;
   Call &c = *snd;
   const std::size_t count = c.count;
-  std::size_t send_n = count, recv_n = count, total_bytes = count * 4;
-  if (kind == "all_gather") {
-    recv_n = count * static_cast<std::size_t>(n);
-    total_bytes = recv_n * 4;
-  } else if (kind == "reduce_scatter") {
-    send_n = count * static_cast<std::size_t>(n);
-    total_bytes = send_n * 4;
-  }
+  const auto [send_n, recv_n, total_bytes] = elements_of(kind, count, n);
   if (!s.is_memory_of(reinterpret_cast<std::uint64_t>(c.send), send_n * 4, comm.device) ||
       !s.is_memory_of(reinterpret_cast<std::uint64_t>(c.recv), recv_n * 4, comm.device))
     return kInvalidArgument;
