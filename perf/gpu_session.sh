@@ -12,7 +12,9 @@
 # perf/fit_measure.py), categories (its --categories on CATEGORIES_ONLY), profile (perf/fit_profile.py),
 # cpu (perf/bench_side_by_side.sh on this machine's CPU; STREAM_C in BUNDLE/stream.c), long (--long
 # gpu.gemm.bf16, interrupted during its first configuration, which finishes), repeat (gemm + side
-# once more), cpucore (cpu with dlrig's OpenBLAS told the core: OPENBLAS_CORETYPE=$CORE).
+# once more), cpucore (cpu with dlrig's OpenBLAS told the core: OPENBLAS_CORETYPE=$CORE), ranks
+# (nccl.* as ranks of a multi-process job through the real NCCL). DEEP=0 leaves out the --deep
+# snapshot and doctor, UNGATED=0 the ungated side-by-side.
 # BUNDLE (default .devrun): perf/gpu_bundle.sh's bundle.tar.xz (dlrig, the shared libraries it
 # links, pci.ids), built on another machine. SECONDS (default 500): the deadline.
 # Steps, most important first: the machine (nvidia-smi, torch), info/snapshot/doctor (also on the
@@ -79,14 +81,15 @@ if want software; then
   step info 30 "$D" info
   step info-json 30 "$D" info --json
   step snapshot 30 "$D" snapshot
-  step snapshot-deep 60 "$D" snapshot --deep --deep-timeout 30
+  [[ ${DEEP:-1} == 1 ]] && step snapshot-deep 60 "$D" snapshot --deep --deep-timeout 30
   step doctor 60 "$D" doctor
-  step doctor-deep-json 90 "$D" doctor --deep --deep-timeout 30 --json
+  [[ ${DEEP:-1} == 1 ]] && step doctor-deep-json 90 "$D" doctor --deep --deep-timeout 30 --json
   step collect-env 60 python3 -m torch.utils.collect_env
   step doctor-collect-env 30 "$D" doctor --from "$R/collect-env.out"
   step info-collect-env 30 "$D" info --from "$R/collect-env.out"
 fi
-want capture && step capture 60 python3 perf/capture_machine.py "$R/fixture" --source "one NVIDIA H200 lent by the device tool (Firecracker VM)"
+GPU_NAME=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+want capture && step capture 60 python3 perf/capture_machine.py "$R/fixture" --source "one ${GPU_NAME:-NVIDIA GPU} lent by the device tool"
 if want fit; then
   "$D" watch --json --interval 0.5 --record "$R/watch-fit.jsonl" >/dev/null 2>"$R/watch-record.err" &
   WATCH=$!
@@ -104,9 +107,15 @@ fi
 want memory && step bench-memory 50 "$D" bench --json gpu.memory gpu.launch
 want link && step bench-link 60 "$D" bench --json gpu.h2d gpu.d2h gpu.bidir
 want multi && step bench-multi 15 "$D" bench --json gpu.p2p nccl
+# ranks: nccl.* as one rank of a multi-process job through the real NCCL: a job of one rank, then two
+# ranks on a one-GPU machine (both on GPU 0, which NCCL refuses: the message must say so).
+if named ranks; then
+  step bench-nccl-rank 30 "$D" bench --json --rank 0 --nranks 1 --rendezvous 127.0.0.1:29611 nccl.all_reduce
+  step bench-nccl-2ranks 40 bash -c '"$0" bench --json --rank 1 --nranks 2 --rendezvous 127.0.0.1:29612 nccl.all_reduce 2>&1 >/dev/null | sed "s/^/rank1: /" & "$0" bench --json --rank 0 --nranks 2 --rendezvous 127.0.0.1:29612 nccl.all_reduce; echo "rank0 rc=$?"; wait' "$D"
+fi
 if want side; then
   step side-by-side 80 python3 perf/gpu_side_by_side.py --samples 20 --dlrig "$D" --results "$R"/bench-gemm-*.out "$R/bench-memory.out" "$R/bench-link.out"
-  step side-by-side-ungated 80 python3 perf/gpu_side_by_side.py --ungated --samples 20 --dlrig "$D" --results "$R"/bench-gemm-*.out "$R/bench-memory.out" "$R/bench-link.out"
+  [[ ${UNGATED:-1} == 1 ]] && step side-by-side-ungated 80 python3 perf/gpu_side_by_side.py --ungated --samples 20 --dlrig "$D" --results "$R"/bench-gemm-*.out "$R/bench-memory.out" "$R/bench-link.out"
 fi
 named fitnew && step fit-new 120 python3 perf/fit_measure.py --device cuda --dlrig "$D" --out "$R/fit-new" --only "${FIT_ONLY:-falcon,QA,clip}"
 named categories && step fit-categories 90 python3 perf/fit_measure.py --device cuda --categories --dlrig "$D" --out "$R/fit-cat" --only "${CATEGORIES_ONLY:-gpt2 bf16,bert,llama-1b-shape bf16-amp b4 s1024}"

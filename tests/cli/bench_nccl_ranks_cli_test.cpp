@@ -1,8 +1,8 @@
 // `dlrig bench nccl.* --rank` (docs/bench.md, "Multi-node"): two dlrig processes on localhost,
 // rank 0 from the flags and rank 1 from torchrun's environment, complete every collective through
 // the fake NCCL (tests/fake_nccl: the processes exchange the data through files under the unique
-// id); a rendezvous that times out (exit 69), a peer that sends junk and ranks whose nranks differ
-// (exit 65).
+// id); a rendezvous that times out (exit 69), a peer that sends junk, ranks whose nranks differ
+// and two ranks on one GPU (exit 65), a communicator NCCL refuses (exit 69).
 #include "support/cli.hpp"
 
 #include "dlrig/platform/tcp.hpp"
@@ -35,11 +35,12 @@ int free_port() {
   return ntohs(a.sin_port);
 }
 
-std::vector<std::string> fakes(const std::string &meeting) {
+std::vector<std::string> fakes(const std::string &meeting,
+                               const std::string &nccl_scenario = "nvlink.json") {
   return {std::string("DLRIG_CUDA_LIBRARY=") + DLRIG_FAKE_CUDA,
           "DLRIG_FAKE_CUDA_SCENARIO=" + fixture("fake_cuda/two_gpus.json"),
           std::string("DLRIG_NCCL_LIBRARY=") + DLRIG_FAKE_NCCL,
-          "DLRIG_FAKE_NCCL_SCENARIO=" + fixture("fake_nccl/nvlink.json"),
+          "DLRIG_FAKE_NCCL_SCENARIO=" + fixture("fake_nccl/" + nccl_scenario),
           "DLRIG_FAKE_NCCL_DIR=" + scratch(meeting).string(),
           "DLRIG_BENCH_SMALL=1",
           "DLRIG_FAKE_NCCL_WAIT_S=20"};
@@ -157,8 +158,8 @@ TEST(BenchNcclRanksCli, JunkFromAPeerExits65) {
   ASSERT_TRUE(peer) << peer.error().message;
   auto hello = peer->read_line(4096, deadline);
   ASSERT_TRUE(hello) << hello.error().message;
-  EXPECT_EQ(hello->rfind("dlrig-nccl-rendezvous 1 rank=1 nranks=2 plan=nccl.all_reduce", 0), 0u)
-      << *hello;
+  EXPECT_EQ(hello->rfind("dlrig-nccl-rendezvous 2 rank=1 nranks=2 gpu=", 0), 0u) << *hello;
+  EXPECT_NE(hello->find(" plan=nccl.all_reduce"), std::string::npos) << *hello;
   ASSERT_TRUE(peer->send_all("HTTP/1.1 400 Bad Request\r\n"));
   auto r1 = rank1.get();
   EXPECT_EQ(r1.exit_code, 65) << r1.err;
@@ -207,6 +208,45 @@ TEST(BenchNcclRanksCli, RanksWhoseNranksDifferExit65) {
   auto half = run_dlrig({"bench", "nccl.all_reduce", "--rank", "0"});
   EXPECT_EQ(half.exit_code, 64) << half.err;
   EXPECT_NE(half.err.find("go together"), std::string::npos) << half.err;
+}
+
+// Two ranks on one GPU (seen on an H100: NCCL's ncclCommInitRank answered ncclInvalidUsage and
+// every collective failed with exit 0): rank 0 refuses the second rank at the rendezvous, naming
+// the GPU and the fix, and both exit 65 before NCCL is asked.
+TEST(BenchNcclRanksCli, TwoRanksOnOneGpuAreRefusedAtTheRendezvous) {
+  const int port = free_port();
+  const std::string at = "127.0.0.1:" + std::to_string(port);
+  auto rank0 = std::async(std::launch::async, [&] {
+    return run_dlrig(
+        {"bench", "--json", "nccl.all_reduce", "--rank", "0", "--nranks", "2", "--rendezvous", at},
+        with({"DLRIG_RENDEZVOUS_TIMEOUT_S=20"}, fakes("meet_dup")));
+  });
+  auto rank1 = std::async(std::launch::async, [&] {
+    return run_dlrig(
+        {"bench", "nccl.all_reduce", "--rank", "1", "--nranks", "2", "--rendezvous", at},
+        with({"LOCAL_RANK=0", "DLRIG_RENDEZVOUS_TIMEOUT_S=20"}, fakes("meet_dup")));
+  });
+  const CliRun r0 = rank0.get(), r1 = rank1.get();
+  EXPECT_EQ(r0.exit_code, 65) << r0.err;
+  EXPECT_NE(r0.err.find("and rank 0 would both drive GPU 0000:"), std::string::npos) << r0.err;
+  EXPECT_NE(r0.err.find("NCCL allows one rank per GPU"), std::string::npos) << r0.err;
+  EXPECT_NE(r0.err.find("LOCAL_RANK"), std::string::npos) << r0.err;
+  EXPECT_EQ(r0.out, ""); // nothing ran
+  EXPECT_EQ(r1.exit_code, 65) << r1.err;
+  EXPECT_NE(r1.err.find("refused this rank"), std::string::npos) << r1.err;
+  // NCCL was never asked (the fake NCCL would have printed "Duplicate GPU detected").
+  EXPECT_EQ(r1.err.find("Duplicate GPU"), std::string::npos) << r1.err;
+}
+
+// A communicator NCCL refuses leaves a rank nothing to run: exit 69 naming the call, no results
+// (on the H100 every size failed in turn and the job exited 0).
+TEST(BenchNcclRanksCli, ACommunicatorNcclRefusesExits69) {
+  auto r = run_dlrig({"bench", "--json", "nccl.all_reduce", "--rank", "0", "--nranks", "1",
+                      "--rendezvous", "127.0.0.1:" + std::to_string(free_port())},
+                     fakes("meet_refused", "init_rank_fails.json"));
+  EXPECT_EQ(r.exit_code, 69) << r.err;
+  EXPECT_NE(r.err.find("rank 0 of 1: ncclCommInitRank"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
 }
 
 } // namespace

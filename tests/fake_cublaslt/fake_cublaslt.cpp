@@ -22,7 +22,9 @@
 // Scale pointers (CUBLASLT_MATMUL_DESC_A/B/D_SCALE_POINTER) are honoured: the float32 each points
 // to is read from the fake GPU's memory when the matmul runs and D = a_scale * b_scale * A.B. A
 // pointer outside the fake GPU's allocations, an A/B scale on a type that is not FP8, or a D scale
-// with a D that is not FP8 is INVALID_VALUE (the D scale converts into an FP8 D's range).
+// with a D that is not FP8 is INVALID_VALUE (the D scale converts into an FP8 D's range); an A/B
+// scale pointer that is not 16-byte aligned is NOT_SUPPORTED for every algorithm, as cuBLASLt 13.1
+// answered on an H100 (docs/bench.md, "FP8 scales").
 //
 // Its exports are generated from dlrig's entry-point table (platform/cublaslt_entry_points.hpp).
 #include "dlrig/bench/gemm_data.hpp"
@@ -450,6 +452,8 @@ Status matmul(Handle handle, MatmulDesc desc, const void *alpha, const void *a, 
       continue;
     if (!s.is_device(addr(ptr), sizeof(float)))
       return kInvalidValue;
+    if (addr(ptr) % 16 != 0)
+      return kNotSupported; // as cuBLASLt 13.1 on an H100: every algorithm refused
     float v = 0;
     std::memcpy(&v, ptr, sizeof v);
     scales *= v;

@@ -19,13 +19,14 @@
 //
 // Ranks in several processes (ncclGetUniqueId, ncclCommInitRank; dlrig's `--rank`): the processes
 // meet in a folder named after the unique id under DLRIG_FAKE_NCCL_DIR (unset: ncclCommInitRank
-// fails, ncclSystemError). Each rank writes rank<R> there with its nranks and waits (at most
-// DLRIG_FAKE_NCCL_WAIT_S, default 20 s) for every other rank's: a rank handed another unique id
-// waits in another folder and fails (ncclSystemError, "the ranks never met"), as do ranks whose
-// nranks differ (ncclInvalidArgument); the id must be one ncclGetUniqueId made (ncclInvalidArgument
-// otherwise). Every operation is then a numbered file per rank (op<seq>.rank<R>, written then
-// renamed) holding what the rank sends; each rank waits for the files it needs, computes its own
-// output and advances its own stream, so the data really crosses processes.
+// fails, ncclSystemError). Each rank writes rank<R> there with its nranks and GPU and waits (at
+// most DLRIG_FAKE_NCCL_WAIT_S, default 20 s) for every other rank's: a rank handed another unique
+// id waits in another folder and fails (ncclSystemError, "the ranks never met"), as do ranks whose
+// nranks differ (ncclInvalidArgument) and two ranks on one GPU (ncclInvalidUsage, as NCCL); the id
+// must be one ncclGetUniqueId made (ncclInvalidArgument otherwise). Every operation is then a
+// numbered file per rank (op<seq>.rank<R>, written then renamed) holding what the rank sends; each
+// rank waits for the files it needs, computes its own output and advances its own stream, so the
+// data really crosses processes.
 #include "dlrig/platform/nccl_entry_points.hpp"
 
 #include "fake_common/fake_library.hpp"
@@ -575,7 +576,8 @@ Result comm_init_rank(Comm *comm, int nranks, UniqueId id, int rank) {
   m->nranks = nranks;
   std::error_code ec;
   fs::create_directories(m->dir, ec);
-  if (!put(fs::path(m->dir) / ("rank" + std::to_string(rank)), std::to_string(nranks)))
+  if (!put(fs::path(m->dir) / ("rank" + std::to_string(rank)),
+           std::to_string(nranks) + " " + std::to_string(device)))
     return kSystemError;
   std::vector<fs::path> all;
   for (int r = 0; r < nranks; ++r)
@@ -587,12 +589,25 @@ Result comm_init_rank(Comm *comm, int nranks, UniqueId id, int rank) {
                  rank, nranks, token.c_str());
     return kSystemError;
   }
-  for (const auto &p : all)
-    if (slurp(p) != std::to_string(nranks)) {
-      std::fprintf(stderr, "fake NCCL: rank %d: %s says nranks %s, this rank %d\n", rank, p.c_str(),
-                   slurp(p).c_str(), nranks);
+  std::map<int, int> on; // device -> rank
+  for (int r = 0; r < nranks; ++r) {
+    const fs::path &p = all[static_cast<std::size_t>(r)];
+    int their_nranks = 0, their_device = -1;
+    if (std::sscanf(slurp(p).c_str(), "%d %d", &their_nranks, &their_device) != 2 ||
+        their_nranks != nranks) {
+      std::fprintf(stderr, "fake NCCL: rank %d: %s says \"%s\", this rank nranks %d\n", rank,
+                   p.c_str(), slurp(p).c_str(), nranks);
       return kInvalidArgument;
     }
+    // One machine's processes see the same fake GPUs: as NCCL, one rank per GPU.
+    if (auto [it, fresh] = on.emplace(their_device, r); !fresh) {
+      std::fprintf(stderr,
+                   "fake NCCL: Duplicate GPU detected: rank %d and rank %d both on CUDA "
+                   "device %d\n",
+                   it->second, r, their_device);
+      return kInvalidUsage;
+    }
+  }
   auto *clique = new Clique;
   auto *c = new FakeComm{clique, rank, device, std::move(m)};
   clique->ranks.push_back(c);

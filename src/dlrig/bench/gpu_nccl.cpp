@@ -26,6 +26,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <memory>
 
 namespace dlrig::bench {
@@ -97,6 +98,7 @@ struct Nccl {
   std::optional<std::string> algo_env, proto_env;
   // One rank of a multi-process job (join_nccl_job); nullopt: every local GPU from this process.
   std::optional<RankSpec> job;
+  int job_gpu = 0; // the GPU this rank drives (rank_gpu)
   nccl::UniqueId id{};
   // The job's ranks and this process's first (the whole communicator from one process: 0).
   int world() const { return job ? job->nranks : static_cast<int>(devices.size()); }
@@ -136,15 +138,9 @@ Nccl &communicators(const Context &ctx) {
   if (n.job) {
     if (!n.comms.empty())
       return n;
-    const std::vector<int> usable = rt.usable();
-    if (usable.empty())
-      throw std::runtime_error("no usable GPU for this rank");
-    const int g = n.job->local_rank ? *n.job->local_rank
-                                    : usable[static_cast<std::size_t>(n.job->rank) % usable.size()];
-    if (std::find(usable.begin(), usable.end(), g) == usable.end())
-      throw std::runtime_error(fmt::format("rank {}: LOCAL_RANK {} names no usable GPU of this "
-                                           "machine ({} usable)",
-                                           n.job->rank, g, usable.size()));
+    const int g = n.job_gpu;
+    if (const auto usable = rt.usable(); std::find(usable.begin(), usable.end(), g) == usable.end())
+      throw std::runtime_error(fmt::format("rank {}: GPU {} is no longer usable", n.job->rank, g));
     n.devices = {g};
     rt.use(g); // NCCL takes the current GPU
     nccl::Comm comm = nullptr;
@@ -514,11 +510,43 @@ Benchmark bench_of(const Collective &c) {
 
 } // namespace
 
+namespace {
+// The GPU a rank drives: LOCAL_RANK's, else the rank modulo the usable GPUs.
+int rank_gpu(const RankSpec &spec, const Runtime &rt) {
+  const std::vector<int> usable = rt.usable();
+  if (usable.empty())
+    throw Failure(ExitCode::unavailable,
+                  fmt::format("rank {} of {}: no usable GPU", spec.rank, spec.nranks));
+  const int g = spec.local_rank ? *spec.local_rank
+                                : usable[static_cast<std::size_t>(spec.rank) % usable.size()];
+  if (std::find(usable.begin(), usable.end(), g) == usable.end())
+    throw Failure(ExitCode::bad_input,
+                  fmt::format("rank {}: LOCAL_RANK {} names no usable GPU of this machine ({} "
+                              "usable)",
+                              spec.rank, g, usable.size()));
+  return g;
+}
+
+// The rendezvous's name for a GPU: "BUS_ID@BOOT_ID", or "unknown" without either.
+std::string gpu_identity(const Device &d) {
+  std::ifstream f("/proc/sys/kernel/random/boot_id");
+  std::string boot;
+  std::getline(f, boot);
+  boot = std::string(trim(boot));
+  const bool plain = !boot.empty() && !d.bus_id.empty() &&
+                     std::none_of(boot.begin(), boot.end(),
+                                  [](unsigned char c) { return std::isspace(c) || c == '@'; });
+  return plain ? d.bus_id + "@" + boot : "unknown";
+}
+} // namespace
+
 void join_nccl_job(const Context &ctx, const RankSpec &spec, const std::string &plan) {
   // The driver first: NCCL runs on it (and the fake NCCL finds the fake libcuda loaded).
-  if (auto why = Runtime::get().unavailable())
+  Runtime &rt = Runtime::get();
+  if (auto why = rt.unavailable())
     throw Failure(ExitCode::unavailable,
                   fmt::format("rank {} of {}: {}", spec.rank, spec.nranks, *why));
+  const int g = rank_gpu(spec, rt);
   Nccl &n = nccl_lib(ctx);
   if (!n.lib.ready())
     throw Failure(ExitCode::unavailable,
@@ -534,7 +562,7 @@ void join_nccl_job(const Context &ctx, const RankSpec &spec, const std::string &
     mine.emplace();
     std::memcpy(mine->data(), id.internal, mine->size());
   }
-  auto got = rendezvous(spec, plan, mine);
+  auto got = rendezvous(spec, plan, gpu_identity(rt.devices()[static_cast<std::size_t>(g)]), mine);
   if (!got)
     throw Failure(got.error().kind == ErrorKind::bad_input || got.error().kind == ErrorKind::usage
                       ? ExitCode::bad_input
@@ -542,6 +570,14 @@ void join_nccl_job(const Context &ctx, const RankSpec &spec, const std::string &
                   got.error().message);
   std::memcpy(n.id.internal, got->data(), got->size());
   n.job = spec;
+  n.job_gpu = g;
+  // The communicator now: every rank calls ncclCommInitRank right after the rendezvous, and a
+  // job whose communicator NCCL refuses has nothing to run.
+  try {
+    communicators(ctx);
+  } catch (const std::exception &e) {
+    throw Failure(ExitCode::unavailable, e.what());
+  }
 }
 
 std::vector<Benchmark> nccl_benchmarks() {

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <map>
 #include <set>
 #include <vector>
 
@@ -132,12 +133,13 @@ Result<std::optional<RankSpec>> rank_spec(const RankFlags &flags, const EnvLooku
   return std::optional<RankSpec>(s);
 }
 
-std::string hello_line(int rank, int nranks, std::string_view plan) {
-  return fmt::format("dlrig-nccl-rendezvous 1 rank={} nranks={} plan={}", rank, nranks, plan);
+std::string hello_line(int rank, int nranks, std::string_view gpu, std::string_view plan) {
+  return fmt::format("dlrig-nccl-rendezvous 2 rank={} nranks={} gpu={} plan={}", rank, nranks, gpu,
+                     plan);
 }
 
 std::optional<Hello> parse_hello(std::string_view line) {
-  constexpr std::string_view kHead = "dlrig-nccl-rendezvous 1 rank=";
+  constexpr std::string_view kHead = "dlrig-nccl-rendezvous 2 rank=";
   if (line.substr(0, kHead.size()) != kHead)
     return std::nullopt;
   line.remove_prefix(kHead.size());
@@ -149,10 +151,15 @@ std::optional<Hello> parse_hello(std::string_view line) {
   auto plan_at = line.find(" plan=");
   if (plan_at == std::string_view::npos)
     return std::nullopt;
-  auto nranks = whole(line.substr(0, plan_at));
-  if (!rank || !nranks || *rank < 0 || *nranks < 1 || *rank > 1 << 24 || *nranks > 1 << 24)
+  auto gpu_at = line.substr(0, plan_at).find(" gpu=");
+  if (gpu_at == std::string_view::npos)
     return std::nullopt;
-  return Hello{static_cast<int>(*rank), static_cast<int>(*nranks),
+  auto nranks = whole(line.substr(0, gpu_at));
+  const std::string_view gpu = line.substr(gpu_at + 5, plan_at - gpu_at - 5);
+  if (!rank || !nranks || *rank < 0 || *nranks < 1 || *rank > 1 << 24 || *nranks > 1 << 24 ||
+      gpu.empty() || gpu.find(' ') != std::string_view::npos)
+    return std::nullopt;
+  return Hello{static_cast<int>(*rank), static_cast<int>(*nranks), std::string(gpu),
                std::string(line.substr(plan_at + 6))};
 }
 
@@ -186,7 +193,7 @@ Result<UniqueId> parse_id_line(std::string_view line, std::string_view from) {
                                 from, shown, line.size() > 80 ? "..." : ""));
 }
 
-Result<UniqueId> rendezvous(const RankSpec &spec, std::string_view plan,
+Result<UniqueId> rendezvous(const RankSpec &spec, std::string_view plan, std::string_view gpu,
                             const std::optional<UniqueId> &id_if_rank0) {
   const auto deadline = std::chrono::steady_clock::now() + spec.timeout;
   const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(spec.timeout).count();
@@ -199,7 +206,7 @@ Result<UniqueId> rendezvous(const RankSpec &spec, std::string_view plan,
                                     "after {} s: {} (is rank 0 running, and the port open?)",
                                     spec.rank, spec.nranks, spec.host, spec.port, seconds,
                                     s.error().message));
-    if (auto sent = s->send_all(hello_line(spec.rank, spec.nranks, plan) + "\n"); !sent)
+    if (auto sent = s->send_all(hello_line(spec.rank, spec.nranks, gpu, plan) + "\n"); !sent)
       return sent.error();
     auto line = s->read_line(kMaxLine, deadline);
     if (!line)
@@ -215,6 +222,9 @@ Result<UniqueId> rendezvous(const RankSpec &spec, std::string_view plan,
     return prefixed(fmt::format("rank 0 of {}: ", spec.nranks), listener.error());
   std::vector<tcp::Socket> peers;
   std::set<int> seen;
+  std::map<std::string, int, std::less<>> gpus; // a known GPU -> the rank that drives it
+  if (gpu != "unknown")
+    gpus.emplace(std::string(gpu), 0);
   while (static_cast<int>(peers.size()) < spec.nranks - 1) {
     auto s = tcp::accept_one(*listener, deadline);
     if (!s) {
@@ -258,6 +268,18 @@ Result<UniqueId> rendezvous(const RankSpec &spec, std::string_view plan,
       return refuse(fmt::format("rank {} at {} would run \"{}\", rank 0 runs \"{}\": every rank "
                                 "must run the same benchmarks with the same options",
                                 hello->rank, s->peer(), hello->plan, plan));
+    if (auto other = gpus.find(hello->gpu); other != gpus.end()) {
+      const auto at = hello->gpu.find('@');
+      return refuse(fmt::format(
+          "rank {} at {} and rank {} would both drive GPU {} of one machine (boot id {}): NCCL "
+          "allows one rank per GPU (ncclCommInitRank answers ncclInvalidUsage); give each rank "
+          "its own GPU (LOCAL_RANK, as torchrun sets it) and no more ranks on a machine than it "
+          "has GPUs",
+          hello->rank, s->peer(), other->second, hello->gpu.substr(0, at),
+          at == std::string::npos ? "unknown" : hello->gpu.substr(at + 1)));
+    }
+    if (hello->gpu != "unknown")
+      gpus.emplace(hello->gpu, hello->rank);
     seen.insert(hello->rank);
     peers.push_back(std::move(*s));
   }

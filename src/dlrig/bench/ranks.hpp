@@ -5,10 +5,14 @@
 // TCP through which rank 0 hands NCCL's unique id to every other rank.
 //
 // The rendezvous, one line each way per peer (text, so a wrong peer is easy to name):
-//   rank R -> rank 0: "dlrig-nccl-rendezvous 1 rank=R nranks=N plan=PLAN"
+//   rank R -> rank 0: "dlrig-nccl-rendezvous 2 rank=R nranks=N gpu=GPU plan=PLAN"
 //   rank 0 -> rank R: "id HEX" (the 128-byte ncclUniqueId, 256 hex digits), or "error MESSAGE"
 // PLAN is what the rank will run (ids, tier): every rank must issue the same collectives, so
 // rank 0 refuses a peer whose nranks or plan differ from its own, and a rank number given twice.
+// GPU is the GPU the rank drives, "BUS_ID@BOOT_ID" (the PCI bus id on the machine whose kernel
+// booted as BOOT_ID, /proc/sys/kernel/random/boot_id: containers on one machine share it), or
+// "unknown": NCCL allows one rank per GPU (ncclCommInitRank answers ncclInvalidUsage, seen on an
+// H100), so rank 0 refuses two ranks that name the same GPU. Version 1 had no gpu field.
 #include "dlrig/bench/bench.hpp"
 #include "dlrig/core/result.hpp"
 
@@ -50,9 +54,10 @@ Result<std::optional<RankSpec>> rank_spec(const RankFlags &flags, const EnvLooku
 using UniqueId = std::array<unsigned char, 128>; // ncclUniqueId's bytes
 
 // The protocol's lines (pure, tested on their own).
-std::string hello_line(int rank, int nranks, std::string_view plan);
+std::string hello_line(int rank, int nranks, std::string_view gpu, std::string_view plan);
 struct Hello {
   int rank = 0, nranks = 0;
+  std::string gpu; // "BUS_ID@BOOT_ID" or "unknown"
   std::string plan;
 };
 // nullopt when `line` is not a hello.
@@ -63,17 +68,19 @@ Result<UniqueId> parse_id_line(std::string_view line, std::string_view from);
 
 // Rank 0: listens on spec.port, waits for the other nranks - 1 ranks' hellos and sends each the
 // id. Another rank: connects to host:port (retrying while nothing listens yet), sends its hello
-// and returns the id rank 0 sends. Errors: kind bad_input for a peer that sent junk or a hello
-// whose nranks, plan or rank does not fit (the peer is told why), kind io for the deadline
-// (spec.timeout) or a network failure; the message names the peer and the fix.
-Result<UniqueId> rendezvous(const RankSpec &spec, std::string_view plan,
+// and returns the id rank 0 sends. `gpu`: this rank's GPU as the hello carries it. Errors: kind
+// bad_input for a peer that sent junk or a hello whose nranks, plan or rank does not fit or whose
+// GPU another rank drives (the peer is told why), kind io for the deadline (spec.timeout) or a
+// network failure; the message names the peer and the fix.
+Result<UniqueId> rendezvous(const RankSpec &spec, std::string_view plan, std::string_view gpu,
                             const std::optional<UniqueId> &id_if_rank0);
 
 // Makes nccl.* run as `spec`'s rank (gpu_nccl.cpp): rank 0 asks NCCL for a unique id
 // (ncclGetUniqueId), the rendezvous hands it to the others, and the communicator is then created
-// with ncclCommInitRank on this rank's GPU. `plan`: what this rank will run (hello_line). Throws
-// Failure: ExitCode::bad_input (65) for junk or a peer whose nranks, rank or plan does not fit,
-// ExitCode::unavailable (69) for the deadline, the network or NCCL not usable.
+// with ncclCommInitRank on this rank's GPU, before any benchmark runs. `plan`: what this rank will
+// run (hello_line). Throws Failure: ExitCode::bad_input (65) for junk or a peer whose nranks,
+// rank, plan or GPU does not fit, ExitCode::unavailable (69) for the deadline, the network, NCCL
+// not usable or its communicator refused.
 void join_nccl_job(const Context &ctx, const RankSpec &spec, const std::string &plan);
 
 } // namespace dlrig::bench

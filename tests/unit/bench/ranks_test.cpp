@@ -76,14 +76,17 @@ TEST(Ranks, TorchrunsEnvironmentWhenNoFlagIsGiven) {
 }
 
 TEST(Ranks, TheRendezvousLinesRoundTripAndJunkIsNamed) {
-  auto h = parse_hello(hello_line(3, 8, "nccl.all_reduce tier=quick"));
+  auto h = parse_hello(hello_line(3, 8, "0000:18:00.0@6b1f", "nccl.all_reduce tier=quick"));
   ASSERT_TRUE(h);
   EXPECT_EQ(h->rank, 3);
   EXPECT_EQ(h->nranks, 8);
+  EXPECT_EQ(h->gpu, "0000:18:00.0@6b1f");
   EXPECT_EQ(h->plan, "nccl.all_reduce tier=quick");
   EXPECT_FALSE(parse_hello("GET / HTTP/1.1"));
-  EXPECT_FALSE(parse_hello("dlrig-nccl-rendezvous 2 rank=1 nranks=2 plan=x")); // another version
-  EXPECT_FALSE(parse_hello("dlrig-nccl-rendezvous 1 rank=x nranks=2 plan=x"));
+  EXPECT_FALSE(parse_hello("dlrig-nccl-rendezvous 1 rank=1 nranks=2 plan=x")); // version 1
+  EXPECT_FALSE(parse_hello("dlrig-nccl-rendezvous 2 rank=x nranks=2 gpu=unknown plan=x"));
+  EXPECT_FALSE(parse_hello("dlrig-nccl-rendezvous 2 rank=1 nranks=2 plan=x")); // no gpu
+  EXPECT_FALSE(parse_hello("dlrig-nccl-rendezvous 2 rank=1 nranks=2 gpu= plan=x"));
   UniqueId id{};
   for (std::size_t i = 0; i < id.size(); ++i)
     id[i] = static_cast<unsigned char>(i * 7);
