@@ -441,5 +441,34 @@ TEST(DoctorFixtures, RealH200SnapshotHasNoCudnnFalseAlarm) {
   EXPECT_EQ(warned, std::vector<std::string>{"host.ram-vs-vram"}) << r.out;
 }
 
+// The captured H100 VM (tests/data/h100-vm): healthy, and its 125.9 GiB of RAM above the GPU's
+// 79.6 GiB, so nothing fires at all (no Python environment is in the capture).
+TEST(DoctorFixtures, CapturedH100VmIsClean) {
+  auto m = doctor_on("h100-vm");
+  EXPECT_EQ(m.exit_code, 0) << show(m.ids) << m.err;
+  EXPECT_TRUE(m.ids.empty()) << show(m.ids);
+}
+
+// The H100's own snapshot (tests/data/snapshots/h100-vm.json, torch 2.11.0+cu130 in a venv): the
+// answer doctor gave on that machine, "Yes" and two notes (the arch list the snapshot does not
+// hold, TF32 off by default), nothing to fix.
+TEST(DoctorFixtures, RealH100SnapshotAnswersYesWithTwoNotes) {
+  auto r = run_dlrig({"doctor", "--from", fixture("snapshots/h100-vm.json")});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("Can PyTorch use a GPU here? Yes: torch 2.11.0+cu130 (CUDA 13.0)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("Nothing to fix. 2 notes"), std::string::npos) << r.out;
+  auto j = run_dlrig({"doctor", "--json", "--from", fixture("snapshots/h100-vm.json")});
+  const auto doc = nlohmann::json::parse(j.out);
+  std::vector<std::string> ids;
+  for (const auto &f : doc.at("findings")) {
+    EXPECT_EQ(f.at("severity"), "info") << f.dump();
+    ids.push_back(f.at("id").get<std::string>());
+  }
+  EXPECT_EQ(ids, (std::vector<std::string>{"torch.arch-unsupported", "torch.tf32-off-by-default"}))
+      << j.out;
+}
+
 } // namespace
 } // namespace dlrig::test

@@ -211,5 +211,28 @@ TEST(InfoNvmlCli, CapturedH200Vm) {
   EXPECT_NE(text.out.find("Ubuntu 24.04.3 LTS"), std::string::npos) << text.out;
 }
 
+// The same capture on one NVIDIA H100 80GB HBM3 (SXM5), 2026-11-26: the catalog's name beside
+// NVML's.
+TEST(InfoNvmlCli, CapturedH100Vm) {
+  auto r = run_dlrig({"info", "--sysroot", fixture("h100-vm"), "--json"},
+                     fake_nvml("h100-vm/nvml.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Json j = Json::parse(r.out);
+  EXPECT_EQ(j.at("nvidia").at("driver_version"), "580.159.04");
+  EXPECT_EQ(j.at("nvidia").at("cuda_driver_version"), "13.0");
+  ASSERT_EQ(j.at("gpus").size(), 1u);
+  const Json &g = j.at("gpus")[0];
+  EXPECT_EQ(g.at("bdf"), "0000:00:06.0");
+  EXPECT_EQ(g.at("name"), "NVIDIA H100 SXM5");
+  EXPECT_EQ(g.at("nvml").at("name"), "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(g.at("nvml").at("compute_capability"), "9.0");
+  EXPECT_EQ(g.at("nvml").at("architecture"), "Hopper");
+  auto text = run_dlrig({"info", "--sysroot", fixture("h100-vm")}, fake_nvml("h100-vm/nvml.json"));
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("32 GT/s x16"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("79.6 GiB"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("Ubuntu 24.04.3 LTS"), std::string::npos) << text.out;
+}
+
 } // namespace
 } // namespace dlrig::test
