@@ -5,10 +5,14 @@
 #include "dlrig/monitor/exporter.hpp"
 #include "dlrig/platform/fs.hpp"
 
+#include <fmt/format.h>
+
 #include <atomic>
 #include <chrono>
 #include <csignal>
 #include <iostream>
+#include <mutex>
+#include <set>
 #include <thread>
 
 namespace dlrig::cli {
@@ -71,8 +75,19 @@ Runner setup_serve(CLI::App &sub) {
     opts.host = listen->first;
     opts.port = listen->second;
     opts.per_process = o->per_process;
-    monitor::Exporter exporter(
-        opts, [&] { return sampler.take(); }, sampler.facts());
+    // A read that failed makes dlrig_up 0: say which on stderr, each the first time it fails.
+    std::set<std::string> said;
+    std::mutex said_mutex;
+    auto take = [&] {
+      monitor::Sample s = sampler.take();
+      std::lock_guard<std::mutex> lock(said_mutex);
+      for (const auto &g : s.gpus)
+        for (const auto &e : g.read_errors)
+          if (said.insert(fmt::format("GPU {}: {}", g.index, e)).second)
+            std::cerr << "dlrig serve: GPU " << g.index << ": " << e << " (dlrig_up is 0)\n";
+      return s;
+    };
+    monitor::Exporter exporter(opts, take, sampler.facts());
     if (o->once) {
       std::cout << exporter.scrape();
       return ExitCode::ok;

@@ -280,6 +280,37 @@ TEST(FitCli, TransformersFromTheEnvironmentOrTheFlag) {
       << other["gpus"][0]["notes"].dump();
 }
 
+// mT5 saved untied (tie_word_embeddings false, as google/mt5-small): transformers 4.x builds a
+// separate lm_head, transformers 5 ties it whatever the config says (MT5Config since 5.0.0;
+// measured with transformers 5.17.0 on the meta device: 172,119,424). Unknown: the config's count,
+// saying so.
+TEST(FitCli, MT5sHeadIsTiedFromTransformers5) {
+  const auto snap = snapshot_24gb();
+  auto params = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"fit", fixture("models/mt5-small.json"), "--from", snap,
+                                     "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = run_dlrig(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return Json::parse(r.out);
+  };
+  const Json v5 = params({"--transformers", "5.17.0"}), v4 = params({"--transformers", "4.57.1"}),
+             unknown = params({"--torch", "2.6.0"});
+  EXPECT_EQ(v5["model"]["params"], 172119424);
+  EXPECT_EQ(v4["model"]["params"], 172119424 + 250112LL * 512);
+  EXPECT_EQ(unknown["model"]["params"], 172119424 + 250112LL * 512);
+  EXPECT_NE(v5["model"]["assumptions"].dump().find("172,119,424 parameters, not 300,176,768"),
+            std::string::npos)
+      << v5["model"].dump();
+  EXPECT_EQ(v4["model"]["assumptions"].dump().find("lm_head"), std::string::npos);
+  EXPECT_NE(unknown["model"]["assumptions"].dump().find("transformers 5.0.0 and later tie it"),
+            std::string::npos)
+      << unknown["model"].dump();
+  // Fewer weights, less memory: the 128 M-parameter head's weights, gradients and AdamW states.
+  EXPECT_LT(v5["gpus"][0]["breakdown"]["weights"].get<double>(),
+            v4["gpus"][0]["breakdown"]["weights"].get<double>());
+}
+
 TEST(FitCli, BadFilesAreBadInput) {
   auto dir = scratch("bad");
   fs::remove_all(dir);

@@ -166,6 +166,25 @@ TEST(ServeCli, AFailedReadingIsAbsentAndUpZero) {
   EXPECT_EQ(r.out.find("dlrig_gpu_power_watts"), std::string::npos);
   EXPECT_NE(r.out.find("dlrig_gpu_temperature_celsius{uuid=\"GPU-1\",index=\"0\"} 70\n"),
             std::string::npos);
+  // Which reading failed, on stderr (an H100 scrape said dlrig_up 0 and nothing else).
+  EXPECT_NE(r.err.find("dlrig serve: GPU 0: power (nvmlDeviceGetPowerUsage): "), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("(dlrig_up is 0)"), std::string::npos) << r.err;
+}
+
+// Process samples that age out between NVML's counting call and its reading call (an H200
+// serving one scrape after a benchmark): no process used the GPU lately, not a failed read.
+TEST(ServeCli, ProcessSamplesThatAgeOutAreNotAFailedRead) {
+  auto file = scratch("expiring.json").string();
+  std::ofstream(file) << R"({"gpus": [{"bus_id": "00000000:01:00.0", "uuid": "GPU-1",
+    "temperature_c": 70, "process_utilization": [{"pid": 4242, "sm": 90}],
+    "process_utilization_expires": true}]})";
+  auto r =
+      run_dlrig(on_host({"serve", "--once"}), {std::string("DLRIG_NVML_LIBRARY=") + DLRIG_FAKE_NVML,
+                                               "DLRIG_FAKE_NVML_SCENARIO=" + file});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("dlrig_up 1\n"), std::string::npos) << r.out << r.err;
+  EXPECT_EQ(r.err.find("process_utilization"), std::string::npos) << r.err;
 }
 
 TEST(ServeCli, NoNvmlIsUpZeroAndBadListenIsUsage) {

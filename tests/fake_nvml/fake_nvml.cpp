@@ -826,7 +826,9 @@ Return device_get_pcie_throughput(Device d, int counter, unsigned *kbps) {
 }
 
 // "process_utilization": [{"pid", "sm", "mem"}]: one sample per process, stamped now; an empty
-// list answers NVML_ERROR_NOT_FOUND, as NVML does when no process used the GPU lately.
+// list answers NVML_ERROR_NOT_FOUND, as NVML does when no process used the GPU lately;
+// "process_utilization_expires": true counts the samples for a call without a buffer and answers
+// NOT_FOUND with one, as the samples that aged out between the two calls did on an H200.
 Return device_get_process_utilization(Device d, ProcessUtilizationSample *samples, unsigned *count,
                                       unsigned long long) {
   FAKE_ENTER(d, true);
@@ -842,6 +844,8 @@ Return device_get_process_utilization(Device d, ProcessUtilizationSample *sample
     *count = n;
     return kErrorInsufficientSize;
   }
+  if (gpu(d)->spec.value("process_utilization_expires", false))
+    return kErrorNotFound;
   *count = n;
   for (unsigned i = 0; i < n; ++i) {
     const json &p = (*given)[i];

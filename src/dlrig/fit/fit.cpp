@@ -3,6 +3,7 @@
 #include "dlrig/core/pcie.hpp"
 #include "dlrig/core/text.hpp"
 #include "dlrig/core/version.hpp"
+#include "dlrig/model/types.hpp"
 
 #include <fmt/format.h>
 
@@ -599,8 +600,48 @@ std::vector<Suggestion> suggest(const ModelInput &model, const Run &run, const G
   return out;
 }
 
-FitReport fit(const ModelInput &model, const Run &run, const std::vector<GpuTarget> &gpus,
+namespace {
+// 172119424 -> "172,119,424".
+std::string group_digits(std::int64_t n) {
+  std::string s = std::to_string(n);
+  for (int i = static_cast<int>(s.size()) - 3; i > (n < 0 ? 1 : 0); i -= 3)
+    s.insert(static_cast<std::size_t>(i), ",");
+  return s;
+}
+
+// The model as the run's transformers builds it: from the release in tie_forced_since (T5, mT5:
+// 5.0.0) the config class ties lm_head to the shared embedding whatever tie_word_embeddings says,
+// so a config saved untied (mT5, T5 v1.1) builds one matrix. A checkpoint's own count stands.
+ModelInput as_transformers_builds(ModelInput in, const Run &run) {
+  if (in.checkpoint || in.weights_only || !in.arch.lm_head || in.arch.tied_embeddings)
+    return in;
+  const auto since = model::tie_forced_since(in.arch.hf_model_type);
+  if (!since)
+    return in;
+  if (run.transformers_version.empty()) {
+    in.assumptions.push_back(fmt::format(
+        "lm_head untied, as tie_word_embeddings says; transformers {} and later tie it to the "
+        "embedding for {} whatever the config says (--transformers VERSION decides)",
+        *since, in.arch.hf_model_type));
+    return in;
+  }
+  if (compare_versions(run.transformers_version, *since) < 0)
+    return in;
+  const std::int64_t untied = in.params;
+  in.arch.tied_embeddings = true;
+  in.params = model::derive_params(in.arch);
+  in.assumptions.push_back(fmt::format(
+      "lm_head tied to the embedding: transformers {} ties it for {} whatever tie_word_embeddings "
+      "says (since {}; data/model_types.json \"tie_forced\"): {} parameters, not {}",
+      run.transformers_version, in.arch.hf_model_type, *since, group_digits(in.params),
+      group_digits(untied)));
+  return in;
+}
+} // namespace
+
+FitReport fit(const ModelInput &given, const Run &run, const std::vector<GpuTarget> &gpus,
               const FitOptions &options, const std::optional<CpuTarget> &cpu) {
+  const ModelInput model = as_transformers_builds(given, run);
   FitReport rep;
   rep.model = model;
   rep.run = run;

@@ -222,7 +222,8 @@ Json to_json(const FitReport &r) {
                 {"family", std::string(family_name(m.arch.family))},
                 {"params", m.params},
                 {"origin", m.origin},
-                {"source", m.arch.source}};
+                {"source", m.arch.source},
+                {"assumptions", m.assumptions}}; // the model's, as the text's "assumed" rows
   if (m.checkpoint)
     j["model"]["checkpoint"] = {{"files", m.checkpoint->files},
                                 {"tensors", m.checkpoint->tensors.size()},

@@ -531,15 +531,26 @@ std::string kind_of(const Json &v) {
   return "null";
 }
 
-std::optional<std::string> sdpa_grouped_kv_since(std::string_view type) {
+namespace {
+// A model_type's release in one of the table's "since" sections.
+std::optional<std::string> since_in(std::string_view section, std::string_view type) {
   const Json &t = types_table();
-  if (!t.contains("sdpa_grouped_kv"))
+  if (!t.contains(section))
     return std::nullopt;
-  const Json &since = t.at("sdpa_grouped_kv").at("since");
+  const Json &since = t.at(section).at("since");
   auto it = since.find(std::string(type));
   if (it == since.end() || !it->is_string())
     return std::nullopt;
   return it->get<std::string>();
+}
+} // namespace
+
+std::optional<std::string> sdpa_grouped_kv_since(std::string_view type) {
+  return since_in("sdpa_grouped_kv", type);
+}
+
+std::optional<std::string> tie_forced_since(std::string_view type) {
+  return since_in("tie_forced", type);
 }
 
 bool table_knows(std::string_view type) {
@@ -628,6 +639,11 @@ Result<ModelArch> apply_head(ModelArch m, const Json &config, const std::string 
   m.classifier_bias = row->classifier_bias;
   if (row->classifier == "none") {
     m.num_labels = 0;
+  } else if (const Json &t = types_table().at("types");
+             row->head == "ForQuestionAnswering" && t.contains(m.hf_model_type) &&
+             t.at(m.hf_model_type).contains("qa_labels")) {
+    // The type's QA class sets config.num_labels itself (BART: 2, whatever the config says).
+    m.num_labels = t.at(m.hf_model_type).at("qa_labels").get<I64>();
   } else if (row->classifier == "labels") {
     // PretrainedConfig: num_labels, else the size of id2label, else 2.
     I64 n = 2;

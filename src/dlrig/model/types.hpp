@@ -2,7 +2,7 @@
 // The table-driven model types (data/model_types.json) and head classes (data/model_heads.csv):
 // a config.json of a known structure is read through its type's entry, and `architectures[0]`
 // decides the head. Internal to src/dlrig/model (config.cpp calls it), but for the per-type facts
-// fit's memory model reads (sdpa_grouped_kv_since).
+// fit's memory model reads (sdpa_grouped_kv_since, tie_forced_since).
 #include "dlrig/core/json.hpp"
 #include "dlrig/core/result.hpp"
 #include "dlrig/model/model.hpp"
@@ -37,5 +37,10 @@ Result<ModelArch> apply_head(ModelArch m, const Json &config, const std::string 
 // "sdpa_grouped_kv"); nullopt: its attention repeats K/V to every query head (Falcon) or the type
 // is not listed.
 std::optional<std::string> sdpa_grouped_kv_since(std::string_view type);
+
+// The first transformers release whose config class for this model_type ties the output head to
+// the input embedding whatever tie_word_embeddings says (data/model_types.json "tie_forced": T5,
+// mT5 from 5.0.0); nullopt: the config's tie_word_embeddings decides.
+std::optional<std::string> tie_forced_since(std::string_view type);
 
 } // namespace dlrig::model

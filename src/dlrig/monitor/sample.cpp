@@ -172,6 +172,7 @@ Json to_json(const Sample &s) {
     o["bus_id"] = g.bus_id;
     o["lost"] = g.lost;
     o["failed_reads"] = g.failed_reads;
+    o["read_errors"] = g.read_errors;
     for (const auto &f : gpu_fields())
       o[f.key] = opt(g.*f.member);
     o["xids"] = g.xids;
@@ -213,6 +214,10 @@ Sample sample_from_json(const Json &j) {
     g.bus_id = o.value("bus_id", std::string());
     g.lost = o.value("lost", false);
     g.failed_reads = o.value("failed_reads", 0u);
+    if (o.contains("read_errors") && o.at("read_errors").is_array())
+      for (const auto &e : o.at("read_errors"))
+        if (e.is_string())
+          g.read_errors.push_back(e.get<std::string>());
     for (const auto &f : gpu_fields())
       g.*f.member = get_num(o, f.key);
     if (o.contains("xids") && o.at("xids").is_array())

@@ -35,6 +35,8 @@ struct GpuSample {
   // NVML calls that failed this sample (an error other than "not supported" or "not exported"):
   // their readings are unknown, and the exporter says dlrig_up 0.
   unsigned failed_reads = 0;
+  // Which, "nvlink_tx (nvmlDeviceGetFieldValues): Unknown Error", one per failed read.
+  std::vector<std::string> read_errors;
 
   std::optional<double> utilization_ratio;
   std::optional<double> memory_utilization_ratio;

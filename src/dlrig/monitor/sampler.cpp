@@ -128,36 +128,40 @@ void Sampler::sample_gpu(Gpu &g, GpuSample &out, double) {
     out.lost = true;
     return;
   }
-  auto count = [&](const nvml::Answer &a) {
-    if (a.status != nvml::kSuccess && a.status != nvml::kErrorNotSupported &&
-        a.status != nvml::kErrorFunctionNotFound)
-      ++out.failed_reads;
+  auto count = [&](const char *reading, const nvml::Answer &a) {
+    if (a.status == nvml::kSuccess || a.status == nvml::kErrorNotSupported ||
+        a.status == nvml::kErrorFunctionNotFound)
+      return;
+    ++out.failed_reads;
+    out.read_errors.push_back(fmt::format("{} ({}): {}", reading, a.symbol ? a.symbol : "NVML",
+                                          session_->error_text(a.status)));
   };
-  for (const nvml::Answer *a :
-       std::initializer_list<const nvml::Answer *>{&s.utilization_percent,
-                                                   &s.memory,
-                                                   &s.sm_clock_mhz,
-                                                   &s.memory_clock_mhz,
-                                                   &s.power_usage_mw,
-                                                   &s.temperature_c,
-                                                   &s.fan_percent,
-                                                   &s.clocks_event_reasons,
-                                                   &s.ecc_uncorrected_volatile,
-                                                   &s.ecc_corrected_volatile,
-                                                   &s.ecc_uncorrected_aggregate,
-                                                   &s.remapped_rows,
-                                                   &s.pcie_gen_current,
-                                                   &s.pcie_width_current,
-                                                   &s.pcie_replay_counter,
-                                                   &s.processes,
-                                                   &s.energy_mj,
-                                                   &s.pcie_tx_kilobytes_per_s,
-                                                   &s.pcie_rx_kilobytes_per_s,
-                                                   &s.memory_temperature_c,
-                                                   &s.nvlink_tx_kib,
-                                                   &s.nvlink_rx_kib,
-                                                   &s.process_utilization})
-    count(*a);
+  const std::pair<const char *, const nvml::Answer *> answers[] = {
+      {"utilization", &s.utilization_percent},
+      {"memory", &s.memory},
+      {"sm_clock", &s.sm_clock_mhz},
+      {"memory_clock", &s.memory_clock_mhz},
+      {"power", &s.power_usage_mw},
+      {"temperature", &s.temperature_c},
+      {"fan", &s.fan_percent},
+      {"clocks_event_reasons", &s.clocks_event_reasons},
+      {"ecc_uncorrected_volatile", &s.ecc_uncorrected_volatile},
+      {"ecc_corrected_volatile", &s.ecc_corrected_volatile},
+      {"ecc_uncorrected_aggregate", &s.ecc_uncorrected_aggregate},
+      {"remapped_rows", &s.remapped_rows},
+      {"pcie_generation", &s.pcie_gen_current},
+      {"pcie_width", &s.pcie_width_current},
+      {"pcie_replays", &s.pcie_replay_counter},
+      {"processes", &s.processes},
+      {"energy", &s.energy_mj},
+      {"pcie_tx", &s.pcie_tx_kilobytes_per_s},
+      {"pcie_rx", &s.pcie_rx_kilobytes_per_s},
+      {"memory_temperature", &s.memory_temperature_c},
+      {"nvlink_tx", &s.nvlink_tx_kib},
+      {"nvlink_rx", &s.nvlink_rx_kib},
+      {"process_utilization", &s.process_utilization}};
+  for (const auto &[reading, a] : answers)
+    count(reading, *a);
   if (s.utilization_percent.value) {
     out.utilization_ratio = s.utilization_percent.value->gpu / 100.0;
     out.memory_utilization_ratio = s.utilization_percent.value->memory / 100.0;

@@ -337,6 +337,10 @@ Reading<std::vector<ProcessUtilization>> ask_process_utilization(const EntryPoin
     buf.assign(count, ProcessUtilizationSample{});
     a = ask(entry, d, buf.data(), &count, 0ULL);
   }
+  // NOT_FOUND on the second call too: the samples the first call counted aged out in between
+  // (seen on an H200 serving one scrape after a benchmark: dlrig_up 0 from this read alone).
+  if (a.status == kErrorNotFound)
+    return reading(Answer{kSuccess, a.symbol}, std::vector<ProcessUtilization>{});
   if (!a.ok())
     return failed<std::vector<ProcessUtilization>>(a);
   std::vector<ProcessUtilization> out;

@@ -360,14 +360,21 @@ TEST(GpuBench, FakeNcclRanksMeetOnlyUnderTheSameUniqueId) {
   auto folder = [&](const nccl::UniqueId &id) { return base / std::string(id.internal + 10); };
   // Rank 1 arrived under the other id: rank 0 is alone under its own.
   std::filesystem::create_directories(folder(other));
-  std::ofstream(folder(other) / "rank1") << "2";
+  std::ofstream(folder(other) / "rank1") << "2 1"; // nranks, GPU
   nccl::Comm comm = nullptr;
   EXPECT_EQ(init_rank(&comm, 2, mine, 0), nccl::kSystemError);
-  // Rank 1 under the same id, with the same nranks: they meet.
+  // Rank 1 under the same id, with the same nranks, on GPU 1: they meet.
   std::filesystem::create_directories(folder(mine));
-  std::ofstream(folder(mine) / "rank1") << "2";
+  std::ofstream(folder(mine) / "rank1") << "2 1";
   EXPECT_EQ(init_rank(&comm, 2, mine, 0), nccl::kSuccess);
   EXPECT_TRUE(comm);
+  // Rank 1 on rank 0's GPU (0): ncclInvalidUsage, as NCCL answered on an H100.
+  nccl::UniqueId third{};
+  ASSERT_EQ(get_id(&third), nccl::kSuccess);
+  std::filesystem::create_directories(folder(third));
+  std::ofstream(folder(third) / "rank1") << "2 0";
+  nccl::Comm dup = nullptr;
+  EXPECT_EQ(init_rank(&dup, 2, third, 0), nccl::kInvalidUsage);
   // An id ncclGetUniqueId did not make is refused.
   nccl::UniqueId forged{};
   std::snprintf(forged.internal, sizeof forged.internal, "%s", "not-an-id");

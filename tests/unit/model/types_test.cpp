@@ -170,6 +170,16 @@ const Case kVariants[] = {
     // Question answering on an encoder-decoder: the base model + qa_outputs Linear(d_model, 2).
     {R"({"model_type": "bart", "architectures": ["BartForQuestionAnswering"]})",
      406291456 + 1024 * 2 + 2},
+    // BART's QA class sets config.num_labels = 2 whatever the config says (BartConfig's default,
+    // three labels, is what facebook/bart-large's config.json carries): transformers 5.17.0 built
+    // 406,293,506.
+    {R"({"model_type": "bart", "architectures": ["BartForQuestionAnswering"], "num_labels": 3})",
+     406293506},
+    {R"({"model_type": "mbart", "architectures": ["MBartForQuestionAnswering"],
+         "id2label": {"0": "a", "1": "b", "2": "c"}})",
+     406295552 + 1024 * 2 + 2},
+    {R"({"model_type": "mt5", "architectures": ["MT5ForQuestionAnswering"], "num_labels": 3})",
+     172119424 + 512 * 3 + 3},
     {R"({"model_type": "mt5", "architectures": ["MT5ForQuestionAnswering"]})",
      172119424 + 512 * 2 + 2},
     {R"({"model_type": "whisper", "num_mel_bins": 128})", 37815936},
