@@ -383,7 +383,8 @@ Runner setup_bench(CLI::App &sub) {
           std::cerr << fmt::format("bench: rank {} of {}: {} {}: {}{}\n", job->rank, job->nranks,
                                    r.id, r.config, bench::status_name(r.status),
                                    r.rate_median
-                                       ? fmt::format(", {:.3g} {} median on this rank's GPU",
+                                       ? fmt::format(", {:.3g} {} median (each sample the "
+                                                     "slowest rank's)",
                                                      *r.rate_median, r.rate_unit)
                                    : r.reason ? ": " + *r.reason
                                               : "");

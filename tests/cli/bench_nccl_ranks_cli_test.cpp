@@ -102,6 +102,37 @@ TEST(BenchNcclRanksCli, TwoProcessesCompleteEveryCollectiveAndRankZeroReports) {
   EXPECT_EQ(json::parse(h.out)["results"].size(), 1u);
 }
 
+// The job's time is the slowest rank's per sample (the ranks' times reduced with ncclMax after
+// the timed loop): rank 1's stream takes twice as long, so both ranks report half the scenario's
+// busbw, and rank 0 keeps its own median beside it.
+TEST(BenchNcclRanksCli, TheJobsTimeIsTheSlowestRanks) {
+  const int port = free_port();
+  const std::string at = "127.0.0.1:" + std::to_string(port);
+  auto rank0 = std::async(std::launch::async, [&] {
+    return run_dlrig({"bench", "--quick", "--json", "--db", scratch("ranks_s.db").string(),
+                      "nccl.all_reduce", "--rank", "0", "--nranks", "2", "--rendezvous", at},
+                     fakes("meet_s", "slow_rank1.json"));
+  });
+  auto rank1 = std::async(std::launch::async, [&] {
+    return run_dlrig(
+        {"bench", "--quick", "nccl.all_reduce", "--rank", "1", "--nranks", "2", "--rendezvous", at},
+        fakes("meet_s", "slow_rank1.json"));
+  });
+  const CliRun r0 = rank0.get(), r1 = rank1.get();
+  ASSERT_EQ(r0.exit_code, 0) << r0.err << "\n--- rank 1:\n" << r1.err;
+  ASSERT_EQ(r1.exit_code, 0) << r1.err;
+  const json r = json::parse(r0.out).at("results").at(0);
+  ASSERT_EQ(r["status"], "measured") << r.dump();
+  EXPECT_NEAR(r["rate"]["median"].get<double>(), 90, 0.9) << r.dump();
+  // Rank 0's own interval: the scenario's 180 GB/s busbw over 1 MiB, 2 x (2 - 1) / 2 of it.
+  const double own = 1024.0 * 1024 * 1.0 / 180e9;
+  EXPECT_NEAR(r["details"]["this_rank_median_s"].get<double>(), own, own * 0.01) << r.dump();
+  EXPECT_NE(r["details"]["timing"].get<std::string>().find("slowest rank"), std::string::npos);
+  EXPECT_NE(r1.err.find("measured, 90 GB/s busbw median (each sample the slowest rank's)"),
+            std::string::npos)
+      << r1.err;
+}
+
 TEST(BenchNcclRanksCli, EachRankVerifiesItsOwnOutputAndExitsTwoWhenItIsWrong) {
   const int port = free_port();
   const std::string at = "127.0.0.1:" + std::to_string(port);

@@ -12,10 +12,11 @@
 //
 // Scenario keys: "version" (ncclGetVersion's code, 22109 = 2.21.9), "busbw_gbs" {collective: GB/s}
 // for all_reduce, all_gather, reduce_scatter, broadcast, sendrecv; "wrong" [collectives whose
-// output is off by one]; "errors" {symbol: ncclResult_t}; "conf" {variable: value} set at
-// ncclCommInitAll unless the environment has it (NCCL's configuration files). It fails closed: no
-// or an unreadable scenario fails ncclCommInitAll; a collective without a rate is ncclInvalidUsage;
-// a buffer that is not the rank's GPU memory is ncclInvalidArgument.
+// output is off by one]; "slow_ranks" {rank: factor} (ranks in several processes only); "errors"
+// {symbol: ncclResult_t}; "conf" {variable: value} set at ncclCommInitAll unless the environment
+// has it (NCCL's configuration files). It fails closed: no or an unreadable scenario fails
+// ncclCommInitAll; a collective without a rate is ncclInvalidUsage; a buffer that is not the rank's
+// GPU memory is ncclInvalidArgument.
 //
 // Ranks in several processes (ncclGetUniqueId, ncclCommInitRank; dlrig's `--rank`): the processes
 // meet in a folder named after the unique id under DLRIG_FAKE_NCCL_DIR (unset: ncclCommInitRank
@@ -144,11 +145,25 @@ Result enter() {
   if (Result entered = enter(); entered != kSuccess)                                               \
   return entered
 
+// "all_reduce_max": ncclAllReduce with ncclMax (dlrig exchanges its ranks' times with it); timed
+// at all_reduce's rate.
+const char *rate_kind(const std::string &kind) {
+  return kind == "all_reduce_max" ? "all_reduce" : kind.c_str();
+}
+
 double bus_factor(const std::string &kind, int n) {
-  if (kind == "all_reduce")
+  if (kind == "all_reduce" || kind == "all_reduce_max")
     return 2.0 * (n - 1) / n;
   if (kind == "all_gather" || kind == "reduce_scatter")
     return static_cast<double>(n - 1) / n;
+  return 1;
+}
+
+// "slow_ranks" {rank: factor}: that rank's stream takes factor x the time (a slower GPU or link
+// on one rank of a multi-process job; each process advances only its own stream).
+double slowdown(int rank) {
+  if (const json *f = find(state().scenario, {"slow_ranks", std::to_string(rank).c_str()}))
+    return f->get<double>();
   return 1;
 }
 
@@ -177,7 +192,7 @@ Elements elements_of(const std::string &kind, std::size_t count, int n) {
 Result execute(const std::string &kind, std::vector<Call *> &calls) {
   auto &s = state();
   const int n = static_cast<int>(calls.size());
-  const json *rate = find(s.scenario, {"busbw_gbs", kind.c_str()});
+  const json *rate = find(s.scenario, {"busbw_gbs", rate_kind(kind)});
   if (!rate)
     return kInvalidUsage;
   const std::size_t count = calls[0]->count;
@@ -198,6 +213,9 @@ Result execute(const std::string &kind, std::vector<Call *> &calls) {
       if (kind == "all_reduce")
         for (Call *c : calls)
           v += c->send[i];
+      else if (kind == "all_reduce_max")
+        for (std::size_t q = 0; q < calls.size(); ++q)
+          v = q == 0 ? calls[q]->send[i] : std::max(v, calls[q]->send[i]);
       else if (kind == "all_gather")
         v = calls[i / count]->send[i % count];
       else if (kind == "reduce_scatter")
@@ -348,7 +366,7 @@ Result execute_remote(FakeComm &comm, std::vector<Call *> &calls) {
   for (Call *c : calls)
     (c->is_recv ? rcv : snd) = c;
   const std::string kind = calls[0]->kind;
-  const json *rate = find(s.scenario, {"busbw_gbs", kind.c_str()});
+  const json *rate = find(s.scenario, {"busbw_gbs", rate_kind(kind)});
   if (!rate)
     return kInvalidUsage;
   if (kind == "sendrecv") {
@@ -406,6 +424,9 @@ Result execute_remote(FakeComm &comm, std::vector<Call *> &calls) {
     if (kind == "all_reduce")
       for (const Record &x : in)
         v += x.data[i];
+    else if (kind == "all_reduce_max")
+      for (std::size_t q = 0; q < in.size(); ++q)
+        v = q == 0 ? in[q].data[i] : std::max(v, in[q].data[i]);
     else if (kind == "all_gather")
       v = in[i / count].data[i % count];
     else if (kind == "reduce_scatter")
@@ -418,8 +439,8 @@ Result execute_remote(FakeComm &comm, std::vector<Call *> &calls) {
   if (wrong(kind) && !out.empty())
     out[0] += 1;
   std::memcpy(c.recv, out.data(), recv_n * 4);
-  const double seconds =
-      static_cast<double>(total_bytes) * bus_factor(kind, n) / (rate->get<double>() * 1e9);
+  const double seconds = static_cast<double>(total_bytes) * bus_factor(kind, n) /
+                         (rate->get<double>() * 1e9) * slowdown(comm.rank);
   return s.advance(c.stream, seconds) == 0 ? kSuccess : kUnhandledCudaError;
 }
 
@@ -645,10 +666,11 @@ FakeComm *comm_of(Comm c) {
 Result all_reduce(const void *send, void *recv, std::size_t count, DataType type, RedOp op,
                   Comm comm, Stream stream) {
   FAKE_ENTER();
-  if (type != kFloat32 || op != kSum)
+  if (type != kFloat32 || (op != kSum && op != kMax))
     return kInvalidArgument;
-  return submit({"all_reduce", false, static_cast<const float *>(send), static_cast<float *>(recv),
-                 count, 0, comm_of(comm), stream});
+  return submit({op == kMax ? "all_reduce_max" : "all_reduce", false,
+                 static_cast<const float *>(send), static_cast<float *>(recv), count, 0,
+                 comm_of(comm), stream});
 }
 
 Result all_gather(const void *send, void *recv, std::size_t send_count, DataType type, Comm comm,

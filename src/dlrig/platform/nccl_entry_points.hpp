@@ -37,6 +37,7 @@ struct UniqueId {
 
 inline constexpr DataType kFloat32 = 7; // ncclFloat32
 inline constexpr RedOp kSum = 0;        // ncclSum
+inline constexpr RedOp kMax = 2;        // ncclMax
 
 } // namespace dlrig::nccl
 
