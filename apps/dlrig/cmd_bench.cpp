@@ -257,7 +257,8 @@ Runner setup_bench(CLI::App &sub) {
       1 << 20);
   sub.add_option("--rendezvous", a->rendezvous,
                  "nccl.*: rank 0's HOST:PORT; rank 0 listens there and hands NCCL's unique id to "
-                 "the others (default: torchrun's MASTER_ADDR:MASTER_PORT)")
+                 "the others (default: torchrun's MASTER_ADDR:MASTER_PORT); alone, under mpirun, "
+                 "srun or mpiexec, the rank and size come from the launcher's variables")
       ->type_name("HOST:PORT")
       ->check(non_empty());
   add_output_options(sub, a->out);

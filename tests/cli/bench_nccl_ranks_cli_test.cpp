@@ -104,7 +104,7 @@ TEST(BenchNcclRanksCli, TwoProcessesCompleteEveryCollectiveAndRankZeroReports) {
 
 // The job's time is the slowest rank's per sample (the ranks' times reduced with ncclMax after
 // the timed loop): rank 1's stream takes twice as long, so both ranks report half the scenario's
-// busbw, and rank 0 keeps its own median beside it.
+// busbw, and rank 0 keeps its own median beside it. Rank 1 runs under srun's variables.
 TEST(BenchNcclRanksCli, TheJobsTimeIsTheSlowestRanks) {
   const int port = free_port();
   const std::string at = "127.0.0.1:" + std::to_string(port);
@@ -113,10 +113,11 @@ TEST(BenchNcclRanksCli, TheJobsTimeIsTheSlowestRanks) {
                       "nccl.all_reduce", "--rank", "0", "--nranks", "2", "--rendezvous", at},
                      fakes("meet_s", "slow_rank1.json"));
   });
+  // Rank 1 as srun starts it: --rendezvous alone, the rank and size from Slurm's variables.
   auto rank1 = std::async(std::launch::async, [&] {
-    return run_dlrig(
-        {"bench", "--quick", "nccl.all_reduce", "--rank", "1", "--nranks", "2", "--rendezvous", at},
-        fakes("meet_s", "slow_rank1.json"));
+    return run_dlrig({"bench", "--quick", "nccl.all_reduce", "--rendezvous", at},
+                     with({"SLURM_PROCID=1", "SLURM_NTASKS=2", "SLURM_LOCALID=1"},
+                          fakes("meet_s", "slow_rank1.json")));
   });
   const CliRun r0 = rank0.get(), r1 = rank1.get();
   ASSERT_EQ(r0.exit_code, 0) << r0.err << "\n--- rank 1:\n" << r1.err;
@@ -129,6 +130,9 @@ TEST(BenchNcclRanksCli, TheJobsTimeIsTheSlowestRanks) {
   EXPECT_NEAR(r["details"]["this_rank_median_s"].get<double>(), own, own * 0.01) << r.dump();
   EXPECT_NE(r["details"]["timing"].get<std::string>().find("slowest rank"), std::string::npos);
   EXPECT_NE(r1.err.find("measured, 90 GB/s busbw median (each sample the slowest rank's)"),
+            std::string::npos)
+      << r1.err;
+  EXPECT_NE(r1.err.find("Slurm (SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID) with --rendezvous"),
             std::string::npos)
       << r1.err;
 }

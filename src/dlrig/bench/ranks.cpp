@@ -51,6 +51,54 @@ Result<std::pair<std::string, int>> split_address(std::string_view text, std::st
   return std::make_pair(std::string(host), static_cast<int>(*p));
 }
 
+// A launcher's variables for this process's rank, the job's size and the rank on its node.
+struct Launcher {
+  const char *name, *rank, *size, *local;
+};
+// Open MPI's mpirun (https://docs.open-mpi.org/en/main/tuning-apps/environment-var.html), Slurm's
+// srun (https://slurm.schedmd.com/srun.html, "OUTPUT ENVIRONMENT VARIABLES"), and the PMI
+// variables of MPICH's Hydra (mpiexec), which Intel MPI also sets.
+constexpr Launcher kLaunchers[] = {
+    {"Open MPI", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"},
+    {"Slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"},
+    {"PMI (MPICH, Intel MPI)", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID"},
+};
+
+// --rendezvous alone: the rank, the size and the local rank from the first launcher whose rank
+// and size are both set.
+Result<std::optional<RankSpec>> from_launcher(RankSpec s, const std::string &rendezvous,
+                                              const EnvLookup &env) {
+  auto a = split_address(rendezvous, "--rendezvous");
+  if (!a)
+    return a.error();
+  s.host = a->first;
+  s.port = a->second;
+  for (const Launcher &l : kLaunchers) {
+    auto rank = env(l.rank), size = env(l.size);
+    if (!rank || !size)
+      continue;
+    auto r = whole(*rank), n = whole(*size);
+    if (!r || !n || *n < 1 || *r < 0 || *r >= *n)
+      return usage(fmt::format("{}={} {}={} ({}): expected 0 <= rank < size", l.rank, *rank, l.size,
+                               *size, l.name));
+    s.rank = static_cast<int>(*r);
+    s.nranks = static_cast<int>(*n);
+    if (auto local = env(l.local)) {
+      auto v = whole(*local);
+      if (!v || *v < 0)
+        return usage(
+            fmt::format("{}=\"{}\" ({}): expected a whole number >= 0", l.local, *local, l.name));
+      s.local_rank = static_cast<int>(*v);
+    }
+    s.source = fmt::format("{} ({}, {}, {}) with --rendezvous", l.name, l.rank, l.size, l.local);
+    return std::optional<RankSpec>(s);
+  }
+  return usage("--rendezvous without --rank and --nranks takes them from a launcher, and none is "
+               "set: start under mpirun (OMPI_COMM_WORLD_RANK/SIZE), srun "
+               "(SLURM_PROCID/SLURM_NTASKS) or mpiexec (PMI_RANK/PMI_SIZE), or give --rank and "
+               "--nranks");
+}
+
 bool hex_digit(char c) {
   return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
 }
@@ -68,10 +116,13 @@ Result<std::optional<RankSpec>> rank_spec(const RankFlags &flags, const EnvLooku
     s.timeout = std::chrono::seconds(*v);
   }
   const bool any_flag = flags.rank || flags.nranks || !flags.rendezvous.empty();
+  if (any_flag && !flags.rank && !flags.nranks && !flags.rendezvous.empty())
+    return from_launcher(s, flags.rendezvous, env);
   if (any_flag) {
     if (!flags.rank || !flags.nranks || flags.rendezvous.empty())
       return usage("--rank, --nranks and --rendezvous go together: give all three (rank 0's "
-                   "HOST:PORT in --rendezvous on every rank)");
+                   "HOST:PORT in --rendezvous on every rank), or --rendezvous alone under "
+                   "mpirun or srun");
     s.rank = *flags.rank;
     s.nranks = *flags.nranks;
     auto a = split_address(flags.rendezvous, "--rendezvous");

@@ -44,9 +44,10 @@ struct RankFlags {
 
 using EnvLookup = std::function<std::optional<std::string>(const char *)>;
 
-// The job from the flags (all three or none), else from torchrun's RANK, WORLD_SIZE, MASTER_ADDR
-// and MASTER_PORT (LOCAL_RANK optional) when WORLD_SIZE is set and above 1, listening on
-// MASTER_PORT + 1 (torchrun's agent keeps its own store on MASTER_PORT); nullopt when neither
+// The job from the flags (all three or none; --rendezvous alone takes the rank, the size and the
+// local rank from Open MPI's, Slurm's or PMI's variables), else from torchrun's RANK, WORLD_SIZE,
+// MASTER_ADDR and MASTER_PORT (LOCAL_RANK optional) when WORLD_SIZE is set and above 1, listening
+// on MASTER_PORT + 1 (torchrun's agent keeps its own store on MASTER_PORT); nullopt when neither
 // asks for ranks. DLRIG_RENDEZVOUS_TIMEOUT_S (seconds, default 120) bounds the rendezvous.
 // Errors (kind usage) name the flag or variable and the fix. Pure.
 Result<std::optional<RankSpec>> rank_spec(const RankFlags &flags, const EnvLookup &env);

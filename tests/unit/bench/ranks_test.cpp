@@ -45,6 +45,44 @@ TEST(Ranks, FlagsThatDoNotFitAreUsageErrors) {
   EXPECT_NE(t.error().message.find("DLRIG_RENDEZVOUS_TIMEOUT_S"), std::string::npos);
 }
 
+// --rendezvous alone under mpirun, srun or mpiexec: the launcher's rank, size and local rank.
+TEST(Ranks, ALaunchersVariablesWithRendezvousAlone) {
+  const RankFlags alone{std::nullopt, std::nullopt, "node0:29500"};
+  auto ompi = rank_spec(alone, env_of({{"OMPI_COMM_WORLD_RANK", "5"},
+                                       {"OMPI_COMM_WORLD_SIZE", "16"},
+                                       {"OMPI_COMM_WORLD_LOCAL_RANK", "1"}}));
+  ASSERT_TRUE(ompi && *ompi) << (ompi ? "" : ompi.error().message);
+  EXPECT_EQ((*ompi)->rank, 5);
+  EXPECT_EQ((*ompi)->nranks, 16);
+  EXPECT_EQ((*ompi)->local_rank, 1);
+  EXPECT_EQ((*ompi)->host, "node0");
+  EXPECT_EQ((*ompi)->port, 29500);
+  EXPECT_NE((*ompi)->source.find("Open MPI"), std::string::npos);
+  auto slurm = rank_spec(
+      alone, env_of({{"SLURM_PROCID", "3"}, {"SLURM_NTASKS", "4"}, {"SLURM_LOCALID", "3"}}));
+  ASSERT_TRUE(slurm && *slurm);
+  EXPECT_EQ((*slurm)->rank, 3);
+  EXPECT_EQ((*slurm)->local_rank, 3);
+  EXPECT_NE((*slurm)->source.find("Slurm"), std::string::npos);
+  auto pmi = rank_spec(alone, env_of({{"PMI_RANK", "0"}, {"PMI_SIZE", "2"}}));
+  ASSERT_TRUE(pmi && *pmi);
+  EXPECT_EQ((*pmi)->nranks, 2);
+  EXPECT_FALSE((*pmi)->local_rank);
+  // No launcher, or one whose numbers do not fit: usage, naming the variables.
+  auto none = rank_spec(alone, env_of({}));
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().kind, ErrorKind::usage);
+  EXPECT_NE(none.error().message.find("SLURM_PROCID"), std::string::npos);
+  auto bad = rank_spec(alone, env_of({{"SLURM_PROCID", "4"}, {"SLURM_NTASKS", "4"}}));
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("SLURM_PROCID=4 SLURM_NTASKS=4 (Slurm)"), std::string::npos)
+      << bad.error().message;
+  // Without --rendezvous a launcher's variables alone ask for nothing (the ordinary run).
+  auto plain = rank_spec({}, env_of({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "1"}}));
+  ASSERT_TRUE(plain);
+  EXPECT_FALSE(*plain);
+}
+
 TEST(Ranks, TorchrunsEnvironmentWhenNoFlagIsGiven) {
   auto s = rank_spec({}, env_of({{"RANK", "3"},
                                  {"WORLD_SIZE", "8"},
