@@ -83,6 +83,7 @@ ExitCode run_pick(PickArgs &a, const Envelope &envelope) {
           "to the weights, a catalog name, or --params N --family F");
   if (!a.w.torch.empty())
     run = value_or_throw(fit::with_torch(run, a.w.torch, kb), ErrorKind::usage);
+  rq.model = fit::as_transformers_builds(std::move(rq.model), run);
   if (run.gpus != 1 || run.nodes != 1)
     usage("pick chooses the GPU count of one machine: leave out --gpus/--nodes (cap it with "
           "--gpus-max)");

@@ -609,9 +609,8 @@ std::string group_digits(std::int64_t n) {
   return s;
 }
 
-// The model as the run's transformers builds it: from the release in tie_forced_since (T5, mT5:
-// 5.0.0) the config class ties lm_head to the shared embedding whatever tie_word_embeddings says,
-// so a config saved untied (mT5, T5 v1.1) builds one matrix. A checkpoint's own count stands.
+} // namespace
+
 ModelInput as_transformers_builds(ModelInput in, const Run &run) {
   if (in.checkpoint || in.weights_only || !in.arch.lm_head || in.arch.tied_embeddings)
     return in;
@@ -637,7 +636,6 @@ ModelInput as_transformers_builds(ModelInput in, const Run &run) {
       group_digits(untied)));
   return in;
 }
-} // namespace
 
 FitReport fit(const ModelInput &given, const Run &run, const std::vector<GpuTarget> &gpus,
               const FitOptions &options, const std::optional<CpuTarget> &cpu) {

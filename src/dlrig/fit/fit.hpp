@@ -86,6 +86,13 @@ Result<Run> with_torch(Run run, std::string_view version, const kb::KnowledgeBas
 // one), and CUDA_MODULE_LOADING as set. Unknown parts stay empty.
 Run with_machine_stack(Run run, const Snapshot &snap);
 
+// The model as the run's transformers builds it (fit applies it; pick too): from the release in
+// model::tie_forced_since (T5, mT5: 5.0.0) the config class ties lm_head to the shared embedding
+// whatever tie_word_embeddings says, so a config saved untied (mT5, T5 v1.1) builds one matrix;
+// said among the model's assumptions, also when the version is unknown. A checkpoint's own count
+// stands.
+ModelInput as_transformers_builds(ModelInput in, const Run &run);
+
 // Looks a model up: a catalog name; errors list the nearest names.
 Result<ModelInput> model_from_catalog(std::string_view name, const kb::KnowledgeBase &kb);
 
