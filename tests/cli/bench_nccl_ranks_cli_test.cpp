@@ -51,22 +51,29 @@ std::vector<std::string> with(std::vector<std::string> a, const std::vector<std:
   return a;
 }
 
+// Rank 0 and rank 1 of one job, started together: their runs in rank order.
+struct Ranks {
+  CliRun r0, r1;
+};
+Ranks two_ranks(const std::vector<std::string> &args0, const std::vector<std::string> &env0,
+                const std::vector<std::string> &args1, const std::vector<std::string> &env1) {
+  auto rank0 = std::async(std::launch::async, [&] { return run_dlrig(args0, env0); });
+  auto rank1 = std::async(std::launch::async, [&] { return run_dlrig(args1, env1); });
+  CliRun r0 = rank0.get();
+  return {std::move(r0), rank1.get()};
+}
+
 TEST(BenchNcclRanksCli, TwoProcessesCompleteEveryCollectiveAndRankZeroReports) {
   const int port = free_port();
   const std::string db = scratch("ranks.db").string();
-  auto rank0 = std::async(std::launch::async, [&] {
-    return run_dlrig({"bench", "--quick", "--json", "--db", db, "nccl", "--rank", "0", "--nranks",
-                      "2", "--rendezvous", "127.0.0.1:" + std::to_string(port)},
-                     fakes("meet_ok"));
-  });
   // Rank 1 as torchrun starts it: no flags, its environment.
-  auto rank1 = std::async(std::launch::async, [&] {
-    return run_dlrig({"bench", "--quick", "--json", "nccl"},
-                     with({"RANK=1", "WORLD_SIZE=2", "LOCAL_RANK=1", "MASTER_ADDR=127.0.0.1",
-                           "MASTER_PORT=" + std::to_string(port - 1)},
-                          fakes("meet_ok")));
-  });
-  const CliRun r0 = rank0.get(), r1 = rank1.get();
+  const auto [r0, r1] =
+      two_ranks({"bench", "--quick", "--json", "--db", db, "nccl", "--rank", "0", "--nranks", "2",
+                 "--rendezvous", "127.0.0.1:" + std::to_string(port)},
+                fakes("meet_ok"), {"bench", "--quick", "--json", "nccl"},
+                with({"RANK=1", "WORLD_SIZE=2", "LOCAL_RANK=1", "MASTER_ADDR=127.0.0.1",
+                      "MASTER_PORT=" + std::to_string(port - 1)},
+                     fakes("meet_ok")));
   ASSERT_EQ(r0.exit_code, 0) << r0.err << "\n--- rank 1:\n" << r1.err;
   ASSERT_EQ(r1.exit_code, 0) << r1.err;
   const json results = json::parse(r0.out).at("results");
@@ -108,18 +115,14 @@ TEST(BenchNcclRanksCli, TwoProcessesCompleteEveryCollectiveAndRankZeroReports) {
 TEST(BenchNcclRanksCli, TheJobsTimeIsTheSlowestRanks) {
   const int port = free_port();
   const std::string at = "127.0.0.1:" + std::to_string(port);
-  auto rank0 = std::async(std::launch::async, [&] {
-    return run_dlrig({"bench", "--quick", "--json", "--db", scratch("ranks_s.db").string(),
-                      "nccl.all_reduce", "--rank", "0", "--nranks", "2", "--rendezvous", at},
-                     fakes("meet_s", "slow_rank1.json"));
-  });
   // Rank 1 as srun starts it: --rendezvous alone, the rank and size from Slurm's variables.
-  auto rank1 = std::async(std::launch::async, [&] {
-    return run_dlrig({"bench", "--quick", "nccl.all_reduce", "--rendezvous", at},
-                     with({"SLURM_PROCID=1", "SLURM_NTASKS=2", "SLURM_LOCALID=1"},
-                          fakes("meet_s", "slow_rank1.json")));
-  });
-  const CliRun r0 = rank0.get(), r1 = rank1.get();
+  const auto [r0, r1] =
+      two_ranks({"bench", "--quick", "--json", "--db", scratch("ranks_s.db").string(),
+                 "nccl.all_reduce", "--rank", "0", "--nranks", "2", "--rendezvous", at},
+                fakes("meet_s", "slow_rank1.json"),
+                {"bench", "--quick", "nccl.all_reduce", "--rendezvous", at},
+                with({"SLURM_PROCID=1", "SLURM_NTASKS=2", "SLURM_LOCALID=1"},
+                     fakes("meet_s", "slow_rank1.json")));
   ASSERT_EQ(r0.exit_code, 0) << r0.err << "\n--- rank 1:\n" << r1.err;
   ASSERT_EQ(r1.exit_code, 0) << r1.err;
   const json r = json::parse(r0.out).at("results").at(0);
@@ -140,19 +143,14 @@ TEST(BenchNcclRanksCli, TheJobsTimeIsTheSlowestRanks) {
 TEST(BenchNcclRanksCli, EachRankVerifiesItsOwnOutputAndExitsTwoWhenItIsWrong) {
   const int port = free_port();
   const std::string at = "127.0.0.1:" + std::to_string(port);
-  auto rank0 = std::async(std::launch::async, [&] {
-    return run_dlrig({"bench", "--quick", "--json", "--db", scratch("ranks_w.db").string(),
-                      "nccl.all_reduce", "--rank", "0", "--nranks", "2", "--rendezvous", at},
-                     fakes("meet_w"));
-  });
   // Rank 1 (GPU 1: no LOCAL_RANK, rank modulo the GPUs) damages its own result before verifying
   // it (the test hook): only rank 1 fails.
-  auto rank1 = std::async(std::launch::async, [&] {
-    return run_dlrig(
-        {"bench", "--quick", "nccl.all_reduce", "--rank", "1", "--nranks", "2", "--rendezvous", at},
-        with({"DLRIG_BENCH_CORRUPT=1"}, fakes("meet_w")));
-  });
-  const CliRun r0 = rank0.get(), r1 = rank1.get();
+  const auto [r0, r1] = two_ranks(
+      {"bench", "--quick", "--json", "--db", scratch("ranks_w.db").string(), "nccl.all_reduce",
+       "--rank", "0", "--nranks", "2", "--rendezvous", at},
+      fakes("meet_w"),
+      {"bench", "--quick", "nccl.all_reduce", "--rank", "1", "--nranks", "2", "--rendezvous", at},
+      with({"DLRIG_BENCH_CORRUPT=1"}, fakes("meet_w")));
   EXPECT_EQ(r0.exit_code, 0) << r0.err;
   EXPECT_EQ(r1.exit_code, 2) << r1.err;
   EXPECT_NE(r1.err.find("rank 1 of 2: nccl.all_reduce 2 ranks 1 MiB: wrong: "), std::string::npos)
@@ -221,17 +219,11 @@ TEST(BenchNcclRanksCli, JunkFromAPeerExits65) {
 TEST(BenchNcclRanksCli, RanksWhoseNranksDifferExit65) {
   const int port = free_port();
   const std::string at = "127.0.0.1:" + std::to_string(port);
-  auto rank0 = std::async(std::launch::async, [&] {
-    return run_dlrig(
-        {"bench", "nccl.all_reduce", "--rank", "0", "--nranks", "2", "--rendezvous", at},
-        with({"DLRIG_RENDEZVOUS_TIMEOUT_S=20"}, fakes("meet_m")));
-  });
-  auto rank1 = std::async(std::launch::async, [&] {
-    return run_dlrig(
-        {"bench", "nccl.all_reduce", "--rank", "1", "--nranks", "3", "--rendezvous", at},
-        with({"DLRIG_RENDEZVOUS_TIMEOUT_S=20"}, fakes("meet_m")));
-  });
-  auto r0 = rank0.get(), r1 = rank1.get();
+  const auto [r0, r1] =
+      two_ranks({"bench", "nccl.all_reduce", "--rank", "0", "--nranks", "2", "--rendezvous", at},
+                with({"DLRIG_RENDEZVOUS_TIMEOUT_S=20"}, fakes("meet_m")),
+                {"bench", "nccl.all_reduce", "--rank", "1", "--nranks", "3", "--rendezvous", at},
+                with({"DLRIG_RENDEZVOUS_TIMEOUT_S=20"}, fakes("meet_m")));
   EXPECT_EQ(r0.exit_code, 65) << r0.err;
   EXPECT_NE(r0.err.find("was started with 3 ranks, rank 0 with 2"), std::string::npos) << r0.err;
   EXPECT_EQ(r1.exit_code, 65) << r1.err;
@@ -251,17 +243,11 @@ TEST(BenchNcclRanksCli, RanksWhoseNranksDifferExit65) {
 TEST(BenchNcclRanksCli, TwoRanksOnOneGpuAreRefusedAtTheRendezvous) {
   const int port = free_port();
   const std::string at = "127.0.0.1:" + std::to_string(port);
-  auto rank0 = std::async(std::launch::async, [&] {
-    return run_dlrig(
-        {"bench", "--json", "nccl.all_reduce", "--rank", "0", "--nranks", "2", "--rendezvous", at},
-        with({"DLRIG_RENDEZVOUS_TIMEOUT_S=20"}, fakes("meet_dup")));
-  });
-  auto rank1 = std::async(std::launch::async, [&] {
-    return run_dlrig(
-        {"bench", "nccl.all_reduce", "--rank", "1", "--nranks", "2", "--rendezvous", at},
-        with({"LOCAL_RANK=0", "DLRIG_RENDEZVOUS_TIMEOUT_S=20"}, fakes("meet_dup")));
-  });
-  const CliRun r0 = rank0.get(), r1 = rank1.get();
+  const auto [r0, r1] = two_ranks(
+      {"bench", "--json", "nccl.all_reduce", "--rank", "0", "--nranks", "2", "--rendezvous", at},
+      with({"DLRIG_RENDEZVOUS_TIMEOUT_S=20"}, fakes("meet_dup")),
+      {"bench", "nccl.all_reduce", "--rank", "1", "--nranks", "2", "--rendezvous", at},
+      with({"LOCAL_RANK=0", "DLRIG_RENDEZVOUS_TIMEOUT_S=20"}, fakes("meet_dup")));
   EXPECT_EQ(r0.exit_code, 65) << r0.err;
   EXPECT_NE(r0.err.find("and rank 0 would both drive GPU 0000:"), std::string::npos) << r0.err;
   EXPECT_NE(r0.err.find("NCCL allows one rank per GPU"), std::string::npos) << r0.err;

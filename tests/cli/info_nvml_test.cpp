@@ -189,49 +189,41 @@ TEST(InfoNvmlCli, NoNvidiaSectionOnAMachineWithoutNvidia) {
   EXPECT_EQ(r.out.find("NVIDIA driver"), std::string::npos) << r.out;
 }
 
-// A real machine: the sysroot and NVML readings of one NVIDIA H200 in a Firecracker VM, captured
-// by perf/capture_machine.py on 2026-11-26 (tests/data/README.md).
-TEST(InfoNvmlCli, CapturedH200Vm) {
-  auto r = run_dlrig({"info", "--sysroot", fixture("h200-vm"), "--json"},
-                     fake_nvml("h200-vm/nvml.json"));
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+// A captured machine (perf/capture_machine.py, tests/data/README.md): its sysroot and NVML
+// readings under `info`, one GPU on driver 580.159.04 / CUDA 13.0 at 0000:00:06.0, Hopper, a
+// 32 GT/s x16 link, Ubuntu 24.04.3 (both lent VMs); `memory` as the text prints it. The GPU's JSON.
+Json captured_vm_gpu(const std::string &machine, const std::string &memory) {
+  auto r = run_dlrig({"info", "--sysroot", fixture(machine), "--json"},
+                     fake_nvml(machine + "/nvml.json"));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
   Json j = Json::parse(r.out);
   EXPECT_EQ(j.at("nvidia").at("driver_version"), "580.159.04");
   EXPECT_EQ(j.at("nvidia").at("cuda_driver_version"), "13.0");
-  ASSERT_EQ(j.at("gpus").size(), 1u);
-  const Json &g = j.at("gpus")[0];
+  EXPECT_EQ(j.at("gpus").size(), 1u);
+  const Json &g = j.at("gpus").at(0);
   EXPECT_EQ(g.at("bdf"), "0000:00:06.0");
-  EXPECT_EQ(g.at("nvml").at("name"), "NVIDIA H200");
   EXPECT_EQ(g.at("nvml").at("compute_capability"), "9.0");
   EXPECT_EQ(g.at("nvml").at("architecture"), "Hopper");
-  auto text = run_dlrig({"info", "--sysroot", fixture("h200-vm")}, fake_nvml("h200-vm/nvml.json"));
-  ASSERT_EQ(text.exit_code, 0) << text.err;
+  auto text = run_dlrig({"info", "--sysroot", fixture(machine)}, fake_nvml(machine + "/nvml.json"));
+  EXPECT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("32 GT/s x16"), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("140.4 GiB"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find(memory), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("Ubuntu 24.04.3 LTS"), std::string::npos) << text.out;
+  return g;
+}
+
+// One NVIDIA H200 in a Firecracker VM, captured on 2026-11-26.
+TEST(InfoNvmlCli, CapturedH200Vm) {
+  const Json g = captured_vm_gpu("h200-vm", "140.4 GiB");
+  EXPECT_EQ(g.at("nvml").at("name"), "NVIDIA H200");
 }
 
 // The same capture on one NVIDIA H100 80GB HBM3 (SXM5), 2026-11-26: the catalog's name beside
 // NVML's.
 TEST(InfoNvmlCli, CapturedH100Vm) {
-  auto r = run_dlrig({"info", "--sysroot", fixture("h100-vm"), "--json"},
-                     fake_nvml("h100-vm/nvml.json"));
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  Json j = Json::parse(r.out);
-  EXPECT_EQ(j.at("nvidia").at("driver_version"), "580.159.04");
-  EXPECT_EQ(j.at("nvidia").at("cuda_driver_version"), "13.0");
-  ASSERT_EQ(j.at("gpus").size(), 1u);
-  const Json &g = j.at("gpus")[0];
-  EXPECT_EQ(g.at("bdf"), "0000:00:06.0");
+  const Json g = captured_vm_gpu("h100-vm", "79.6 GiB");
   EXPECT_EQ(g.at("name"), "NVIDIA H100 SXM5");
   EXPECT_EQ(g.at("nvml").at("name"), "NVIDIA H100 80GB HBM3");
-  EXPECT_EQ(g.at("nvml").at("compute_capability"), "9.0");
-  EXPECT_EQ(g.at("nvml").at("architecture"), "Hopper");
-  auto text = run_dlrig({"info", "--sysroot", fixture("h100-vm")}, fake_nvml("h100-vm/nvml.json"));
-  ASSERT_EQ(text.exit_code, 0) << text.err;
-  EXPECT_NE(text.out.find("32 GT/s x16"), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("79.6 GiB"), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("Ubuntu 24.04.3 LTS"), std::string::npos) << text.out;
 }
 
 } // namespace
