@@ -13,6 +13,13 @@ std::string lower(std::string_view s) {
   return out;
 }
 
+std::string group_digits(long long n) {
+  std::string s = std::to_string(n);
+  for (int i = static_cast<int>(s.size()) - 3; i > (n < 0 ? 1 : 0); i -= 3)
+    s.insert(static_cast<std::size_t>(i), ",");
+  return s;
+}
+
 std::string_view trim(std::string_view s) {
   auto space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) || c == '\0'; };
   while (!s.empty() && space(s.front()))

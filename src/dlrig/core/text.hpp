@@ -1,6 +1,7 @@
 #pragma once
-// Small text helpers, one copy for the whole library: case, whitespace, joining, file names and
-// "did you mean" (edit distance, nearest names). Byte-wise: names and ids are ASCII.
+// Small text helpers, one copy for the whole library: case, whitespace, joining, file names,
+// digit grouping and "did you mean" (edit distance, nearest names). Byte-wise: names and ids are
+// ASCII.
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -14,6 +15,8 @@ std::string_view trim(std::string_view s);
 std::string join(const std::vector<std::string> &parts, std::string_view sep);
 // The last component of a path: "/usr/lib/libcuda.so.1" -> "libcuda.so.1"; "a/b/" -> "b".
 std::string basename(std::string_view path);
+// 172119424 -> "172,119,424" (a comma every three digits; a leading minus kept).
+std::string group_digits(long long n);
 
 // Optimal string alignment distance: insertions, deletions, substitutions and swaps of two
 // neighbours ("4009" for "4090" is one typo). Case-sensitive; lower() both sides to ignore case.

@@ -600,17 +600,6 @@ std::vector<Suggestion> suggest(const ModelInput &model, const Run &run, const G
   return out;
 }
 
-namespace {
-// 172119424 -> "172,119,424".
-std::string group_digits(std::int64_t n) {
-  std::string s = std::to_string(n);
-  for (int i = static_cast<int>(s.size()) - 3; i > (n < 0 ? 1 : 0); i -= 3)
-    s.insert(static_cast<std::size_t>(i), ",");
-  return s;
-}
-
-} // namespace
-
 ModelInput as_transformers_builds(ModelInput in, const Run &run) {
   if (in.checkpoint || in.weights_only || !in.arch.lm_head || in.arch.tied_embeddings)
     return in;

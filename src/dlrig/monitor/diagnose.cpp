@@ -1,4 +1,5 @@
 #include "dlrig/monitor/diagnose.hpp"
+#include "dlrig/core/text.hpp"
 
 #include <fmt/format.h>
 
@@ -101,15 +102,7 @@ std::string window_words(const std::vector<Sample> &w) {
 }
 
 std::string mhz(double hz) {
-  long long v = std::llround(hz / 1e6);
-  std::string digits = std::to_string(v);
-  std::string out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i && (digits.size() - i) % 3 == 0)
-      out += ',';
-    out += digits[i];
-  }
-  return out;
+  return group_digits(std::llround(hz / 1e6));
 }
 
 std::string bytes_rate(double bps) {

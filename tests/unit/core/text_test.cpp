@@ -18,6 +18,15 @@ TEST(Text, LowerTrimJoinBasename) {
   EXPECT_EQ(basename("/"), "/");
 }
 
+TEST(Text, GroupDigitsEveryThree) {
+  EXPECT_EQ(group_digits(0), "0");
+  EXPECT_EQ(group_digits(980), "980");
+  EXPECT_EQ(group_digits(1980), "1,980");
+  EXPECT_EQ(group_digits(172119424), "172,119,424");
+  EXPECT_EQ(group_digits(-1234567), "-1,234,567");
+  EXPECT_EQ(group_digits(-123), "-123");
+}
+
 TEST(Text, EditDistanceCountsASwapOnce) {
   EXPECT_EQ(edit_distance("4090", "4009"), 1u);
   EXPECT_EQ(edit_distance("kitten", "sitting"), 3u);
