@@ -389,6 +389,11 @@ Runner setup_bench(CLI::App &sub) {
                                                      *r.rate_median, r.rate_unit)
                                    : r.reason ? ": " + *r.reason
                                               : "");
+        if (auto stopped = bench::end_nccl_job(ctx, true)) {
+          std::cerr << fmt::format("bench: rank {} of {}: the job stopped: {}\n", job->rank,
+                                   job->nranks, *stopped);
+          return ExitCode::failures;
+        }
         if (auto faults = bench::gpu::faults(); !faults.empty())
           return ExitCode::failures;
         return bench::exit_status(records) == 2 ? ExitCode::failures : ExitCode::ok;
@@ -434,12 +439,20 @@ Runner setup_bench(CLI::App &sub) {
       return ExitCode::ok;
     }
     auto records = execute(which);
+    // Rank 0 of a job: "done" to the other ranks, or why the job stopped.
+    const auto stopped =
+        job ? bench::end_nccl_job(ctx, !bench::storage_stop_requested()) : std::nullopt;
     print(bench::results_report(records, env), with_source(run, src), a->out);
     if (store_error)
       throw Failure(*store_error);
     if (bench::storage_stop_requested()) {
       std::cerr << "bench: interrupted; the results above are stored\n";
       return static_cast<ExitCode>(130);
+    }
+    if (stopped) {
+      std::cerr << "bench: the job stopped: " << *stopped << "\n";
+      std::cerr << "bench: the results measured before it stopped are above and stored\n";
+      return ExitCode::failures;
     }
     if (auto faults = bench::gpu::faults(); !faults.empty()) {
       for (const auto &f : faults)

@@ -56,6 +56,7 @@ static_assert(nc::kSuccess == ncclSuccess && nc::kUnhandledCudaError == ncclUnha
 static_assert(nc::kSystemError == ncclSystemError && nc::kInternalError == ncclInternalError);
 static_assert(nc::kInvalidArgument == ncclInvalidArgument);
 static_assert(nc::kInvalidUsage == ncclInvalidUsage && nc::kRemoteError == ncclRemoteError);
+static_assert(nc::kInProgress == ncclInProgress);
 static_assert(nc::kFloat32 == ncclFloat32 && nc::kSum == ncclSum);
 static_assert(sizeof(nc::Result) == sizeof(ncclResult_t));
 static_assert(sizeof(nc::DataType) == sizeof(ncclDataType_t));

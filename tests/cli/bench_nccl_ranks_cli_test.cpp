@@ -2,7 +2,9 @@
 // rank 0 from the flags and rank 1 from torchrun's environment, complete every collective through
 // the fake NCCL (tests/fake_nccl: the processes exchange the data through files under the unique
 // id); a rendezvous that times out (exit 69), a peer that sends junk, ranks whose nranks differ
-// and two ranks on one GPU (exit 65), a communicator NCCL refuses (exit 69).
+// and two ranks on one GPU (exit 65), a communicator NCCL refuses (exit 69); a rank that is killed
+// or fails mid-run, or NCCL's asynchronous error, stops the job on every rank (exit 2) where NCCL
+// alone would wait for ever.
 #include "support/cli.hpp"
 
 #include "dlrig/platform/tcp.hpp"
@@ -16,6 +18,7 @@
 #include <unistd.h>
 
 #include <future>
+#include <map>
 
 namespace dlrig::test {
 namespace {
@@ -36,13 +39,15 @@ int free_port() {
 }
 
 std::vector<std::string> fakes(const std::string &meeting,
-                               const std::string &nccl_scenario = "nvlink.json") {
+                               const std::string &nccl_scenario = "nvlink.json",
+                               const std::string &cuda_scenario = "two_gpus.json") {
   return {std::string("DLRIG_CUDA_LIBRARY=") + DLRIG_FAKE_CUDA,
-          "DLRIG_FAKE_CUDA_SCENARIO=" + fixture("fake_cuda/two_gpus.json"),
-          std::string("DLRIG_NCCL_LIBRARY=") + DLRIG_FAKE_NCCL,
+          "DLRIG_FAKE_CUDA_SCENARIO=" + fixture("fake_cuda/" + cuda_scenario),
+          // A collective whose other ranks never come: the fake libcuda's waits give up after
+          // this long (real CUDA waits for ever), so a rank that missed the job's end fails late.
+          "DLRIG_FAKE_CUDA_HOLD_S=60", std::string("DLRIG_NCCL_LIBRARY=") + DLRIG_FAKE_NCCL,
           "DLRIG_FAKE_NCCL_SCENARIO=" + fixture("fake_nccl/" + nccl_scenario),
-          "DLRIG_FAKE_NCCL_DIR=" + scratch(meeting).string(),
-          "DLRIG_BENCH_SMALL=1",
+          "DLRIG_FAKE_NCCL_DIR=" + scratch(meeting).string(), "DLRIG_BENCH_SMALL=1",
           "DLRIG_FAKE_NCCL_WAIT_S=20"};
 }
 
@@ -268,6 +273,165 @@ TEST(BenchNcclRanksCli, ACommunicatorNcclRefusesExits69) {
   EXPECT_EQ(r.exit_code, 69) << r.err;
   EXPECT_NE(r.err.find("rank 0 of 1: ncclCommInitRank"), std::string::npos) << r.err;
   EXPECT_EQ(r.out, "");
+}
+
+// The results of a run's --json output, by id.
+std::map<std::string, json> by_id(const CliRun &r) {
+  std::map<std::string, json> out;
+  const json all = json::parse(r.out);
+  for (const auto &x : all.at("results"))
+    out[x["id"].get<std::string>()] = x;
+  return out;
+}
+
+// Rank 1 is killed (SIGKILL) at its 31st collective, inside nccl.all_gather: where NCCL would
+// leave rank 0 inside that collective for ever (the fake libcuda gives up after 60 s), rank 0
+// sees rank 1's connection close, aborts its communicator and fails the rest naming rank 1; what
+// it measured before stays printed and stored.
+TEST(BenchNcclRanksCli, ARankKilledMidRunStopsTheJob) {
+  const int port = free_port();
+  const std::string at = "127.0.0.1:" + std::to_string(port);
+  const std::string db = scratch("ranks_killed.db").string();
+  const auto started = std::chrono::steady_clock::now();
+  const auto [r0, r1] =
+      two_ranks({"bench", "--quick", "--json", "--db", db, "nccl", "--rank", "0", "--nranks", "2",
+                 "--rendezvous", at},
+                fakes("meet_killed", "rank1_killed.json"),
+                {"bench", "--quick", "nccl", "--rank", "1", "--nranks", "2", "--rendezvous", at},
+                fakes("meet_killed", "rank1_killed.json"));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_NE(r1.exit_code, 0) << r1.err;
+  EXPECT_NE(r1.err.find("rank 1 killed at operation 30"), std::string::npos) << r1.err;
+  EXPECT_EQ(r0.exit_code, 2) << r0.err;
+  const auto results = by_id(r0);
+  ASSERT_EQ(results.size(), 5u) << r0.out;
+  EXPECT_EQ(results.at("nccl.all_reduce")["status"], "measured") << r0.out;
+  for (const char *id :
+       {"nccl.all_gather", "nccl.reduce_scatter", "nccl.broadcast", "nccl.sendrecv"}) {
+    const json &r = results.at(id);
+    EXPECT_EQ(r["status"], "failed") << r.dump();
+    const std::string why = r["reason"].get<std::string>();
+    EXPECT_NE(why.find("the job stopped: rank 1 (127.0.0.1:"), std::string::npos) << why;
+    EXPECT_NE(why.find("closed its connection before finishing its run"), std::string::npos) << why;
+    EXPECT_NE(why.find("aborted its NCCL communicator"), std::string::npos) << why;
+  }
+  EXPECT_NE(r0.err.find("bench: the job stopped: rank 1 ("), std::string::npos) << r0.err;
+  EXPECT_EQ(r0.err.find("fake libcuda"), std::string::npos) << r0.err; // no wait gave up
+  EXPECT_LT(seconds, 50) << r0.err;
+  auto h = run_dlrig({"bench", "history", "nccl.all_reduce", "--db", db, "--json"});
+  ASSERT_EQ(h.exit_code, 0) << h.err;
+  EXPECT_EQ(json::parse(h.out)["results"].size(), 1u); // measured before the stop, kept
+}
+
+// Rank 1 cannot allocate its buffers (out of memory on its GPU): it stops the job and tells rank
+// 0, which is already waiting inside the first collective; both exit 2 naming rank 1's failure.
+TEST(BenchNcclRanksCli, ARankThatFailsAConfigurationStopsTheJob) {
+  const int port = free_port();
+  const std::string at = "127.0.0.1:" + std::to_string(port);
+  const auto [r0, r1] = two_ranks(
+      {"bench", "--quick", "--json", "--db", scratch("ranks_oom.db").string(), "nccl.all_reduce",
+       "nccl.broadcast", "--rank", "0", "--nranks", "2", "--rendezvous", at},
+      fakes("meet_oom", "nvlink.json", "two_gpus_gpu1_out_of_memory.json"),
+      {"bench", "--quick", "nccl.all_reduce", "nccl.broadcast", "--rank", "1", "--nranks", "2",
+       "--rendezvous", at},
+      fakes("meet_oom", "nvlink.json", "two_gpus_gpu1_out_of_memory.json"));
+  EXPECT_EQ(r0.exit_code, 2) << r0.err << "\n--- rank 1:\n" << r1.err;
+  EXPECT_EQ(r1.exit_code, 2) << r1.err;
+  const auto results = by_id(r0);
+  ASSERT_EQ(results.size(), 2u) << r0.out;
+  for (const auto &[id, r] : results) {
+    EXPECT_EQ(r["status"], "failed") << r.dump();
+    const std::string why = r["reason"].get<std::string>();
+    EXPECT_NE(why.find("the job stopped: rank 1 failed nccl.all_reduce 2 ranks 1 MiB: "),
+              std::string::npos)
+        << why;
+    EXPECT_NE(why.find("out of memory"), std::string::npos) << why;
+  }
+  EXPECT_NE(r1.err.find("rank 1 of 2: the job stopped: rank 1 failed nccl.all_reduce"),
+            std::string::npos)
+      << r1.err;
+  EXPECT_EQ(r0.err.find("fake libcuda"), std::string::npos) << r0.err;
+}
+
+// NCCL's asynchronous error (ncclCommGetAsyncError; its network transport reports
+// ncclRemoteError when a peer's connection drops): rank 0 stops the job at its 31st collective
+// and rank 1, waiting for rank 0's data, hears it from rank 0.
+TEST(BenchNcclRanksCli, NcclsAsynchronousErrorStopsTheJob) {
+  const int port = free_port();
+  const std::string at = "127.0.0.1:" + std::to_string(port);
+  const auto [r0, r1] =
+      two_ranks({"bench", "--quick", "--json", "--db", scratch("ranks_async.db").string(), "nccl",
+                 "--rank", "0", "--nranks", "2", "--rendezvous", at},
+                fakes("meet_async", "async_error_rank0.json"),
+                {"bench", "--quick", "nccl", "--rank", "1", "--nranks", "2", "--rendezvous", at},
+                fakes("meet_async", "async_error_rank0.json"));
+  EXPECT_EQ(r0.exit_code, 2) << r0.err << "\n--- rank 1:\n" << r1.err;
+  EXPECT_EQ(r1.exit_code, 2) << r1.err;
+  const auto results = by_id(r0);
+  EXPECT_EQ(results.at("nccl.all_reduce")["status"], "measured") << r0.out;
+  const std::string why = results.at("nccl.all_gather")["reason"].get<std::string>();
+  EXPECT_NE(why.find("the job stopped: rank 0: NCCL reported ncclRemoteError (6): remote process "
+                     "exited or there was a network error on its communicator "
+                     "(ncclCommGetAsyncError)"),
+            std::string::npos)
+      << why;
+  EXPECT_NE(r1.err.find("rank 1 of 2: the job stopped: rank 0: NCCL reported ncclRemoteError"),
+            std::string::npos)
+      << r1.err;
+  EXPECT_EQ(r1.err.find("fake libcuda"), std::string::npos) << r1.err;
+}
+
+// Three ranks, rank 2 killed at its fourth collective: rank 0 sees its connection close and
+// passes the stop on to rank 1, which only talks to rank 0.
+TEST(BenchNcclRanksCli, RankZeroPassesTheStopOnToTheOtherRanks) {
+  const int port = free_port();
+  const std::string at = "127.0.0.1:" + std::to_string(port);
+  auto env = [&] { return fakes("meet_three", "rank2_killed.json", "three_gpus.json"); };
+  auto rank = [&](int r) {
+    std::vector<std::string> args = {"bench",  "--quick",         "nccl.all_reduce",
+                                     "--rank", std::to_string(r), "--nranks",
+                                     "3",      "--rendezvous",    at};
+    if (r == 0)
+      args.insert(args.begin() + 2, {"--json", "--db", scratch("ranks_three.db").string()});
+    return std::async(std::launch::async, [args, e = env()] { return run_dlrig(args, e); });
+  };
+  auto f0 = rank(0), f1 = rank(1), f2 = rank(2);
+  const CliRun r0 = f0.get(), r1 = f1.get(), r2 = f2.get();
+  EXPECT_NE(r2.exit_code, 0) << r2.err;
+  EXPECT_EQ(r0.exit_code, 2) << r0.err;
+  EXPECT_EQ(r1.exit_code, 2) << r1.err;
+  const std::string why = by_id(r0).at("nccl.all_reduce")["reason"].get<std::string>();
+  EXPECT_NE(why.find("the job stopped: rank 2 (127.0.0.1:"), std::string::npos) << why;
+  EXPECT_NE(r1.err.find("rank 1 of 3: the job stopped: rank 2 (127.0.0.1:"), std::string::npos)
+      << r1.err;
+  EXPECT_EQ(r1.err.find("fake libcuda"), std::string::npos) << r1.err;
+}
+
+// Ctrl-C on rank 0 (the fake libcuda raises SIGINT during nccl.all_reduce): rank 0 finishes that
+// configuration, starts no other and exits 130 as a single run does; rank 1, already waiting in
+// nccl.all_gather, is told and stops instead of waiting for rank 0 for ever.
+TEST(BenchNcclRanksCli, CtrlCOnRankZeroStopsTheJob) {
+  const int port = free_port();
+  const std::string at = "127.0.0.1:" + std::to_string(port);
+  const auto env = fakes("meet_int", "nvlink.json", "two_gpus_interrupt_gpu0.json");
+  const auto [r0, r1] = two_ranks(
+      {"bench", "--quick", "--json", "--db", scratch("ranks_int.db").string(), "nccl.all_reduce",
+       "nccl.all_gather", "nccl.broadcast", "--rank", "0", "--nranks", "2", "--rendezvous", at},
+      env,
+      {"bench", "--quick", "nccl.all_reduce", "nccl.all_gather", "nccl.broadcast", "--rank", "1",
+       "--nranks", "2", "--rendezvous", at},
+      env);
+  EXPECT_EQ(r0.exit_code, 130) << r0.err;
+  EXPECT_EQ(r1.exit_code, 2) << r1.err;
+  const auto results = by_id(r0);
+  ASSERT_EQ(results.size(), 1u) << r0.out;
+  EXPECT_EQ(results.at("nccl.all_reduce")["status"], "measured") << r0.out;
+  EXPECT_NE(r1.err.find("rank 1 of 2: nccl.all_gather 2 ranks 1 MiB: failed: the job stopped: "
+                        "rank 0 was interrupted before the end of its run"),
+            std::string::npos)
+      << r1.err;
+  EXPECT_EQ(r1.err.find("fake libcuda"), std::string::npos) << r1.err;
 }
 
 } // namespace

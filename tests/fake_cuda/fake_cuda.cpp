@@ -60,6 +60,9 @@ namespace {
 struct FakeStream {
   int device = 0;
   double clock = 0; // seconds of simulated GPU time
+  // Held by the fake NCCL (dlrig_fake_cuda_hold) while a collective waits for other ranks: true
+  // until released; events recorded meanwhile share it.
+  std::shared_ptr<bool> held;
 };
 
 struct FakeDevice {
@@ -73,7 +76,42 @@ struct FakeDevice {
 struct FakeEvent {
   double t = 0;
   bool recorded = false;
+  std::shared_ptr<bool> behind; // the hold of its stream when recorded, if any
 };
+
+bool pending(const FakeEvent &e) {
+  return e.behind && *e.behind;
+}
+bool pending(const FakeStream &s) {
+  return s.held && *s.held;
+}
+
+// The fake NCCL's progress function (dlrig_fake_cuda_hold): called whenever a held stream or an
+// event behind a hold is queried or waited for.
+void (*g_progress)() = nullptr;
+void make_progress() {
+  if (g_progress)
+    g_progress();
+}
+
+// Waits while `still` holds (real CUDA waits for ever): at most DLRIG_FAKE_CUDA_HOLD_S seconds
+// (default 30), then CUDA_ERROR_LAUNCH_TIMEOUT, failing closed.
+template <class Still> Result wait_while(Still still, const char *what) {
+  const char *env = std::getenv("DLRIG_FAKE_CUDA_HOLD_S");
+  const double limit = env && *env ? std::atof(env) : 30;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit);
+  for (make_progress(); still(); make_progress()) {
+    if (std::chrono::steady_clock::now() > until) {
+      std::fprintf(stderr,
+                   "fake libcuda: %s waited %g s for work that never finishes (a collective whose "
+                   "other ranks never came; real CUDA would wait for ever)\n",
+                   what, limit);
+      return kErrorLaunchTimeout;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  return kSuccess;
+}
 
 struct FakeModule {
   std::set<std::string> entries;
@@ -97,6 +135,7 @@ struct State {
   std::vector<std::unique_ptr<FakeDevice>> devices;
   std::map<std::uintptr_t, Allocation> allocations; // by start address
   std::set<std::pair<int, int>> peer_enabled;
+  std::set<FakeStream *> streams; // the streams cuStreamCreate made and not yet destroyed
   std::recursive_mutex mutex;
 };
 
@@ -488,7 +527,15 @@ Result ctx_set_current(Context context) {
 
 Result ctx_synchronize() {
   FAKE_CONTEXT();
-  return kSuccess;
+  const int device = g_current->index;
+  return wait_while(
+      [&] {
+        for (FakeStream *s : state().streams)
+          if (s->device == device && pending(*s))
+            return true;
+        return pending(g_current->null_stream);
+      },
+      "cuCtxSynchronize");
 }
 
 std::size_t used_bytes(int device) {
@@ -708,6 +755,7 @@ Result stream_create(Stream *stream, unsigned flags) {
     return kErrorInvalidValue;
   auto *s = new FakeStream;
   s->device = g_current->index;
+  state().streams.insert(s);
   *stream = reinterpret_cast<Stream>(s);
   return kSuccess;
 }
@@ -716,7 +764,8 @@ Result stream_destroy(Stream stream) {
   FAKE_CONTEXT();
   if (!stream)
     return kErrorInvalidHandle;
-  delete reinterpret_cast<FakeStream *>(stream);
+  state().streams.erase(reinterpret_cast<FakeStream *>(stream));
+  delete reinterpret_cast<FakeStream *>(stream); // its hold lives on in the events behind it
   return kSuccess;
 }
 
@@ -731,9 +780,18 @@ Result stream_wait_event(Stream stream, Event event, unsigned flags) {
   return kSuccess;
 }
 
-Result stream_synchronize(Stream) {
+Result stream_synchronize(Stream stream) {
   FAKE_CONTEXT();
-  return kSuccess;
+  FakeStream &s = stream_of(stream, *g_current);
+  return wait_while([&] { return pending(s); }, "cuStreamSynchronize");
+}
+
+Result stream_query(Stream stream) {
+  FAKE_CONTEXT();
+  FakeStream &s = stream_of(stream, *g_current);
+  if (pending(s))
+    make_progress();
+  return pending(s) ? kErrorNotReady : kSuccess;
 }
 
 Result event_create(Event *event, unsigned flags) {
@@ -759,12 +817,26 @@ Result event_record(Event event, Stream stream) {
     return kErrorInvalidHandle;
   e->t = stream_of(stream, *g_current).clock;
   e->recorded = true;
+  e->behind = pending(stream_of(stream, *g_current)) ? stream_of(stream, *g_current).held : nullptr;
   return kSuccess;
 }
 
 Result event_synchronize(Event event) {
   FAKE_CONTEXT();
-  return event ? kSuccess : kErrorInvalidHandle;
+  auto *e = reinterpret_cast<FakeEvent *>(event);
+  if (!e)
+    return kErrorInvalidHandle;
+  return wait_while([&] { return pending(*e); }, "cuEventSynchronize");
+}
+
+Result event_query(Event event) {
+  FAKE_CONTEXT();
+  auto *e = reinterpret_cast<FakeEvent *>(event);
+  if (!e)
+    return kErrorInvalidHandle;
+  if (pending(*e))
+    make_progress();
+  return pending(*e) ? kErrorNotReady : kSuccess;
 }
 
 Result event_elapsed_time(float *milliseconds, Event start, Event end) {
@@ -773,6 +845,8 @@ Result event_elapsed_time(float *milliseconds, Event start, Event end) {
   auto *b = reinterpret_cast<FakeEvent *>(end);
   if (!milliseconds || !a || !b || !a->recorded || !b->recorded)
     return kErrorInvalidHandle;
+  if (pending(*a) || pending(*b))
+    return kErrorNotReady;
   *milliseconds = static_cast<float>((b->t - a->t) * 1e3);
   return kSuccess;
 }
@@ -1035,6 +1109,26 @@ extern "C" __attribute__((visibility("default"))) int
 dlrig_fake_cuda_is_memory_of(DevicePtr pointer, std::size_t bytes, int device) {
   std::lock_guard<std::recursive_mutex> lock(state().mutex);
   return impl::device_range(pointer, bytes, device) != nullptr;
+}
+
+// For the fake NCCL (multi-process communicators): `on` holds the stream (its queries answer
+// CUDA_ERROR_NOT_READY, its synchronisations wait) until released with on = 0; `progress` is called
+// whenever a held stream is queried or waited for. A stream that is gone is ignored (0 returned).
+extern "C" __attribute__((visibility("default"))) int dlrig_fake_cuda_hold(Stream stream, int on,
+                                                                           void (*progress)()) {
+  std::lock_guard<std::recursive_mutex> lock(state().mutex);
+  auto *s = reinterpret_cast<FakeStream *>(stream);
+  if (progress)
+    g_progress = progress;
+  if (!s || !state().streams.count(s))
+    return 0;
+  if (on && !pending(*s))
+    s->held = std::make_shared<bool>(true);
+  else if (!on && s->held) {
+    *s->held = false;
+    s->held.reset();
+  }
+  return 1;
 }
 
 // For the fake NCCL's ncclCommInitRank (which takes the current GPU, as NCCL does): the ordinal

@@ -25,9 +25,14 @@
 // id waits in another folder and fails (ncclSystemError, "the ranks never met"), as do ranks whose
 // nranks differ (ncclInvalidArgument) and two ranks on one GPU (ncclInvalidUsage, as NCCL); the id
 // must be one ncclGetUniqueId made (ncclInvalidArgument otherwise). Every operation is then a
-// numbered file per rank (op<seq>.rank<R>, written then renamed) holding what the rank sends; each
-// rank waits for the files it needs, computes its own output and advances its own stream, so the
-// data really crosses processes.
+// numbered file per rank (op<seq>.rank<R>, written then renamed) holding what the rank sends. As
+// NCCL's, an operation returns at once: its time is added to the stream and the stream is held
+// through the fake libcuda (dlrig_fake_cuda_hold) until the files it needs are there; each query
+// or wait on a held stream progresses the operations in order, so the data really crosses
+// processes and a rank that never comes leaves the others' streams held (NCCL's kernel spins).
+// ncclCommAbort releases them. Faults: "exit_at_op" {"rank", "op"} kills that rank's process as
+// it reaches the operation; "async_error_at_op" {"rank", "op", "error"} holds it for ever and
+// reports the error through ncclCommGetAsyncError.
 #include "dlrig/platform/nccl_entry_points.hpp"
 
 #include "fake_common/fake_library.hpp"
@@ -35,13 +40,16 @@
 #include <nlohmann/json.hpp>
 
 #include <dlfcn.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -62,10 +70,24 @@ namespace {
 
 struct Clique;
 // A communicator whose ranks are in several processes (ncclCommInitRank).
+// An operation of a multi-process communicator not completed yet.
+struct Pending {
+  std::string kind;   // as Call::kind
+  std::string record; // this rank's file: what it sends, as the send buffer held at the call
+  float *recv = nullptr;
+  std::size_t count = 0;
+  int root = 0, recv_from = 0; // broadcast's root; the rank a receive comes from
+  Stream stream = nullptr;
+  std::uint64_t seq = 0;
+  bool written = false; // this rank's file is there
+};
 struct Remote {
   std::string dir; // the unique id's meeting folder
   int nranks = 0;
-  std::uint64_t seq = 0; // operations so far
+  std::uint64_t seq = 0;         // operations so far
+  std::deque<Pending> pending;   // in call order
+  bool aborted = false;          // ncclCommAbort
+  Result async_error = kSuccess; // what ncclCommGetAsyncError answers
 };
 struct FakeComm {
   Clique *clique = nullptr;
@@ -98,6 +120,7 @@ struct State {
   std::vector<Call> queued;
   AdvanceFn advance = nullptr;
   IsMemoryOfFn is_memory_of = nullptr;
+  std::vector<FakeComm *> remotes; // communicators from ncclCommInitRank
   std::recursive_mutex mutex;
 };
 
@@ -355,13 +378,103 @@ fs::path op_file(const Remote &m, std::uint64_t seq, int rank) {
   return fs::path(m.dir) / ("op" + std::to_string(seq) + ".rank" + std::to_string(rank));
 }
 
+Result complete(FakeComm &comm, const Pending &p);
+
+// The fake libcuda's hold on a stream (its queries answer CUDA_ERROR_NOT_READY while held) and the
+// progress function it calls whenever a held stream is queried or waited for.
+using HoldFn = int (*)(Stream, int, void (*)());
+HoldFn hold_fn() {
+  static HoldFn f = [] {
+    const char *cuda = std::getenv("DLRIG_CUDA_LIBRARY");
+    void *h = cuda ? dlopen(cuda, RTLD_NOW | RTLD_NOLOAD) : nullptr;
+    return h ? reinterpret_cast<HoldFn>(dlsym(h, "dlrig_fake_cuda_hold")) : nullptr;
+  }();
+  return f;
+}
+void progress_all();
+
+// The files operation `p` needs from the other ranks.
+std::vector<fs::path> needed(const Remote &m, const Pending &p, int rank) {
+  if (p.kind == "sendrecv")
+    return {op_file(m, p.seq, p.recv_from)};
+  std::vector<fs::path> all;
+  for (int r = 0; r < m.nranks; ++r)
+    if (r != rank)
+      all.push_back(op_file(m, p.seq, r));
+  return all;
+}
+
+// Completes the communicator's queued operations in order, as far as the other ranks' files
+// allow: an operation's own file is written when the one before it has completed (so a rank that
+// wrote op<seq> has read every op<seq - 1>), its output computed once every file it needs is
+// there. The stream is released when nothing is queued on it any more.
+void progress(FakeComm &comm) {
+  auto &s = state();
+  Remote &m = *comm.remote;
+  while (!m.pending.empty()) {
+    Pending &p = m.pending.front();
+    if (!p.written) {
+      // "exit_at_op" {"rank": R, "op": N}: rank R's process is killed as it reaches operation N
+      // (a rank that crashes in the middle of a job).
+      if (const json *e = find(s.scenario, {"exit_at_op"}))
+        if (e->value("rank", -1) == comm.rank &&
+            e->value("op", -1) == static_cast<long long>(p.seq)) {
+          std::fprintf(stderr, "fake NCCL: rank %d killed at operation %llu (exit_at_op)\n",
+                       comm.rank, static_cast<unsigned long long>(p.seq));
+          std::fflush(stderr);
+          raise(SIGKILL);
+        }
+      // "async_error_at_op" {"rank": R, "op": N, "error": code}: rank R's operation N never
+      // starts and the communicator reports `code` (ncclRemoteError is what NCCL's network
+      // transport reports when a peer's connection drops).
+      if (const json *e = find(s.scenario, {"async_error_at_op"}))
+        if (e->value("rank", -1) == comm.rank &&
+            e->value("op", -1) == static_cast<long long>(p.seq)) {
+          m.async_error = e->value("error", kRemoteError);
+          return;
+        }
+      if (!put(op_file(m, p.seq, comm.rank), p.record)) {
+        m.async_error = kSystemError;
+        return;
+      }
+      p.written = true;
+    }
+    const auto files = needed(m, p, comm.rank);
+    if (!std::all_of(files.begin(), files.end(), [](const fs::path &f) { return fs::exists(f); }))
+      return; // a kernel that waits for its peers: NCCL's would spin on the GPU
+    if (Result r = complete(comm, p); r != kSuccess) {
+      // Nothing after it can be trusted: the stream stays held, the error is reported.
+      std::fprintf(stderr, "fake NCCL: rank %d: operation %llu: the ranks disagree (%s)\n",
+                   comm.rank, static_cast<unsigned long long>(p.seq), p.kind.c_str());
+      m.async_error = r;
+      m.aborted = true;
+      return;
+    }
+    const Stream stream = p.stream;
+    m.pending.pop_front();
+    if (std::none_of(m.pending.begin(), m.pending.end(),
+                     [&](const Pending &q) { return q.stream == stream; }))
+      hold_fn()(stream, 0, nullptr);
+  }
+}
+
+void progress_all() {
+  std::lock_guard<std::recursive_mutex> lock(state().mutex);
+  for (FakeComm *c : state().remotes)
+    if (!c->remote->aborted)
+      progress(*c);
+}
+
 // One operation of a communicator whose ranks are in several processes: `calls` are this rank's
-// (one collective, or a send and a receive).
+// (one collective, or a send and a receive). As NCCL's, it returns at once: its time is added to
+// the stream now, its data moves when the other ranks' data is there (progress), and until then
+// the stream is held.
 Result execute_remote(FakeComm &comm, std::vector<Call *> &calls) {
   auto &s = state();
   Remote &m = *comm.remote;
+  if (m.aborted)
+    return kInvalidUsage;
   const int n = m.nranks;
-  const std::uint64_t seq = m.seq++;
   Call *snd = nullptr, *rcv = nullptr;
   for (Call *c : calls)
     (c->is_recv ? rcv : snd) = c;
@@ -369,6 +482,9 @@ Result execute_remote(FakeComm &comm, std::vector<Call *> &calls) {
   const json *rate = find(s.scenario, {"busbw_gbs", rate_kind(kind)});
   if (!rate)
     return kInvalidUsage;
+  Pending p;
+  p.kind = kind;
+  double seconds = 0;
   if (kind == "sendrecv") {
     if (!snd || !rcv || calls.size() != 2)
       return kInvalidUsage;
@@ -376,48 +492,67 @@ Result execute_remote(FakeComm &comm, std::vector<Call *> &calls) {
     if (!s.is_memory_of(reinterpret_cast<std::uint64_t>(snd->send), bytes, comm.device) ||
         !s.is_memory_of(reinterpret_cast<std::uint64_t>(rcv->recv), rcv->count * 4, comm.device))
       return kInvalidArgument;
-    if (!put(op_file(m, seq, comm.rank), record(*snd, snd->count)))
-      return kSystemError;
-    const fs::path from = op_file(m, seq, rcv->root_or_peer);
-    if (!wait_for({from}))
-      return kRemoteError;
+    p.record = record(*snd, snd->count);
+    p.recv = rcv->recv;
+    p.count = rcv->count;
+    p.recv_from = rcv->root_or_peer;
+    p.stream = snd->stream;
+    seconds = static_cast<double>(bytes) / (rate->get<double>() * 1e9);
+  } else {
+    if (calls.size() != 1 || !snd)
+      return kInvalidUsage;
+    Call &c = *snd;
+    const auto [send_n, recv_n, total_bytes] = elements_of(kind, c.count, n);
+    if (!s.is_memory_of(reinterpret_cast<std::uint64_t>(c.send), send_n * 4, comm.device) ||
+        !s.is_memory_of(reinterpret_cast<std::uint64_t>(c.recv), recv_n * 4, comm.device))
+      return kInvalidArgument;
+    p.record = record(c, send_n);
+    p.recv = c.recv;
+    p.count = c.count;
+    p.root = c.root_or_peer;
+    p.stream = c.stream;
+    seconds = static_cast<double>(total_bytes) * bus_factor(kind, n) / (rate->get<double>() * 1e9) *
+              slowdown(comm.rank);
+  }
+  if (!hold_fn() || s.advance(p.stream, seconds) != 0)
+    return kUnhandledCudaError;
+  p.seq = m.seq++;
+  m.pending.push_back(std::move(p));
+  const Stream stream = m.pending.back().stream;
+  hold_fn()(stream, 1, progress_all);
+  progress(comm);
+  return kSuccess;
+}
+
+// The output of operation `p` from every rank's file (all present).
+Result complete(FakeComm &comm, const Pending &p) {
+  Remote &m = *comm.remote;
+  const int n = m.nranks;
+  if (p.kind == "sendrecv") {
+    const fs::path from = op_file(m, p.seq, p.recv_from);
     Record r;
     if (!parse_record(slurp(from), r) || r.kind != "sendrecv" || r.root_or_peer != comm.rank ||
-        r.count != rcv->count || r.data.size() != rcv->count)
+        r.count != p.count || r.data.size() != p.count)
       return kInvalidUsage;
     fs::remove(from); // its only reader
-    std::memcpy(rcv->recv, r.data.data(), bytes);
-    if (wrong("sendrecv") && rcv->count > 0)
-      rcv->recv[0] += 1;
-    return s.advance(snd->stream, static_cast<double>(bytes) / (rate->get<double>() * 1e9)) == 0
-               ? kSuccess
-               : kUnhandledCudaError;
+    std::memcpy(p.recv, r.data.data(), p.count * 4);
+    if (wrong("sendrecv") && p.count > 0)
+      p.recv[0] += 1;
+    return kSuccess;
   }
-  if (calls.size() != 1 || !snd)
-    return kInvalidUsage;
-  Call &c = *snd;
-  const std::size_t count = c.count;
+  const std::string &kind = p.kind;
+  const std::size_t count = p.count;
   const auto [send_n, recv_n, total_bytes] = elements_of(kind, count, n);
-  if (!s.is_memory_of(reinterpret_cast<std::uint64_t>(c.send), send_n * 4, comm.device) ||
-      !s.is_memory_of(reinterpret_cast<std::uint64_t>(c.recv), recv_n * 4, comm.device))
-    return kInvalidArgument;
-  if (!put(op_file(m, seq, comm.rank), record(c, send_n)))
-    return kSystemError;
-  std::vector<fs::path> all;
-  for (int r = 0; r < n; ++r)
-    all.push_back(op_file(m, seq, r));
-  if (!wait_for(all))
-    return kRemoteError;
   std::vector<Record> in(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) {
     Record &x = in[static_cast<std::size_t>(r)];
-    if (!parse_record(slurp(all[static_cast<std::size_t>(r)]), x) || x.kind != kind ||
-        x.count != count || x.root_or_peer != c.root_or_peer || x.data.size() != send_n)
+    if (!parse_record(slurp(op_file(m, p.seq, r)), x) || x.kind != kind || x.count != count ||
+        x.root_or_peer != p.root || x.data.size() != send_n)
       return kInvalidUsage; // the ranks disagree on the operation
   }
   // Every rank wrote op<seq>, so all have finished reading op<seq - 1>.
-  if (seq > 0)
-    fs::remove(op_file(m, seq - 1, comm.rank));
+  if (p.seq > 0)
+    fs::remove(op_file(m, p.seq - 1, comm.rank));
   std::vector<float> out(recv_n);
   for (std::size_t i = 0; i < recv_n; ++i) {
     float v = 0;
@@ -433,15 +568,13 @@ Result execute_remote(FakeComm &comm, std::vector<Call *> &calls) {
       for (const Record &x : in)
         v += x.data[static_cast<std::size_t>(comm.rank) * count + i];
     else // broadcast
-      v = in[static_cast<std::size_t>(c.root_or_peer)].data[i];
+      v = in[static_cast<std::size_t>(p.root)].data[i];
     out[i] = v;
   }
   if (wrong(kind) && !out.empty())
     out[0] += 1;
-  std::memcpy(c.recv, out.data(), recv_n * 4);
-  const double seconds = static_cast<double>(total_bytes) * bus_factor(kind, n) /
-                         (rate->get<double>() * 1e9) * slowdown(comm.rank);
-  return s.advance(c.stream, seconds) == 0 ? kSuccess : kUnhandledCudaError;
+  std::memcpy(p.recv, out.data(), recv_n * 4);
+  return kSuccess;
 }
 
 // Runs the queued calls: collectives grouped per communicator clique and kind, in call order.
@@ -529,6 +662,8 @@ const char *get_error_string(Result r) {
     return "invalid argument";
   case kInvalidUsage:
     return "invalid usage";
+  case kRemoteError:
+    return "remote process exited or there was a network error";
   default:
     return "unknown result code";
   }
@@ -598,7 +733,7 @@ Result comm_init_rank(Comm *comm, int nranks, UniqueId id, int rank) {
   std::error_code ec;
   fs::create_directories(m->dir, ec);
   if (!put(fs::path(m->dir) / ("rank" + std::to_string(rank)),
-           std::to_string(nranks) + " " + std::to_string(device)))
+           std::to_string(nranks) + " " + std::to_string(device) + " " + std::to_string(getpid())))
     return kSystemError;
   std::vector<fs::path> all;
   for (int r = 0; r < nranks; ++r)
@@ -632,10 +767,37 @@ Result comm_init_rank(Comm *comm, int nranks, UniqueId id, int rank) {
   auto *clique = new Clique;
   auto *c = new FakeComm{clique, rank, device, std::move(m)};
   clique->ranks.push_back(c);
+  state().remotes.push_back(c);
   *comm = reinterpret_cast<Comm>(c);
   return kSuccess;
 }
 
+// Ends the communicator's operations that wait (their streams released, as NCCL's aborted
+// kernels return); it takes no further operation.
+Result comm_abort(Comm comm) {
+  FAKE_ENTER();
+  FakeComm *c = reinterpret_cast<FakeComm *>(comm);
+  if (!c)
+    return kInvalidArgument;
+  if (c->remote) {
+    c->remote->aborted = true;
+    for (const Pending &p : c->remote->pending)
+      hold_fn()(p.stream, 0, nullptr);
+    c->remote->pending.clear();
+  }
+  return kSuccess;
+}
+
+// The communicator's asynchronous error: an operation whose ranks disagreed, or what
+// "async_error_at_op" {"rank": R, "op": N, "error": code} injects (see progress).
+Result comm_get_async_error(Comm comm, Result *async_error) {
+  FAKE_ENTER();
+  FakeComm *c = reinterpret_cast<FakeComm *>(comm);
+  if (!c || !async_error)
+    return kInvalidArgument;
+  *async_error = c->remote ? c->remote->async_error : kSuccess;
+  return kSuccess;
+}
 Result comm_destroy(Comm comm) {
   FAKE_ENTER();
   if (!comm)

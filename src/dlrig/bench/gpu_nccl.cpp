@@ -13,6 +13,10 @@
 // As one rank of a multi-process job (join_nccl_job, docs/bench.md "Multi-node"): this process
 // drives one GPU, its communicator from ncclCommInitRank with the unique id of the rendezvous, a
 // fixed number of samples (every rank must issue the same collectives), its own GPU's events.
+// While a job's collectives run the rank polls its GPU (cuEventQuery) instead of blocking, and
+// watches NCCL's asynchronous error and the rendezvous's connections (JobLinks): a rank that
+// ended or failed stops the job on every rank (ncclCommAbort) instead of leaving the others
+// inside a collective that never completes.
 #include "dlrig/bench/gpu.hpp"
 #include "dlrig/bench/ranks.hpp"
 #include "dlrig/core/exit_code.hpp"
@@ -28,6 +32,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <thread>
 
 namespace dlrig::bench {
 
@@ -100,6 +105,9 @@ struct Nccl {
   std::optional<RankSpec> job;
   int job_gpu = 0; // the GPU this rank drives (rank_gpu)
   nccl::UniqueId id{};
+  JobLinks links; // the rendezvous's connections to the other ranks
+  // Why the job stopped (stop_job); every later benchmark fails with it.
+  std::optional<std::string> stopped;
   // The job's ranks and this process's first (the whole communicator from one process: 0).
   int world() const { return job ? job->nranks : static_cast<int>(devices.size()); }
   int first() const { return job ? job->rank : 0; }
@@ -127,6 +135,55 @@ Nccl &nccl_lib(const Context &ctx) {
 
 #define DLRIG_NC(ctx, field, ...)                                                                  \
   ::dlrig::nccl::call(nccl_lib(ctx).lib, nccl_lib(ctx).lib.api().field __VA_OPT__(, ) __VA_ARGS__)
+
+// A job stops here: the communicator aborted (NCCL's kernels that wait for a rank that will never
+// join return, and its resources are freed), the reason kept for every later benchmark, the other
+// ranks told (rank 0 passes it on to the rest). Throws the reason.
+[[noreturn]] void stop_job(Nccl &n, const std::string &why) {
+  if (!n.stopped) {
+    n.stopped = why;
+    for (nccl::Comm c : n.comms)
+      if (c && n.lib.api().comm_abort)
+        (void)n.lib.api().comm_abort(c);
+    n.comms.clear();
+    n.failed = fmt::format("the job stopped: {}; this rank aborted its NCCL communicator", why);
+    n.links.tell("abort " + why);
+  }
+  throw std::runtime_error(*n.failed);
+}
+
+// Waits until `query` (cuEventQuery, cuStreamQuery) answers that `handle`'s work is done, watching
+// the job meanwhile: NCCL's asynchronous error on the communicator (what its network transport
+// reports when a peer goes away) and what the other ranks send or whether their connection closed
+// (JobLinks; over NVLink and shared memory NCCL's kernel would spin for ever). Polls every 10 us
+// at first, backing off to 1 ms.
+template <class Fn, class Handle>
+void await(Nccl &n, const ::dlrig::EntryPoint<Fn> &query, Handle handle) {
+  const cuda::Driver &d = Runtime::get().driver();
+  auto pause = std::chrono::microseconds(10);
+  for (;;) {
+    if (!query)
+      cuda::call(d, query, handle); // throws, naming the symbol the driver lacks
+    const cuda::Result r = query(handle);
+    if (r == cuda::kSuccess)
+      return;
+    if (r != cuda::kErrorNotReady)
+      throw cuda::Error(r, query.name(), std::string(query.name()) + ": " + d.error_text(r));
+    for (nccl::Comm c : n.comms) {
+      nccl::Result e = nccl::kSuccess;
+      if (c && n.lib.api().comm_get_async_error &&
+          n.lib.api().comm_get_async_error(c, &e) == nccl::kSuccess && e != nccl::kSuccess &&
+          e != nccl::kInProgress)
+        stop_job(n, fmt::format("rank {}: NCCL reported {} on its communicator "
+                                "(ncclCommGetAsyncError)",
+                                n.first(), n.lib.result_text(e)));
+    }
+    if (auto why = n.links.lost())
+      stop_job(n, *why);
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(1000));
+  }
+}
 
 // The communicators over every usable GPU, created once (ncclCommInitAll needs every GPU's
 // context; dlrig's primary contexts are the ones the CUDA runtime inside NCCL uses).
@@ -384,6 +441,8 @@ Outcome run(const Collective &c, const Config &cfg, const Context &ctx, Sampler 
     double slowest = 0;
     for (const Rank &k : rank) {
       rt.use(k.device->ordinal);
+      if (n.job)
+        await(n, rt.driver().api().event_query, k.end->get());
       slowest = std::max(slowest, elapsed(*k.start, *k.end));
     }
     return slowest / kIterations;
@@ -391,7 +450,10 @@ Outcome run(const Collective &c, const Config &cfg, const Context &ctx, Sampler 
   one(); // warm-up (NCCL sets up its channels on the first call)
   for (const Rank &k : rank) {
     rt.use(k.device->ordinal);
-    DLRIG_CU(stream_synchronize, k.stream->get());
+    if (n.job)
+      await(n, rt.driver().api().stream_query, k.stream->get());
+    else
+      DLRIG_CU(stream_synchronize, k.stream->get());
   }
   // A job's samples: each the slowest rank's (nccl-tests' -a 3; its default averages the ranks):
   // every rank times its own GPU, then one ncclAllReduce(ncclMax) over the samples, after the
@@ -412,7 +474,7 @@ Outcome run(const Collective &c, const Config &cfg, const Context &ctx, Sampler 
              reinterpret_cast<void *>(recv.ptr()), times.size(), nccl::kFloat32, nccl::kMax,
              n.comms.front(), stream_of(k));
     DLRIG_NC(ctx, group_end);
-    DLRIG_CU(stream_synchronize, k.stream->get());
+    await(n, rt.driver().api().stream_query, k.stream->get());
     DLRIG_CU(memcpy_dtoh, static_cast<void *>(times.data()), recv.ptr(), times.size() * 4);
     for (float t : times)
       s.add(static_cast<double>(t));
@@ -528,7 +590,21 @@ Benchmark bench_of(const Collective &c) {
           "2 GPUs, NCCL",
           can_run,
           configs,
-          [&c](const Config &cfg, const Context &ctx, Sampler &s) { return run(c, cfg, ctx, s); }};
+          [&c](const Config &cfg, const Context &ctx, Sampler &s) {
+            Nccl &n = nccl_lib(ctx);
+            if (!n.job)
+              return run(c, cfg, ctx, s);
+            // A rank that cannot run a configuration the others run (out of memory, a lost GPU)
+            // would leave them waiting inside its collectives: it stops the job.
+            try {
+              return run(c, cfg, ctx, s);
+            } catch (const std::exception &e) {
+              if (!n.stopped)
+                stop_job(n, fmt::format("rank {} failed nccl.{} {}: {}", n.job->rank, c.name,
+                                        cfg.label, e.what()));
+              throw;
+            }
+          }};
 }
 
 } // namespace
@@ -591,7 +667,8 @@ void join_nccl_job(const Context &ctx, const RankSpec &spec, const std::string &
                       ? ExitCode::bad_input
                       : ExitCode::unavailable,
                   got.error().message);
-  std::memcpy(n.id.internal, got->data(), got->size());
+  std::memcpy(n.id.internal, got->id.data(), got->id.size());
+  n.links = std::move(got->links);
   n.job = spec;
   n.job_gpu = g;
   // The communicator now: every rank calls ncclCommInitRank right after the rendezvous, and a
@@ -601,6 +678,23 @@ void join_nccl_job(const Context &ctx, const RankSpec &spec, const std::string &
   } catch (const std::exception &e) {
     throw Failure(ExitCode::unavailable, e.what());
   }
+}
+
+std::optional<std::string> end_nccl_job(const Context &ctx, bool completed) {
+  Nccl &n = nccl_lib(ctx);
+  if (!n.job)
+    return std::nullopt;
+  if (n.stopped)
+    return n.stopped;
+  if (completed) {
+    n.links.tell("done");
+    return std::nullopt;
+  }
+  try {
+    stop_job(n, fmt::format("rank {} was interrupted before the end of its run", n.job->rank));
+  } catch (const std::exception &) {
+  }
+  return n.stopped;
 }
 
 std::vector<Benchmark> nccl_benchmarks() {

@@ -244,8 +244,64 @@ Result<UniqueId> parse_id_line(std::string_view line, std::string_view from) {
                                 from, shown, line.size() > 80 ? "..." : ""));
 }
 
-Result<UniqueId> rendezvous(const RankSpec &spec, std::string_view plan, std::string_view gpu,
-                            const std::optional<UniqueId> &id_if_rank0) {
+void JobLinks::add(int peer_rank, tcp::Socket socket) {
+  Peer p;
+  p.rank = peer_rank;
+  p.socket = std::move(socket);
+  peers_.push_back(std::move(p));
+}
+
+std::optional<std::string> JobLinks::lost() {
+  constexpr std::size_t kMaxLine = 4096;
+  for (Peer &p : peers_) {
+    if (p.done || p.gone)
+      continue;
+    auto got = p.socket.read_available(kMaxLine);
+    p.partial += got.bytes;
+    for (auto nl = p.partial.find('\n'); nl != std::string::npos; nl = p.partial.find('\n')) {
+      const std::string line = p.partial.substr(0, nl);
+      p.partial.erase(0, nl + 1);
+      if (line == "done") {
+        p.done = true;
+        break; // nothing follows "done"
+      }
+      p.gone = true;
+      if (line.rfind("abort ", 0) == 0 && line.size() > 6)
+        return line.substr(6); // the reason names the rank it started on
+      std::string shown = line.substr(0, 80);
+      for (char &c : shown)
+        if (c < 32 || c >= 127)
+          c = '?';
+      return fmt::format("rank {} ({}) sent \"{}\" where \"done\" or \"abort ...\" belongs: "
+                         "every rank must run the same dlrig",
+                         p.rank, p.socket.peer(), shown);
+    }
+    if (p.done)
+      continue;
+    if (p.partial.size() > kMaxLine) {
+      p.gone = true;
+      return fmt::format("rank {} ({}) sent more than {} bytes without a line end", p.rank,
+                         p.socket.peer(), kMaxLine);
+    }
+    if (got.closed) {
+      p.gone = true;
+      return fmt::format("rank {} ({}) closed its connection before finishing its run: its "
+                         "process ended (killed, crashed, out of host memory) or its host "
+                         "became unreachable",
+                         p.rank, p.socket.peer());
+    }
+  }
+  return std::nullopt;
+}
+
+void JobLinks::tell(const std::string &line) {
+  for (Peer &p : peers_)
+    if (!p.gone && !p.done)
+      (void)p.socket.send_all(line + "\n");
+}
+
+Result<Joined> rendezvous(const RankSpec &spec, std::string_view plan, std::string_view gpu,
+                          const std::optional<UniqueId> &id_if_rank0) {
   const auto deadline = std::chrono::steady_clock::now() + spec.timeout;
   const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(spec.timeout).count();
   constexpr std::size_t kMaxLine = 4096;
@@ -264,14 +320,20 @@ Result<UniqueId> rendezvous(const RankSpec &spec, std::string_view plan, std::st
       return prefixed(fmt::format("rank {} of {}: rendezvous with rank 0 at {}:{}: ", spec.rank,
                                   spec.nranks, spec.host, spec.port),
                       line.error());
-    return parse_id_line(*line, fmt::format("{}:{}", spec.host, spec.port));
+    auto id = parse_id_line(*line, fmt::format("{}:{}", spec.host, spec.port));
+    if (!id)
+      return id.error();
+    Joined j;
+    j.id = *id;
+    j.links.add(0, std::move(*s));
+    return j;
   }
   if (!id_if_rank0)
     return make_error(ErrorKind::usage, "rank 0 needs NCCL's unique id to hand out");
   auto listener = tcp::listen_on(spec.port);
   if (!listener)
     return prefixed(fmt::format("rank 0 of {}: ", spec.nranks), listener.error());
-  std::vector<tcp::Socket> peers;
+  std::vector<std::pair<int, tcp::Socket>> peers; // rank, connection
   std::set<int> seen;
   std::map<std::string, int, std::less<>> gpus; // a known GPU -> the rank that drives it
   if (gpu != "unknown")
@@ -332,12 +394,16 @@ Result<UniqueId> rendezvous(const RankSpec &spec, std::string_view plan, std::st
     if (hello->gpu != "unknown")
       gpus.emplace(hello->gpu, hello->rank);
     seen.insert(hello->rank);
-    peers.push_back(std::move(*s));
+    peers.emplace_back(hello->rank, std::move(*s));
   }
-  for (const auto &p : peers)
-    if (auto sent = p.send_all(id_line(*id_if_rank0) + "\n"); !sent)
+  Joined j;
+  j.id = *id_if_rank0;
+  for (auto &[rank, socket] : peers) {
+    if (auto sent = socket.send_all(id_line(*id_if_rank0) + "\n"); !sent)
       return prefixed(fmt::format("rank 0 of {}: ", spec.nranks), sent.error());
-  return *id_if_rank0;
+    j.links.add(rank, std::move(socket));
+  }
+  return j;
 }
 
 } // namespace dlrig::bench

@@ -13,8 +13,10 @@
 // booted as BOOT_ID, /proc/sys/kernel/random/boot_id: containers on one machine share it), or
 // "unknown": NCCL allows one rank per GPU (ncclCommInitRank answers ncclInvalidUsage, seen on an
 // H100), so rank 0 refuses two ranks that name the same GPU. Version 1 had no gpu field.
+// The connections stay open while the job runs (JobLinks): a rank that stops tells the others.
 #include "dlrig/bench/bench.hpp"
 #include "dlrig/core/result.hpp"
+#include "dlrig/platform/tcp.hpp"
 
 #include <array>
 #include <chrono>
@@ -67,14 +69,45 @@ std::string id_line(const UniqueId &id);
 // The id of an "id HEX" line; an error (kind bad_input) quoting an "error ..." line or junk.
 Result<UniqueId> parse_id_line(std::string_view line, std::string_view from);
 
+// The rendezvous's connections, kept open while the job runs: how a rank learns that another one
+// stopped, where NCCL would wait for it forever (a collective's kernel spins until every rank has
+// joined it). After the id each side sends at most one line: "done" (this rank ran its whole plan
+// and issues no more collectives) or "abort WHY" (it stopped the job; WHY begins with the rank
+// where the stop started, "rank 2 ..."). Rank 0 holds a connection
+// to every other rank and passes an abort on; every other rank holds one to rank 0. A connection
+// that closes without "done" is a rank whose process ended (killed, crashed) or whose host went
+// away.
+class JobLinks {
+public:
+  void add(int peer_rank, tcp::Socket socket);
+  // Why the job cannot go on, from what the peers sent since the last call, without waiting;
+  // nullopt while every peer is running or has finished.
+  std::optional<std::string> lost();
+  // Sends `line` to every peer still connected; a peer that is gone is skipped.
+  void tell(const std::string &line);
+
+private:
+  struct Peer {
+    int rank = 0;
+    tcp::Socket socket;
+    std::string partial; // bytes after the last '\n'
+    bool done = false, gone = false;
+  };
+  std::vector<Peer> peers_;
+};
+
 // Rank 0: listens on spec.port, waits for the other nranks - 1 ranks' hellos and sends each the
 // id. Another rank: connects to host:port (retrying while nothing listens yet), sends its hello
 // and returns the id rank 0 sends. `gpu`: this rank's GPU as the hello carries it. Errors: kind
 // bad_input for a peer that sent junk or a hello whose nranks, plan or rank does not fit or whose
 // GPU another rank drives (the peer is told why), kind io for the deadline (spec.timeout) or a
-// network failure; the message names the peer and the fix.
-Result<UniqueId> rendezvous(const RankSpec &spec, std::string_view plan, std::string_view gpu,
-                            const std::optional<UniqueId> &id_if_rank0);
+// network failure; the message names the peer and the fix. The connections are kept in `links`.
+struct Joined {
+  UniqueId id{};
+  JobLinks links;
+};
+Result<Joined> rendezvous(const RankSpec &spec, std::string_view plan, std::string_view gpu,
+                          const std::optional<UniqueId> &id_if_rank0);
 
 // Makes nccl.* run as `spec`'s rank (gpu_nccl.cpp): rank 0 asks NCCL for a unique id
 // (ncclGetUniqueId), the rendezvous hands it to the others, and the communicator is then created
@@ -83,5 +116,11 @@ Result<UniqueId> rendezvous(const RankSpec &spec, std::string_view plan, std::st
 // rank, plan or GPU does not fit, ExitCode::unavailable (69) for the deadline, the network, NCCL
 // not usable or its communicator refused.
 void join_nccl_job(const Context &ctx, const RankSpec &spec, const std::string &plan);
+
+// The end of this rank's part: tells the other ranks "done" when `completed` (every benchmark of
+// the plan ran), else that it stopped. Returns why the job stopped early when it did (a rank
+// that ended, failed or was interrupted; NCCL's own error): the results before it stand, and
+// `dlrig bench` exits 2. Nothing when this process is not a rank of a job.
+std::optional<std::string> end_nccl_job(const Context &ctx, bool completed);
 
 } // namespace dlrig::bench

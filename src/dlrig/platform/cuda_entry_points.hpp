@@ -54,7 +54,9 @@ inline constexpr Result kErrorInvalidPtx = 218;
 inline constexpr Result kErrorUnsupportedPtxVersion = 222;
 inline constexpr Result kErrorInvalidHandle = 400;
 inline constexpr Result kErrorNotFound = 500;
+inline constexpr Result kErrorNotReady = 600; // cuStreamQuery / cuEventQuery: work still queued
 inline constexpr Result kErrorIllegalAddress = 700;
+inline constexpr Result kErrorLaunchTimeout = 702;
 inline constexpr Result kErrorPeerAccessAlreadyEnabled = 704;
 inline constexpr Result kErrorHardwareStackError = 714;
 inline constexpr Result kErrorIllegalInstruction = 715;
@@ -140,10 +142,12 @@ using GetProcAddressFn = Result (*)(const char *symbol, void **pfn, int cuda_ver
   X(stream_destroy, ::dlrig::cuda::Result, (::dlrig::cuda::Stream stream), (stream), cuStreamDestroy_v2) \
   X(stream_wait_event, ::dlrig::cuda::Result, (::dlrig::cuda::Stream stream, ::dlrig::cuda::Event event, unsigned flags), (stream, event, flags), cuStreamWaitEvent) \
   X(stream_synchronize, ::dlrig::cuda::Result, (::dlrig::cuda::Stream stream), (stream), cuStreamSynchronize) \
+  X(stream_query, ::dlrig::cuda::Result, (::dlrig::cuda::Stream stream), (stream), cuStreamQuery) \
   X(event_create, ::dlrig::cuda::Result, (::dlrig::cuda::Event *event, unsigned flags), (event, flags), cuEventCreate) \
   X(event_destroy, ::dlrig::cuda::Result, (::dlrig::cuda::Event event), (event), cuEventDestroy_v2) \
   X(event_record, ::dlrig::cuda::Result, (::dlrig::cuda::Event event, ::dlrig::cuda::Stream stream), (event, stream), cuEventRecord) \
   X(event_synchronize, ::dlrig::cuda::Result, (::dlrig::cuda::Event event), (event), cuEventSynchronize) \
+  X(event_query, ::dlrig::cuda::Result, (::dlrig::cuda::Event event), (event), cuEventQuery) \
   X(event_elapsed_time, ::dlrig::cuda::Result, (float *milliseconds, ::dlrig::cuda::Event start, ::dlrig::cuda::Event end), (milliseconds, start, end), cuEventElapsedTime) \
   X(device_can_access_peer, ::dlrig::cuda::Result, (int *can_access, ::dlrig::cuda::Device device, ::dlrig::cuda::Device peer), (can_access, device, peer), cuDeviceCanAccessPeer) \
   X(ctx_enable_peer_access, ::dlrig::cuda::Result, (::dlrig::cuda::Context peer, unsigned flags), (peer, flags), cuCtxEnablePeerAccess) \

@@ -29,6 +29,7 @@ inline constexpr Result kInternalError = 3;
 inline constexpr Result kInvalidArgument = 4;
 inline constexpr Result kInvalidUsage = 5;
 inline constexpr Result kRemoteError = 6;
+inline constexpr Result kInProgress = 7; // ncclInProgress (NCCL 2.14+): a non-blocking call runs on
 
 // ncclUniqueId: 128 opaque bytes, passed by value (NCCL_UNIQUE_ID_BYTES).
 struct UniqueId {
@@ -50,6 +51,8 @@ inline constexpr RedOp kMax = 2;        // ncclMax
   X(get_unique_id, ::dlrig::nccl::Result, (::dlrig::nccl::UniqueId *id), (id), ncclGetUniqueId) \
   X(comm_init_rank, ::dlrig::nccl::Result, (::dlrig::nccl::Comm *comm, int nranks, ::dlrig::nccl::UniqueId id, int rank), (comm, nranks, id, rank), ncclCommInitRank) \
   X(comm_destroy, ::dlrig::nccl::Result, (::dlrig::nccl::Comm comm), (comm), ncclCommDestroy) \
+  X(comm_abort, ::dlrig::nccl::Result, (::dlrig::nccl::Comm comm), (comm), ncclCommAbort) \
+  X(comm_get_async_error, ::dlrig::nccl::Result, (::dlrig::nccl::Comm comm, ::dlrig::nccl::Result *async_error), (comm, async_error), ncclCommGetAsyncError) \
   X(group_start, ::dlrig::nccl::Result, (), (), ncclGroupStart) \
   X(group_end, ::dlrig::nccl::Result, (), (), ncclGroupEnd) \
   X(all_reduce, ::dlrig::nccl::Result, (const void *send, void *recv, std::size_t count, ::dlrig::nccl::DataType type, ::dlrig::nccl::RedOp op, ::dlrig::nccl::Comm comm, ::dlrig::nccl::Stream stream), (send, recv, count, type, op, comm, stream), ncclAllReduce) \

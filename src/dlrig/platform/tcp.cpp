@@ -47,8 +47,15 @@ std::string address_of(const sockaddr_storage &a) {
     port = ntohs(v4->sin_port);
   } else if (a.ss_family == AF_INET6) {
     const auto *v6 = reinterpret_cast<const sockaddr_in6 *>(&a);
-    inet_ntop(AF_INET6, &v6->sin6_addr, host, sizeof host);
     port = ntohs(v6->sin6_port);
+    // An IPv4 peer of a dual-stack listener (::ffff:a.b.c.d) as its IPv4 address; IPv6 as
+    // [address]:port, the form --rendezvous takes.
+    if (IN6_IS_ADDR_V4MAPPED(&v6->sin6_addr)) {
+      inet_ntop(AF_INET, &v6->sin6_addr.s6_addr[12], host, sizeof host);
+      return fmt::format("{}:{}", host, port);
+    }
+    inet_ntop(AF_INET6, &v6->sin6_addr, host, sizeof host);
+    return fmt::format("[{}]:{}", host, port);
   }
   return fmt::format("{}:{}", host, port);
 }
@@ -123,6 +130,24 @@ Result<std::string> Socket::read_line(std::size_t max, Deadline deadline) const 
       return make_error(ErrorKind::bad_input, fmt::format("{} sent a line longer than {} bytes: {}",
                                                           peer_, max, shown()));
   }
+}
+
+Socket::Available Socket::read_available(std::size_t max) const {
+  Available a;
+  std::string buf(std::max<std::size_t>(max, 1), '\0');
+  while (a.bytes.size() < max) {
+    ssize_t n = ::recv(fd_, buf.data(), max - a.bytes.size(), MSG_DONTWAIT);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+      break;
+    if (n <= 0) { // end of stream, or the connection failed
+      a.closed = true;
+      break;
+    }
+    a.bytes.append(buf.data(), static_cast<std::size_t>(n));
+  }
+  return a;
 }
 
 Result<Socket> listen_on(int port) {

@@ -32,6 +32,13 @@ public:
   // One line without its '\n', at most `max` bytes; an error at the deadline, at end of stream
   // before a '\n', or past `max` bytes (the bytes read so far are in the message, escaped).
   Result<std::string> read_line(std::size_t max, Deadline deadline) const;
+  // What has arrived, without waiting: at most `max` bytes (empty when nothing has), and whether
+  // the peer closed its end (or the connection failed: reset, unreachable).
+  struct Available {
+    std::string bytes;
+    bool closed = false;
+  };
+  Available read_available(std::size_t max) const;
 
 private:
   int fd_ = -1;

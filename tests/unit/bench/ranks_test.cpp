@@ -1,8 +1,12 @@
 // A multi-process NCCL job's ranks (bench/ranks.hpp): the flags, torchrun's environment, and the
-// rendezvous's lines, without sockets (the CLI test runs two dlrig processes through them).
+// rendezvous's lines, without sockets (the CLI test runs two dlrig processes through them); the
+// job's links over socket pairs.
 #include "dlrig/bench/ranks.hpp"
 
 #include <gtest/gtest.h>
+
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <map>
 
@@ -141,6 +145,55 @@ TEST(Ranks, TheRendezvousLinesRoundTripAndJunkIsNamed) {
   EXPECT_NE(junk.error().message.find("h:1 is not a dlrig rank 0"), std::string::npos)
       << junk.error().message;
   EXPECT_FALSE(parse_id_line("id 00", "h:1")); // too short
+}
+
+// Rank 0's links to three ranks (socket pairs): "done" then a close is no loss, a close without
+// "done" is, an abort's reason is passed on as sent, junk is named; the others hear rank 0's tell.
+TEST(Ranks, JobLinksTellAFinishedRankFromOneThatStopped) {
+  JobLinks links;
+  std::vector<int> far; // the other ranks' ends
+  for (int r = 1; r <= 3; ++r) {
+    int fds[2];
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+    links.add(r, tcp::Socket(fds[0], "peer" + std::to_string(r)));
+    far.push_back(fds[1]);
+  }
+  auto say = [&](int r, const std::string &text) {
+    ASSERT_EQ(::write(far[static_cast<std::size_t>(r - 1)], text.data(), text.size()),
+              static_cast<ssize_t>(text.size()));
+  };
+  EXPECT_FALSE(links.lost()); // nothing sent, nothing closed
+  say(1, "do");
+  EXPECT_FALSE(links.lost()); // half a line
+  say(1, "ne\n");
+  ::close(far[0]);
+  EXPECT_FALSE(links.lost()); // rank 1 finished, then closed
+  links.tell("abort rank 0 was interrupted");
+  char got[64] = {};
+  ASSERT_GT(::read(far[1], got, sizeof got - 1), 0);
+  EXPECT_STREQ(got, "abort rank 0 was interrupted\n");
+  say(2, "abort rank 2 failed nccl.all_reduce 2 ranks 1 MiB: out of memory\n");
+  auto why = links.lost();
+  ASSERT_TRUE(why);
+  EXPECT_EQ(*why, "rank 2 failed nccl.all_reduce 2 ranks 1 MiB: out of memory");
+  ::close(far[2]);
+  why = links.lost();
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("rank 3 (peer3) closed its connection before finishing its run"),
+            std::string::npos)
+      << *why;
+  EXPECT_FALSE(links.lost()); // each loss is told once
+  ::close(far[1]);
+
+  JobLinks junk;
+  int fds[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+  junk.add(0, tcp::Socket(fds[0], "rank0host:29500"));
+  ASSERT_EQ(::write(fds[1], "GET /\n", 6), 6);
+  why = junk.lost();
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("rank 0 (rank0host:29500) sent \"GET /\""), std::string::npos) << *why;
+  ::close(fds[1]);
 }
 
 } // namespace
