@@ -408,6 +408,46 @@ TEST(BenchNcclRanksCli, RankZeroPassesTheStopOnToTheOtherRanks) {
   EXPECT_EQ(r1.err.find("fake libcuda"), std::string::npos) << r1.err;
 }
 
+// GPU 1 has 1 MiB free, a 1 MiB collective needs 2: the size is skipped, not shrunk. Alone that
+// would leave rank 0 inside the collective; the ranks vote first, so both skip it and the job
+// ends normally, rank 0 naming the rank that lacked memory.
+TEST(BenchNcclRanksCli, ASizeOneRankCannotHoldIsSkippedByEveryRank) {
+  const int port = free_port();
+  const std::string at = "127.0.0.1:" + std::to_string(port);
+  const auto env = fakes("meet_free", "nvlink.json", "two_gpus_little_free.json");
+  const auto [r0, r1] = two_ranks(
+      {"bench", "--quick", "--json", "--db", scratch("ranks_free.db").string(), "nccl.all_reduce",
+       "nccl.sendrecv", "--rank", "0", "--nranks", "2", "--rendezvous", at},
+      env,
+      {"bench", "--quick", "nccl.all_reduce", "nccl.sendrecv", "--rank", "1", "--nranks", "2",
+       "--rendezvous", at},
+      env);
+  EXPECT_EQ(r0.exit_code, 0) << r0.err << "\n--- rank 1:\n" << r1.err;
+  EXPECT_EQ(r1.exit_code, 0) << r1.err;
+  const auto results = by_id(r0);
+  ASSERT_EQ(results.size(), 2u) << r0.out;
+  for (const auto &[id, r] : results) {
+    EXPECT_EQ(r["status"], "skipped") << r.dump();
+    EXPECT_NE(r["reason"].get<std::string>().find("rank 1 has too little free device memory for "
+                                                  "this size"),
+              std::string::npos)
+        << r.dump();
+  }
+  EXPECT_NE(r1.err.find("rank 1 of 2: nccl.all_reduce 2 ranks 1 MiB: skipped: needs 2097152 B "
+                        "(2.0 MiB) of device memory on GPU 1"),
+            std::string::npos)
+      << r1.err;
+  // One process driving both GPUs: skipped with the same reason.
+  auto one = run_dlrig(
+      {"bench", "--quick", "--json", "--db", scratch("free_one.db").string(), "nccl.all_reduce"},
+      env);
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  const json r = by_id(one).at("nccl.all_reduce");
+  EXPECT_EQ(r["status"], "skipped") << r.dump();
+  EXPECT_NE(r["reason"].get<std::string>().find("of device memory on GPU 1"), std::string::npos)
+      << r.dump();
+}
+
 // Ctrl-C on rank 0 (the fake libcuda raises SIGINT during nccl.all_reduce): rank 0 finishes that
 // configuration, starts no other and exits 130 as a single run does; rank 1, already waiting in
 // nccl.all_gather, is told and stops instead of waiting for rank 0 for ever.

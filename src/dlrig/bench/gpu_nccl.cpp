@@ -33,6 +33,7 @@
 #include <fstream>
 #include <memory>
 #include <thread>
+#include <utility>
 
 namespace dlrig::bench {
 
@@ -108,6 +109,7 @@ struct Nccl {
   JobLinks links; // the rendezvous's connections to the other ranks
   // Why the job stopped (stop_job); every later benchmark fails with it.
   std::optional<std::string> stopped;
+  bool skip_agreed = false; // the Skip being thrown is one every rank throws (run)
   // The job's ranks and this process's first (the whole communicator from one process: 0).
   int world() const { return job ? job->nranks : static_cast<int>(devices.size()); }
   int first() const { return job ? job->rank : 0; }
@@ -183,6 +185,25 @@ void await(Nccl &n, const ::dlrig::EntryPoint<Fn> &query, Handle handle) {
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, std::chrono::microseconds(1000));
   }
+}
+
+// Every rank's `values`, reduced element-wise with ncclMax over the job: one ncclAllReduce on this
+// rank's GPU, waited for as await does.
+std::vector<float> job_max(const Context &ctx, Nccl &n, std::vector<float> values) {
+  Runtime &rt = Runtime::get();
+  rt.use(n.devices.front());
+  Stream stream;
+  const std::size_t bytes = values.size() * 4;
+  DeviceBuffer send(bytes), recv(bytes);
+  DLRIG_CU(memcpy_htod, send.ptr(), static_cast<const void *>(values.data()), bytes);
+  DLRIG_NC(ctx, group_start);
+  DLRIG_NC(ctx, all_reduce, reinterpret_cast<const void *>(send.ptr()),
+           reinterpret_cast<void *>(recv.ptr()), values.size(), nccl::kFloat32, nccl::kMax,
+           n.comms.front(), reinterpret_cast<nccl::Stream>(stream.get()));
+  DLRIG_NC(ctx, group_end);
+  await(n, rt.driver().api().stream_query, stream.get());
+  DLRIG_CU(memcpy_dtoh, static_cast<void *>(values.data()), recv.ptr(), bytes);
+  return values;
 }
 
 // The communicators over every usable GPU, created once (ncclCommInitAll needs every GPU's
@@ -355,6 +376,25 @@ Outcome run(const Collective &c, const Config &cfg, const Context &ctx, Sampler 
   const std::uint64_t send_n = c.op == Op::all_gather ? share : elements;
   const std::uint64_t recv_n = c.op == Op::reduce_scatter ? share : elements;
 
+  // A size whose buffers do not fit a GPU's free memory is skipped, not shrunk (the size is what
+  // is measured). In a job every rank skips it together, or the others would wait inside its
+  // collectives: the ranks vote first (ncclMax over "rank + 1" of a rank that lacks memory).
+  std::optional<std::string> short_of;
+  for (int l = 0; l < local && !short_of; ++l)
+    short_of = lacks_free_memory(
+        rt.use(n.devices[static_cast<std::size_t>(l)]), static_cast<double>(send_n + recv_n) * 4,
+        fmt::format("the send and receive buffers ({} and {} B)", send_n * 4, recv_n * 4));
+  if (n.job) {
+    const float lacking = job_max(ctx, n, {short_of ? static_cast<float>(first + 1) : 0.0f}).at(0);
+    if (lacking > 0 && !short_of)
+      short_of = fmt::format("rank {} has too little free device memory for this size (its own "
+                             "output says how much); every rank of the job skips it",
+                             static_cast<int>(lacking) - 1);
+    n.skip_agreed = short_of.has_value();
+  }
+  if (short_of)
+    throw Skip(*short_of);
+
   struct Rank {
     Device *device = nullptr;
     std::unique_ptr<DeviceBuffer> send, recv;
@@ -464,18 +504,7 @@ Outcome run(const Collective &c, const Config &cfg, const Context &ctx, Sampler 
     for (int i = 0; i < (ctx.small ? 5 : kJobSamples); ++i)
       mine.push_back(sample());
     this_rank_median = summarize(mine).median;
-    const Rank &k = rank.front();
-    rt.use(k.device->ordinal);
-    std::vector<float> times(mine.begin(), mine.end());
-    DeviceBuffer send(times.size() * 4), recv(times.size() * 4);
-    DLRIG_CU(memcpy_htod, send.ptr(), static_cast<const void *>(times.data()), times.size() * 4);
-    DLRIG_NC(ctx, group_start);
-    DLRIG_NC(ctx, all_reduce, reinterpret_cast<const void *>(send.ptr()),
-             reinterpret_cast<void *>(recv.ptr()), times.size(), nccl::kFloat32, nccl::kMax,
-             n.comms.front(), stream_of(k));
-    DLRIG_NC(ctx, group_end);
-    await(n, rt.driver().api().stream_query, k.stream->get());
-    DLRIG_CU(memcpy_dtoh, static_cast<void *>(times.data()), recv.ptr(), times.size() * 4);
+    const std::vector<float> times = job_max(ctx, n, std::vector<float>(mine.begin(), mine.end()));
     for (float t : times)
       s.add(static_cast<double>(t));
   } else
@@ -598,6 +627,13 @@ Benchmark bench_of(const Collective &c) {
             // would leave them waiting inside its collectives: it stops the job.
             try {
               return run(c, cfg, ctx, s);
+            } catch (const Skip &e) {
+              if (std::exchange(n.skip_agreed, false))
+                throw; // every rank skips this size
+              if (!n.stopped)
+                stop_job(n, fmt::format("rank {} could not run nccl.{} {}: {}", n.job->rank, c.name,
+                                        cfg.label, e.what()));
+              throw;
             } catch (const std::exception &e) {
               if (!n.stopped)
                 stop_job(n, fmt::format("rank {} failed nccl.{} {}: {}", n.job->rank, c.name,
