@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include <filesystem>
 #include <fstream>
 
@@ -730,6 +732,32 @@ TEST(BenchGpuCli, AnXidDuringACollectiveFailsIt) {
   auto ag = *result(g, "nccl.all_gather");
   EXPECT_EQ(ag["status"], "skipped") << ag.dump();
   EXPECT_NE(g.run.err.find("bench: GPU fault: GPU 1"), std::string::npos) << g.run.err;
+}
+
+// GPU 1 falls off the bus inside a collective (the fake NCCL's lose_gpu_at_op): NCCL's kernel on
+// GPU 0 would wait for GPU 1's data for ever (the fake libcuda holds GPU 0's stream, giving up
+// after DLRIG_FAKE_CUDA_HOLD_S) and the next ncclGroupEnd answers ncclUnhandledCudaError without
+// naming a GPU. dlrig asks every GPU of the communicators (GPU 1 answers its sticky error and is
+// marked lost), aborts the communicators so GPU 0's kernel returns, fails that collective naming
+// GPU 1 and skips the next (one GPU left): exit 2, the fault named.
+TEST(BenchGpuCli, AGpuLostInsideACollectiveAbortsTheCommunicators) {
+  const auto started = std::chrono::steady_clock::now();
+  auto g = bench("two_gpus.json", {"nccl.all_reduce", "nccl.all_gather"},
+                 with(fake_nccl("gpu1_lost_at_op3.json"), {"DLRIG_FAKE_CUDA_HOLD_S=60"}));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_EQ(g.run.exit_code, 2) << g.run.err;
+  auto ar = *result(g, "nccl.all_reduce");
+  EXPECT_EQ(ar["status"], "failed") << ar.dump();
+  const std::string why = ar["reason"].get<std::string>();
+  EXPECT_NE(why.find("ncclUnhandledCudaError"), std::string::npos) << why;
+  EXPECT_NE(why.find("GPU 1 (NVIDIA H100 80GB HBM3) failed"), std::string::npos) << why;
+  EXPECT_NE(why.find("the communicators were aborted (ncclCommAbort)"), std::string::npos) << why;
+  auto ag = *result(g, "nccl.all_gather");
+  EXPECT_EQ(ag["status"], "skipped") << ag.dump();
+  EXPECT_NE(g.run.err.find("bench: GPU fault: GPU 1"), std::string::npos) << g.run.err;
+  EXPECT_EQ(g.run.err.find("fake libcuda"), std::string::npos) << g.run.err; // no wait gave up
+  EXPECT_LT(seconds, 50);
 }
 
 // NCCL_ALGO / NCCL_PROTO as NCCL reads them, per collective; unset: NCCL chose (null, never a

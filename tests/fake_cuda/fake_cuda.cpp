@@ -1131,6 +1131,17 @@ extern "C" __attribute__((visibility("default"))) int dlrig_fake_cuda_hold(Strea
   return 1;
 }
 
+// For the fake NCCL ("lose_gpu_at_op"): GPU `device` falls off the bus now; every later call on
+// it answers its "lost_error". 1 when it is a GPU of the scenario.
+extern "C" __attribute__((visibility("default"))) int dlrig_fake_cuda_lose(int device) {
+  std::lock_guard<std::recursive_mutex> lock(state().mutex);
+  FakeDevice *d = device_at(device);
+  if (!d)
+    return 0;
+  d->lost = true;
+  return 1;
+}
+
 // For the fake NCCL's ncclCommInitRank (which takes the current GPU, as NCCL does): the ordinal
 // of the current context's GPU, -1 when none is current.
 extern "C" __attribute__((visibility("default"))) int dlrig_fake_cuda_current_device() {

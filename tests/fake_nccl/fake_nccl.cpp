@@ -121,6 +121,8 @@ struct State {
   AdvanceFn advance = nullptr;
   IsMemoryOfFn is_memory_of = nullptr;
   std::vector<FakeComm *> remotes; // communicators from ncclCommInitRank
+  long long local_ops = 0;         // groups of calls on one-process communicators so far
+  std::vector<Stream> held;        // their streams held by "lose_gpu_at_op"
   std::recursive_mutex mutex;
 };
 
@@ -393,6 +395,17 @@ HoldFn hold_fn() {
 }
 void progress_all();
 
+// The fake libcuda's hook that makes a GPU lost (1 when it was a GPU).
+using LoseFn = int (*)(int);
+LoseFn lose_fn() {
+  static LoseFn f = [] {
+    const char *cuda = std::getenv("DLRIG_CUDA_LIBRARY");
+    void *h = cuda ? dlopen(cuda, RTLD_NOW | RTLD_NOLOAD) : nullptr;
+    return h ? reinterpret_cast<LoseFn>(dlsym(h, "dlrig_fake_cuda_lose")) : nullptr;
+  }();
+  return f;
+}
+
 // The files operation `p` needs from the other ranks.
 std::vector<fs::path> needed(const Remote &m, const Pending &p, int rank) {
   if (p.kind == "sendrecv")
@@ -589,6 +602,23 @@ Result flush() {
   for (auto &[comm, list] : remote)
     if (Result r = execute_remote(*comm, list); r != kSuccess)
       return r;
+  // "lose_gpu_at_op" {"gpu": G, "op": N}: in one process, GPU G falls off the bus at the N-th
+  // group of calls (counted from 0): the fake libcuda answers every later call on it with its
+  // "lost_error", and the other GPUs' streams are held, as their kernels would wait for its data
+  // for ever (released by ncclCommAbort).
+  if (std::any_of(calls.begin(), calls.end(), [](const Call &c) { return !c.comm->remote; })) {
+    const long long op = s.local_ops++;
+    if (const json *lose = find(s.scenario, {"lose_gpu_at_op"});
+        lose && lose->value("op", -1LL) == op) {
+      const int gpu = lose->value("gpu", -1);
+      if (!lose_fn() || lose_fn()(gpu) != 1)
+        return kUnhandledCudaError;
+      for (const Call &c : calls)
+        if (!c.comm->remote && c.comm->device != gpu && hold_fn()(c.stream, 1, nullptr))
+          s.held.push_back(c.stream);
+      return kSuccess;
+    }
+  }
   std::vector<Call *> p2p;
   std::map<std::pair<Clique *, std::string>, std::vector<Call *>> by;
   std::vector<std::pair<Clique *, std::string>> order;
@@ -784,6 +814,10 @@ Result comm_abort(Comm comm) {
     for (const Pending &p : c->remote->pending)
       hold_fn()(p.stream, 0, nullptr);
     c->remote->pending.clear();
+  } else {
+    for (Stream st : state().held)
+      hold_fn()(st, 0, nullptr);
+    state().held.clear();
   }
   return kSuccess;
 }

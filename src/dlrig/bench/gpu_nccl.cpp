@@ -154,34 +154,104 @@ Nccl &nccl_lib(const Context &ctx) {
   throw std::runtime_error(*n.failed);
 }
 
-// Waits until `query` (cuEventQuery, cuStreamQuery) answers that `handle`'s work is done, watching
-// the job meanwhile: NCCL's asynchronous error on the communicator (what its network transport
-// reports when a peer goes away) and what the other ranks send or whether their connection closed
-// (JobLinks; over NVLink and shared memory NCCL's kernel would spin for ever). Polls every 10 us
-// at first, backing off to 1 ms.
-template <class Fn, class Handle>
-void await(Nccl &n, const ::dlrig::EntryPoint<Fn> &query, Handle handle) {
-  const cuda::Driver &d = Runtime::get().driver();
+// One process, after a configuration failed: what it queued on the other GPUs may wait for ever
+// for a GPU that failed (NCCL answers a CUDA error, ncclUnhandledCudaError, without naming the
+// GPU). Every GPU of the communicators is asked (a sticky error marks it lost, so the next
+// configurations skip it) and the communicators are aborted; the next configuration makes new
+// ones. Returns the GPUs found lost now (Runtime's words).
+std::vector<std::string> release(Nccl &n) {
+  std::vector<std::string> lost;
+  if (n.comms.empty())
+    return lost;
+  Runtime &rt = Runtime::get();
+  for (int g : n.devices) {
+    const bool before = rt.devices()[static_cast<std::size_t>(g)].lost.has_value();
+    try {
+      rt.use(g);
+    } catch (const std::exception &) {
+    }
+    if (const auto &why = rt.devices()[static_cast<std::size_t>(g)].lost; why && !before)
+      lost.push_back(*why);
+  }
+  for (nccl::Comm c : n.comms)
+    if (c && n.lib.api().comm_abort)
+      (void)n.lib.api().comm_abort(c);
+  n.comms.clear();
+  return lost;
+}
+
+// The communicators can no longer complete what was queued (a rank or a GPU is gone, NCCL
+// reported an error): each is aborted, so that NCCL's kernels waiting on the other GPUs return, and
+// `why` is thrown. In a job the job stops (stop_job); in one process the next configuration makes
+// new communicators over the GPUs still usable.
+[[noreturn]] void abandon(Nccl &n, const std::string &why) {
+  if (n.job)
+    stop_job(n, why);
+  (void)release(n);
+  throw std::runtime_error(why + "; the communicators were aborted (ncclCommAbort)");
+}
+
+// Work queued on a GPU: an event, else everything on a stream.
+struct Queued {
+  Device *device = nullptr;
+  cuda::Event event = nullptr;
+  cuda::Stream stream = nullptr;
+};
+
+// Waits until every GPU's queued work is done (cuEventQuery, cuStreamQuery), polling instead of
+// blocking: a collective never completes when one of its GPUs or ranks is gone (NCCL's kernel
+// spins on the others), so meanwhile it watches each GPU's answer (a sticky error marks that GPU
+// lost), NCCL's asynchronous error on every communicator (what its network transport reports when
+// a peer goes away) and, in a job, what the other ranks send or whether their connection closed
+// (JobLinks). Any of these abandons the communicators. Polls every 10 us at first, backing off to
+// 1 ms.
+void await(Nccl &n, std::vector<Queued> left) {
+  Runtime &rt = Runtime::get();
+  const cuda::Driver &d = rt.driver();
+  const auto &api = d.api();
   auto pause = std::chrono::microseconds(10);
   for (;;) {
-    if (!query)
-      cuda::call(d, query, handle); // throws, naming the symbol the driver lacks
-    const cuda::Result r = query(handle);
-    if (r == cuda::kSuccess)
+    for (auto q = left.begin(); q != left.end();) {
+      try {
+        rt.use(q->device->ordinal);
+      } catch (const std::exception &e) { // lost meanwhile (an Xid, a sticky error)
+        abandon(n, fmt::format("GPU {} ({}) was lost while a collective ran: {}",
+                               q->device->ordinal, q->device->name, e.what()));
+      }
+      const char *name = q->event ? api.event_query.name() : api.stream_query.name();
+      if (q->event ? !api.event_query : !api.stream_query)
+        throw cuda::Error(cuda::kErrorNotFound, name,
+                          d.library_path() + " does not export " + name + " (driver too old?)");
+      const cuda::Result r = q->event ? api.event_query(q->event) : api.stream_query(q->stream);
+      if (r == cuda::kSuccess) {
+        q = left.erase(q);
+        continue;
+      }
+      if (r != cuda::kErrorNotReady) {
+        const std::string what = std::string(name) + ": " + d.error_text(r);
+        try {
+          rt.guarded(*q->device, [&] { throw cuda::Error(r, name, what); });
+        } catch (const cuda::Error &) {
+        }
+        abandon(n, fmt::format("GPU {} ({}) answered {} while a collective ran", q->device->ordinal,
+                               q->device->name, what));
+      }
+      ++q;
+    }
+    if (left.empty())
       return;
-    if (r != cuda::kErrorNotReady)
-      throw cuda::Error(r, query.name(), std::string(query.name()) + ": " + d.error_text(r));
     for (nccl::Comm c : n.comms) {
       nccl::Result e = nccl::kSuccess;
       if (c && n.lib.api().comm_get_async_error &&
           n.lib.api().comm_get_async_error(c, &e) == nccl::kSuccess && e != nccl::kSuccess &&
           e != nccl::kInProgress)
-        stop_job(n, fmt::format("rank {}: NCCL reported {} on its communicator "
-                                "(ncclCommGetAsyncError)",
-                                n.first(), n.lib.result_text(e)));
+        abandon(n, fmt::format("{}: NCCL reported {} on its communicator "
+                               "(ncclCommGetAsyncError)",
+                               n.job ? fmt::format("rank {}", n.first()) : std::string("NCCL"),
+                               n.lib.result_text(e)));
     }
     if (auto why = n.links.lost())
-      stop_job(n, *why);
+      abandon(n, *why);
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, std::chrono::microseconds(1000));
   }
@@ -201,7 +271,7 @@ std::vector<float> job_max(const Context &ctx, Nccl &n, std::vector<float> value
            reinterpret_cast<void *>(recv.ptr()), values.size(), nccl::kFloat32, nccl::kMax,
            n.comms.front(), reinterpret_cast<nccl::Stream>(stream.get()));
   DLRIG_NC(ctx, group_end);
-  await(n, rt.driver().api().stream_query, stream.get());
+  await(n, {{&rt.use(n.devices.front()), nullptr, stream.get()}});
   DLRIG_CU(memcpy_dtoh, static_cast<void *>(values.data()), recv.ptr(), bytes);
   return values;
 }
@@ -478,23 +548,22 @@ Outcome run(const Collective &c, const Config &cfg, const Context &ctx, Sampler 
     // NVML's view of every GPU while the operations run.
     for (const Rank &k : rank)
       k.log->read();
+    std::vector<Queued> ends;
+    for (const Rank &k : rank)
+      ends.push_back({k.device, k.end->get(), nullptr});
+    await(n, ends);
     double slowest = 0;
     for (const Rank &k : rank) {
       rt.use(k.device->ordinal);
-      if (n.job)
-        await(n, rt.driver().api().event_query, k.end->get());
       slowest = std::max(slowest, elapsed(*k.start, *k.end));
     }
     return slowest / kIterations;
   };
   one(); // warm-up (NCCL sets up its channels on the first call)
-  for (const Rank &k : rank) {
-    rt.use(k.device->ordinal);
-    if (n.job)
-      await(n, rt.driver().api().stream_query, k.stream->get());
-    else
-      DLRIG_CU(stream_synchronize, k.stream->get());
-  }
+  std::vector<Queued> streams;
+  for (const Rank &k : rank)
+    streams.push_back({k.device, nullptr, k.stream->get()});
+  await(n, streams);
   // A job's samples: each the slowest rank's (nccl-tests' -a 3; its default averages the ranks):
   // every rank times its own GPU, then one ncclAllReduce(ncclMax) over the samples, after the
   // timed loop, gives every rank the job's time per sample.
@@ -621,20 +690,30 @@ Benchmark bench_of(const Collective &c) {
           configs,
           [&c](const Config &cfg, const Context &ctx, Sampler &s) {
             Nccl &n = nccl_lib(ctx);
-            if (!n.job)
-              return run(c, cfg, ctx, s);
-            // A rank that cannot run a configuration the others run (out of memory, a lost GPU)
-            // would leave them waiting inside its collectives: it stops the job.
             try {
               return run(c, cfg, ctx, s);
             } catch (const Skip &e) {
+              if (!n.job) {
+                (void)release(n);
+                throw;
+              }
               if (std::exchange(n.skip_agreed, false))
                 throw; // every rank skips this size
+              // A rank that cannot run a configuration the others run (out of memory, a lost
+              // GPU) would leave them waiting inside its collectives: it stops the job.
               if (!n.stopped)
                 stop_job(n, fmt::format("rank {} could not run nccl.{} {}: {}", n.job->rank, c.name,
                                         cfg.label, e.what()));
               throw;
             } catch (const std::exception &e) {
+              if (!n.job) {
+                const auto lost = release(n);
+                if (lost.empty())
+                  throw;
+                throw std::runtime_error(fmt::format("{} ({}); the communicators were aborted "
+                                                     "(ncclCommAbort)",
+                                                     e.what(), join(lost, "; ")));
+              }
               if (!n.stopped)
                 stop_job(n, fmt::format("rank {} failed nccl.{} {}: {}", n.job->rank, c.name,
                                         cfg.label, e.what()));
