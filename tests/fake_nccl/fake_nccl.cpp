@@ -382,15 +382,19 @@ fs::path op_file(const Remote &m, std::uint64_t seq, int rank) {
 
 Result complete(FakeComm &comm, const Pending &p);
 
+// A hook the fake libcuda exports (found by dlopen of DLRIG_CUDA_LIBRARY with RTLD_NOLOAD, the
+// copy dlrig loaded); null without it.
+template <class Fn> Fn fake_cuda_hook(const char *name) {
+  const char *cuda = std::getenv("DLRIG_CUDA_LIBRARY");
+  void *h = cuda ? dlopen(cuda, RTLD_NOW | RTLD_NOLOAD) : nullptr;
+  return h ? reinterpret_cast<Fn>(dlsym(h, name)) : nullptr;
+}
+
 // The fake libcuda's hold on a stream (its queries answer CUDA_ERROR_NOT_READY while held) and the
 // progress function it calls whenever a held stream is queried or waited for.
 using HoldFn = int (*)(Stream, int, void (*)());
 HoldFn hold_fn() {
-  static HoldFn f = [] {
-    const char *cuda = std::getenv("DLRIG_CUDA_LIBRARY");
-    void *h = cuda ? dlopen(cuda, RTLD_NOW | RTLD_NOLOAD) : nullptr;
-    return h ? reinterpret_cast<HoldFn>(dlsym(h, "dlrig_fake_cuda_hold")) : nullptr;
-  }();
+  static HoldFn f = fake_cuda_hook<HoldFn>("dlrig_fake_cuda_hold");
   return f;
 }
 void progress_all();
@@ -398,11 +402,7 @@ void progress_all();
 // The fake libcuda's hook that makes a GPU lost (1 when it was a GPU).
 using LoseFn = int (*)(int);
 LoseFn lose_fn() {
-  static LoseFn f = [] {
-    const char *cuda = std::getenv("DLRIG_CUDA_LIBRARY");
-    void *h = cuda ? dlopen(cuda, RTLD_NOW | RTLD_NOLOAD) : nullptr;
-    return h ? reinterpret_cast<LoseFn>(dlsym(h, "dlrig_fake_cuda_lose")) : nullptr;
-  }();
+  static LoseFn f = fake_cuda_hook<LoseFn>("dlrig_fake_cuda_lose");
   return f;
 }
 
