@@ -245,6 +245,9 @@ Result<UniqueId> parse_id_line(std::string_view line, std::string_view from) {
 }
 
 void JobLinks::add(int peer_rank, tcp::Socket socket) {
+  // A rank whose host vanishes sends nothing more: keep-alive probes close its connection after
+  // 5 + 2 x 3 = 11 s of silence (best effort: not every socket is TCP).
+  (void)socket.keep_alive(5, 2, 3);
   Peer p;
   p.rank = peer_rank;
   p.socket = std::move(socket);

@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -148,6 +149,14 @@ Socket::Available Socket::read_available(std::size_t max) const {
     a.bytes.append(buf.data(), static_cast<std::size_t>(n));
   }
   return a;
+}
+
+bool Socket::keep_alive(int idle, int interval, int count) const {
+  const int on = 1;
+  return ::setsockopt(fd_, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on) == 0 &&
+         ::setsockopt(fd_, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle) == 0 &&
+         ::setsockopt(fd_, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval) == 0 &&
+         ::setsockopt(fd_, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count) == 0;
 }
 
 Result<Socket> listen_on(int port) {

@@ -39,6 +39,11 @@ public:
     bool closed = false;
   };
   Available read_available(std::size_t max) const;
+  // TCP keep-alive probes after `idle` seconds of silence, every `interval` seconds, `count` of
+  // them: a peer whose host vanished (power loss, a cut link: no FIN, no RST) then reads as
+  // closed after idle + interval x count seconds, where the system's default waits two hours.
+  // False when the system refuses (a socket that is not TCP).
+  bool keep_alive(int idle, int interval, int count) const;
 
 private:
   int fd_ = -1;

@@ -5,8 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <chrono>
 
 #include <map>
 
@@ -194,6 +198,35 @@ TEST(Ranks, JobLinksTellAFinishedRankFromOneThatStopped) {
   ASSERT_TRUE(why);
   EXPECT_NE(why->find("rank 0 (rank0host:29500) sent \"GET /\""), std::string::npos) << *why;
   ::close(fds[1]);
+}
+
+// A link over TCP probes a silent peer (keep-alive after 5 s, every 2 s, 3 probes), so a rank
+// whose host vanishes without closing its connection is seen gone in about 11 s.
+TEST(Ranks, JobLinksProbeASilentPeer) {
+  auto listener = tcp::listen_on(0);
+  ASSERT_TRUE(listener) << listener.error().message;
+  sockaddr_in6 a{};
+  socklen_t len = sizeof a;
+  ASSERT_EQ(::getsockname(listener->fd(), reinterpret_cast<sockaddr *>(&a), &len), 0);
+  const int port = ntohs(a.sin6_port);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  auto client = tcp::connect_to("127.0.0.1", port, deadline);
+  ASSERT_TRUE(client) << client.error().message;
+  auto server = tcp::accept_one(*listener, deadline);
+  ASSERT_TRUE(server) << server.error().message;
+  const int fd = server->fd();
+  JobLinks links;
+  links.add(1, std::move(*server));
+  auto option = [&](int level, int name) {
+    int v = 0;
+    socklen_t l = sizeof v;
+    EXPECT_EQ(::getsockopt(fd, level, name, &v, &l), 0);
+    return v;
+  };
+  EXPECT_EQ(option(SOL_SOCKET, SO_KEEPALIVE), 1);
+  EXPECT_EQ(option(IPPROTO_TCP, TCP_KEEPIDLE), 5);
+  EXPECT_EQ(option(IPPROTO_TCP, TCP_KEEPINTVL), 2);
+  EXPECT_EQ(option(IPPROTO_TCP, TCP_KEEPCNT), 3);
 }
 
 } // namespace
