@@ -760,6 +760,24 @@ TEST(BenchGpuCli, AGpuLostInsideACollectiveAbortsTheCommunicators) {
   EXPECT_LT(seconds, 50);
 }
 
+// The same GPU failing only once everything was queued ("when": "query"): GPU 0's event waits
+// (held), GPU 1's query answers the driver's error; dlrig marks GPU 1 lost and aborts the
+// communicators instead of waiting on GPU 0.
+TEST(BenchGpuCli, AGpuThatFailsWhileACollectiveRunsIsSeenByPolling) {
+  auto g = bench("two_gpus.json", {"nccl.all_reduce", "nccl.all_gather"},
+                 with(fake_nccl("gpu1_lost_at_query.json"), {"DLRIG_FAKE_CUDA_HOLD_S=60"}));
+  EXPECT_EQ(g.run.exit_code, 2) << g.run.err;
+  auto ar = *result(g, "nccl.all_reduce");
+  EXPECT_EQ(ar["status"], "failed") << ar.dump();
+  const std::string why = ar["reason"].get<std::string>();
+  EXPECT_NE(why.find("GPU 1 (NVIDIA H100 80GB HBM3) answered cuEventQuery: CUDA_ERROR_UNKNOWN"),
+            std::string::npos)
+      << why;
+  EXPECT_NE(why.find("the communicators were aborted (ncclCommAbort)"), std::string::npos) << why;
+  EXPECT_EQ((*result(g, "nccl.all_gather"))["status"], "skipped");
+  EXPECT_EQ(g.run.err.find("fake libcuda"), std::string::npos) << g.run.err;
+}
+
 // NCCL_ALGO / NCCL_PROTO as NCCL reads them, per collective; unset: NCCL chose (null, never a
 // guess); a value NCCL's configuration file set is told apart from the environment's.
 TEST(BenchGpuCli, NcclRecordsTheAlgorithmAndProtocolRequested) {

@@ -70,6 +70,8 @@ struct FakeDevice {
   json spec;
   unsigned long long calls = 0;
   bool lost = false;
+  bool lost_at_query =
+      false;              // lost at the next cuEventQuery / cuStreamQuery (dlrig_fake_cuda_lose)
   FakeStream null_stream; // stream 0
 };
 
@@ -786,8 +788,18 @@ Result stream_synchronize(Stream stream) {
   return wait_while([&] { return pending(s); }, "cuStreamSynchronize");
 }
 
+// "lose_gpu_at_op" with "when": "query": the current GPU is lost now.
+bool lost_at_this_query() {
+  if (!g_current->lost_at_query)
+    return false;
+  g_current->lost = true;
+  return true;
+}
+
 Result stream_query(Stream stream) {
   FAKE_CONTEXT();
+  if (lost_at_this_query())
+    return static_cast<Result>(g_current->spec.value("lost_error", kErrorUnknown));
   FakeStream &s = stream_of(stream, *g_current);
   if (pending(s))
     make_progress();
@@ -834,6 +846,8 @@ Result event_query(Event event) {
   auto *e = reinterpret_cast<FakeEvent *>(event);
   if (!e)
     return kErrorInvalidHandle;
+  if (lost_at_this_query())
+    return static_cast<Result>(g_current->spec.value("lost_error", kErrorUnknown));
   if (pending(*e))
     make_progress();
   return pending(*e) ? kErrorNotReady : kSuccess;
@@ -1131,14 +1145,16 @@ extern "C" __attribute__((visibility("default"))) int dlrig_fake_cuda_hold(Strea
   return 1;
 }
 
-// For the fake NCCL ("lose_gpu_at_op"): GPU `device` falls off the bus now; every later call on
-// it answers its "lost_error". 1 when it is a GPU of the scenario.
-extern "C" __attribute__((visibility("default"))) int dlrig_fake_cuda_lose(int device) {
+// For the fake NCCL ("lose_gpu_at_op"): GPU `device` falls off the bus now, or with `at_query`
+// at its next cuEventQuery / cuStreamQuery; every later call on it answers its "lost_error". 1 when
+// it is a GPU of the scenario.
+extern "C" __attribute__((visibility("default"))) int dlrig_fake_cuda_lose(int device,
+                                                                           int at_query) {
   std::lock_guard<std::recursive_mutex> lock(state().mutex);
   FakeDevice *d = device_at(device);
   if (!d)
     return 0;
-  d->lost = true;
+  (at_query ? d->lost_at_query : d->lost) = true;
   return 1;
 }
 

@@ -399,8 +399,8 @@ HoldFn hold_fn() {
 }
 void progress_all();
 
-// The fake libcuda's hook that makes a GPU lost (1 when it was a GPU).
-using LoseFn = int (*)(int);
+// The fake libcuda's hook that makes a GPU lost, now or at its next query (1 when it was a GPU).
+using LoseFn = int (*)(int, int);
 LoseFn lose_fn() {
   static LoseFn f = fake_cuda_hook<LoseFn>("dlrig_fake_cuda_lose");
   return f;
@@ -605,13 +605,15 @@ Result flush() {
   // "lose_gpu_at_op" {"gpu": G, "op": N}: in one process, GPU G falls off the bus at the N-th
   // group of calls (counted from 0): the fake libcuda answers every later call on it with its
   // "lost_error", and the other GPUs' streams are held, as their kernels would wait for its data
-  // for ever (released by ncclCommAbort).
+  // for ever (released by ncclCommAbort). With "when": "query" GPU G keeps answering until the
+  // next cuEventQuery or cuStreamQuery on it (a GPU that fails once everything is queued).
   if (std::any_of(calls.begin(), calls.end(), [](const Call &c) { return !c.comm->remote; })) {
     const long long op = s.local_ops++;
     if (const json *lose = find(s.scenario, {"lose_gpu_at_op"});
         lose && lose->value("op", -1LL) == op) {
       const int gpu = lose->value("gpu", -1);
-      if (!lose_fn() || lose_fn()(gpu) != 1)
+      const int at_query = lose->value("when", "") == "query" ? 1 : 0;
+      if (!lose_fn() || lose_fn()(gpu, at_query) != 1)
         return kUnhandledCudaError;
       for (const Call &c : calls)
         if (!c.comm->remote && c.comm->device != gpu && hold_fn()(c.stream, 1, nullptr))
