@@ -36,6 +36,11 @@ std::vector<std::string> fake_blas(const std::string &scenario) {
   return {"DLRIG_FAKE_CUBLASLT_SCENARIO=" + fixture("fake_cublaslt/" + scenario)};
 }
 
+std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string> &b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
 struct GpuRun {
   CliRun run;
   json results = json::array();
@@ -354,7 +359,12 @@ TEST(BenchGpuCli, GemmRunsEveryPrecisionVerifiedAndStored) {
     EXPECT_EQ(d["cublaslt_version"], "12.4.5");
     EXPECT_EQ(d["cublaslt_cuda"], "12.4");
     EXPECT_EQ(d["cublaslt_found_in"], "DLRIG_CUBLASLT_LIBRARY");
-    EXPECT_EQ(d["candidates_returned"], 3);
+    // FP32, TF32, FP16 and BF16 try two layouts (TN and torch.matmul's NN), 3 candidates each;
+    // at equal speed the first layout's is kept.
+    const bool two = d["precision"] != "fp8" && d["precision"] != "int8";
+    EXPECT_EQ(d["candidates_returned"], two ? 6 : 3);
+    EXPECT_EQ(d["layouts_tried"].size(), two ? 2u : 1u);
+    EXPECT_EQ(d["layout"], "TN (A transposed, B not; column-major)");
     EXPECT_EQ(d["algorithm_rank"], 1); // the scenario's second candidate is the fastest
     EXPECT_NEAR(d["gain_over_first_candidate"].get<double>(), 1 / 0.9 - 1, 1e-3);
     EXPECT_EQ(d["verified_entries"], 64);
@@ -375,6 +385,29 @@ TEST(BenchGpuCli, GemmRunsEveryPrecisionVerifiedAndStored) {
   ASSERT_EQ(table.exit_code, 0) << table.err;
   EXPECT_NE(table.out.find("gpu.gemm.bf16"), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("TFLOP/s"), std::string::npos) << table.out;
+}
+
+// A library whose kernels for torch.matmul's layout (NN: row-major operands) are faster: that
+// layout is kept, and D, now row-major, is read and verified as such.
+TEST(BenchGpuCli, GemmKeepsTheFasterLayout) {
+  auto g =
+      bench("one_gpu.json", {"gpu.gemm.bf16", "gpu.gemm.fp8"}, fake_blas("h100_nn_faster.json"));
+  ASSERT_EQ(g.run.exit_code, 0) << g.run.err;
+  for (auto &r : g.results) {
+    ASSERT_EQ(r["status"], "measured") << r.dump();
+    const auto &d = r["details"];
+    if (d["precision"] == "bf16") {
+      EXPECT_EQ(d["layout"], "NN (row-major operands, as torch.matmul calls cuBLAS)") << r.dump();
+      EXPECT_NEAR(r["rate"]["median"].get<double>(), 790 * 1.2, 790 * 1.2 * 0.01) << r.dump();
+    } else { // FP8 runs in TN only
+      EXPECT_EQ(d["layout"], "TN (A transposed, B not; column-major)") << r.dump();
+      EXPECT_NEAR(r["rate"]["median"].get<double>(), 1400, 14) << r.dump();
+    }
+  }
+  // The same with D damaged: the NN result's verification reads D where NN writes it.
+  auto bad = bench("one_gpu.json", {"gpu.gemm.bf16"},
+                   with(fake_blas("h100_nn_faster.json"), {"DLRIG_BENCH_CORRUPT=1"}));
+  EXPECT_EQ(bad.run.exit_code, 2) << bad.run.err;
 }
 
 TEST(BenchGpuCli, GemmNotSupportedSkipsAndAWrongResultExitsTwo) {
@@ -484,17 +517,18 @@ TEST(BenchGpuCli, GemmOutOfMemoryStepsDownAndSaysSo) {
 // ---- free memory: a configuration the GPU cannot hold is skipped, naming the bytes ----------
 
 TEST(BenchGpuCli, AGemmShapeTheFreeMemoryCannotHoldIsSkippedNamingTheBytes) {
-  // 35012608 B free: 256^3 in FP32 needs the 32 MiB workspace, the 1 MiB L2 flush and 3 x 256 KiB.
+  // 35012608 B free: 256^3 in FP32 needs the 32 MiB workspace, the 1 MiB L2 flush and 4 x 256 KiB
+  // (A, B in both layouts, D).
   auto g = bench("gemm_out_of_memory.json", {"gpu.gemm.fp32"});
   ASSERT_EQ(g.run.exit_code, 0) << g.run.err;
   ASSERT_EQ(g.results.size(), 2u) << g.results.dump();
   for (auto &r : g.results)
     EXPECT_EQ(r["status"], "skipped") << r.dump();
   EXPECT_EQ(g.results.at(0)["reason"],
-            "needs 35389440 B (33.8 MiB) of device memory on GPU 0 (NVIDIA H100 80GB HBM3) for "
-            "fp32 256x256x256 (A, B, D, the 32 MiB workspace and the 1 MiB L2 flush); 35012608 B "
-            "(33.4 MiB) of 80.0 GiB free, and a tenth of that stays for the driver and other "
-            "processes");
+            "needs 35651584 B (34.0 MiB) of device memory on GPU 0 (NVIDIA H100 80GB HBM3) for "
+            "fp32 256x256x256 (A, B in both layouts, D, the 32 MiB workspace and the 1 MiB L2 "
+            "flush); 35012608 B (33.4 MiB) of 80.0 GiB free, and a tenth of that stays for the "
+            "driver and other processes");
 }
 
 TEST(BenchGpuCli, TransfersTheFreeMemoryCannotHoldAreSkippedNamingTheBytes) {
@@ -621,11 +655,6 @@ TEST(BenchGpuCli, NcclWrongDataExitsTwoAndAFailedCallFailsThatCollective) {
     return e;
   }());
   EXPECT_EQ(hook.run.exit_code, 2) << hook.run.err;
-}
-
-std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string> &b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
 }
 
 std::vector<std::string> fake_nvml(const std::string &scenario) {

@@ -16,6 +16,7 @@
 // "algorithms" [speed factor per heuristic candidate, first = the heuristic's first; default
 // [1]], "not_supported" [precisions the heuristic finds no algorithm for], "refuse" [precisions
 // whose matmul answers NOT_SUPPORTED for every algorithm], "wrong" [precisions whose D is off],
+// "layout_speed" {"TN"|"NN"|"NT"|"TT": factor} (a layout's kernels faster or slower),
 // "errors" {symbol: status}, "ignore_scales" [precisions whose matmul accepts the A/B scale
 // pointers but computes D as if they were 1, as a library that dropped them would].
 //
@@ -497,8 +498,14 @@ Status matmul(Handle handle, MatmulDesc desc, const void *alpha, const void *a, 
   for (std::uint64_t j = 0; j < n; ++j)
     for (std::uint64_t i = 0; i < m; ++i)
       dlrig::bench::gemm::write_element(ec, out[j * m + i], pd + (j * ld->ld + i) * sc);
+  // "layout_speed" {"NN": factor, ...}: a speed factor per layout (op(A), op(B)), as a library
+  // whose kernels for one layout are faster than for another.
+  const std::string layout =
+      std::string(op->trans_a == kOpT ? "T" : "N") + (op->trans_b == kOpT ? "T" : "N");
+  const json *speed = find(s.scenario, {"layout_speed", layout.c_str()});
   const double rate = find(s.scenario, {"tflops", precision.c_str()})->get<double>() * 1e12 *
-                      algos[static_cast<std::size_t>(index - 1)];
+                      algos[static_cast<std::size_t>(index - 1)] *
+                      (speed ? speed->get<double>() : 1.0);
   if (!(rate > 0))
     return kNotSupported;
   const double seconds =

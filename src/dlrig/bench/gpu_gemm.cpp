@@ -310,26 +310,33 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
     // A shape the GPU's free memory cannot hold is skipped, naming the bytes (a smaller shape is
     // another measurement; the sweep has its own); stepping down stays for allocations that fail
     // although cuMemGetInfo said they fit, or when it does not answer.
-    const double needed = static_cast<double>(kWorkspaceBytes + flush_bytes) +
-                          static_cast<double>(k * m * ab + k * n * ab + m * n * cd);
+    // FP32, TF32, FP16 and BF16 also try torch.matmul's layout, which needs B a second time.
+    const bool both_layouts = !p.scaled && !p.integer;
+    const double needed =
+        static_cast<double>(kWorkspaceBytes + flush_bytes) +
+        static_cast<double>(k * m * ab + (both_layouts ? 2 : 1) * k * n * ab + m * n * cd);
     if (auto why = lacks_free_memory(
             d, needed,
-            fmt::format("{} {}x{}x{} (A, B, D, the {} MiB workspace and the {} MiB L2 flush)",
-                        p.name, m, n, k, kWorkspaceBytes >> 20, flush_bytes >> 20)))
+            fmt::format("{} {}x{}x{} (A, B{}, D, the {} MiB workspace and the {} MiB L2 flush)",
+                        p.name, m, n, k, both_layouts ? " in both layouts" : "",
+                        kWorkspaceBytes >> 20, flush_bytes >> 20)))
       throw Skip(*why);
     auto work = std::make_unique<DeviceBuffer>(kWorkspaceBytes);
     auto flush = std::make_unique<DeviceBuffer>(flush_bytes);
-    std::unique_ptr<DeviceBuffer> da, db, dd;
+    std::unique_ptr<DeviceBuffer> da, db, db_rows, dd;
     const std::uint64_t m0 = m, n0 = n, k0 = k;
     for (;;) {
       try {
         da = std::make_unique<DeviceBuffer>(k * m * ab);
         db = std::make_unique<DeviceBuffer>(k * n * ab);
+        if (both_layouts)
+          db_rows = std::make_unique<DeviceBuffer>(k * n * ab);
         dd = std::make_unique<DeviceBuffer>(m * n * cd);
         break;
       } catch (const cuda::Error &e) {
         da.reset();
         db.reset();
+        db_rows.reset();
         dd.reset();
         if (e.code() != cuda::kErrorOutOfMemory || std::min({m, n, k}) / 2 < 64)
           throw;
@@ -368,49 +375,121 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
     }
     DLRIG_CU(memcpy_htod, da->ptr(), static_cast<const void *>(ha.data()), ha.size());
     DLRIG_CU(memcpy_htod, db->ptr(), static_cast<const void *>(hb.data()), hb.size());
-
-    // The operation: D (m x n) = A^T (m x k) . B (k x n), column-major.
-    Descriptors desc{ctx};
-    const int trans_a = lt::kOpT, trans_b = lt::kOpN;
-    DLRIG_LT(ctx, matmul_desc_create, &desc.op, p.compute, p.scale);
-    DLRIG_LT(ctx, matmul_desc_set_attribute, desc.op, lt::kDescTransA,
-             static_cast<const void *>(&trans_a), sizeof trans_a);
-    DLRIG_LT(ctx, matmul_desc_set_attribute, desc.op, lt::kDescTransB,
-             static_cast<const void *>(&trans_b), sizeof trans_b);
-    if (scales) {
-      // The attribute's value is the device pointer itself. No D scale: it converts the result
-      // into an FP8 D's range, and D is BF16 here (docs/bench.md, "FP8 scales").
-      const void *a_scale = reinterpret_cast<const void *>(scales->ptr());
-      const void *b_scale = reinterpret_cast<const void *>(scales->ptr() + kScaleAlign);
-      DLRIG_LT(ctx, matmul_desc_set_attribute, desc.op, lt::kDescAScalePointer,
-               static_cast<const void *>(&a_scale), sizeof a_scale);
-      DLRIG_LT(ctx, matmul_desc_set_attribute, desc.op, lt::kDescBScalePointer,
-               static_cast<const void *>(&b_scale), sizeof b_scale);
+    if (db_rows) {
+      // B row by row (k rows of n), as torch stores a k x n tensor.
+      std::vector<unsigned char> rows(hb.size());
+      for (std::uint64_t j = 0; j < n; ++j)
+        for (std::uint64_t kk = 0; kk < k; ++kk)
+          std::memcpy(&rows[(kk * n + j) * ab], &hb[(j * k + kk) * ab], ab);
+      DLRIG_CU(memcpy_htod, db_rows->ptr(), static_cast<const void *>(rows.data()), rows.size());
     }
-    DLRIG_LT(ctx, matrix_layout_create, &desc.a, p.ab, k, m, static_cast<std::int64_t>(k));
-    DLRIG_LT(ctx, matrix_layout_create, &desc.b, p.ab, k, n, static_cast<std::int64_t>(k));
-    DLRIG_LT(ctx, matrix_layout_create, &desc.c, p.cd, m, n, static_cast<std::int64_t>(m));
-    DLRIG_LT(ctx, preference_create, &desc.pref);
-    const std::uint64_t workspace = kWorkspaceBytes;
-    DLRIG_LT(ctx, preference_set_attribute, desc.pref, lt::kPrefMaxWorkspaceBytes,
-             static_cast<const void *>(&workspace), sizeof workspace);
-    lt::Handle h = handle_for(ctx, d);
 
-    std::vector<lt::HeuristicResult> found(kCandidates);
-    int returned = 0;
+    // The operation, in each layout tried (docs/bench.md "Layout"):
+    //  TN: D (m x n, column-major) = A^T . B with A stored k x m and B k x n (FP8's and INT8's
+    //      only layout);
+    //  NN as torch.matmul calls cuBLAS for row-major tensors: D^T (n x m, column-major, i.e. D
+    //      row-major) = B_rows . A, both untransposed, B_rows being B stored row by row.
+    struct Layout {
+      const char *name;
+      int trans_a, trans_b;
+      std::uint64_t rows_a, cols_a, ld_a, rows_b, cols_b, ld_b, rows_d, cols_d, ld_d;
+      const DeviceBuffer *first, *second; // the matmul's A and B
+      bool d_row_major;                   // D's entry (i, j) at i * n + j
+      std::unique_ptr<Descriptors> desc;
+      std::vector<lt::HeuristicResult> found;
+    };
+    std::vector<Layout> layouts;
+    layouts.push_back({"TN (A transposed, B not; column-major)",
+                       lt::kOpT,
+                       lt::kOpN,
+                       k,
+                       m,
+                       k,
+                       k,
+                       n,
+                       k,
+                       m,
+                       n,
+                       m,
+                       da.get(),
+                       db.get(),
+                       false,
+                       nullptr,
+                       {}});
+    if (db_rows)
+      layouts.push_back({"NN (row-major operands, as torch.matmul calls cuBLAS)",
+                         lt::kOpN,
+                         lt::kOpN,
+                         n,
+                         k,
+                         n,
+                         k,
+                         m,
+                         k,
+                         n,
+                         m,
+                         n,
+                         db_rows.get(),
+                         da.get(),
+                         true,
+                         nullptr,
+                         {}});
+    lt::Handle h = handle_for(ctx, d);
     const auto &lib = blas(ctx).lib;
-    lt::Status hs = lib.api().algo_get_heuristic(h, desc.op, desc.a, desc.b, desc.c, desc.c,
-                                                 desc.pref, kCandidates, found.data(), &returned);
     const std::string shape = fmt::format("{} {}x{}x{}", p.name, m, n, k);
-    if (hs == lt::kNotSupported || (hs == lt::kSuccess && returned <= 0))
-      throw Skip(fmt::format("cuBLASLt has no algorithm for {} on GPU {} ({}, compute capability "
-                             "{}.{}){}",
-                             shape, d.ordinal, d.name, d.cc_major, d.cc_minor,
-                             hs == lt::kSuccess ? "" : ": " + lib.status_text(hs)));
-    if (hs != lt::kSuccess)
-      throw lt::Error(hs, "cublasLtMatmulAlgoGetHeuristic",
-                      "cublasLtMatmulAlgoGetHeuristic: " + lib.status_text(hs));
-    found.resize(static_cast<std::size_t>(returned));
+    std::size_t returned_total = 0;
+    lt::Status first_status = lt::kSuccess;
+    for (Layout &l : layouts) {
+      l.desc = std::make_unique<Descriptors>(Descriptors{ctx});
+      Descriptors &desc = *l.desc;
+      DLRIG_LT(ctx, matmul_desc_create, &desc.op, p.compute, p.scale);
+      DLRIG_LT(ctx, matmul_desc_set_attribute, desc.op, lt::kDescTransA,
+               static_cast<const void *>(&l.trans_a), sizeof l.trans_a);
+      DLRIG_LT(ctx, matmul_desc_set_attribute, desc.op, lt::kDescTransB,
+               static_cast<const void *>(&l.trans_b), sizeof l.trans_b);
+      if (scales) {
+        // The attribute's value is the device pointer itself. No D scale: it converts the
+        // result into an FP8 D's range, and D is BF16 here (docs/bench.md, "FP8 scales").
+        const void *a_scale = reinterpret_cast<const void *>(scales->ptr());
+        const void *b_scale = reinterpret_cast<const void *>(scales->ptr() + kScaleAlign);
+        DLRIG_LT(ctx, matmul_desc_set_attribute, desc.op, lt::kDescAScalePointer,
+                 static_cast<const void *>(&a_scale), sizeof a_scale);
+        DLRIG_LT(ctx, matmul_desc_set_attribute, desc.op, lt::kDescBScalePointer,
+                 static_cast<const void *>(&b_scale), sizeof b_scale);
+      }
+      DLRIG_LT(ctx, matrix_layout_create, &desc.a, p.ab, l.rows_a, l.cols_a,
+               static_cast<std::int64_t>(l.ld_a));
+      DLRIG_LT(ctx, matrix_layout_create, &desc.b, p.ab, l.rows_b, l.cols_b,
+               static_cast<std::int64_t>(l.ld_b));
+      DLRIG_LT(ctx, matrix_layout_create, &desc.c, p.cd, l.rows_d, l.cols_d,
+               static_cast<std::int64_t>(l.ld_d));
+      DLRIG_LT(ctx, preference_create, &desc.pref);
+      const std::uint64_t workspace = kWorkspaceBytes;
+      DLRIG_LT(ctx, preference_set_attribute, desc.pref, lt::kPrefMaxWorkspaceBytes,
+               static_cast<const void *>(&workspace), sizeof workspace);
+      l.found.resize(kCandidates);
+      int returned = 0;
+      lt::Status hs =
+          lib.api().algo_get_heuristic(h, desc.op, desc.a, desc.b, desc.c, desc.c, desc.pref,
+                                       kCandidates, l.found.data(), &returned);
+      if (&l == &layouts.front())
+        first_status = hs;
+      if (hs == lt::kNotSupported || (hs == lt::kSuccess && returned <= 0)) {
+        l.found.clear(); // this layout has no algorithm here
+        continue;
+      }
+      if (hs != lt::kSuccess)
+        throw lt::Error(hs, "cublasLtMatmulAlgoGetHeuristic",
+                        "cublasLtMatmulAlgoGetHeuristic: " + lib.status_text(hs));
+      l.found.resize(static_cast<std::size_t>(returned));
+      returned_total += l.found.size();
+    }
+    if (returned_total == 0)
+      throw Skip(
+          fmt::format("cuBLASLt has no algorithm for {} on GPU {} ({}, compute capability "
+                      "{}.{}){}",
+                      shape, d.ordinal, d.name, d.cc_major, d.cc_minor,
+                      first_status == lt::kSuccess ? "" : ": " + lib.status_text(first_status)));
 
     const float alpha_f = 1, beta_f = 0;
     const std::int32_t alpha_i = 1, beta_i = 0;
@@ -418,66 +497,73 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
     const void *beta = p.integer ? static_cast<const void *>(&beta_i) : &beta_f;
     Stream stream;
     auto as_ptr = [](cuda::DevicePtr x) { return reinterpret_cast<void *>(x); };
-    auto matmul = [&](const lt::MatmulAlgo &algo) {
-      return lib.api().matmul(h, desc.op, alpha, as_ptr(da->ptr()), desc.a, as_ptr(db->ptr()),
-                              desc.b, beta, as_ptr(dd->ptr()), desc.c, as_ptr(dd->ptr()), desc.c,
-                              &algo, as_ptr(work->ptr()), kWorkspaceBytes,
-                              reinterpret_cast<lt::Stream>(stream.get()));
+    auto matmul = [&](const Layout &l, const lt::MatmulAlgo &algo) {
+      const Descriptors &desc = *l.desc;
+      return lib.api().matmul(h, desc.op, alpha, as_ptr(l.first->ptr()), desc.a,
+                              as_ptr(l.second->ptr()), desc.b, beta, as_ptr(dd->ptr()), desc.c,
+                              as_ptr(dd->ptr()), desc.c, &algo, as_ptr(work->ptr()),
+                              kWorkspaceBytes, reinterpret_cast<lt::Stream>(stream.get()));
     };
     // One cold run: L2 flushed on the stream first, then the matmul between the events.
-    auto cold = [&](const lt::MatmulAlgo &algo) {
+    auto cold = [&](const Layout &l, const lt::MatmulAlgo &algo) {
       DLRIG_CU(memset_d8_async, flush->ptr(), static_cast<unsigned char>(0), flush_bytes,
                stream.get());
       lt::Status st = lt::kSuccess;
-      Timed t = time_streams(d, {&stream}, [&] { st = matmul(algo); });
+      Timed t = time_streams(d, {&stream}, [&] { st = matmul(l, algo); });
       if (st != lt::kSuccess)
         throw lt::Error(st, "cublasLtMatmul", "cublasLtMatmul: " + lib.status_text(st));
       return t;
     };
 
-    // The heuristic's candidates, each warmed up and timed; the fastest is kept.
-    std::optional<std::size_t> best;
+    // The heuristic's candidates of every layout, each warmed up and timed; the fastest is kept.
+    std::optional<std::pair<std::size_t, std::size_t>> best; // layout, rank in its list
     double best_s = 0;
-    std::optional<double> first_s;
+    std::optional<double> first_s; // the first layout's first candidate
     std::string last_refusal;
     int tried = 0;
-    for (std::size_t i = 0; i < found.size(); ++i) {
-      if (found[i].state != lt::kSuccess || found[i].workspace_size > kWorkspaceBytes)
-        continue;
-      if (lt::Status st = matmul(found[i].algo); st != lt::kSuccess) { // warm-up
-        if (st != lt::kNotSupported && st != lt::kInvalidValue)
-          throw lt::Error(st, "cublasLtMatmul", "cublasLtMatmul: " + lib.status_text(st));
-        last_refusal = lib.status_text(st);
-        continue;
-      }
-      ++tried;
-      // A GEMM of microseconds gets more runs, so that noise does not pick its candidate.
-      // Extra runs stop after kTrialWallSeconds of wall clock too: they are for GEMMs of a few
-      // microseconds, whose runs cost tens of microseconds each, not for slow drivers.
-      std::vector<double> t;
-      double spent = 0;
-      const auto began = std::chrono::steady_clock::now();
-      auto wall = [&] {
-        return std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
-      };
-      while (static_cast<int>(t.size()) < kTrialRuns ||
-             (spent < kTrialSeconds && static_cast<int>(t.size()) < kMaxTrialRuns &&
-              wall() < kTrialWallSeconds)) {
-        t.push_back(cold(found[i].algo).seconds);
-        spent += t.back();
-      }
-      double med = summarize(t).median;
-      if (!first_s)
-        first_s = med;
-      if (!best || med < best_s) {
-        best = i;
-        best_s = med;
+    for (std::size_t li = 0; li < layouts.size(); ++li) {
+      const Layout &l = layouts[li];
+      for (std::size_t i = 0; i < l.found.size(); ++i) {
+        const lt::HeuristicResult &f = l.found[i];
+        if (f.state != lt::kSuccess || f.workspace_size > kWorkspaceBytes)
+          continue;
+        if (lt::Status st = matmul(l, f.algo); st != lt::kSuccess) { // warm-up
+          if (st != lt::kNotSupported && st != lt::kInvalidValue)
+            throw lt::Error(st, "cublasLtMatmul", "cublasLtMatmul: " + lib.status_text(st));
+          last_refusal = lib.status_text(st);
+          continue;
+        }
+        ++tried;
+        // A GEMM of microseconds gets more runs, so that noise does not pick its candidate.
+        // Extra runs stop after kTrialWallSeconds of wall clock too: they are for GEMMs of a few
+        // microseconds, whose runs cost tens of microseconds each, not for slow drivers.
+        std::vector<double> t;
+        double spent = 0;
+        const auto began = std::chrono::steady_clock::now();
+        auto wall = [&] {
+          return std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+        };
+        while (static_cast<int>(t.size()) < kTrialRuns ||
+               (spent < kTrialSeconds && static_cast<int>(t.size()) < kMaxTrialRuns &&
+                wall() < kTrialWallSeconds)) {
+          t.push_back(cold(l, f.algo).seconds);
+          spent += t.back();
+        }
+        double med = summarize(t).median;
+        if (!first_s && li == 0)
+          first_s = med;
+        if (!best || med < best_s) {
+          best = std::make_pair(li, i);
+          best_s = med;
+        }
       }
     }
     if (!best)
       throw Skip(fmt::format("cuBLASLt refused every candidate algorithm for {} on GPU {} ({}){}",
                              shape, d.ordinal, d.name,
                              last_refusal.empty() ? "" : ": " + last_refusal));
+    const Layout &chosen = layouts[best->first];
+    const lt::MatmulAlgo &chosen_algo = chosen.found[best->second].algo;
 
     // --long: the SM clock, temperature and power read every 5 s between samples, so the result
     // shows the clock falling as the card heats (benchmarking.md §5 rule 9).
@@ -491,7 +577,7 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
     bool gated = false;
     StateLog log(d); // NVML read during every timed sample
     while (s.more()) {
-      Timed t = cold(found[*best].algo);
+      Timed t = cold(chosen, chosen_algo);
       gated = t.gated;
       s.add(t.seconds);
       if (sustained && since() >= next_reading) {
@@ -518,7 +604,7 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
         o.details, d,
         [&] {
           for (int i = 0; i < busy_runs; ++i)
-            if (lt::Status st = matmul(found[*best].algo); st != lt::kSuccess)
+            if (lt::Status st = matmul(chosen, chosen_algo); st != lt::kSuccess)
               throw lt::Error(st, "cublasLtMatmul", "cublasLtMatmul: " + lib.status_text(st));
         },
         [&] { DLRIG_CU(stream_synchronize, stream.get()); });
@@ -526,7 +612,8 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
     std::vector<gemm::Entry> entries = gemm::sample_entries(m, n, kSampledEntries, seed);
     for (auto &e : entries) {
       unsigned char raw[4] = {};
-      DLRIG_CU(memcpy_dtoh, static_cast<void *>(raw), dd->ptr() + (e.j * m + e.i) * cd, cd);
+      const std::uint64_t at = chosen.d_row_major ? e.i * n + e.j : e.j * m + e.i;
+      DLRIG_CU(memcpy_dtoh, static_cast<void *>(raw), dd->ptr() + at * cd, cd);
       e.got = gemm::read_element(p.cd_element, raw);
     }
     if (ctx.corrupt && !entries.empty())
@@ -568,13 +655,20 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
                  {"m", m},
                  {"n", n},
                  {"k", k},
-                 {"layout", "TN (A transposed, B not; column-major)"},
+                 {"layout", chosen.name},
+                 {"layouts_tried",
+                  [&] {
+                    Json names = Json::array();
+                    for (const Layout &l : layouts)
+                      names.push_back(l.name);
+                    return names;
+                  }()},
                  {"cublaslt_version", lt::version_text(lib.version())},
                  {"cublaslt_library", lib.path()},
                  {"cublaslt_found_in", lib.origin()},
-                 {"candidates_returned", found.size()},
+                 {"candidates_returned", returned_total},
                  {"candidates_timed", tried},
-                 {"algorithm_rank", *best}, // 0 = the heuristic's first choice
+                 {"algorithm_rank", best->second}, // 0 = the heuristic's first in its layout
                  {"workspace_bytes", kWorkspaceBytes},
                  {"l2_flush_bytes", flush_bytes},
                  {"inputs", p.scaled ? "random normal N(0,1), scaled per tensor into E4M3's range "
