@@ -440,7 +440,7 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
     std::size_t returned_total = 0;
     lt::Status first_status = lt::kSuccess;
     for (Layout &l : layouts) {
-      l.desc = std::make_unique<Descriptors>(ctx);
+      l.desc.reset(new Descriptors{ctx}); // an aggregate: clang has no make_unique for it
       Descriptors &desc = *l.desc;
       DLRIG_LT(ctx, matmul_desc_create, &desc.op, p.compute, p.scale);
       DLRIG_LT(ctx, matmul_desc_set_attribute, desc.op, lt::kDescTransA,
