@@ -389,51 +389,38 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
     //      only layout);
     //  NN as torch.matmul calls cuBLAS for row-major tensors: D^T (n x m, column-major, i.e. D
     //      row-major) = B_rows . A, both untransposed, B_rows being B stored row by row.
+    struct Stored {
+      std::uint64_t rows, cols, ld; // as stored, column-major
+    };
     struct Layout {
-      const char *name;
-      int trans_a, trans_b;
-      std::uint64_t rows_a, cols_a, ld_a, rows_b, cols_b, ld_b, rows_d, cols_d, ld_d;
-      const DeviceBuffer *first, *second; // the matmul's A and B
-      bool d_row_major;                   // D's entry (i, j) at i * n + j
-      std::unique_ptr<Descriptors> desc;
-      std::vector<lt::HeuristicResult> found;
+      const char *name = nullptr;
+      int trans_a = lt::kOpN, trans_b = lt::kOpN;
+      Stored a, b, d;
+      const DeviceBuffer *first = nullptr, *second = nullptr; // the matmul's A and B
+      bool d_row_major = false;                               // D's entry (i, j) at i * n + j
+      std::unique_ptr<Descriptors> desc = nullptr;
+      std::vector<lt::HeuristicResult> found = {};
     };
     std::vector<Layout> layouts;
-    layouts.push_back({"TN (A transposed, B not; column-major)",
-                       lt::kOpT,
-                       lt::kOpN,
-                       k,
-                       m,
-                       k,
-                       k,
-                       n,
-                       k,
-                       m,
-                       n,
-                       m,
-                       da.get(),
-                       db.get(),
-                       false,
-                       nullptr,
-                       {}});
+    layouts.push_back({.name = "TN (A transposed, B not; column-major)",
+                       .trans_a = lt::kOpT,
+                       .trans_b = lt::kOpN,
+                       .a = {k, m, k},
+                       .b = {k, n, k},
+                       .d = {m, n, m},
+                       .first = da.get(),
+                       .second = db.get(),
+                       .d_row_major = false});
     if (db_rows)
-      layouts.push_back({"NN (row-major operands, as torch.matmul calls cuBLAS)",
-                         lt::kOpN,
-                         lt::kOpN,
-                         n,
-                         k,
-                         n,
-                         k,
-                         m,
-                         k,
-                         n,
-                         m,
-                         n,
-                         db_rows.get(),
-                         da.get(),
-                         true,
-                         nullptr,
-                         {}});
+      layouts.push_back({.name = "NN (row-major operands, as torch.matmul calls cuBLAS)",
+                         .trans_a = lt::kOpN,
+                         .trans_b = lt::kOpN,
+                         .a = {n, k, n},
+                         .b = {k, m, k},
+                         .d = {n, m, n},
+                         .first = db_rows.get(),
+                         .second = da.get(),
+                         .d_row_major = true});
     lt::Handle h = handle_for(ctx, d);
     const auto &lib = blas(ctx).lib;
     const std::string shape = fmt::format("{} {}x{}x{}", p.name, m, n, k);
@@ -457,12 +444,12 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
         DLRIG_LT(ctx, matmul_desc_set_attribute, desc.op, lt::kDescBScalePointer,
                  static_cast<const void *>(&b_scale), sizeof b_scale);
       }
-      DLRIG_LT(ctx, matrix_layout_create, &desc.a, p.ab, l.rows_a, l.cols_a,
-               static_cast<std::int64_t>(l.ld_a));
-      DLRIG_LT(ctx, matrix_layout_create, &desc.b, p.ab, l.rows_b, l.cols_b,
-               static_cast<std::int64_t>(l.ld_b));
-      DLRIG_LT(ctx, matrix_layout_create, &desc.c, p.cd, l.rows_d, l.cols_d,
-               static_cast<std::int64_t>(l.ld_d));
+      DLRIG_LT(ctx, matrix_layout_create, &desc.a, p.ab, l.a.rows, l.a.cols,
+               static_cast<std::int64_t>(l.a.ld));
+      DLRIG_LT(ctx, matrix_layout_create, &desc.b, p.ab, l.b.rows, l.b.cols,
+               static_cast<std::int64_t>(l.b.ld));
+      DLRIG_LT(ctx, matrix_layout_create, &desc.c, p.cd, l.d.rows, l.d.cols,
+               static_cast<std::int64_t>(l.d.ld));
       DLRIG_LT(ctx, preference_create, &desc.pref);
       const std::uint64_t workspace = kWorkspaceBytes;
       DLRIG_LT(ctx, preference_set_attribute, desc.pref, lt::kPrefMaxWorkspaceBytes,

@@ -109,7 +109,9 @@ struct Nccl {
   JobLinks links; // the rendezvous's connections to the other ranks
   // Why the job stopped (stop_job); every later benchmark fails with it.
   std::optional<std::string> stopped;
-  bool skip_agreed = false; // the Skip being thrown is one every rank throws (run)
+  // The Skip being thrown was decided before anything was queued (run): in a job every rank
+  // throws it, in one process no communicator waits on it.
+  bool skip_before_queueing = false;
   // The job's ranks and this process's first (the whole communicator from one process: 0).
   int world() const { return job ? job->nranks : static_cast<int>(devices.size()); }
   int first() const { return job ? job->rank : 0; }
@@ -138,16 +140,22 @@ Nccl &nccl_lib(const Context &ctx) {
 #define DLRIG_NC(ctx, field, ...)                                                                  \
   ::dlrig::nccl::call(nccl_lib(ctx).lib, nccl_lib(ctx).lib.api().field __VA_OPT__(, ) __VA_ARGS__)
 
+// Every communicator aborted (NCCL's kernels still waiting return, its resources are freed) and
+// forgotten: the next configuration makes new ones, unless the job stopped.
+void abort_all(Nccl &n) {
+  for (nccl::Comm c : n.comms)
+    if (c && n.lib.api().comm_abort)
+      (void)n.lib.api().comm_abort(c);
+  n.comms.clear();
+}
+
 // A job stops here: the communicator aborted (NCCL's kernels that wait for a rank that will never
 // join return, and its resources are freed), the reason kept for every later benchmark, the other
 // ranks told (rank 0 passes it on to the rest). Throws the reason.
 [[noreturn]] void stop_job(Nccl &n, const std::string &why) {
   if (!n.stopped) {
     n.stopped = why;
-    for (nccl::Comm c : n.comms)
-      if (c && n.lib.api().comm_abort)
-        (void)n.lib.api().comm_abort(c);
-    n.comms.clear();
+    abort_all(n);
     n.failed = fmt::format("the job stopped: {}; this rank aborted its NCCL communicator", why);
     n.links.tell("abort " + why);
   }
@@ -173,10 +181,7 @@ std::vector<std::string> release(Nccl &n) {
     if (const auto &why = rt.devices()[static_cast<std::size_t>(g)].lost; why && !before)
       lost.push_back(*why);
   }
-  for (nccl::Comm c : n.comms)
-    if (c && n.lib.api().comm_abort)
-      (void)n.lib.api().comm_abort(c);
-  n.comms.clear();
+  abort_all(n);
   return lost;
 }
 
@@ -260,8 +265,7 @@ void await(Nccl &n, std::vector<Queued> left) {
 // Every rank's `values`, reduced element-wise with ncclMax over the job: one ncclAllReduce on this
 // rank's GPU, waited for as await does.
 std::vector<float> job_max(const Context &ctx, Nccl &n, std::vector<float> values) {
-  Runtime &rt = Runtime::get();
-  rt.use(n.devices.front());
+  Device &gpu = Runtime::get().use(n.devices.front());
   Stream stream;
   const std::size_t bytes = values.size() * 4;
   DeviceBuffer send(bytes), recv(bytes);
@@ -271,7 +275,7 @@ std::vector<float> job_max(const Context &ctx, Nccl &n, std::vector<float> value
            reinterpret_cast<void *>(recv.ptr()), values.size(), nccl::kFloat32, nccl::kMax,
            n.comms.front(), reinterpret_cast<nccl::Stream>(stream.get()));
   DLRIG_NC(ctx, group_end);
-  await(n, {{&rt.use(n.devices.front()), nullptr, stream.get()}});
+  await(n, {{&gpu, nullptr, stream.get()}});
   DLRIG_CU(memcpy_dtoh, static_cast<void *>(values.data()), recv.ptr(), bytes);
   return values;
 }
@@ -460,8 +464,8 @@ Outcome run(const Collective &c, const Config &cfg, const Context &ctx, Sampler 
       short_of = fmt::format("rank {} has too little free device memory for this size (its own "
                              "output says how much); every rank of the job skips it",
                              static_cast<int>(lacking) - 1);
-    n.skip_agreed = short_of.has_value();
   }
+  n.skip_before_queueing = short_of.has_value();
   if (short_of)
     throw Skip(*short_of);
 
@@ -693,12 +697,12 @@ Benchmark bench_of(const Collective &c) {
             try {
               return run(c, cfg, ctx, s);
             } catch (const Skip &e) {
+              if (std::exchange(n.skip_before_queueing, false))
+                throw; // nothing queued; in a job every rank skips this size
               if (!n.job) {
                 (void)release(n);
                 throw;
               }
-              if (std::exchange(n.skip_agreed, false))
-                throw; // every rank skips this size
               // A rank that cannot run a configuration the others run (out of memory, a lost
               // GPU) would leave them waiting inside its collectives: it stops the job.
               if (!n.stopped)

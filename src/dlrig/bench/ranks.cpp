@@ -99,6 +99,16 @@ Result<std::optional<RankSpec>> from_launcher(RankSpec s, const std::string &ren
                "--nranks");
 }
 
+// A peer's line as a message quotes it: its first 80 bytes, anything unprintable as '?', "..."
+// after a longer one.
+std::string shown(std::string_view line) {
+  std::string out(line.substr(0, 80));
+  for (char &c : out)
+    if (c < 32 || c >= 127)
+      c = '?';
+  return line.size() > 80 ? out + "..." : out;
+}
+
 bool hex_digit(char c) {
   return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
 }
@@ -233,15 +243,11 @@ Result<UniqueId> parse_id_line(std::string_view line, std::string_view from) {
           std::stoi(std::string(line.substr(3 + 2 * i, 2)), nullptr, 16));
     return id;
   }
-  std::string shown(line.substr(0, 80));
-  for (char &c : shown)
-    if (c < 32 || c >= 127)
-      c = '?';
   return make_error(ErrorKind::bad_input,
-                    fmt::format("{} is not a dlrig rank 0: it answered \"{}{}\" instead of \"id "
+                    fmt::format("{} is not a dlrig rank 0: it answered \"{}\" instead of \"id "
                                 "<256 hex digits>\" (is --rendezvous / MASTER_ADDR:MASTER_PORT "
                                 "rank 0's dlrig, and the same dlrig version?)",
-                                from, shown, line.size() > 80 ? "..." : ""));
+                                from, shown(line)));
 }
 
 void JobLinks::add(int peer_rank, tcp::Socket socket) {
@@ -271,13 +277,9 @@ std::optional<std::string> JobLinks::lost() {
       p.gone = true;
       if (line.rfind("abort ", 0) == 0 && line.size() > 6)
         return line.substr(6); // the reason names the rank it started on
-      std::string shown = line.substr(0, 80);
-      for (char &c : shown)
-        if (c < 32 || c >= 127)
-          c = '?';
       return fmt::format("rank {} ({}) sent \"{}\" where \"done\" or \"abort ...\" belongs: "
                          "every rank must run the same dlrig",
-                         p.rank, p.socket.peer(), shown);
+                         p.rank, p.socket.peer(), shown(line));
     }
     if (p.done)
       continue;
@@ -364,13 +366,9 @@ Result<Joined> rendezvous(const RankSpec &spec, std::string_view plan, std::stri
     };
     auto hello = parse_hello(*line);
     if (!hello) {
-      std::string shown = line->substr(0, 80);
-      for (char &c : shown)
-        if (c < 32 || c >= 127)
-          c = '?';
-      return refuse(fmt::format("{} sent \"{}{}\", not a dlrig rank's hello (another program on "
+      return refuse(fmt::format("{} sent \"{}\", not a dlrig rank's hello (another program on "
                                 "port {}? every rank must run dlrig of the same version)",
-                                s->peer(), shown, line->size() > 80 ? "..." : "", spec.port));
+                                s->peer(), shown(*line), spec.port));
     }
     if (hello->nranks != spec.nranks)
       return refuse(fmt::format("rank {} at {} was started with {} ranks, rank 0 with {}: give "
