@@ -6,6 +6,7 @@
 #
 #   [ONLY="machine gemm ..."] [PRECISIONS="bf16 ..."] perf/gpu_session.sh OUT [BUNDLE] [SECONDS]
 #
+# GEMM_LIMIT (default 45) is each precision's time limit in seconds.
 # ONLY names the groups to run (default all): machine, software (info, snapshot, doctor,
 # collect_env), capture, fit, gemm, memory, link, multi, side, extras (serve/watch once, text runs);
 # and, named only: quick (the whole --quick GPU suite, timed), fitnew (FIT_ONLY cases of
@@ -101,7 +102,7 @@ fi
 if want gemm; then
   step bench-list 20 "$D" bench --list
   for p in ${PRECISIONS:-bf16 fp16 fp8 tf32 fp32 int8}; do
-    step "bench-gemm-$p" 45 "$D" bench --json "gpu.gemm.$p"
+    step "bench-gemm-$p" "${GEMM_LIMIT:-45}" "$D" bench --json "gpu.gemm.$p"
   done
 fi
 want memory && step bench-memory 50 "$D" bench --json gpu.memory gpu.launch

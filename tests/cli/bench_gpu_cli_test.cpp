@@ -363,7 +363,16 @@ TEST(BenchGpuCli, GemmRunsEveryPrecisionVerifiedAndStored) {
     // at equal speed the first layout's is kept.
     const bool two = d["precision"] != "fp8" && d["precision"] != "int8";
     EXPECT_EQ(d["candidates_returned"], two ? 6 : 3);
-    EXPECT_EQ(d["layouts_tried"].size(), two ? 2u : 1u);
+    ASSERT_EQ(d["layout_trials"].size(), two ? 2u : 1u);
+    for (const auto &t : d["layout_trials"]) { // each layout's candidates and trial medians
+      EXPECT_EQ(t["candidates_timed"], 3);
+      EXPECT_EQ(t["best_rank"], 1);
+      EXPECT_NEAR(t["first_candidate_s"].get<double>() / t["best_s"].get<double>(), 1 / 0.9, 1e-3);
+    }
+    EXPECT_EQ(d["layout_trials"][0]["layout"], d["layout"]);
+    // The card rests as long as the trials ran, at most a second, before the samples.
+    EXPECT_GE(d["rest_before_samples_s"].get<double>(), 0);
+    EXPECT_LE(d["rest_before_samples_s"].get<double>(), 1);
     EXPECT_EQ(d["layout"], "TN (A transposed, B not; column-major)");
     EXPECT_EQ(d["algorithm_rank"], 1); // the scenario's second candidate is the fastest
     EXPECT_NEAR(d["gain_over_first_candidate"].get<double>(), 1 / 0.9 - 1, 1e-3);

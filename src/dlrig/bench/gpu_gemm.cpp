@@ -26,6 +26,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <thread>
 
 namespace dlrig::bench {
 namespace {
@@ -257,6 +258,7 @@ constexpr int kTrialRuns = 3;   // timed runs per candidate, at least ...
 constexpr double kTrialSeconds = 2e-3;     // ... and until this much GPU time (short GEMMs)
 constexpr int kMaxTrialRuns = 40;          // ... but never more than this
 constexpr double kTrialWallSeconds = 5e-3; // ... nor past this much wall clock
+constexpr double kRestSeconds = 1;         // the longest rest between the trials and the samples
 constexpr int kSampledEntries = 64;
 
 // Owning cuBLASLt descriptors.
@@ -508,8 +510,16 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
     std::optional<double> first_s; // the first layout's first candidate
     std::string last_refusal;
     int tried = 0;
+    // Per layout: its candidates' trial medians, so a result shows why its layout won.
+    Json trials = Json::array();
+    const auto trials_began = std::chrono::steady_clock::now();
     for (std::size_t li = 0; li < layouts.size(); ++li) {
       const Layout &l = layouts[li];
+      Json trial = {{"layout", l.name},
+                    {"candidates_timed", 0},
+                    {"first_candidate_s", nullptr},
+                    {"best_s", nullptr},
+                    {"best_rank", nullptr}};
       for (std::size_t i = 0; i < l.found.size(); ++i) {
         const lt::HeuristicResult &f = l.found[i];
         if (f.state != lt::kSuccess || f.workspace_size > kWorkspaceBytes)
@@ -539,11 +549,19 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
         double med = summarize(t).median;
         if (!first_s && li == 0)
           first_s = med;
+        trial["candidates_timed"] = trial["candidates_timed"].get<int>() + 1;
+        if (i == 0)
+          trial["first_candidate_s"] = med;
+        if (trial["best_s"].is_null() || med < trial["best_s"].get<double>()) {
+          trial["best_s"] = med;
+          trial["best_rank"] = i;
+        }
         if (!best || med < best_s) {
           best = std::make_pair(li, i);
           best_s = med;
         }
       }
+      trials.push_back(std::move(trial));
     }
     if (!best)
       throw Skip(fmt::format("cuBLASLt refused every candidate algorithm for {} on GPU {} ({}){}",
@@ -551,6 +569,13 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
                              last_refusal.empty() ? "" : ": " + last_refusal));
     const Layout &chosen = layouts[best->first];
     const lt::MatmulAlgo &chosen_algo = chosen.found[best->second].algo;
+    // The trials ran back to back and leave a large GEMM's card at its power limit, which then
+    // slows the first samples below what the trials measured (H100, docs/bench.md "On a real
+    // GPU"); the card rests as long as the trials ran (at most kRestSeconds) before sampling.
+    const double rest_s = std::min(
+        kRestSeconds,
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - trials_began).count());
+    std::this_thread::sleep_for(std::chrono::duration<double>(rest_s));
 
     // --long: the SM clock, temperature and power read every 5 s between samples, so the result
     // shows the clock falling as the card heats (benchmarking.md §5 rule 9).
@@ -643,13 +668,8 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
                  {"n", n},
                  {"k", k},
                  {"layout", chosen.name},
-                 {"layouts_tried",
-                  [&] {
-                    Json names = Json::array();
-                    for (const Layout &l : layouts)
-                      names.push_back(l.name);
-                    return names;
-                  }()},
+                 {"layout_trials", trials},
+                 {"rest_before_samples_s", rest_s},
                  {"cublaslt_version", lt::version_text(lib.version())},
                  {"cublaslt_library", lib.path()},
                  {"cublaslt_found_in", lib.origin()},
