@@ -82,6 +82,19 @@ struct Builder {
 bool row_parallel(const std::string &role) {
   return role == "o" || role == "down" || role == "cross_o";
 }
+
+// The classifier runs on every token for question answering and token classification (the
+// sequence output's qa_outputs or classifier) and for a decoder's sequence classification
+// (transformers' GenericForSequenceClassification scores every position, then keeps the last
+// non-padding one: modeling_layers.py); else once per sequence (after a pooler, BART's
+// end-of-sequence token, an image).
+bool classifier_per_token(const model::ModelArch &a) {
+  const std::string_view h = a.head_class;
+  return h.ends_with("ForQuestionAnswering") || h.ends_with("ForTokenClassification") ||
+         ((a.family == ModelFamily::decoder || a.family == ModelFamily::moe_decoder) &&
+          h.ends_with("ForSequenceClassification"));
+}
+
 bool per_layer(const std::string &role) {
   return role != "lm_head" && role != "pooler" && role != "classifier";
 }
@@ -138,7 +151,11 @@ void transformer_pass(Builder &b, const ModelInput &model, const Run &run, Shape
   auto linears = model::linear_layers(arch);
   const bool has_head = std::any_of(linears.begin(), linears.end(),
                                     [](const auto &l) { return l.role == "lm_head"; });
-  if (!has_head && arch.family != ModelFamily::encoder && d.vocab > 0)
+  // A tied vocabulary head (linear_layers lists only untied ones): a decoder's or an
+  // encoder-decoder's LM head, an encoder's masked-LM decoder; none for a classification or
+  // question-answering head (the same rule as model::logits_width).
+  const bool vocab_head = (arch.lm_head && arch.family != ModelFamily::encoder) || arch.mlm_head;
+  if (!has_head && vocab_head && d.vocab > 0)
     linears.push_back({"lm_head", "lm_head", arch.hidden, d.vocab, 1, false});
   // Vocabulary logits and their loss exist only with a language-model head.
   const bool lm_head = std::any_of(linears.begin(), linears.end(),
@@ -152,7 +169,7 @@ void transformer_pass(Builder &b, const ModelInput &model, const Run &run, Shape
       count = std::ceil(count / pp);
     if (expert_role(arch, l.role) && d.experts > 0)
       m = T * static_cast<double>(d.experts_per_token) / static_cast<double>(d.experts);
-    if (l.role == "pooler" || l.role == "classifier")
+    if (l.role == "pooler" || (l.role == "classifier" && !classifier_per_token(arch)))
       m = sh.b;
     double in = static_cast<double>(l.in), out = static_cast<double>(l.out);
     if (row_parallel(l.role))

@@ -106,6 +106,47 @@ TEST(TimeOps, OneBertLayerByHand) {
   EXPECT_DOUBLE_EQ(sum(ops, Phase::forward, OpKind::attention), 4 * 4 * 128.0 * 128 * h);
 }
 
+// The vocabulary GEMM and its loss belong to a vocabulary head only: a decoder with a
+// classification or question-answering head (BartForQuestionAnswering's qa_outputs, Llama's
+// score) has none, an encoder's masked-LM head has one.
+TEST(TimeOps, OnlyAVocabularyHeadHasVocabularyLogits) {
+  fit::Run run;
+  run.batch = 2;
+  run.seq = 256;
+  run.precision = Precision::fp32;
+  const double T = 512, V = 32000, h = 1024;
+  auto decoder = test::llama(1, 1024, 8, 8, 2816, 32000, /*tied=*/true);
+  auto lm = train_ops(decoder, run);
+  ASSERT_NE(find(lm, Phase::forward, "linear lm_head"), nullptr);
+  EXPECT_DOUBLE_EQ(find(lm, Phase::forward, "linear lm_head")->flops, 2 * T * h * V);
+  EXPECT_NE(find(lm, Phase::forward, "cross-entropy loss"), nullptr);
+
+  // LlamaForSequenceClassification: score Linear(h, 2) on every token (then the last is kept).
+  auto classifier = decoder;
+  classifier.arch.lm_head = false;
+  classifier.arch.num_labels = 2;
+  classifier.arch.head_class = "LlamaForSequenceClassification";
+  auto cls = train_ops(classifier, run);
+  EXPECT_EQ(find(cls, Phase::forward, "linear lm_head"), nullptr);
+  EXPECT_EQ(find(cls, Phase::forward, "cross-entropy loss"), nullptr);
+  const double gemm_lm = sum(lm, Phase::forward, OpKind::gemm);
+  EXPECT_NEAR(gemm_lm - sum(cls, Phase::forward, OpKind::gemm), 2 * T * h * (V - 2), 1);
+  // A head the config does not name: one row per sequence (b = 2), as after a pooler.
+  classifier.arch.head_class.clear();
+  EXPECT_NEAR(gemm_lm - sum(train_ops(classifier, run), Phase::forward, OpKind::gemm),
+              2 * T * h * V - 2 * 2 * h * 2, 1);
+
+  auto mlm = test::bert_base_cased();
+  mlm.arch.layers = 1;
+  mlm.arch.mlm_head = true;
+  auto encoder = train_ops(test::bert_base_cased(), run);
+  auto masked = train_ops(mlm, run);
+  ASSERT_NE(find(masked, Phase::forward, "linear lm_head"), nullptr);
+  EXPECT_DOUBLE_EQ(find(masked, Phase::forward, "linear lm_head")->flops, 2 * T * 768 * 28996);
+  EXPECT_NE(find(masked, Phase::forward, "cross-entropy loss"), nullptr);
+  EXPECT_EQ(find(encoder, Phase::forward, "linear lm_head"), nullptr);
+}
+
 // Eight 224 px images through a CNN.
 fit::Run eight_images(Precision p) {
   fit::Run run;
