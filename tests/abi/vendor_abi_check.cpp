@@ -62,6 +62,21 @@ static_assert(sizeof(nc::Result) == sizeof(ncclResult_t));
 static_assert(sizeof(nc::DataType) == sizeof(ncclDataType_t));
 static_assert(sizeof(nc::RedOp) == sizeof(ncclRedOp_t));
 static_assert(sizeof(nc::UniqueId) == sizeof(ncclUniqueId) && NCCL_UNIQUE_ID_BYTES == 128);
+// ncclConfig_t: dlrig's Config is its first eight fields, at the same offsets.
+static_assert(offsetof(nc::Config, size) == offsetof(ncclConfig_t, size));
+static_assert(offsetof(nc::Config, magic) == offsetof(ncclConfig_t, magic));
+static_assert(offsetof(nc::Config, version) == offsetof(ncclConfig_t, version));
+static_assert(offsetof(nc::Config, blocking) == offsetof(ncclConfig_t, blocking));
+static_assert(offsetof(nc::Config, cga_cluster_size) == offsetof(ncclConfig_t, cgaClusterSize));
+static_assert(offsetof(nc::Config, min_ctas) == offsetof(ncclConfig_t, minCTAs));
+static_assert(offsetof(nc::Config, max_ctas) == offsetof(ncclConfig_t, maxCTAs));
+static_assert(offsetof(nc::Config, net_name) == offsetof(ncclConfig_t, netName));
+static_assert(sizeof(nc::Config) <= sizeof(ncclConfig_t));
+static_assert(nc::kConfigUndefInt == NCCL_CONFIG_UNDEF_INT);
+static_assert(nc::Config{}.version == NCCL_VERSION(2, 17, 0));
+constexpr ncclConfig_t kInitializer = NCCL_CONFIG_INITIALIZER;
+static_assert(nc::Config{}.magic == kInitializer.magic);
+static_assert(nc::Config{}.blocking == kInitializer.blocking);
 
 // Every function: the header's declaration, with its C types replaced by dlrig's opaque
 // equivalents (pointers to incomplete structs, int enums), has the same shape: same arity, and

@@ -324,6 +324,34 @@ TEST(BenchNcclRanksCli, ARankKilledMidRunStopsTheJob) {
   EXPECT_EQ(json::parse(h.out)["results"].size(), 1u); // measured before the stop, kept
 }
 
+// Rank 1 dies as it enters ncclCommInitRankConfig: NCCL's bootstrap would leave rank 0 inside
+// its communicator's creation for ever (the fake gives up after DLRIG_FAKE_NCCL_WAIT_S, 20 s).
+// The communicator is non-blocking, so rank 0 polls it and watches rank 1's connection: it
+// aborts the communicator, names rank 1 and exits 69 (nothing ran) within seconds.
+TEST(BenchNcclRanksCli, ARankThatDiesBeforeTheCommunicatorExistsStopsTheJob) {
+  const int port = free_port();
+  const std::string at = "127.0.0.1:" + std::to_string(port);
+  const auto started = std::chrono::steady_clock::now();
+  const auto [r0, r1] = two_ranks(
+      {"bench", "--quick", "--json", "nccl.all_reduce", "--rank", "0", "--nranks", "2",
+       "--rendezvous", at},
+      fakes("meet_init_killed", "rank1_killed_at_init.json"),
+      {"bench", "--quick", "nccl.all_reduce", "--rank", "1", "--nranks", "2", "--rendezvous", at},
+      fakes("meet_init_killed", "rank1_killed_at_init.json"));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_NE(r1.exit_code, 0) << r1.err;
+  EXPECT_NE(r1.err.find("rank 1 killed in ncclCommInitRank"), std::string::npos) << r1.err;
+  EXPECT_EQ(r0.exit_code, 69) << r0.err;
+  EXPECT_NE(r0.err.find("the job stopped: rank 1 (127.0.0.1:"), std::string::npos) << r0.err;
+  EXPECT_NE(r0.err.find("closed its connection before finishing its run"), std::string::npos)
+      << r0.err;
+  EXPECT_NE(r0.err.find("aborted its NCCL communicator"), std::string::npos) << r0.err;
+  EXPECT_EQ(r0.err.find("never met"), std::string::npos) << r0.err; // not the fake's give-up
+  EXPECT_EQ(r0.out, "");
+  EXPECT_LT(seconds, 15) << r0.err;
+}
+
 // Rank 1 cannot allocate its buffers (out of memory on its GPU): it stops the job and tells rank
 // 0, which is already waiting inside the first collective; both exit 2 naming rank 1's failure.
 TEST(BenchNcclRanksCli, ARankThatFailsAConfigurationStopsTheJob) {

@@ -30,9 +30,12 @@
 // through the fake libcuda (dlrig_fake_cuda_hold) until the files it needs are there; each query
 // or wait on a held stream progresses the operations in order, so the data really crosses
 // processes and a rank that never comes leaves the others' streams held (NCCL's kernel spins).
-// ncclCommAbort releases them. Faults: "exit_at_op" {"rank", "op"} kills that rank's process as
-// it reaches the operation; "async_error_at_op" {"rank", "op", "error"} holds it for ever and
-// reports the error through ncclCommGetAsyncError.
+// ncclCommAbort releases them. ncclCommInitRankConfig with a non-blocking config returns the
+// communicator at once (ncclInProgress) and ncclCommGetAsyncError says when every rank has joined,
+// as NCCL's non-blocking communicators do. Faults: "exit_at_init" {"rank"} kills that rank's
+// process as it enters ncclCommInitRank(Config); "exit_at_op" {"rank", "op"} as it reaches the
+// operation; "async_error_at_op" {"rank", "op", "error"} holds it for ever and reports the error
+// through ncclCommGetAsyncError.
 #include "dlrig/platform/nccl_entry_points.hpp"
 
 #include "fake_common/fake_library.hpp"
@@ -46,6 +49,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -88,6 +92,9 @@ struct Remote {
   std::deque<Pending> pending;   // in call order
   bool aborted = false;          // ncclCommAbort
   Result async_error = kSuccess; // what ncclCommGetAsyncError answers
+  std::string token;             // the unique id's text
+  bool joining = false;          // a non-blocking ncclCommInitRankConfig not finished
+  std::chrono::steady_clock::time_point joined_until; // when the meeting gives up
 };
 struct FakeComm {
   Clique *clique = nullptr;
@@ -732,9 +739,21 @@ Result get_unique_id(UniqueId *id) {
   return kSuccess;
 }
 
-Result comm_init_rank(Comm *comm, int nranks, UniqueId id, int rank) {
-  FAKE_ENTER();
-  if (!comm || nranks < 1 || rank < 0 || rank >= nranks)
+// "exit_at_init" {"rank": R}: rank R's process is killed as it enters ncclCommInitRank(Config)
+// (a rank that dies before its communicator exists; the others wait inside NCCL's bootstrap).
+void exit_at_init(int rank) {
+  if (const json *e = find(state().scenario, {"exit_at_init"}))
+    if (e->value("rank", -1) == rank) {
+      std::fprintf(stderr, "fake NCCL: rank %d killed in ncclCommInitRank (exit_at_init)\n", rank);
+      std::fflush(stderr);
+      raise(SIGKILL);
+    }
+}
+
+// This rank's file in the unique id's meeting folder: the communicator's Remote, and the rank's
+// GPU (the current context's, from the fake libcuda).
+Result join(int nranks, const UniqueId &id, int rank, std::unique_ptr<Remote> &m, int &device) {
+  if (nranks < 1 || rank < 0 || rank >= nranks)
     return kInvalidArgument;
   const std::string token(id.internal, strnlen(id.internal, sizeof id.internal));
   if (token.rfind("fake-nccl ", 0) != 0 || token.size() < 11 ||
@@ -748,9 +767,8 @@ Result comm_init_rank(Comm *comm, int nranks, UniqueId id, int rank) {
     std::fprintf(stderr, "fake NCCL: ncclCommInitRank needs DLRIG_FAKE_NCCL_DIR\n");
     return kSystemError;
   }
-  int device = -1;
+  device = -1;
   using CurrentFn = int (*)();
-  // The rank's GPU: the current context's device, from the fake libcuda.
   const char *cuda = std::getenv("DLRIG_CUDA_LIBRARY");
   if (void *h = cuda ? dlopen(cuda, RTLD_NOW | RTLD_NOLOAD) : nullptr)
     if (auto f = reinterpret_cast<CurrentFn>(dlsym(h, "dlrig_fake_cuda_current_device")))
@@ -759,32 +777,39 @@ Result comm_init_rank(Comm *comm, int nranks, UniqueId id, int rank) {
     std::fprintf(stderr, "fake NCCL: ncclCommInitRank with no current GPU\n");
     return kUnhandledCudaError;
   }
-  auto m = std::make_unique<Remote>();
+  m = std::make_unique<Remote>();
   m->dir = (fs::path(base) / token.substr(10)).string();
+  m->token = token;
   m->nranks = nranks;
   std::error_code ec;
   fs::create_directories(m->dir, ec);
   if (!put(fs::path(m->dir) / ("rank" + std::to_string(rank)),
            std::to_string(nranks) + " " + std::to_string(device) + " " + std::to_string(getpid())))
     return kSystemError;
+  m->joined_until = std::chrono::steady_clock::now() +
+                    std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                        std::chrono::duration<double>(wait_seconds()));
+  return kSuccess;
+}
+
+std::vector<fs::path> rank_files(const Remote &m) {
   std::vector<fs::path> all;
-  for (int r = 0; r < nranks; ++r)
-    all.push_back(fs::path(m->dir) / ("rank" + std::to_string(r)));
-  if (!wait_for(all)) {
-    std::fprintf(stderr,
-                 "fake NCCL: rank %d of %d: the other ranks never met under unique id "
-                 "\"%s\" (a rank handed another id, or one that never came)\n",
-                 rank, nranks, token.c_str());
-    return kSystemError;
-  }
+  for (int r = 0; r < m.nranks; ++r)
+    all.push_back(fs::path(m.dir) / ("rank" + std::to_string(r)));
+  return all;
+}
+
+// Every rank's file is there: their nranks agree and no two share a GPU (as NCCL).
+Result check_meeting(const Remote &m, int rank) {
+  const auto all = rank_files(m);
   std::map<int, int> on; // device -> rank
-  for (int r = 0; r < nranks; ++r) {
+  for (int r = 0; r < m.nranks; ++r) {
     const fs::path &p = all[static_cast<std::size_t>(r)];
     int their_nranks = 0, their_device = -1;
     if (std::sscanf(slurp(p).c_str(), "%d %d", &their_nranks, &their_device) != 2 ||
-        their_nranks != nranks) {
+        their_nranks != m.nranks) {
       std::fprintf(stderr, "fake NCCL: rank %d: %s says \"%s\", this rank nranks %d\n", rank,
-                   p.c_str(), slurp(p).c_str(), nranks);
+                   p.c_str(), slurp(p).c_str(), m.nranks);
       return kInvalidArgument;
     }
     // One machine's processes see the same fake GPUs: as NCCL, one rank per GPU.
@@ -796,12 +821,69 @@ Result comm_init_rank(Comm *comm, int nranks, UniqueId id, int rank) {
       return kInvalidUsage;
     }
   }
+  return kSuccess;
+}
+
+void never_met(const Remote &m, int rank) {
+  std::fprintf(stderr,
+               "fake NCCL: rank %d of %d: the other ranks never met under unique id "
+               "\"%s\" (a rank handed another id, or one that never came)\n",
+               rank, m.nranks, m.token.c_str());
+}
+
+FakeComm *add_comm(std::unique_ptr<Remote> m, int rank, int device) {
   auto *clique = new Clique;
   auto *c = new FakeComm{clique, rank, device, std::move(m)};
   clique->ranks.push_back(c);
   state().remotes.push_back(c);
-  *comm = reinterpret_cast<Comm>(c);
+  return c;
+}
+
+Result comm_init_rank(Comm *comm, int nranks, UniqueId id, int rank) {
+  FAKE_ENTER();
+  if (!comm)
+    return kInvalidArgument;
+  exit_at_init(rank);
+  std::unique_ptr<Remote> m;
+  int device = -1;
+  if (Result r = join(nranks, id, rank, m, device); r != kSuccess)
+    return r;
+  if (!wait_for(rank_files(*m))) {
+    never_met(*m, rank);
+    return kSystemError;
+  }
+  if (Result r = check_meeting(*m, rank); r != kSuccess)
+    return r;
+  *comm = reinterpret_cast<Comm>(add_comm(std::move(m), rank, device));
   return kSuccess;
+}
+
+// ncclCommInitRankConfig: the config must be one NCCL_CONFIG_INITIALIZER made (magic, version
+// >= 2.14, the size covering `blocking`), else ncclInvalidArgument. Blocking (the default): as
+// ncclCommInitRank. Non-blocking (blocking 0): the communicator is returned at once with
+// ncclInProgress, and ncclCommGetAsyncError answers ncclInProgress until every rank has joined
+// (then ncclSuccess, or the meeting's error), ncclSystemError after DLRIG_FAKE_NCCL_WAIT_S.
+Result comm_init_rank_config(Comm *comm, int nranks, UniqueId id, int rank, Config *config) {
+  if (!config || config->magic != 0xcafebeef || config->version < 21400 ||
+      config->size < offsetof(Config, blocking) + sizeof(int)) {
+    std::fprintf(stderr, "fake NCCL: ncclConfig_t argument not initialized via "
+                         "NCCL_CONFIG_INITIALIZER\n");
+    return kInvalidArgument;
+  }
+  if (config->blocking != 0)
+    return comm_init_rank(comm, nranks, id, rank);
+  FAKE_ENTER();
+  if (!comm)
+    return kInvalidArgument;
+  exit_at_init(rank);
+  std::unique_ptr<Remote> m;
+  int device = -1;
+  if (Result r = join(nranks, id, rank, m, device); r != kSuccess)
+    return r;
+  m->joining = true;
+  m->async_error = kInProgress;
+  *comm = reinterpret_cast<Comm>(add_comm(std::move(m), rank, device));
+  return kInProgress;
 }
 
 // Ends the communicator's operations that wait (their streams released, as NCCL's aborted
@@ -831,6 +913,18 @@ Result comm_get_async_error(Comm comm, Result *async_error) {
   FakeComm *c = reinterpret_cast<FakeComm *>(comm);
   if (!c || !async_error)
     return kInvalidArgument;
+  if (c->remote && c->remote->joining) { // a non-blocking ncclCommInitRankConfig
+    Remote &m = *c->remote;
+    const auto files = rank_files(m);
+    if (std::all_of(files.begin(), files.end(), [](const fs::path &f) { return fs::exists(f); })) {
+      m.joining = false;
+      m.async_error = check_meeting(m, c->rank);
+    } else if (std::chrono::steady_clock::now() > m.joined_until) {
+      m.joining = false;
+      never_met(m, c->rank);
+      m.async_error = kSystemError;
+    }
+  }
   *async_error = c->remote ? c->remote->async_error : kSuccess;
   return kSuccess;
 }

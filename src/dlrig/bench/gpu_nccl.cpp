@@ -11,7 +11,8 @@
 // once per sample while the operations run (StateLog, as the other GPU families); the algorithm
 // and protocol NCCL_ALGO / NCCL_PROTO request are recorded per collective (nccl_request).
 // As one rank of a multi-process job (join_nccl_job, docs/bench.md "Multi-node"): this process
-// drives one GPU, its communicator from ncclCommInitRank with the unique id of the rendezvous, a
+// drives one GPU, its communicator from ncclCommInitRankConfig (non-blocking; ncclCommInitRank
+// before NCCL 2.14) with the unique id of the rendezvous, a
 // fixed number of samples (every rank must issue the same collectives), its own GPU's events.
 // While a job's collectives run the rank polls its GPU (cuEventQuery) instead of blocking, and
 // watches NCCL's asynchronous error and the rendezvous's connections (JobLinks): a rank that
@@ -112,6 +113,9 @@ struct Nccl {
   // The Skip being thrown was decided before anything was queued (run): in a job every rank
   // throws it, in one process no communicator waits on it.
   bool skip_before_queueing = false;
+  // The job's communicator is non-blocking (ncclCommInitRankConfig, NCCL 2.14+): a call may
+  // answer ncclInProgress and finish in the background (settle).
+  bool nonblocking = false;
   // The job's ranks and this process's first (the whole communicator from one process: 0).
   int world() const { return job ? job->nranks : static_cast<int>(devices.size()); }
   int first() const { return job ? job->rank : 0; }
@@ -137,8 +141,10 @@ Nccl &nccl_lib(const Context &ctx) {
   return *n;
 }
 
+// One NCCL call (nc_call, below): an error is thrown as nccl::Error; a job's non-blocking
+// communicator's ncclInProgress is waited for.
 #define DLRIG_NC(ctx, field, ...)                                                                  \
-  ::dlrig::nccl::call(nccl_lib(ctx).lib, nccl_lib(ctx).lib.api().field __VA_OPT__(, ) __VA_ARGS__)
+  nc_call(nccl_lib(ctx), nccl_lib(ctx).lib.api().field __VA_OPT__(, ) __VA_ARGS__)
 
 // Every communicator aborted (NCCL's kernels still waiting return, its resources are freed) and
 // forgotten: the next configuration makes new ones, unless the job stopped.
@@ -194,6 +200,46 @@ std::vector<std::string> release(Nccl &n) {
     stop_job(n, why);
   (void)release(n);
   throw std::runtime_error(why + "; the communicators were aborted (ncclCommAbort)");
+}
+
+// Waits until a non-blocking communicator's calls have finished (ncclCommGetAsyncError leaves
+// ncclInProgress), polling as await does and watching the other ranks meanwhile: NCCL sets up a
+// job's connections in the background (the bootstrap in ncclCommInitRankConfig, a first
+// collective's in ncclGroupEnd) and would wait there for ever for a rank that died. An error, or
+// a rank gone, stops the job (abandon).
+void settle(Nccl &n, const std::string &call) {
+  auto pause = std::chrono::microseconds(10);
+  for (;;) {
+    bool pending = false;
+    for (nccl::Comm c : n.comms) {
+      nccl::Result e = nccl::kSuccess;
+      if (!c)
+        continue;
+      if (nccl::Result r = n.lib.api().comm_get_async_error(c, &e); r != nccl::kSuccess)
+        e = r;
+      if (e == nccl::kInProgress)
+        pending = true;
+      else if (e != nccl::kSuccess)
+        abandon(n, fmt::format("rank {}: {} failed: NCCL reported {} (ncclCommGetAsyncError)",
+                               n.first(), call, n.lib.result_text(e)));
+    }
+    if (!pending)
+      return;
+    if (auto why = n.links.lost())
+      abandon(n, *why);
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(1000));
+  }
+}
+
+template <class Entry, class... Args> void nc_call(Nccl &n, const Entry &e, Args... args) {
+  if (!e)
+    throw nccl::Error(nccl::kInvalidUsage, e.name(), n.lib.path() + " does not export " + e.name());
+  const nccl::Result r = e(args...);
+  if (r == nccl::kInProgress && n.nonblocking)
+    return settle(n, e.name());
+  if (r != nccl::kSuccess)
+    throw nccl::Error(r, e.name(), std::string(e.name()) + ": " + n.lib.result_text(r));
 }
 
 // Work queued on a GPU: an event, else everything on a stream.
@@ -296,13 +342,30 @@ Nccl &communicators(const Context &ctx) {
     n.devices = {g};
     rt.use(g); // NCCL takes the current GPU
     nccl::Comm comm = nullptr;
+    // Non-blocking where NCCL offers it (2.14+), so that a rank that dies before or while the
+    // ranks connect stops this one (settle) instead of leaving it inside NCCL's bootstrap.
+    const auto &api = n.lib.api();
+    n.nonblocking = api.comm_init_rank_config && api.comm_get_async_error && api.comm_abort;
     try {
-      DLRIG_NC(ctx, comm_init_rank, &comm, n.job->nranks, n.id, n.job->rank);
+      if (n.nonblocking) {
+        nccl::Config config;
+        config.blocking = 0;
+        const nccl::Result r =
+            api.comm_init_rank_config(&comm, n.job->nranks, n.id, n.job->rank, &config);
+        if (r != nccl::kSuccess && r != nccl::kInProgress)
+          throw nccl::Error(r, api.comm_init_rank_config.name(),
+                            std::string(api.comm_init_rank_config.name()) + ": " +
+                                n.lib.result_text(r));
+        n.comms = {comm};
+        settle(n, api.comm_init_rank_config.name());
+      } else {
+        DLRIG_NC(ctx, comm_init_rank, &comm, n.job->nranks, n.id, n.job->rank);
+        n.comms = {comm};
+      }
     } catch (const nccl::Error &e) {
       n.failed = fmt::format("rank {} of {}: {}", n.job->rank, n.job->nranks, e.what());
       throw std::runtime_error(*n.failed);
     }
-    n.comms = {comm};
     return n;
   }
   if (!n.comms.empty() && n.devices == rt.usable())

@@ -36,6 +36,22 @@ struct UniqueId {
   char internal[128];
 };
 
+// ncclConfig_t's first eight fields, NCCL 2.17's layout (nccl.h's NCCL_CONFIG_INITIALIZER: size,
+// magic, version, then each attribute "undefined"). NCCL copies the `size` bytes it is handed and
+// gives every attribute newer than `version` its default, so a newer NCCL reads this one as well.
+// dlrig sets only `blocking`.
+inline constexpr int kConfigUndefInt = -2147483647 - 1; // NCCL_CONFIG_UNDEF_INT (INT_MIN)
+struct Config {
+  std::size_t size = sizeof(Config);
+  unsigned int magic = 0xcafebeef;
+  unsigned int version = 21700; // NCCL_VERSION(2, 17, 0)
+  int blocking = kConfigUndefInt;
+  int cga_cluster_size = kConfigUndefInt;
+  int min_ctas = kConfigUndefInt;
+  int max_ctas = kConfigUndefInt;
+  const char *net_name = nullptr; // NCCL_CONFIG_UNDEF_PTR
+};
+
 inline constexpr DataType kFloat32 = 7; // ncclFloat32
 inline constexpr RedOp kSum = 0;        // ncclSum
 inline constexpr RedOp kMax = 2;        // ncclMax
@@ -50,6 +66,7 @@ inline constexpr RedOp kMax = 2;        // ncclMax
   X(comm_init_all, ::dlrig::nccl::Result, (::dlrig::nccl::Comm *comms, int count, const int *devices), (comms, count, devices), ncclCommInitAll) \
   X(get_unique_id, ::dlrig::nccl::Result, (::dlrig::nccl::UniqueId *id), (id), ncclGetUniqueId) \
   X(comm_init_rank, ::dlrig::nccl::Result, (::dlrig::nccl::Comm *comm, int nranks, ::dlrig::nccl::UniqueId id, int rank), (comm, nranks, id, rank), ncclCommInitRank) \
+  X(comm_init_rank_config, ::dlrig::nccl::Result, (::dlrig::nccl::Comm *comm, int nranks, ::dlrig::nccl::UniqueId id, int rank, ::dlrig::nccl::Config *config), (comm, nranks, id, rank, config), ncclCommInitRankConfig) \
   X(comm_destroy, ::dlrig::nccl::Result, (::dlrig::nccl::Comm comm), (comm), ncclCommDestroy) \
   X(comm_abort, ::dlrig::nccl::Result, (::dlrig::nccl::Comm comm), (comm), ncclCommAbort) \
   X(comm_get_async_error, ::dlrig::nccl::Result, (::dlrig::nccl::Comm comm, ::dlrig::nccl::Result *async_error), (comm, async_error), ncclCommGetAsyncError) \
