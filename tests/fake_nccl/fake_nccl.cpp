@@ -839,7 +839,8 @@ FakeComm *add_comm(std::unique_ptr<Remote> m, int rank, int device) {
   return c;
 }
 
-Result comm_init_rank(Comm *comm, int nranks, UniqueId id, int rank) {
+// ncclCommInitRank, and ncclCommInitRankConfig blocking or not (see below).
+Result init(Comm *comm, int nranks, UniqueId id, int rank, bool blocking) {
   FAKE_ENTER();
   if (!comm)
     return kInvalidArgument;
@@ -848,6 +849,12 @@ Result comm_init_rank(Comm *comm, int nranks, UniqueId id, int rank) {
   int device = -1;
   if (Result r = join(nranks, id, rank, m, device); r != kSuccess)
     return r;
+  if (!blocking) {
+    m->joining = true;
+    m->async_error = kInProgress;
+    *comm = reinterpret_cast<Comm>(add_comm(std::move(m), rank, device));
+    return kInProgress;
+  }
   if (!wait_for(rank_files(*m))) {
     never_met(*m, rank);
     return kSystemError;
@@ -856,6 +863,10 @@ Result comm_init_rank(Comm *comm, int nranks, UniqueId id, int rank) {
     return r;
   *comm = reinterpret_cast<Comm>(add_comm(std::move(m), rank, device));
   return kSuccess;
+}
+
+Result comm_init_rank(Comm *comm, int nranks, UniqueId id, int rank) {
+  return init(comm, nranks, id, rank, true);
 }
 
 // ncclCommInitRankConfig: the config must be one NCCL_CONFIG_INITIALIZER made (magic, version
@@ -870,20 +881,7 @@ Result comm_init_rank_config(Comm *comm, int nranks, UniqueId id, int rank, Conf
                          "NCCL_CONFIG_INITIALIZER\n");
     return kInvalidArgument;
   }
-  if (config->blocking != 0)
-    return comm_init_rank(comm, nranks, id, rank);
-  FAKE_ENTER();
-  if (!comm)
-    return kInvalidArgument;
-  exit_at_init(rank);
-  std::unique_ptr<Remote> m;
-  int device = -1;
-  if (Result r = join(nranks, id, rank, m, device); r != kSuccess)
-    return r;
-  m->joining = true;
-  m->async_error = kInProgress;
-  *comm = reinterpret_cast<Comm>(add_comm(std::move(m), rank, device));
-  return kInProgress;
+  return init(comm, nranks, id, rank, config->blocking != 0);
 }
 
 // Ends the communicator's operations that wait (their streams released, as NCCL's aborted
