@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <future>
 #include <map>
 
@@ -273,6 +274,50 @@ TEST(BenchNcclRanksCli, ACommunicatorNcclRefusesExits69) {
   EXPECT_EQ(r.exit_code, 69) << r.err;
   EXPECT_NE(r.err.find("rank 0 of 1: ncclCommInitRank"), std::string::npos) << r.err;
   EXPECT_EQ(r.out, "");
+}
+
+// NCCL_DEBUG makes NCCL write its log to standard output (seen on an H100: "NCCL version ..."
+// ahead of --json's document). With standard error a pipe dlrig sends NCCL's log there; with
+// standard error a regular file (which NCCL's fopen "w" would empty) it says what to set; a
+// NCCL_DEBUG_FILE of the user's own is left alone.
+TEST(BenchNcclRanksCli, NcclsDebugLogStaysOutOfTheResults) {
+  const std::string db = scratch("nccl_debug.db").string();
+  auto args = [&] {
+    return std::vector<std::string>{"bench",
+                                    "--quick",
+                                    "--json",
+                                    "--db",
+                                    db,
+                                    "nccl.all_reduce",
+                                    "--rank",
+                                    "0",
+                                    "--nranks",
+                                    "1",
+                                    "--rendezvous",
+                                    "127.0.0.1:" + std::to_string(free_port())};
+  };
+  const auto env = with({"NCCL_DEBUG=WARN"}, fakes("meet_debug"));
+  auto piped = run_dlrig_with(args(), env, true);
+  ASSERT_EQ(piped.exit_code, 0) << piped.err;
+  EXPECT_EQ(json::parse(piped.out)["results"].size(), 1u); // the whole of stdout is the document
+  EXPECT_NE(piped.err.find("NCCL version 22109 (fake NCCL)"), std::string::npos) << piped.err;
+  EXPECT_EQ(piped.err.find("NCCL_DEBUG is set"), std::string::npos) << piped.err;
+
+  auto to_file = run_dlrig(args(), env);
+  EXPECT_NE(to_file.err.find("NCCL_DEBUG is set, so NCCL writes its log to standard output"),
+            std::string::npos)
+      << to_file.err;
+  EXPECT_NE(to_file.err.find("set NCCL_DEBUG_FILE"), std::string::npos) << to_file.err;
+
+  const std::string own = scratch("nccl-own.log").string();
+  auto theirs = run_dlrig_with(args(), with({"NCCL_DEBUG_FILE=" + own}, env), true);
+  ASSERT_EQ(theirs.exit_code, 0) << theirs.err;
+  EXPECT_EQ(json::parse(theirs.out)["results"].size(), 1u);
+  EXPECT_EQ(theirs.err.find("NCCL version"), std::string::npos) << theirs.err;
+  std::ifstream log(own);
+  std::string line;
+  std::getline(log, line);
+  EXPECT_EQ(line, "NCCL version 22109 (fake NCCL)");
 }
 
 // The results of a run's --json output, by id.

@@ -708,10 +708,26 @@ const char *get_error_string(Result r) {
   }
 }
 
+// As NCCL with NCCL_DEBUG set: its version line, once, at the first communicator, on standard
+// output unless NCCL_DEBUG_FILE names a file (opened with fopen "w", as NCCL's debug.cc does).
+void debug_version_line() {
+  static bool done = false;
+  if (done || !std::getenv("NCCL_DEBUG"))
+    return;
+  done = true;
+  const char *path = std::getenv("NCCL_DEBUG_FILE");
+  FILE *f = path && *path ? std::fopen(path, "w") : stdout;
+  if (!f)
+    return;
+  std::fprintf(f, "NCCL version %d (fake NCCL)\n", state().scenario.value("version", 0));
+  std::fflush(f);
+}
+
 Result comm_init_all(Comm *comms, int count, const int *devices) {
   FAKE_ENTER();
   if (!comms || count <= 0 || !devices)
     return kInvalidArgument;
+  debug_version_line();
   // "conf" {variable: value}: what NCCL's configuration files would set as it initialises
   // (setenv without overwriting: the environment wins, as in NCCL's src/misc/param.cc).
   if (const json *conf = find(state().scenario, {"conf"}))
@@ -845,6 +861,7 @@ Result init(Comm *comm, int nranks, UniqueId id, int rank, bool blocking) {
   if (!comm)
     return kInvalidArgument;
   exit_at_init(rank);
+  debug_version_line();
   std::unique_ptr<Remote> m;
   int device = -1;
   if (Result r = join(nranks, id, rank, m, device); r != kSuccess)

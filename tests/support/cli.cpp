@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -22,16 +23,26 @@ std::string slurp(const std::string &path) {
 } // namespace
 
 CliRun run_dlrig(const std::vector<std::string> &args, const std::vector<std::string> &env) {
+  return run_dlrig_with(args, env, false);
+}
+
+CliRun run_dlrig_with(const std::vector<std::string> &args, const std::vector<std::string> &env,
+                      bool stderr_is_pipe) {
   char out_tmpl[] = "/tmp/dlrig-cli-out-XXXXXX";
   char err_tmpl[] = "/tmp/dlrig-cli-err-XXXXXX";
   int out_fd = mkstemp(out_tmpl);
   int err_fd = mkstemp(err_tmpl);
   if (out_fd < 0 || err_fd < 0)
     throw std::runtime_error("mkstemp failed");
+  int pipe_fds[2] = {-1, -1};
+  if (stderr_is_pipe && pipe(pipe_fds) != 0)
+    throw std::runtime_error("pipe failed");
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
-  posix_spawn_file_actions_adddup2(&actions, err_fd, 2);
+  posix_spawn_file_actions_adddup2(&actions, stderr_is_pipe ? pipe_fds[1] : err_fd, 2);
+  if (stderr_is_pipe)
+    posix_spawn_file_actions_addclose(&actions, pipe_fds[0]);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
 
   std::vector<std::string> argv_s{DLRIG_BINARY};
@@ -55,13 +66,24 @@ CliRun run_dlrig(const std::vector<std::string> &args, const std::vector<std::st
   close(out_fd);
   close(err_fd);
   CliRun run;
+  if (stderr_is_pipe) { // read until the child's end closes, then wait
+    close(pipe_fds[1]);
+    char buf[4096];
+    for (ssize_t got; rc == 0 && (got = read(pipe_fds[0], buf, sizeof buf)) != 0;)
+      if (got > 0)
+        run.err.append(buf, static_cast<std::size_t>(got));
+      else if (errno != EINTR)
+        break;
+    close(pipe_fds[0]);
+  }
   if (rc == 0) {
     int status = 0;
     waitpid(pid, &status, 0);
     run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
   run.out = slurp(out_tmpl);
-  run.err = slurp(err_tmpl);
+  if (!stderr_is_pipe)
+    run.err = slurp(err_tmpl);
   std::remove(out_tmpl);
   std::remove(err_tmpl);
   return run;

@@ -15,6 +15,9 @@ struct CliRun {
 // Runs build/dlrig with args. env holds "NAME=value" entries added to a minimal environment
 // (PATH=/usr/bin:/bin, no NVML unless DLRIG_NVML_LIBRARY is given).
 CliRun run_dlrig(const std::vector<std::string> &args, const std::vector<std::string> &env = {});
+// The same, with dlrig's standard error a pipe instead of a file when stderr_is_pipe.
+CliRun run_dlrig_with(const std::vector<std::string> &args, const std::vector<std::string> &env,
+                      bool stderr_is_pipe);
 
 // A path in this test process's scratch folder, removed when the process exits: ctest runs the
 // tests in parallel processes, and a file one of them rewrites must not be read half-written by

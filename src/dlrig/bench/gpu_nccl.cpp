@@ -26,6 +26,9 @@
 
 #include <fmt/format.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -126,8 +129,27 @@ std::optional<std::string> env_text(const char *name) {
   return v ? std::optional<std::string>(v) : std::nullopt;
 }
 
+// NCCL writes its log (NCCL_DEBUG) to standard output unless NCCL_DEBUG_FILE names a file, which
+// mixes it into dlrig's results: on an H100 with NCCL_DEBUG=WARN, "NCCL version 2.28.9+cuda13.0"
+// came ahead of `--json`'s document, which no longer parsed. Where standard error is a terminal or
+// a pipe, NCCL's log is sent there (NCCL_DEBUG_FILE=/dev/stderr); NCCL opens that file with
+// fopen(..., "w"), which would empty a regular file, so then dlrig only says what to set.
+void nccl_log_off_stdout() {
+  if (!std::getenv("NCCL_DEBUG") || std::getenv("NCCL_DEBUG_FILE"))
+    return;
+  struct stat st {};
+  if (fstat(STDERR_FILENO, &st) == 0 && !S_ISREG(st.st_mode)) {
+    setenv("NCCL_DEBUG_FILE", "/dev/stderr", 0);
+    return;
+  }
+  fmt::print(stderr, "bench: NCCL_DEBUG is set, so NCCL writes its log to standard output, among "
+                     "dlrig's results; set NCCL_DEBUG_FILE (for example nccl.%h.%p.log) to keep "
+                     "them apart\n");
+}
+
 Nccl &nccl_lib(const Context &ctx) {
   static Nccl *n = [&] {
+    nccl_log_off_stdout();
     auto algo = env_text("NCCL_ALGO"), proto = env_text("NCCL_PROTO");
     const char *env = std::getenv("DLRIG_NCCL_LIBRARY");
     auto override_path = env && *env ? std::optional<std::string>(env) : std::nullopt;
