@@ -11,7 +11,8 @@ table (device name, dlrig, torch, ratio) for docs/bench.md.
 
   GEMM   torch.matmul per dtype (tf32: torch.backends.cuda.matmul.allow_tf32), fp8:
          torch._scaled_mm (E4M3 with per-tensor scales amax / 448, as dlrig's gpu.gemm.fp8,
-         BF16 out), int8: torch._int_mm; rate 2*m*n*k / t.
+         BF16 out; fp8_rowwise: a scale per row of A and per column of B), int8: torch._int_mm;
+         rate 2*m*n*k / t.
   copy   dst.copy_(src) on the device, read + write bytes counted (dlrig's convention).
   h2d    pinned host tensor .to('cuda', non_blocking=True), bytes copied.
 
@@ -78,6 +79,18 @@ def torch_gemm(torch, precision, m, n, k, flush, samples, gated):
         scale_b = (xb.abs().max() / 448).float()
         a = (xa / scale_a).to(torch.float8_e4m3fn)
         b = (xb / scale_b).to(torch.float8_e4m3fn).t()  # column-major, as required
+        fn = lambda: torch._scaled_mm(a, b, scale_a=scale_a, scale_b=scale_b,
+                                      out_dtype=torch.bfloat16)
+    elif precision == "fp8_rowwise":
+        # A scale per row of A and per column of B, as dlrig's gpu.gemm.fp8_rowwise (torchao's
+        # float8 "rowwise" recipe): scale_a is (m, 1) and scale_b (1, n), float32.
+        xa = torch.randn(m, k, device=dev)
+        xb = torch.randn(n, k, device=dev)
+        scale_a = (xa.abs().amax(dim=1, keepdim=True) / 448).float()
+        scale_b = (xb.abs().amax(dim=1, keepdim=True) / 448).float()
+        a = (xa / scale_a).to(torch.float8_e4m3fn)
+        b = (xb / scale_b).to(torch.float8_e4m3fn).t()  # column-major, as required
+        scale_b = scale_b.t().contiguous()
         fn = lambda: torch._scaled_mm(a, b, scale_a=scale_a, scale_b=scale_b,
                                       out_dtype=torch.bfloat16)
     elif precision == "int8":

@@ -84,7 +84,7 @@ TEST(BenchGpuCli, ListSaysWhyEveryGpuBenchmarkCannotRunWithoutADriver) {
       EXPECT_FALSE(b["can_run"].get<bool>()) << b.dump();
       EXPECT_EQ(b["reason"], "no NVIDIA driver (libdlrig-absent-cuda.so.1 not found)");
     }
-  EXPECT_EQ(gpu, 18);
+  EXPECT_EQ(gpu, 19);
   auto table = run_dlrig({"bench", "--list"}, {"DLRIG_CUDA_LIBRARY=libdlrig-absent-cuda.so.1"});
   EXPECT_NE(table.out.find("no: no NVIDIA driver"), std::string::npos) << table.out;
 }
@@ -102,11 +102,12 @@ TEST(BenchGpuCli, ListWithOneFakeGpuSaysP2pNeedsTwo) {
       EXPECT_TRUE(b["can_run"].get<bool>()) << b.dump();
     }
   }
-  EXPECT_EQ(gpu, 18);
+  EXPECT_EQ(gpu, 19);
 }
 
 TEST(BenchGpuCli, EveryFamilyRunsEndToEndAndIsStored) {
-  auto g = bench("one_gpu.json", {"gpu"});
+  // A cuBLASLt with outer-vector scales (12.9+), so gpu.gemm.fp8_rowwise runs too.
+  auto g = bench("one_gpu.json", {"gpu"}, fake_blas("h100_rowwise.json"));
   ASSERT_EQ(g.run.exit_code, 0) << g.run.err;
   int measured = 0;
   for (auto &r : g.results) {
@@ -121,7 +122,7 @@ TEST(BenchGpuCli, EveryFamilyRunsEndToEndAndIsStored) {
     EXPECT_EQ(r["details"]["driver_version"], 12040);
     EXPECT_EQ(r["details"]["resolved_by"], "cuGetProcAddress_v2");
   }
-  EXPECT_EQ(measured, 22);
+  EXPECT_EQ(measured, 24);
   // Host-timed against the fake's busy wait for 1 MiB at 12 GB/s (87 us): the machine's load
   // shows, the order of magnitude must not.
   double pageable = result(g, "gpu.h2d.pageable")->at("rate").at("median").get<double>();
@@ -352,8 +353,18 @@ TEST(BenchGpuCli, PeerCopiesThatCorruptDataAreWrong) {
 TEST(BenchGpuCli, GemmRunsEveryPrecisionVerifiedAndStored) {
   auto g = bench("one_gpu.json", {"gpu.gemm"});
   ASSERT_EQ(g.run.exit_code, 0) << g.run.err;
-  ASSERT_EQ(g.results.size(), 12u); // 6 precisions x (a square and a non-square shape)
+  ASSERT_EQ(g.results.size(), 14u); // 7 precisions x (a square and a non-square shape)
   for (auto &r : g.results) {
+    if (r["id"] == "gpu.gemm.fp8_rowwise") { // this cuBLASLt (12.4) has no outer-vector scales
+      EXPECT_EQ(r["status"], "skipped") << r.dump();
+      EXPECT_NE(r["reason"].get<std::string>().find(
+                    "cuBLASLt 12.4.5 (" + std::string(DLRIG_FAKE_CUBLASLT) +
+                    ") refused per-row FP8 scales (CUBLASLT_MATMUL_DESC_A_SCALE_MODE"),
+                std::string::npos)
+          << r.dump();
+      EXPECT_NE(r["reason"].get<std::string>().find("cuBLAS 12.9 or later"), std::string::npos);
+      continue;
+    }
     ASSERT_EQ(r["status"], "measured") << r.dump();
     const auto &d = r["details"];
     EXPECT_EQ(d["cublaslt_version"], "12.4.5");
@@ -361,7 +372,7 @@ TEST(BenchGpuCli, GemmRunsEveryPrecisionVerifiedAndStored) {
     EXPECT_EQ(d["cublaslt_found_in"], "DLRIG_CUBLASLT_LIBRARY");
     // FP32, TF32, FP16 and BF16 try two layouts (TN and torch.matmul's NN), 3 candidates each;
     // at equal speed the first layout's is kept.
-    const bool two = d["precision"] != "fp8" && d["precision"] != "int8";
+    const bool two = d["precision"] != "fp8" && d["precision"] != "int8"; // fp8_rowwise skipped
     EXPECT_EQ(d["candidates_returned"], two ? 6 : 3);
     ASSERT_EQ(d["layout_trials"].size(), two ? 2u : 1u);
     for (const auto &t : d["layout_trials"]) { // each layout's candidates and trial medians
@@ -470,6 +481,35 @@ TEST(BenchGpuCli, Fp8RunsWithPerTensorScalesThatTheReferenceApplies) {
   EXPECT_NE(fp8["reason"].get<std::string>().find("host reference"), std::string::npos)
       << fp8.dump();
   EXPECT_EQ(result(ignored, "gpu.gemm.bf16")->at("status"), "measured");
+}
+
+// Row-wise FP8 (a scale per row of A and per column of B, cuBLASLt's outer-vector mode): each
+// row's largest value on 448, the scales handed to cuBLASLt as vectors and applied entry by entry
+// in the reference; a library that ignores them is wrong (exit 2).
+TEST(BenchGpuCli, Fp8RowWiseScalesAreHandedOverAndVerifiedPerRowAndColumn) {
+  auto g = bench("one_gpu.json", {"gpu.gemm.fp8_rowwise"}, fake_blas("h100_rowwise.json"));
+  ASSERT_EQ(g.run.exit_code, 0) << g.run.err;
+  ASSERT_EQ(g.results.size(), 2u);
+  for (const auto &r : g.results) {
+    ASSERT_EQ(r["status"], "measured") << r.dump();
+    const auto &d = r["details"];
+    EXPECT_EQ(d["precision"], "fp8_rowwise");
+    EXPECT_EQ(d["layout"], "TN (A transposed, B not; column-major)");
+    const auto &s = d["fp8_scales"];
+    EXPECT_NE(s["granularity"].get<std::string>().find("per row of A and per column of B"),
+              std::string::npos)
+        << s.dump();
+    EXPECT_EQ(s["a_scale"]["count"], d["m"]) << s.dump();
+    EXPECT_EQ(s["b_scale"]["count"], d["n"]) << s.dump();
+    EXPECT_LT(s["a_scale"]["min"].get<double>(), s["a_scale"]["max"].get<double>()) << s.dump();
+    EXPECT_NEAR(s["a_scale"]["max"].get<double>(), s["a_amax"].get<double>() / 448, 1e-6)
+        << s.dump();
+  }
+  EXPECT_NEAR(result(g, "gpu.gemm.fp8_rowwise")->at("rate").at("median").get<double>(), 1400,
+              1400 * 0.01);
+  auto ignored = bench("one_gpu.json", {"gpu.gemm.fp8_rowwise"}, fake_blas("ignores_scales.json"));
+  EXPECT_EQ(ignored.run.exit_code, 2) << ignored.run.err;
+  EXPECT_EQ(result(ignored, "gpu.gemm.fp8_rowwise")->at("status"), "wrong");
 }
 
 TEST(BenchGpuCli, Fp8OnAnAmpereGpuSkipsWithTheComputeCapabilityItNeeds) {

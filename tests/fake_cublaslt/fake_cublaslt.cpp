@@ -18,7 +18,10 @@
 // whose matmul answers NOT_SUPPORTED for every algorithm], "wrong" [precisions whose D is off],
 // "layout_speed" {"TN"|"NN"|"NT"|"TT": factor} (a layout's kernels faster or slower),
 // "errors" {symbol: status}, "ignore_scales" [precisions whose matmul accepts the A/B scale
-// pointers but computes D as if they were 1, as a library that dropped them would].
+// pointers but computes D as if they were 1, as a library that dropped them would],
+// "scale_modes" ["outer_vec": CUBLASLT_MATMUL_DESC_A/B_SCALE_MODE may be OUTER_VEC_32F, one scale
+// per row of op(A) and per column of op(B), as cuBLASLt 12.9+ on Hopper; absent, the attribute is
+// INVALID_VALUE as an older library answers].
 //
 // Scale pointers (CUBLASLT_MATMUL_DESC_A/B/D_SCALE_POINTER) are honoured: the float32 each points
 // to is read from the fake GPU's memory when the matmul runs and D = a_scale * b_scale * A.B. A
@@ -61,6 +64,7 @@ struct FakeDesc {
   DataType scale = 0;
   int trans_a = kOpN, trans_b = kOpN;
   const void *a_scale = nullptr, *b_scale = nullptr, *d_scale = nullptr; // device pointers
+  std::int32_t a_mode = kScaleScalar32F, b_mode = kScaleScalar32F;       // A/B_SCALE_MODE
 };
 struct FakeLayout {
   DataType type = 0;
@@ -329,6 +333,20 @@ Status matmul_desc_set_attribute(MatmulDesc desc, int attribute, const void *val
                                        : d->d_scale) = ptr;
     return kSuccess;
   }
+  // A/B_SCALE_MODE: scalar, or outer vectors where the scenario's "scale_modes" lists
+  // "outer_vec" (cuBLASLt 12.9+); otherwise INVALID_VALUE, as an older library refuses the
+  // attribute.
+  if (attribute == kDescAScaleMode || attribute == kDescBScaleMode) {
+    if (bytes != sizeof(std::int32_t))
+      return kInvalidValue;
+    std::int32_t v = 0;
+    std::memcpy(&v, value, sizeof v);
+    const bool outer = v == kScaleOuterVec32F && listed("scale_modes", "outer_vec");
+    if (v != kScaleScalar32F && !outer)
+      return kInvalidValue;
+    (attribute == kDescAScaleMode ? d->a_mode : d->b_mode) = v;
+    return kSuccess;
+  }
   return kInvalidValue; // an attribute dlrig does not set
 }
 
@@ -447,20 +465,34 @@ Status matmul(Handle handle, MatmulDesc desc, const void *alpha, const void *a, 
     return kInvalidValue;
   if (op->d_scale && ld->type != kR8FE4M3)
     return kInvalidValue;
-  double scales = 1;
-  for (const void *ptr : {op->a_scale, op->b_scale}) {
-    if (!ptr)
+  // Each of A's and B's scales: one float32, or with the outer-vector mode one per row of op(A)
+  // (m) and per column of op(B) (n).
+  std::vector<double> a_scales(m, 1.0), b_scales(n, 1.0);
+  for (int which = 0; which < 2; ++which) {
+    const void *ptr = which == 0 ? op->a_scale : op->b_scale;
+    const bool vector = (which == 0 ? op->a_mode : op->b_mode) == kScaleOuterVec32F;
+    std::vector<double> &into = which == 0 ? a_scales : b_scales;
+    if (!ptr) {
+      if (vector)
+        return kInvalidValue; // a vector mode without its vector
       continue;
-    if (!s.is_device(addr(ptr), sizeof(float)))
+    }
+    const std::size_t count = vector ? into.size() : 1;
+    if (!s.is_device(addr(ptr), count * sizeof(float)))
       return kInvalidValue;
     if (addr(ptr) % 16 != 0)
       return kNotSupported; // as cuBLASLt 13.1 on an H100: every algorithm refused
-    float v = 0;
-    std::memcpy(&v, ptr, sizeof v);
-    scales *= v;
+    for (std::size_t x = 0; x < into.size(); ++x) {
+      float v = 0;
+      std::memcpy(&v, static_cast<const unsigned char *>(ptr) + (vector ? x : 0) * sizeof v,
+                  sizeof v);
+      into[x] = v;
+    }
   }
-  if (listed("ignore_scales", precision))
-    scales = 1;
+  if (listed("ignore_scales", precision)) {
+    std::fill(a_scales.begin(), a_scales.end(), 1.0);
+    std::fill(b_scales.begin(), b_scales.end(), 1.0);
+  }
   double al = 0, be = 0;
   if (op->scale == kR32I) {
     std::int32_t x = 0, y = 0;
@@ -490,7 +522,7 @@ Status matmul(Handle handle, MatmulDesc desc, const void *alpha, const void *a, 
         sum += dlrig::bench::gemm::read_element(ea, pa + ia * sa) *
                dlrig::bench::gemm::read_element(ea, pb + ib * sa);
       }
-      double v = al * scales * sum;
+      double v = al * a_scales[i] * b_scales[j] * sum;
       if (be != 0)
         v += be * dlrig::bench::gemm::read_element(ec, pc + (j * lc->ld + i) * sc);
       out[j * m + i] = wrong ? 1.5 * v + 1 : v;

@@ -33,18 +33,30 @@ std::vector<unsigned char> random_normal(Element e, std::uint64_t count, std::ui
   return out;
 }
 
-ScaledE4m3 random_normal_e4m3_scaled(std::uint64_t count, std::uint64_t seed) {
+ScaledE4m3 random_normal_e4m3_scaled(std::uint64_t count, std::uint64_t seed, std::uint64_t row) {
   constexpr double kE4m3Max = 448;
   std::vector<double> x(count);
   each_normal(count, seed, 1, [&](std::uint64_t i, double v) { x[i] = v; });
   ScaledE4m3 out;
-  for (double v : x)
-    out.amax = std::max(out.amax, std::fabs(v));
-  const double scale = out.amax > 0 ? kE4m3Max / out.amax : 1;
-  out.dequant = static_cast<float>(1 / scale);
   out.data.resize(count);
-  for (std::uint64_t i = 0; i < count; ++i)
-    write_element(Element::e4m3, x[i] * scale, out.data.data() + i);
+  // One scale over [begin, end): E4M3(x * 448 / amax), and its dequantisation 1 / scale.
+  auto scale_run = [&](std::uint64_t begin, std::uint64_t end) {
+    double amax = 0;
+    for (std::uint64_t i = begin; i < end; ++i)
+      amax = std::max(amax, std::fabs(x[i]));
+    const double scale = amax > 0 ? kE4m3Max / amax : 1;
+    for (std::uint64_t i = begin; i < end; ++i)
+      write_element(Element::e4m3, x[i] * scale, out.data.data() + i);
+    out.amax = std::max(out.amax, amax);
+    return static_cast<float>(1 / scale);
+  };
+  if (row == 0 || count % row != 0) {
+    out.dequant = scale_run(0, count);
+    return out;
+  }
+  for (std::uint64_t begin = 0; begin < count; begin += row)
+    out.rows_dequant.push_back(scale_run(begin, begin + row));
+  out.dequant = *std::min_element(out.rows_dequant.begin(), out.rows_dequant.end());
   return out;
 }
 
@@ -65,9 +77,16 @@ std::vector<Entry> sample_entries(std::uint64_t m, std::uint64_t n, int count, s
 
 std::optional<std::string> verify(const std::vector<Entry> &entries, Element ab,
                                   const unsigned char *a, const unsigned char *b, std::uint64_t k,
-                                  Element cd, double tolerance, double scale) {
+                                  Element cd, double tolerance, double scale_all,
+                                  const std::vector<float> &a_rows,
+                                  const std::vector<float> &b_cols) {
   const std::size_t size = element_bytes(ab);
   for (const Entry &e : entries) {
+    double scale = scale_all;
+    if (!a_rows.empty())
+      scale *= a_rows.at(e.i);
+    if (!b_cols.empty())
+      scale *= b_cols.at(e.j);
     double sum = 0, magnitude = 0;
     const unsigned char *row_a = a + e.i * k * size;
     const unsigned char *row_b = b + e.j * k * size;

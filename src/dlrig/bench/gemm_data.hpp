@@ -35,12 +35,18 @@ std::vector<unsigned char> random_normal(Element e, std::uint64_t count, std::ui
 // below it instead of E4M3's subnormals), each element stored as E4M3(x · scale). `dequant` is
 // what cuBLASLt's A/B scale pointers take (Transformer Engine's scale_inv): 1 / scale as a
 // float32, so x ~ dequant · stored.
+// With `row` > 0 each run of `row` elements (a row of the m x k operand: A stored k x m keeps a
+// row's k elements together) gets its own amax and scale, as row-wise FP8 training stores a tensor
+// (torchao's float8 "rowwise" recipe); `rows_dequant` then holds one scale per row, amax and
+// dequant the largest and the smallest.
 struct ScaledE4m3 {
   std::vector<unsigned char> data; // E4M3 bytes
   double amax = 0;
   float dequant = 1;
+  std::vector<float> rows_dequant; // per row (row > 0); empty per tensor
 };
-ScaledE4m3 random_normal_e4m3_scaled(std::uint64_t count, std::uint64_t seed);
+ScaledE4m3 random_normal_e4m3_scaled(std::uint64_t count, std::uint64_t seed,
+                                     std::uint64_t row = 0);
 
 // One entry of D (m x n) and what the GPU produced there.
 struct Entry {
@@ -53,11 +59,14 @@ std::vector<Entry> sample_entries(std::uint64_t m, std::uint64_t n, int count, s
 // Checks D(i, j) = scale x sum_p A[i * k + p] * B[j * k + p] (A stored k x m and B k x n,
 // column-major, so both rows are contiguous) for every entry: |got - reference| must be at most
 // tolerance x scale x sum_p |A||B| (0: exact, for integers). `scale`: the product of A's and B's
-// dequantisation scales (FP8), 1 otherwise. The reference is rounded to the output type first.
-// nullopt when every entry agrees, else the first that does not, with both values.
+// dequantisation scales (FP8), 1 otherwise; `a_rows` and `b_cols`, when not empty, multiply it by
+// A's scale of row i and B's of column j (row-wise FP8). The reference is rounded to the output
+// type first. nullopt when every entry agrees, else the first that does not, with both values.
 std::optional<std::string> verify(const std::vector<Entry> &entries, Element ab,
                                   const unsigned char *a, const unsigned char *b, std::uint64_t k,
-                                  Element cd, double tolerance, double scale = 1);
+                                  Element cd, double tolerance, double scale = 1,
+                                  const std::vector<float> &a_rows = {},
+                                  const std::vector<float> &b_cols = {});
 
 // How a sustained (--long) run changed: the median rate of the last tenth of the samples against
 // the first tenth (at least 3 samples each), and the last SM clock reading against the first

@@ -1,16 +1,17 @@
-// gpu.gemm.{fp32,tf32,fp16,bf16,fp8,int8}: cuBLASLt matmul per precision (docs/bench.md,
-// "gpu.gemm"). cuBLASLt is loaded at run time (platform/cublaslt.hpp), preferably the copy the
-// user's PyTorch loads. Per configuration: random-normal inputs of the tested type (generated on
-// the host, rounded to the type, uploaded), cuBLASLt's heuristic asked for its top candidates and
-// each timed (the fastest kept), then samples by the harness's rule with L2 flushed before each
-// (a memset of 2 x L2 on the same stream, outside the timed events), and D checked on sampled
-// entries against a host reference computed from the same rounded inputs.
-// Layout: "TN" (A transposed, B not, column-major), the one layout FP8 accepts on Ada and Hopper
-// (benchmarking.md §3), used for every precision so the figures compare.
-// Rate: 2·m·n·k / t (FLOP, or integer operations for int8), against the catalog's dense peak.
-// FP8 runs with per-tensor scales as FP8 training does (gemm::random_normal_e4m3_scaled): A and B
-// use E4M3's range, their dequantisation scales go to cuBLASLt's A/B scale pointers, and the
-// reference applies the same scales (docs/bench.md, "FP8 scales").
+// gpu.gemm.{fp32,tf32,fp16,bf16,fp8,fp8_rowwise,int8}: cuBLASLt matmul per precision
+// (docs/bench.md, "gpu.gemm"). cuBLASLt is loaded at run time (platform/cublaslt.hpp), preferably
+// the copy the user's PyTorch loads. Per configuration: random-normal inputs of the tested type
+// (generated on the host, rounded to the type, uploaded), cuBLASLt's heuristic asked for its top
+// candidates and each timed (the fastest kept), then samples by the harness's rule with L2 flushed
+// before each (a memset of 2 x L2 on the same stream, outside the timed events), and D checked on
+// sampled entries against a host reference computed from the same rounded inputs. Layout: "TN" (A
+// transposed, B not, column-major), the one layout FP8 accepts on Ada and Hopper (benchmarking.md
+// §3), used for every precision so the figures compare. Rate: 2·m·n·k / t (FLOP, or integer
+// operations for int8), against the catalog's dense peak. FP8 runs with per-tensor scales as FP8
+// training does (gemm::random_normal_e4m3_scaled): A and B use E4M3's range, their dequantisation
+// scales go to cuBLASLt's A/B scale pointers, and the reference applies the same scales
+// (docs/bench.md, "FP8 scales"); fp8_rowwise with a scale per row of A and per column of B
+// (cuBLASLt's outer-vector scale mode).
 #include "dlrig/bench/gemm_data.hpp"
 #include "dlrig/bench/gpu.hpp"
 #include "dlrig/kb/kb.hpp"
@@ -97,7 +98,8 @@ struct Precision {
   kb::OptF64 kb::GpuSpec::*peak;        // the catalog's dense peak
   double tolerance;                     // |D - ref| <= tolerance x sum |a||b|
   bool integer;
-  bool scaled = false; // per-tensor scales on A and B (FP8)
+  bool scaled = false;  // scales on A and B (FP8): one per tensor ...
+  bool rowwise = false; // ... or one per row of A and per column of B (outer vectors)
 };
 
 // Tolerances: the output's rounding (fp16 2^-11, bf16 2^-8 relative) plus FP32 accumulation in
@@ -117,6 +119,10 @@ const Precision kPrecisions[] = {
     {"fp8", "FP8 E4M3 in, BF16 out, FP32 accumulate, per-tensor scales on A and B", lt::kR8FE4M3,
      lt::kR16BF, lt::kR32F, lt::kCompute32F, gemm::Element::e4m3, gemm::Element::bf16, "fp8",
      &kb::GpuSpec::fp8_flops, 1e-2, false, true},
+    {"fp8_rowwise",
+     "FP8 E4M3 in, BF16 out, FP32 accumulate, a scale per row of A and per column of B",
+     lt::kR8FE4M3, lt::kR16BF, lt::kR32F, lt::kCompute32F, gemm::Element::e4m3, gemm::Element::bf16,
+     "fp8", &kb::GpuSpec::fp8_flops, 1e-2, false, true, true},
     {"int8", "INT8 in, INT32 out and accumulate", lt::kR8I, lt::kR32I, lt::kR32I, lt::kCompute32I,
      gemm::Element::i8, gemm::Element::i32, nullptr, &kb::GpuSpec::int8_ops, 0, true},
 };
@@ -358,19 +364,27 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
     std::vector<unsigned char> ha, hb;
     gemm::ScaledE4m3 sa, sb;
     std::unique_ptr<DeviceBuffer> scales;
+    std::size_t b_scale_at = kScaleAlign; // B's scale's byte offset in `scales`
     if (p.scaled) {
-      sa = gemm::random_normal_e4m3_scaled(k * m, seed);
-      sb = gemm::random_normal_e4m3_scaled(k * n, seed + 1);
+      // Row-wise: a scale per row of A (its k elements, together in A stored k x m) and per
+      // column of B (together in B stored k x n).
+      sa = gemm::random_normal_e4m3_scaled(k * m, seed, p.rowwise ? k : 0);
+      sb = gemm::random_normal_e4m3_scaled(k * n, seed + 1, p.rowwise ? k : 0);
       ha = sa.data;
       hb = sb.data;
-      // A's scale at byte 0, B's at byte kScaleAlign: cuBLASLt 13.1 refuses (NOT_SUPPORTED, every
-      // algorithm) a scale pointer that is not 16-byte aligned — measured on an H100, where B's
-      // scale 4 bytes after A's failed and 16 bytes after ran (docs/bench.md, "FP8 scales").
-      float both[kScaleAlign / sizeof(float) + 1] = {};
-      both[0] = sa.dequant;
-      both[kScaleAlign / sizeof(float)] = sb.dequant;
-      scales = std::make_unique<DeviceBuffer>(sizeof both);
-      DLRIG_CU(memcpy_htod, scales->ptr(), static_cast<const void *>(both), sizeof both);
+      // A's scale(s) at byte 0, B's on the next 16-byte boundary: cuBLASLt 13.1 refuses
+      // (NOT_SUPPORTED, every algorithm) a scale pointer that is not 16-byte aligned — measured
+      // on an H100, where B's scale 4 bytes after A's failed and 16 bytes after ran
+      // (docs/bench.md, "FP8 scales").
+      const std::vector<float> a_s = p.rowwise ? sa.rows_dequant : std::vector<float>{sa.dequant};
+      const std::vector<float> b_s = p.rowwise ? sb.rows_dequant : std::vector<float>{sb.dequant};
+      b_scale_at = (a_s.size() * sizeof(float) + kScaleAlign - 1) / kScaleAlign * kScaleAlign;
+      std::vector<float> both(b_scale_at / sizeof(float) + b_s.size(), 0.0f);
+      std::copy(a_s.begin(), a_s.end(), both.begin());
+      std::copy(b_s.begin(), b_s.end(), both.begin() + b_scale_at / sizeof(float));
+      scales = std::make_unique<DeviceBuffer>(both.size() * sizeof(float));
+      DLRIG_CU(memcpy_htod, scales->ptr(), static_cast<const void *>(both.data()),
+               both.size() * sizeof(float));
     } else {
       ha = gemm::random_normal(p.ab_element, k * m, seed);
       hb = gemm::random_normal(p.ab_element, k * n, seed + 1);
@@ -436,11 +450,24 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
                static_cast<const void *>(&l.trans_a), sizeof l.trans_a);
       DLRIG_LT(ctx, matmul_desc_set_attribute, desc.op, lt::kDescTransB,
                static_cast<const void *>(&l.trans_b), sizeof l.trans_b);
+      if (p.rowwise) {
+        // Outer-vector scales (cuBLASLt 12.9+): an older library refuses the attribute.
+        const std::int32_t mode = lt::kScaleOuterVec32F;
+        for (int attribute : {lt::kDescAScaleMode, lt::kDescBScaleMode})
+          if (lt::Status st =
+                  lib.api().matmul_desc_set_attribute(desc.op, attribute, &mode, sizeof mode);
+              st != lt::kSuccess)
+            throw Skip(fmt::format(
+                "cuBLASLt {} ({}) refused per-row FP8 scales (CUBLASLT_MATMUL_DESC_{}_SCALE_MODE "
+                "= CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F: {}); they need cuBLAS 12.9 or later",
+                lt::version_text(lib.version()), lib.path(),
+                attribute == lt::kDescAScaleMode ? "A" : "B", lib.status_text(st)));
+      }
       if (scales) {
         // The attribute's value is the device pointer itself. No D scale: it converts the
         // result into an FP8 D's range, and D is BF16 here (docs/bench.md, "FP8 scales").
         const void *a_scale = reinterpret_cast<const void *>(scales->ptr());
-        const void *b_scale = reinterpret_cast<const void *>(scales->ptr() + kScaleAlign);
+        const void *b_scale = reinterpret_cast<const void *>(scales->ptr() + b_scale_at);
         DLRIG_LT(ctx, matmul_desc_set_attribute, desc.op, lt::kDescAScalePointer,
                  static_cast<const void *>(&a_scale), sizeof a_scale);
         DLRIG_LT(ctx, matmul_desc_set_attribute, desc.op, lt::kDescBScalePointer,
@@ -632,9 +659,11 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
       entries.front().got = entries.front().got * 2 + 1;
     // FP8: the reference applies the same scales (in float32, as the GPU holds them), so a
     // library that ignores a scale pointer is off by the scales' product and fails.
-    const double dequant = p.scaled ? static_cast<double>(sa.dequant) * sb.dequant : 1;
-    o.verification_error = gemm::verify(entries, p.ab_element, ha.data(), hb.data(), k,
-                                        p.cd_element, p.tolerance, dequant);
+    const double dequant =
+        p.scaled && !p.rowwise ? static_cast<double>(sa.dequant) * sb.dequant : 1;
+    o.verification_error =
+        gemm::verify(entries, p.ab_element, ha.data(), hb.data(), k, p.cd_element, p.tolerance,
+                     dequant, sa.rows_dequant, sb.rows_dequant);
 
     o.work = gemm_flop(static_cast<double>(m), static_cast<double>(n), static_cast<double>(k));
     o.work_unit = p.integer ? "OP" : "FLOP";
@@ -678,9 +707,12 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
                  {"algorithm_rank", best->second}, // 0 = the heuristic's first in its layout
                  {"workspace_bytes", kWorkspaceBytes},
                  {"l2_flush_bytes", flush_bytes},
-                 {"inputs", p.scaled ? "random normal N(0,1), scaled per tensor into E4M3's range "
-                                       "(x * 448 / amax) and rounded to E4M3"
-                                     : "random normal N(0,1) rounded to the input type"},
+                 {"inputs", p.rowwise ? "random normal N(0,1), scaled per row into E4M3's range "
+                                        "(x * 448 / amax of its row) and rounded to E4M3"
+                            : p.scaled
+                                ? "random normal N(0,1), scaled per tensor into E4M3's range "
+                                  "(x * 448 / amax) and rounded to E4M3"
+                                : "random normal N(0,1) rounded to the input type"},
                  {"verified_entries", entries.size()},
                  {"timing", gated ? "CUDA events, gated by the hold kernel, L2 flushed before "
                                     "each sample"
@@ -696,15 +728,27 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
       if (drift.note)
         o.details["sustained_note"] = *drift.note;
     }
+    // Row-wise: each scale's count and range (one per row of A, per column of B).
+    auto scale_json = [&](const gemm::ScaledE4m3 &x) {
+      if (!p.rowwise)
+        return Json(x.dequant);
+      const auto [lo, hi] = std::minmax_element(x.rows_dequant.begin(), x.rows_dequant.end());
+      return Json{{"count", x.rows_dequant.size()}, {"min", *lo}, {"max", *hi}};
+    };
     if (p.scaled)
       o.details["fp8_scales"] = {
-          {"granularity", "per tensor"},
-          {"rule", "stored = E4M3(x * 448 / amax(x)); scale = amax(x) / 448 (float32), "
-                   "D = a_scale * b_scale * sum(A_stored * B_stored)"},
+          {"granularity", p.rowwise ? "per row of A and per column of B "
+                                      "(CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F)"
+                                    : "per tensor"},
+          {"rule", p.rowwise ? "stored = E4M3(x * 448 / amax(row)); scale = amax(row) / 448 "
+                               "(float32), D(i, j) = a_scale[i] * b_scale[j] * "
+                               "sum(A_stored * B_stored)"
+                             : "stored = E4M3(x * 448 / amax(x)); scale = amax(x) / 448 "
+                               "(float32), D = a_scale * b_scale * sum(A_stored * B_stored)"},
           {"a_amax", sa.amax},
           {"b_amax", sb.amax},
-          {"a_scale", sa.dequant},
-          {"b_scale", sb.dequant},
+          {"a_scale", scale_json(sa)},
+          {"b_scale", scale_json(sb)},
           {"d_scale", nullptr}}; // BF16 D: no D scale
     if (lib.cudart_version())
       o.details["cublaslt_cuda"] = lt::cuda_version_text(*lib.cudart_version());

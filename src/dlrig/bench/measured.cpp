@@ -119,17 +119,19 @@ std::optional<StepRate> measured_cpu_gemm(const StoredResults &s,
 }
 
 std::optional<StepRate> measured_gpu_gemm(const StoredResults &s, const std::string &precision) {
+  // The id itself: gpu.gemm.fp8 is not gpu.gemm.fp8_rowwise.
+  const std::string id = "gpu.gemm." + precision;
   std::optional<std::int64_t> run;
   for (auto it = s.results.rbegin(); it != s.results.rend() && !run; ++it)
     if (it->record.family == "gpu.gemm" && it->record.status == Status::measured &&
-        it->record.id.find(precision) != std::string::npos)
+        it->record.id == id)
       run = it->run;
   if (!run)
     return std::nullopt;
   const StoredResult *best = nullptr;
   for (const auto &r : s.results)
     if (r.run == *run && r.record.family == "gpu.gemm" && r.record.rate_median &&
-        r.record.id.find(precision) != std::string::npos &&
+        r.record.id == id &&
         to_flops(*r.record.rate_median, r.record.rate_unit) > 0 &&
         (!best || to_flops(*r.record.rate_median, r.record.rate_unit) >
                       to_flops(*best->record.rate_median, best->record.rate_unit)))

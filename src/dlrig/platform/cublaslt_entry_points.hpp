@@ -81,6 +81,14 @@ inline constexpr int kDescTransB = 4;
 inline constexpr int kDescAScalePointer = 17;
 inline constexpr int kDescBScalePointer = 18;
 inline constexpr int kDescDScalePointer = 20;
+// How A's and B's scale pointers are read (int32 cublasLtMatmulMatrixScale_t; cuBLASLt 12.9+,
+// an older one refuses the attribute): one float32 per tensor (0, the default), or an "outer
+// vector" of float32, one per row of op(A) (m) and per column of op(B) (n), D(i, j) scaled by
+// a_scale[i] * b_scale[j] (3).
+inline constexpr int kDescAScaleMode = 31;
+inline constexpr int kDescBScaleMode = 32;
+inline constexpr std::int32_t kScaleScalar32F = 0;
+inline constexpr std::int32_t kScaleOuterVec32F = 3;
 // cublasLtMatmulPreferenceAttributes_t (uint64_t bytes).
 inline constexpr int kPrefMaxWorkspaceBytes = 1;
 

@@ -158,6 +158,15 @@ TEST(GemmData, ScaledE4m3PutsTheLargestValueOn448AndKeepsItsDequantisationScale)
   }
 }
 
+// Row e.i of A (stored k x m) times column e.j of B (stored k x n), as stored (no scales).
+double e4m3_dot(const ScaledE4m3 &a, const ScaledE4m3 &b, const Entry &e, std::uint64_t k) {
+  double sum = 0;
+  for (std::uint64_t p = 0; p < k; ++p)
+    sum += read_element(Element::e4m3, a.data.data() + e.i * k + p) *
+           read_element(Element::e4m3, b.data.data() + e.j * k + p);
+  return sum;
+}
+
 TEST(GemmData, VerifyAppliesTheScalesAndRejectsAResultThatIgnoredThem) {
   const std::uint64_t m = 4, n = 3, k = 64;
   const auto a = random_normal_e4m3_scaled(k * m, 1);
@@ -166,10 +175,7 @@ TEST(GemmData, VerifyAppliesTheScalesAndRejectsAResultThatIgnoredThem) {
   auto scaled = sample_entries(m, n, 8, 1);
   auto ignored = scaled;
   for (std::size_t x = 0; x < scaled.size(); ++x) {
-    double sum = 0;
-    for (std::uint64_t p = 0; p < k; ++p)
-      sum += read_element(Element::e4m3, a.data.data() + scaled[x].i * k + p) *
-             read_element(Element::e4m3, b.data.data() + scaled[x].j * k + p);
+    const double sum = e4m3_dot(a, b, scaled[x], k);
     scaled[x].got = round_to(Element::bf16, scale * sum);
     ignored[x].got = round_to(Element::bf16, sum);
   }
@@ -178,6 +184,38 @@ TEST(GemmData, VerifyAppliesTheScalesAndRejectsAResultThatIgnoredThem) {
   EXPECT_TRUE(
       verify(ignored, Element::e4m3, a.data.data(), b.data.data(), k, Element::bf16, 1e-2, scale));
   EXPECT_TRUE(verify(scaled, Element::e4m3, a.data.data(), b.data.data(), k, Element::bf16, 1e-2));
+}
+
+// Row-wise: each row of k elements has its own amax on 448; the reference applies A's row scale
+// and B's column scale, and a result with one tensor-wide scale instead is wrong.
+TEST(GemmData, RowWiseScalesPutEachRowsLargestOn448AndVerifyAppliesThem) {
+  const std::uint64_t m = 6, n = 5, k = 64;
+  const auto a = random_normal_e4m3_scaled(k * m, 3, k);
+  const auto b = random_normal_e4m3_scaled(k * n, 4, k);
+  ASSERT_EQ(a.rows_dequant.size(), m);
+  ASSERT_EQ(b.rows_dequant.size(), n);
+  const auto whole = random_normal_e4m3_scaled(k * m, 3);
+  EXPECT_DOUBLE_EQ(a.amax, whole.amax); // the same draws
+  for (std::uint64_t i = 0; i < m; ++i) {
+    double largest = 0;
+    for (std::uint64_t p = 0; p < k; ++p)
+      largest =
+          std::max(largest, std::fabs(read_element(Element::e4m3, a.data.data() + i * k + p)));
+    EXPECT_DOUBLE_EQ(largest, 448) << "row " << i;
+  }
+  EXPECT_FLOAT_EQ(a.dequant, *std::min_element(a.rows_dequant.begin(), a.rows_dequant.end()));
+  auto good = sample_entries(m, n, 12, 2);
+  auto one_scale = good;
+  for (std::size_t x = 0; x < good.size(); ++x) {
+    const double sum = e4m3_dot(a, b, good[x], k);
+    good[x].got = round_to(Element::bf16, static_cast<double>(a.rows_dequant[good[x].i]) *
+                                              b.rows_dequant[good[x].j] * sum);
+    one_scale[x].got = round_to(Element::bf16, static_cast<double>(a.dequant) * b.dequant * sum);
+  }
+  EXPECT_FALSE(verify(good, Element::e4m3, a.data.data(), b.data.data(), k, Element::bf16, 1e-2, 1,
+                      a.rows_dequant, b.rows_dequant));
+  EXPECT_TRUE(verify(one_scale, Element::e4m3, a.data.data(), b.data.data(), k, Element::bf16, 1e-2,
+                     1, a.rows_dequant, b.rows_dequant));
 }
 
 TEST(GemmData, DriftComparesTheFirstAndLastTenthAndTheClock) {
