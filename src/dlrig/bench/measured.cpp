@@ -131,8 +131,7 @@ std::optional<StepRate> measured_gpu_gemm(const StoredResults &s, const std::str
   const StoredResult *best = nullptr;
   for (const auto &r : s.results)
     if (r.run == *run && r.record.family == "gpu.gemm" && r.record.rate_median &&
-        r.record.id == id &&
-        to_flops(*r.record.rate_median, r.record.rate_unit) > 0 &&
+        r.record.id == id && to_flops(*r.record.rate_median, r.record.rate_unit) > 0 &&
         (!best || to_flops(*r.record.rate_median, r.record.rate_unit) >
                       to_flops(*best->record.rate_median, best->record.rate_unit)))
       best = &r;

@@ -71,12 +71,4 @@ private:
   std::string call_;
 };
 
-template <class Fn, class... Args>
-void call(const Library &l, const EntryPoint<Fn> &e, Args... args) {
-  if (!e)
-    throw Error(kInvalidUsage, e.name(), l.path() + " does not export " + e.name());
-  if (Result r = e(args...); r != kSuccess)
-    throw Error(r, e.name(), std::string(e.name()) + ": " + l.result_text(r));
-}
-
 } // namespace dlrig::nccl
