@@ -397,6 +397,38 @@ TEST(BenchNcclRanksCli, ARankThatDiesBeforeTheCommunicatorExistsStopsTheJob) {
   EXPECT_LT(seconds, 15) << r0.err;
 }
 
+// Ranks that met at the rendezvous but whose NCCL connections are never made (rank 1's stay in
+// progress: the wrong interface, a firewall between the nodes) would wait inside NCCL for ever:
+// the communicator's creation is bounded by DLRIG_RENDEZVOUS_TIMEOUT_S, and both ranks exit 69
+// naming the likely causes.
+TEST(BenchNcclRanksCli, ACommunicatorThatIsNeverMadeTimesOutNamingTheNetwork) {
+  const int port = free_port();
+  const std::string at = "127.0.0.1:" + std::to_string(port);
+  const auto started = std::chrono::steady_clock::now();
+  const auto env =
+      with({"DLRIG_RENDEZVOUS_TIMEOUT_S=2"}, fakes("meet_never_joins", "rank1_never_joins.json"));
+  const auto [r0, r1] = two_ranks(
+      {"bench", "--quick", "--json", "nccl.all_reduce", "--rank", "0", "--nranks", "2",
+       "--rendezvous", at},
+      env,
+      {"bench", "--quick", "nccl.all_reduce", "--rank", "1", "--nranks", "2", "--rendezvous", at},
+      env);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_EQ(r0.exit_code, 69) << r0.err;
+  EXPECT_EQ(r1.exit_code, 69) << r1.err;
+  // Whichever rank gives up first tells the other.
+  const std::string both = r0.err + r1.err;
+  EXPECT_NE(both.find("ncclCommInitRankConfig did not finish within 2 s although every rank had "
+                      "met at the rendezvous"),
+            std::string::npos)
+      << both;
+  EXPECT_NE(both.find("NCCL_SOCKET_IFNAME"), std::string::npos) << both;
+  EXPECT_EQ(both.find("never met"), std::string::npos) << both; // not the fake's own give-up
+  EXPECT_EQ(r0.out, "");
+  EXPECT_LT(seconds, 15) << both;
+}
+
 // Rank 1 cannot allocate its buffers (out of memory on its GPU): it stops the job and tells rank
 // 0, which is already waiting inside the first collective; both exit 2 naming rank 1's failure.
 TEST(BenchNcclRanksCli, ARankThatFailsAConfigurationStopsTheJob) {

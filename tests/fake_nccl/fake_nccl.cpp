@@ -33,9 +33,10 @@
 // ncclCommAbort releases them. ncclCommInitRankConfig with a non-blocking config returns the
 // communicator at once (ncclInProgress) and ncclCommGetAsyncError says when every rank has joined,
 // as NCCL's non-blocking communicators do. Faults: "exit_at_init" {"rank"} kills that rank's
-// process as it enters ncclCommInitRank(Config); "exit_at_op" {"rank", "op"} as it reaches the
-// operation; "async_error_at_op" {"rank", "op", "error"} holds it for ever and reports the error
-// through ncclCommGetAsyncError.
+// process as it enters ncclCommInitRank(Config); "init_never_joins" {"rank"} leaves that rank's
+// non-blocking init in progress, never meeting the others; "exit_at_op" {"rank", "op"} as it
+// reaches the operation; "async_error_at_op" {"rank", "op", "error"} holds it for ever and reports
+// the error through ncclCommGetAsyncError.
 #include "dlrig/platform/nccl_entry_points.hpp"
 
 #include "fake_common/fake_library.hpp"
@@ -768,7 +769,8 @@ void exit_at_init(int rank) {
 
 // This rank's file in the unique id's meeting folder: the communicator's Remote, and the rank's
 // GPU (the current context's, from the fake libcuda).
-Result join(int nranks, const UniqueId &id, int rank, std::unique_ptr<Remote> &m, int &device) {
+Result join(int nranks, const UniqueId &id, int rank, std::unique_ptr<Remote> &m, int &device,
+            bool write_file = true) {
   if (nranks < 1 || rank < 0 || rank >= nranks)
     return kInvalidArgument;
   const std::string token(id.internal, strnlen(id.internal, sizeof id.internal));
@@ -799,7 +801,8 @@ Result join(int nranks, const UniqueId &id, int rank, std::unique_ptr<Remote> &m
   m->nranks = nranks;
   std::error_code ec;
   fs::create_directories(m->dir, ec);
-  if (!put(fs::path(m->dir) / ("rank" + std::to_string(rank)),
+  if (write_file &&
+      !put(fs::path(m->dir) / ("rank" + std::to_string(rank)),
            std::to_string(nranks) + " " + std::to_string(device) + " " + std::to_string(getpid())))
     return kSystemError;
   m->joined_until = std::chrono::steady_clock::now() +
@@ -862,9 +865,14 @@ Result init(Comm *comm, int nranks, UniqueId id, int rank, bool blocking) {
     return kInvalidArgument;
   exit_at_init(rank);
   debug_version_line();
+  // "init_never_joins" {"rank": R}: rank R's non-blocking init stays in progress without ever
+  // reaching the others (its connections cannot be made: the wrong interface, a firewall), its
+  // process alive.
+  const json *stuck = find(state().scenario, {"init_never_joins"});
+  const bool never_joins = !blocking && stuck && stuck->value("rank", -1) == rank;
   std::unique_ptr<Remote> m;
   int device = -1;
-  if (Result r = join(nranks, id, rank, m, device); r != kSuccess)
+  if (Result r = join(nranks, id, rank, m, device, !never_joins); r != kSuccess)
     return r;
   if (!blocking) {
     m->joining = true;

@@ -31,11 +31,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <utility>
 
@@ -229,8 +231,10 @@ std::vector<std::string> release(Nccl &n) {
 // job's connections in the background (the bootstrap in ncclCommInitRankConfig, a first
 // collective's in ncclGroupEnd) and would wait there for ever for a rank that died. An error, or
 // a rank gone, stops the job (abandon).
-void settle(Nccl &n, const std::string &call) {
+void settle(Nccl &n, const std::string &call,
+            std::optional<std::chrono::steady_clock::duration> limit = std::nullopt) {
   auto pause = std::chrono::microseconds(10);
+  const auto began = std::chrono::steady_clock::now();
   for (;;) {
     bool pending = false;
     for (nccl::Comm c : n.comms) {
@@ -249,6 +253,15 @@ void settle(Nccl &n, const std::string &call) {
       return;
     if (auto why = n.links.lost())
       abandon(n, *why);
+    if (limit && std::chrono::steady_clock::now() - began > *limit)
+      abandon(n, fmt::format(
+                     "rank {}: {} did not finish within {} s although every rank had met at the "
+                     "rendezvous: NCCL's own connections between the ranks are not being made; "
+                     "check that the ranks reach each other on the network interface NCCL picks "
+                     "(NCCL_SOCKET_IFNAME, a firewall between the nodes) and what NCCL_DEBUG=WARN "
+                     "reports; DLRIG_RENDEZVOUS_TIMEOUT_S sets the limit",
+                     n.first(), call,
+                     std::chrono::duration_cast<std::chrono::seconds>(*limit).count()));
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, std::chrono::microseconds(1000));
   }
@@ -379,7 +392,9 @@ Nccl &communicators(const Context &ctx) {
                             std::string(api.comm_init_rank_config.name()) + ": " +
                                 n.lib.result_text(r));
         n.comms = {comm};
-        settle(n, api.comm_init_rank_config.name());
+        // Bounded as the rendezvous is: ranks that met but cannot connect (the wrong interface,
+        // a firewall) would otherwise wait here for ever.
+        settle(n, api.comm_init_rank_config.name(), n.job->timeout);
       } else {
         DLRIG_NC(ctx, comm_init_rank, &comm, n.job->nranks, n.id, n.job->rank);
         n.comms = {comm};

@@ -50,7 +50,8 @@ using EnvLookup = std::function<std::optional<std::string>(const char *)>;
 // local rank from Open MPI's, Slurm's or PMI's variables), else from torchrun's RANK, WORLD_SIZE,
 // MASTER_ADDR and MASTER_PORT (LOCAL_RANK optional) when WORLD_SIZE is set and above 1, listening
 // on MASTER_PORT + 1 (torchrun's agent keeps its own store on MASTER_PORT); nullopt when neither
-// asks for ranks. DLRIG_RENDEZVOUS_TIMEOUT_S (seconds, default 120) bounds the rendezvous.
+// asks for ranks. DLRIG_RENDEZVOUS_TIMEOUT_S (seconds, default 120) bounds the rendezvous, and
+// again the NCCL communicator's creation that follows it (gpu_nccl.cpp).
 // Errors (kind usage) name the flag or variable and the fix. Pure.
 Result<std::optional<RankSpec>> rank_spec(const RankFlags &flags, const EnvLookup &env);
 
