@@ -6,7 +6,8 @@
 #
 #   [ONLY="machine gemm ..."] [PRECISIONS="bf16 ..."] perf/gpu_session.sh OUT [BUNDLE] [SECONDS]
 #
-# GEMM_LIMIT (default 45) is each precision's time limit in seconds.
+# GEMM_LIMIT (default 45) is each precision's time limit in seconds; SIDE_ARGS more arguments for
+# the side-by-side (--match-samples: torch timed with as many samples as dlrig took).
 # ONLY names the groups to run (default all): machine, software (info, snapshot, doctor,
 # collect_env), capture, fit, gemm, memory, link, multi, side, extras (serve/watch once, text runs);
 # and, named only: quick (the whole --quick GPU suite, timed), fitnew (FIT_ONLY cases of
@@ -115,7 +116,7 @@ if named ranks; then
   step bench-nccl-2ranks 40 bash -c '"$0" bench --json --rank 1 --nranks 2 --rendezvous 127.0.0.1:29612 nccl.all_reduce 2>&1 >/dev/null | sed "s/^/rank1: /" & "$0" bench --json --rank 0 --nranks 2 --rendezvous 127.0.0.1:29612 nccl.all_reduce; echo "rank0 rc=$?"; wait' "$D"
 fi
 if want side; then
-  step side-by-side 80 python3 perf/gpu_side_by_side.py --samples 20 --dlrig "$D" --results "$R"/bench-gemm-*.out "$R/bench-memory.out" "$R/bench-link.out"
+  step side-by-side 80 python3 perf/gpu_side_by_side.py --samples 20 ${SIDE_ARGS:-} --dlrig "$D" --results "$R"/bench-gemm-*.out "$R/bench-memory.out" "$R/bench-link.out"
   [[ ${UNGATED:-1} == 1 ]] && step side-by-side-ungated 80 python3 perf/gpu_side_by_side.py --ungated --samples 20 --dlrig "$D" --results "$R"/bench-gemm-*.out "$R/bench-memory.out" "$R/bench-link.out"
 fi
 named fitnew && step fit-new 120 python3 perf/fit_measure.py --device cuda --dlrig "$D" --out "$R/fit-new" --only "${FIT_ONLY:-falcon,QA,clip}"

@@ -16,7 +16,8 @@ table (device name, dlrig, torch, ratio) for docs/bench.md.
   copy   dst.copy_(src) on the device, read + write bytes counted (dlrig's convention).
   h2d    pinned host tensor .to('cuda', non_blocking=True), bytes copied.
 
-Usage: perf/gpu_side_by_side.py [--dlrig build/dlrig] [--quick] [--samples 50] [--results FILE...]
+Usage: perf/gpu_side_by_side.py [--dlrig build/dlrig] [--quick] [--samples 50 | --match-samples]
+                                [--results FILE...]
 Needs a CUDA GPU and torch with CUDA; anything that cannot run prints n/a with the reason.
 Never run in CI (timing belongs here, not in tests). Ran on one NVIDIA H200 on 2026-11-26
 (docs/bench.md, "On a real GPU"), from perf/gpu_session.sh.
@@ -109,6 +110,9 @@ def main():
     ap.add_argument("--samples", type=int, default=50)
     ap.add_argument("--ungated", action="store_true", help="time torch without holding the stream "
                     "(Python's dispatch of each call inside the interval, the first run's method)")
+    ap.add_argument("--match-samples", action="store_true",
+                    help="time torch with as many samples as dlrig's result took (seconds.samples), "
+                    "so both spend as long at the card's power limit; default --samples each")
     ap.add_argument("--only", help="only the dlrig results whose id contains this (gpu.gemm.fp16 ...)")
     ap.add_argument("--results", nargs="+", help="`dlrig bench --json` outputs saved earlier on this GPU "
                     "(skips running dlrig again)")
@@ -142,23 +146,26 @@ def main():
             continue
         gated = not args.ungated
         mine = r["rate"]["median"]
+        samples = args.samples
+        if args.match_samples and (r.get("seconds") or {}).get("samples"):
+            samples = int(r["seconds"]["samples"])
         try:
             if r["family"] == "gpu.gemm":
                 what = f'{d["precision"]} {d["m"]}x{d["n"]}x{d["k"]}'
                 theirs = torch_gemm(torch, d["precision"], d["m"], d["n"], d["k"], flush,
-                                    args.samples, gated)
+                                    samples, gated)
             elif r["id"] == "gpu.memory.copy":
                 n = d["buffer_bytes"]
                 src = torch.empty(n, dtype=torch.uint8, device="cuda")
                 dst = torch.empty_like(src)
                 what = f"D2D copy {n >> 20} MiB"
-                theirs = 2 * n / timed(torch, lambda: dst.copy_(src), flush, args.samples, gated) / 1e9
+                theirs = 2 * n / timed(torch, lambda: dst.copy_(src), flush, samples, gated) / 1e9
             elif r["id"] == "gpu.h2d.pinned":
                 n = d["bytes"]
                 host = torch.empty(n, dtype=torch.uint8).pin_memory()
                 what = f"H2D pinned {n >> 20} MiB"
                 theirs = n / timed(torch, lambda: host.to("cuda", non_blocking=True), flush,
-                                   args.samples, gated) / 1e9
+                                   samples, gated) / 1e9
             else:
                 continue
         except Exception as e:  # a dtype this torch or GPU lacks
