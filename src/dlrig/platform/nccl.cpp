@@ -10,10 +10,13 @@ EntryPoints resolve(const SymbolLookup &lookup) {
   return t;
 }
 
+// Optional: ncclGetErrorString (the codes are named without it) and ncclCommInitRankConfig (NCCL
+// 2.14+; before it a job's communicator is made with ncclCommInitRank).
 std::vector<std::string> missing_required(const EntryPoints &t) {
   std::vector<std::string> out;
 #define DLRIG_NCCL_MISSING(field, ret, params, args, ...)                                          \
-  if (!t.field && std::string_view(#field) != "get_error_string")                                  \
+  if (!t.field && std::string_view(#field) != "get_error_string" &&                                \
+      std::string_view(#field) != "comm_init_rank_config")                                         \
     out.emplace_back(t.field.name());
   DLRIG_NCCL_ENTRY_POINTS(DLRIG_NCCL_MISSING)
 #undef DLRIG_NCCL_MISSING

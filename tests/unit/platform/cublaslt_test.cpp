@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -149,6 +150,21 @@ TEST(CublasLtSeam, MissingRequiredIgnoresTheOptionalFunctions) {
   EXPECT_TRUE(missing_required(t).empty());
   EntryPoints none = resolve([](const char *) -> void * { return nullptr; });
   EXPECT_EQ(missing_required(none).size(), 13u);
+}
+
+// An NCCL before 2.14 has no ncclCommInitRankConfig: it still loads (a job's communicator is then
+// made with the blocking ncclCommInitRank); ncclCommInitRank itself is required.
+TEST(NcclSeam, MissingRequiredIgnoresTheOptionalFunctions) {
+  auto without = [](std::vector<std::string> hidden) {
+    return nccl::resolve([hidden](const char *name) -> void * {
+      static int x;
+      return std::find(hidden.begin(), hidden.end(), name) == hidden.end() ? &x : nullptr;
+    });
+  };
+  EXPECT_TRUE(
+      nccl::missing_required(without({"ncclGetErrorString", "ncclCommInitRankConfig"})).empty());
+  EXPECT_EQ(nccl::missing_required(without({"ncclCommInitRank"})),
+            std::vector<std::string>{"ncclCommInitRank"});
 }
 
 // The real libraries, where this machine has them (a CUDA toolkit at /usr/local/cuda, or
