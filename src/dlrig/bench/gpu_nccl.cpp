@@ -226,6 +226,35 @@ std::vector<std::string> release(Nccl &n) {
   throw std::runtime_error(why + "; the communicators were aborted (ncclCommAbort)");
 }
 
+// NCCL's asynchronous state of the communicators (ncclCommGetAsyncError; a query that fails
+// counts as its answer): the first error, if any; `pending` is set while a non-blocking call is
+// still in progress on one of them.
+std::optional<nccl::Result> async_error(Nccl &n, bool &pending) {
+  pending = false;
+  for (nccl::Comm c : n.comms) {
+    if (!c)
+      continue;
+    nccl::Result e = nccl::kSuccess;
+    if (nccl::Result r = n.lib.api().comm_get_async_error(c, &e); r != nccl::kSuccess)
+      e = r;
+    if (e == nccl::kInProgress)
+      pending = true;
+    else if (e != nccl::kSuccess)
+      return e;
+  }
+  return std::nullopt;
+}
+
+// Between two polls: what the other ranks sent or whether their connection closed (JobLinks; a
+// rank gone or failed abandons the communicators), then a pause of 10 us at first, doubling up to
+// 1 ms.
+void between_polls(Nccl &n, std::chrono::microseconds &pause) {
+  if (auto why = n.links.lost())
+    abandon(n, *why);
+  std::this_thread::sleep_for(pause);
+  pause = std::min(pause * 2, std::chrono::microseconds(1000));
+}
+
 // Waits until a non-blocking communicator's calls have finished (ncclCommGetAsyncError leaves
 // ncclInProgress), polling as await does and watching the other ranks meanwhile: NCCL sets up a
 // job's connections in the background (the bootstrap in ncclCommInitRankConfig, a first
@@ -237,22 +266,11 @@ void settle(Nccl &n, const std::string &call,
   const auto began = std::chrono::steady_clock::now();
   for (;;) {
     bool pending = false;
-    for (nccl::Comm c : n.comms) {
-      nccl::Result e = nccl::kSuccess;
-      if (!c)
-        continue;
-      if (nccl::Result r = n.lib.api().comm_get_async_error(c, &e); r != nccl::kSuccess)
-        e = r;
-      if (e == nccl::kInProgress)
-        pending = true;
-      else if (e != nccl::kSuccess)
-        abandon(n, fmt::format("rank {}: {} failed: NCCL reported {} (ncclCommGetAsyncError)",
-                               n.first(), call, n.lib.result_text(e)));
-    }
+    if (auto e = async_error(n, pending))
+      abandon(n, fmt::format("rank {}: {} failed: NCCL reported {} (ncclCommGetAsyncError)",
+                             n.first(), call, n.lib.result_text(*e)));
     if (!pending)
       return;
-    if (auto why = n.links.lost())
-      abandon(n, *why);
     if (limit && std::chrono::steady_clock::now() - began > *limit)
       abandon(n, fmt::format(
                      "rank {}: {} did not finish within {} s although every rank had met at the "
@@ -262,8 +280,7 @@ void settle(Nccl &n, const std::string &call,
                      "reports; DLRIG_RENDEZVOUS_TIMEOUT_S sets the limit",
                      n.first(), call,
                      std::chrono::duration_cast<std::chrono::seconds>(*limit).count()));
-    std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, std::chrono::microseconds(1000));
+    between_polls(n, pause);
   }
 }
 
@@ -326,20 +343,13 @@ void await(Nccl &n, std::vector<Queued> left) {
     }
     if (left.empty())
       return;
-    for (nccl::Comm c : n.comms) {
-      nccl::Result e = nccl::kSuccess;
-      if (c && n.lib.api().comm_get_async_error &&
-          n.lib.api().comm_get_async_error(c, &e) == nccl::kSuccess && e != nccl::kSuccess &&
-          e != nccl::kInProgress)
-        abandon(n, fmt::format("{}: NCCL reported {} on its communicator "
-                               "(ncclCommGetAsyncError)",
-                               n.job ? fmt::format("rank {}", n.first()) : std::string("NCCL"),
-                               n.lib.result_text(e)));
-    }
-    if (auto why = n.links.lost())
-      abandon(n, *why);
-    std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, std::chrono::microseconds(1000));
+    bool pending = false;
+    if (auto e = async_error(n, pending))
+      abandon(n, fmt::format("{}: NCCL reported {} on its communicator "
+                             "(ncclCommGetAsyncError)",
+                             n.job ? fmt::format("rank {}", n.first()) : std::string("NCCL"),
+                             n.lib.result_text(*e)));
+    between_polls(n, pause);
   }
 }
 
