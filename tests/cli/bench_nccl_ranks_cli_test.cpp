@@ -399,14 +399,74 @@ TEST(BenchNcclRanksCli, ARankThatDiesBeforeTheCommunicatorExistsStopsTheJob) {
 
 // Ranks that met at the rendezvous but whose NCCL connections are never made (rank 1's stay in
 // progress: the wrong interface, a firewall between the nodes) would wait inside NCCL for ever:
-// the communicator's creation is bounded by DLRIG_RENDEZVOUS_TIMEOUT_S, and both ranks exit 69
-// naming the likely causes.
-TEST(BenchNcclRanksCli, ACommunicatorThatIsNeverMadeTimesOutNamingTheNetwork) {
+// the communicator's creation (`call`) is bounded by DLRIG_RENDEZVOUS_TIMEOUT_S, and both ranks
+// exit 69 naming the likely causes, long before the fake's own give-up.
+void expect_init_times_out(const std::vector<std::string> &env, const std::string &call) {
   const int port = free_port();
   const std::string at = "127.0.0.1:" + std::to_string(port);
   const auto started = std::chrono::steady_clock::now();
-  const auto env =
-      with({"DLRIG_RENDEZVOUS_TIMEOUT_S=2"}, fakes("meet_never_joins", "rank1_never_joins.json"));
+  const auto [r0, r1] = two_ranks(
+      {"bench", "--quick", "--json", "nccl.all_reduce", "--rank", "0", "--nranks", "2",
+       "--rendezvous", at},
+      with({"DLRIG_RENDEZVOUS_TIMEOUT_S=2"}, env),
+      {"bench", "--quick", "nccl.all_reduce", "--rank", "1", "--nranks", "2", "--rendezvous", at},
+      with({"DLRIG_RENDEZVOUS_TIMEOUT_S=2"}, env));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_EQ(r0.exit_code, 69) << r0.err;
+  EXPECT_EQ(r1.exit_code, 69) << r1.err;
+  // Whichever rank gives up first tells the other.
+  const std::string both = r0.err + r1.err;
+  EXPECT_NE(both.find(call + " did not finish within 2 s although every rank had met at the "
+                             "rendezvous"),
+            std::string::npos)
+      << both;
+  EXPECT_NE(both.find("NCCL_SOCKET_IFNAME"), std::string::npos) << both;
+  EXPECT_EQ(both.find("never met"), std::string::npos) << both; // not the fake's own give-up
+  EXPECT_EQ(r0.out, "");
+  EXPECT_LT(seconds, 15) << both;
+}
+
+TEST(BenchNcclRanksCli, ACommunicatorThatIsNeverMadeTimesOutNamingTheNetwork) {
+  expect_init_times_out(fakes("meet_never_joins", "rank1_never_joins.json"),
+                        "ncclCommInitRankConfig");
+}
+
+// An NCCL before 2.14 (no ncclCommInitRankConfig) makes a job's communicator with the blocking
+// ncclCommInitRank, on a thread of its own with the rank's GPU current (the fake libcuda's current
+// context is per thread, as CUDA's): the job runs as with a newer NCCL.
+std::vector<std::string> before_2_14(const std::string &meeting, const std::string &scenario) {
+  return with({std::string("DLRIG_NCCL_LIBRARY=") + DLRIG_FAKE_NCCL_BEFORE_2_14},
+              fakes(meeting, scenario));
+}
+
+TEST(BenchNcclRanksCli, AnNcclBefore2_14MakesTheCommunicatorWithTheBlockingCall) {
+  const int port = free_port();
+  const std::string at = "127.0.0.1:" + std::to_string(port);
+  const auto [r0, r1] = two_ranks(
+      {"bench", "--quick", "--json", "--db", scratch("ranks_old.db").string(), "nccl.all_reduce",
+       "--rank", "0", "--nranks", "2", "--rendezvous", at},
+      before_2_14("meet_old", "before_2_14.json"),
+      {"bench", "--quick", "nccl.all_reduce", "--rank", "1", "--nranks", "2", "--rendezvous", at},
+      before_2_14("meet_old", "before_2_14.json"));
+  ASSERT_EQ(r0.exit_code, 0) << r0.err << "\n--- rank 1:\n" << r1.err;
+  ASSERT_EQ(r1.exit_code, 0) << r1.err;
+  const json results = json::parse(r0.out).at("results");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0]["status"], "measured") << results[0].dump();
+  EXPECT_EQ(results[0]["details"]["processes"], 2);
+}
+
+// With that blocking call, a rank that dies as the communicator is made would leave the others
+// inside NCCL's bootstrap for ever: they watch the rendezvous's connections meanwhile, stop at
+// once naming the rank, and say the call is left behind (nothing ran; exit 69).
+TEST(BenchNcclRanksCli, ARankThatDiesInsideABlockingInitStopsTheJob) {
+  const int port = free_port();
+  const std::string at = "127.0.0.1:" + std::to_string(port);
+  const auto started = std::chrono::steady_clock::now();
+  // The fake's blocking init gives up after 60 s; the job must stop long before.
+  const auto env = with({"DLRIG_FAKE_NCCL_WAIT_S=60"},
+                        before_2_14("meet_old_killed", "before_2_14_rank1_killed_at_init.json"));
   const auto [r0, r1] = two_ranks(
       {"bench", "--quick", "--json", "nccl.all_reduce", "--rank", "0", "--nranks", "2",
        "--rendezvous", at},
@@ -415,18 +475,24 @@ TEST(BenchNcclRanksCli, ACommunicatorThatIsNeverMadeTimesOutNamingTheNetwork) {
       env);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_NE(r1.err.find("rank 1 killed in ncclCommInitRank"), std::string::npos) << r1.err;
   EXPECT_EQ(r0.exit_code, 69) << r0.err;
-  EXPECT_EQ(r1.exit_code, 69) << r1.err;
-  // Whichever rank gives up first tells the other.
-  const std::string both = r0.err + r1.err;
-  EXPECT_NE(both.find("ncclCommInitRankConfig did not finish within 2 s although every rank had "
-                      "met at the rendezvous"),
+  EXPECT_NE(r0.err.find("the job stopped: rank 1 (127.0.0.1:"), std::string::npos) << r0.err;
+  EXPECT_NE(r0.err.find("closed its connection before finishing its run"), std::string::npos)
+      << r0.err;
+  EXPECT_NE(r0.err.find("ncclCommInitRank could not be interrupted (NCCL before 2.14"),
             std::string::npos)
-      << both;
-  EXPECT_NE(both.find("NCCL_SOCKET_IFNAME"), std::string::npos) << both;
-  EXPECT_EQ(both.find("never met"), std::string::npos) << both; // not the fake's own give-up
+      << r0.err;
+  EXPECT_EQ(r0.err.find("never met"), std::string::npos) << r0.err;
   EXPECT_EQ(r0.out, "");
-  EXPECT_LT(seconds, 15) << both;
+  EXPECT_LT(seconds, 15) << r0.err;
+}
+
+// ... and ranks whose blocking init never connects stop after DLRIG_RENDEZVOUS_TIMEOUT_S.
+TEST(BenchNcclRanksCli, ABlockingInitThatNeverConnectsTimesOut) {
+  expect_init_times_out(with({"DLRIG_FAKE_NCCL_WAIT_S=60"},
+                             before_2_14("meet_old_never", "before_2_14_rank1_never_joins.json")),
+                        "ncclCommInitRank");
 }
 
 // Rank 1 cannot allocate its buffers (out of memory on its GPU): it stops the job and tells rank

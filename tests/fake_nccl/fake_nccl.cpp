@@ -865,11 +865,11 @@ Result init(Comm *comm, int nranks, UniqueId id, int rank, bool blocking) {
     return kInvalidArgument;
   exit_at_init(rank);
   debug_version_line();
-  // "init_never_joins" {"rank": R}: rank R's non-blocking init stays in progress without ever
-  // reaching the others (its connections cannot be made: the wrong interface, a firewall), its
-  // process alive.
+  // "init_never_joins" {"rank": R}: rank R's init never reaches the others (its connections
+  // cannot be made: the wrong interface, a firewall), its process alive: a non-blocking init stays
+  // in progress, a blocking one waits (as every rank's then does) until DLRIG_FAKE_NCCL_WAIT_S.
   const json *stuck = find(state().scenario, {"init_never_joins"});
-  const bool never_joins = !blocking && stuck && stuck->value("rank", -1) == rank;
+  const bool never_joins = stuck && stuck->value("rank", -1) == rank;
   std::unique_ptr<Remote> m;
   int device = -1;
   if (Result r = join(nranks, id, rank, m, device, !never_joins); r != kSuccess)

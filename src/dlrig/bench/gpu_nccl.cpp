@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <cmath>
@@ -260,6 +261,18 @@ void between_polls(Nccl &n, std::chrono::microseconds &pause) {
 // job's connections in the background (the bootstrap in ncclCommInitRankConfig, a first
 // collective's in ncclGroupEnd) and would wait there for ever for a rank that died. An error, or
 // a rank gone, stops the job (abandon).
+// Why a communicator's creation that outlived the job's limit stops it.
+std::string never_connected(const Nccl &n, const std::string &call,
+                            std::chrono::steady_clock::duration limit) {
+  return fmt::format("rank {}: {} did not finish within {} s although every rank had met at the "
+                     "rendezvous: NCCL's own connections between the ranks are not being made; "
+                     "check that the ranks reach each other on the network interface NCCL picks "
+                     "(NCCL_SOCKET_IFNAME, a firewall between the nodes) and what NCCL_DEBUG=WARN "
+                     "reports; DLRIG_RENDEZVOUS_TIMEOUT_S sets the limit",
+                     n.first(), call,
+                     std::chrono::duration_cast<std::chrono::seconds>(limit).count());
+}
+
 void settle(Nccl &n, const std::string &call,
             std::optional<std::chrono::steady_clock::duration> limit = std::nullopt) {
   auto pause = std::chrono::microseconds(10);
@@ -272,16 +285,56 @@ void settle(Nccl &n, const std::string &call,
     if (!pending)
       return;
     if (limit && std::chrono::steady_clock::now() - began > *limit)
-      abandon(n, fmt::format(
-                     "rank {}: {} did not finish within {} s although every rank had met at the "
-                     "rendezvous: NCCL's own connections between the ranks are not being made; "
-                     "check that the ranks reach each other on the network interface NCCL picks "
-                     "(NCCL_SOCKET_IFNAME, a firewall between the nodes) and what NCCL_DEBUG=WARN "
-                     "reports; DLRIG_RENDEZVOUS_TIMEOUT_S sets the limit",
-                     n.first(), call,
-                     std::chrono::duration_cast<std::chrono::seconds>(*limit).count()));
+      abandon(n, never_connected(n, call, *limit));
     between_polls(n, pause);
   }
+}
+
+// A job's communicator from an NCCL before 2.14, which has only the blocking ncclCommInitRank:
+// it waits inside NCCL's bootstrap for every rank, for ever when one died or cannot connect. The
+// call runs on a thread of its own (with this rank's GPU current: NCCL takes the calling thread's)
+// while this one watches the other ranks and the job's limit, as settle does. A communicator not
+// made yet cannot be aborted, so on a loss the rank tells the others and leaves the call behind
+// (it ends with the process); nothing has run yet.
+nccl::Comm init_rank_watched(Nccl &n, cuda::Context context) {
+  struct Call {
+    std::atomic<bool> done{false};
+    nccl::Result result = nccl::kSuccess;
+    nccl::Comm comm = nullptr;
+  };
+  auto call = std::make_shared<Call>();
+  const auto &init = n.lib.api().comm_init_rank;
+  if (!init)
+    throw nccl::Error(nccl::kInvalidUsage, init.name(),
+                      n.lib.path() + " does not export " + init.name());
+  std::thread([call, init, set_current = Runtime::get().driver().api().ctx_set_current, context,
+               nranks = n.job->nranks, id = n.id, rank = n.job->rank] {
+    (void)set_current(context);
+    call->result = init(&call->comm, nranks, id, rank);
+    call->done.store(true, std::memory_order_release);
+  }).detach();
+  const auto began = std::chrono::steady_clock::now();
+  auto pause = std::chrono::microseconds(10);
+  while (!call->done.load(std::memory_order_acquire)) {
+    std::optional<std::string> why = n.links.lost();
+    if (!why && std::chrono::steady_clock::now() - began > n.job->timeout)
+      why = never_connected(n, init.name(), n.job->timeout);
+    if (why) {
+      n.stopped = *why;
+      n.failed = fmt::format("the job stopped: {}; this rank's {} could not be interrupted (NCCL "
+                             "before 2.14 has no non-blocking communicator) and ends with the "
+                             "process",
+                             *why, init.name());
+      n.links.tell("abort " + *why);
+      throw std::runtime_error(*n.failed);
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(1000));
+  }
+  if (call->result != nccl::kSuccess)
+    throw nccl::Error(call->result, init.name(),
+                      std::string(init.name()) + ": " + n.lib.result_text(call->result));
+  return call->comm;
 }
 
 template <class Entry, class... Args> void nc_call(Nccl &n, const Entry &e, Args... args) {
@@ -406,8 +459,7 @@ Nccl &communicators(const Context &ctx) {
         // a firewall) would otherwise wait here for ever.
         settle(n, api.comm_init_rank_config.name(), n.job->timeout);
       } else {
-        DLRIG_NC(ctx, comm_init_rank, &comm, n.job->nranks, n.id, n.job->rank);
-        n.comms = {comm};
+        n.comms = {init_rank_watched(n, rt.devices()[static_cast<std::size_t>(g)].context)};
       }
     } catch (const nccl::Error &e) {
       n.failed = fmt::format("rank {} of {}: {}", n.job->rank, n.job->nranks, e.what());
