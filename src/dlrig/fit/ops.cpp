@@ -626,6 +626,18 @@ std::string_view name(Phase p) {
   return "?";
 }
 
+std::string_view name(OpKind k) {
+  switch (k) {
+  case OpKind::gemm:
+    return "gemm";
+  case OpKind::attention:
+    return "attention";
+  case OpKind::memory:
+    return "memory";
+  }
+  return "?";
+}
+
 double activation_bytes(Precision p) {
   return (p == Precision::fp32 || p == Precision::tf32) ? 4 : 2;
 }
