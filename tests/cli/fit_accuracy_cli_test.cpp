@@ -165,8 +165,8 @@ TEST(FitAccuracyH200, NewStructuresAllocatedWithinTenPercent) {
 
 // H100: the H200's nine training cases and the three new structures, timed in the first run; the
 // open misses are the host-bound rows (docs/fit-accuracy.md "Step time on a real GPU: NVIDIA
-// H100"): Falcon's new decoder (−59 %), BART-large QA (−62 %), BERT (−40 %) and CLIP's text tower
-// (−35 %).
+// H100"): Falcon's new decoder (−55 %), BART-large QA (−58 %), BERT (−32 %) and CLIP's text tower
+// (−25 %).
 TEST(FitAccuracyH100, StepTimesWithinTheBand) {
   check_step_times("h100", {"falcon", "bart", "bert", "clip"}, 12);
 }

@@ -180,6 +180,26 @@ TEST(FitCli, ServingChargesTheWeightsLoadOverTheHostLink) {
   EXPECT_NE(r.out.find("model load"), std::string::npos) << r.out;
 }
 
+// --json lists every op of the training step with its kind and kernels; on one GPU with no
+// communication the ops' seconds add up to the step.
+TEST(FitCli, JsonListsEveryOpOfTheStep) {
+  auto r =
+      run_dlrig({"fit", "llama-3-8b", "--gpu", "H100 SXM", "--precision", "bf16-amp", "--json"});
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+  const Json j = Json::parse(r.out);
+  const auto &t = j["gpus"][0]["time"];
+  ASSERT_TRUE(t["ops"].is_array() && !t["ops"].empty()) << t.dump();
+  double sum = 0, kernels = 0;
+  for (const auto &o : t["ops"]) {
+    EXPECT_TRUE(o["kind"] == "gemm" || o["kind"] == "attention" || o["kind"] == "memory") << o;
+    sum += o["seconds"].get<double>();
+    kernels += o["kernels"].get<double>();
+  }
+  EXPECT_GT(kernels, 0);
+  EXPECT_NEAR(sum, t["seconds_per_step"].get<double>(), 1e-3 * sum);
+  EXPECT_EQ(t["slowest_ops"].size(), 8u);
+}
+
 TEST(FitCli, ImpossibleRunsAreUsageErrors) {
   auto dir = llama3_8b_folder().string();
   auto snap = snapshot_24gb();

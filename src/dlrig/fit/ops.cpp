@@ -114,19 +114,34 @@ struct Elementwise {
   double bytes = 0, kernels = 0;
 };
 
-// transformers' LlamaRMSNorm: to(float32), pow(2), mean, rsqrt(+eps), multiply, to(dtype),
-// weight multiply; the casts are no-ops for an fp32 run. nn.LayerNorm: one kernel (autocast runs
-// it in fp32: its output is fp32).
-Elementwise norm_traffic(bool rmsnorm, double a, bool amp_run, Kernels k) {
+// Bytes per element of the normalised tensor and kernels of one norm, forward or backward, as
+// eager PyTorch runs it (docs/fit.md "Time"). `io` is the bytes of the norm's input and output
+// elements: under autocast the residual stream a norm reads is fp32, and its output stays fp32.
+//
+// transformers' LlamaRMSNorm: to(float32), pow(2), mean, add eps, rsqrt, multiply, to(dtype),
+// weight multiply; the two casts are no-ops on an fp32 input. Backward through autograd: the
+// weight multiply's two gradients (g * w; and for a trained weight g * n summed over the tokens),
+// the casts' ToCopyBackward, x * r's two gradients (grad * r; grad * x summed over the row), the
+// rsqrt and add on one value per row, mean's backward (the row gradient expanded and divided:
+// one full tensor written), pow_backward (grad * (2 * x.pow(1)): pow(1) is a copy, then two
+// multiplies; torch/csrc/autograd/FunctionsManual.cpp) and the add that sums x's two gradients:
+// 92 B per element in fp32, 14 kernels (16 with the casts).
+//
+// nn.LayerNorm: one kernel forward (autocast runs it in fp32: its output is fp32); backward
+// PyTorch's layer_norm_backward_cuda runs two kernels, dX from dY and X, then gamma's and beta's
+// gradients from dY and X again (aten/src/ATen/native/cuda/layer_norm_kernel.cu): 5 passes.
+Elementwise norm_traffic(bool rmsnorm, double io, Kernels k, bool backward, bool weight_grad) {
   if (k == Kernels::fused)
-    return {2 * a, 1};
+    return backward ? Elementwise{4 * io, 1} : Elementwise{2 * io, 1};
   if (!rmsnorm)
-    return {a + (amp_run ? 4 : a), 1};
-  Elementwise e;
-  const bool cast = a < 4;
-  e.bytes = (cast ? a + 4 : 0) + 8 + 4 + 8 + (cast ? 4 + a : 0) + 2 * a;
-  e.kernels = cast ? 7 : 5;
-  return e;
+    return backward ? Elementwise{5 * io, 2} : Elementwise{2 * io, 1};
+  const bool cast = io < 4;
+  const double casts = cast ? 2 * (io + 4) : 0;
+  if (!backward)
+    return {casts + 8 + 4 + 8 + 2 * io, cast ? 8.0 : 6.0};
+  const double weight = weight_grad ? 4 * io : 0;
+  return {2 * io + weight + casts + 24 + 4 + 28 + 12,
+          (weight_grad ? 3 : 1) + (cast ? 2 : 0) + 11.0};
 }
 
 void transformer_pass(Builder &b, const ModelInput &model, const Run &run, Shape sh, Phase ph,
@@ -160,6 +175,7 @@ void transformer_pass(Builder &b, const ModelInput &model, const Run &run, Shape
   // Vocabulary logits and their loss exist only with a language-model head.
   const bool lm_head = std::any_of(linears.begin(), linears.end(),
                                    [](const auto &l) { return l.role == "lm_head"; });
+  double bias_bytes = 0, bias_kernels = 0;
   for (const auto &l : linears) {
     if (l.role == "lm_head" && !with_loss)
       continue;
@@ -193,12 +209,21 @@ void transformer_pass(Builder &b, const ModelInput &model, const Run &run, Shape
       b.gemm(nm + " (input grad)", ph, gp, m, in, out, count, a, wb, a);
       if (!run.lora())
         b.gemm(nm + " (weight grad)", ph, gp, in, out, m, count, a, a, master_bytes(run.precision));
+      if (!run.lora() && l.bias) {
+        bias_bytes += m * out * a * count;
+        bias_kernels += count;
+      }
     }
     for (std::size_t i = first; i < b.ops.size(); ++i) {
       b.ops[i].features_in = in;
       b.ops[i].features_out = out;
     }
   }
+  // A bias's gradient is the output gradient summed over the tokens: one reduction kernel per
+  // biased linear reading it (AddmmBackward0's gradient for the bias, summed to its shape).
+  // Seen on an H100: BERT's step ran 73 fp16 sum reductions, one per biased linear
+  // (tests/data/measured/h100/profile).
+  b.memory("bias gradients", ph, bias_bytes, bias_kernels);
   // Autocast and the fp32 residual stream: transformers' embeddings are fp32 (nn.Embedding is not
   // on autocast's lists), a norm's output stays fp32 (nn.LayerNorm is on the fp32 list; HF's
   // RMSNorm multiplies by its fp32 weight), and a residual add of fp32 and 16-bit is fp32 by type
@@ -299,24 +324,87 @@ void transformer_pass(Builder &b, const ModelInput &model, const Run &run, Shape
   // Element-wise operations per layer.
   const double h = static_cast<double>(arch.hidden);
   const double I = static_cast<double>(d.intermediate) / tp;
-  auto nt = norm_traffic(d.rmsnorm, a, amp_run, run.kernels);
-  const double norms = static_cast<double>(arch.norms_per_layer) * local_layers +
-                       (arch.family == ModelFamily::encoder_decoder ? local_layers / 2 : 0);
-  b.memory(std::string(d.rmsnorm ? "RMSNorm" : "LayerNorm") + tag, ph,
-           T * h * nt.bytes * norms * dir, nt.kernels * norms);
+  // The residual stream a norm reads, and its output: fp32 under autocast (above).
+  const double stream = amp_run && run.kernels == Kernels::eager ? 4 : a;
+  const auto nt = norm_traffic(d.rmsnorm, stream, run.kernels, bwd, !run.lora());
+  // One norm per sub-block (attention, cross-attention, MLP), and one more per stack: a decoder's
+  // final norm (Llama's model.norm, GPT-2's ln_f, CLIP's final_layer_norm) or an encoder's
+  // embedding norm (BERT's embeddings.LayerNorm, BART's layernorm_embedding).
+  const double blocks = static_cast<double>(arch.norms_per_layer) * local_layers +
+                        (arch.family == ModelFamily::encoder_decoder ? local_layers / 2 : 0);
+  const double norms = blocks + (arch.family == ModelFamily::encoder_decoder ? 2 : 1);
+  b.memory(std::string(d.rmsnorm ? "RMSNorm" : "LayerNorm") + tag, ph, T * h * nt.bytes * norms,
+           nt.kernels * norms);
+  const bool eager_amp = amp_run && run.kernels == Kernels::eager;
   if (!arch.learned_positions && d.causal) {
-    // transformers' apply_rotary_pos_emb on q and k: x*cos, rotate_half (slice, neg, cat),
-    // *sin, add.
-    double per = run.kernels == Kernels::fused ? 2 * a : 9 * a;
-    double kernels = run.kernels == Kernels::fused ? 1 : 10;
-    b.memory("rotary embedding" + tag, ph, T * (q_dim + kv_dim) * per * local_layers * dir,
-             kernels * local_layers);
+    // transformers' apply_rotary_pos_emb on q and k: q * cos + rotate_half(q) * sin, rotate_half
+    // slicing two halves (views) and running neg on one and cat. cos and sin are computed in fp32
+    // and cast to the hidden states' dtype (LlamaRotaryEmbedding.forward: cos.to(x.dtype)), which
+    // under autocast is fp32 (above), so both products and their sum are fp32 by type promotion
+    // while q, its negated half and the cat stay 16-bit: forward per element (c the product's
+    // bytes) q * cos a + c, neg a, cat 2a, * sin a + c, add 3c; cos and sin are broadcast over
+    // the heads and not counted. Backward through autograd: each product's gradient for the
+    // 16-bit operand, grad * cos (2c), cast to 16 bits by the engine when the types differ
+    // (torch/csrc/autograd/engine.cpp validate_outputs casts each gradient to its input's dtype:
+    // c + a), twice; neg's gradient (a); each slice's SliceBackward (a zero-filled tensor of q's
+    // shape with the half copied in: 2a, twice); and two adds summing q's three gradients (3a,
+    // twice). Seen on an H200 and an H100: Llama's profiles ran the products as fp32 multiplies
+    // of [4, 32, 1024, 64] by [1, 1, 1024, 64], its saved tensors keep fp32 cos and sin
+    // (tests/data/measured/h200/saved-tensors/llama.txt).
+    const double c = eager_amp ? 4 : a;
+    double per = bwd ? 4 * c + (eager_amp ? 2 * (c + a) : 0) + 11 * a : 5 * a + 5 * c;
+    double kernels = bwd ? (eager_amp ? 11 : 9) : 5;
+    if (run.kernels == Kernels::fused) {
+      per = 2 * a * dir;
+      kernels = 0.5;
+    }
+    b.memory("rotary embedding" + tag, ph, T * (q_dim + kv_dim) * per * local_layers,
+             2 * kernels * local_layers);
+    if (eager_amp) {
+      // The rotated q and k are fp32, so autocast casts them to 16 bits for the attention
+      // (scaled_dot_product_attention and matmul are on its lower-precision list), and
+      // ToCopyBackward casts their gradients back: c + a per element, one kernel each.
+      b.memory("rotated q/k casts" + tag, ph, T * (q_dim + kv_dim) * (c + a) * local_layers,
+               2 * local_layers);
+    }
   }
   // Under autocast the residual stream is fp32 (above): each add reads the fp32 stream and the
-  // 16-bit branch and writes fp32.
-  const double add_bytes = amp_run && run.kernels == Kernels::eager ? 4 + a + 4 : 3 * a;
-  b.memory("residual adds" + tag, ph, T * h * add_bytes * 2 * local_layers * (bwd ? 0.5 : 1),
-           2 * local_layers);
+  // 16-bit branch and writes fp32. Backward, the add passes its gradient through (no kernel), and
+  // the engine casts the 16-bit branch's fp32 gradient to 16 bits (validate_outputs, above):
+  // read 4, write a, one kernel per add.
+  const double add_bytes = eager_amp ? 4 + a + 4 : 3 * a;
+  if (!bwd)
+    b.memory("residual adds", ph, T * h * add_bytes * blocks, blocks);
+  else if (eager_amp)
+    b.memory("residual gradient casts", ph, T * h * (4 + a) * blocks, blocks);
+  if (bwd && run.kernels == Kernels::eager) {
+    // A tensor read by n operations receives n gradients, which autograd sums with n - 1 adds
+    // (torch/csrc/autograd/input_buffer.cpp, InputBuffer::accumulate), each reading two and
+    // writing one element of the tensor: per sub-block the stream feeds its branch and the skip
+    // connection (one add), and a norm's output feeding separate q, k and v projections gets two
+    // more, feeding gate and up one more (cross-attention's k and v read the encoder's output
+    // in every decoder layer). Seen on an H100: Llama-1B's step ran 113 in-place fp32 adds of
+    // [4, 1024, 2048], 7 per layer with RMSNorm's own (tests/data/measured/h100/profile).
+    double elements = T * h * blocks, adds = blocks;
+    for (const auto &l : linears) {
+      if (!per_layer(l.role) || expert_role(arch, l.role))
+        continue;
+      const double count = std::ceil(static_cast<double>(l.count) / pp);
+      const bool reads = l.role == "q" || l.role == "k" || l.role == "v" || l.role == "qkv" ||
+                         l.role == "gate" || l.role == "up" || l.role == "gate_up" ||
+                         l.role.rfind("cross_", 0) == 0;
+      const bool closes = l.role == "o" || l.role == "down" || l.role == "cross_o";
+      if (reads && l.role != "cross_o") {
+        elements += T * static_cast<double>(l.in) * count;
+        adds += count;
+      } else if (closes) {
+        elements -= T * static_cast<double>(l.out) * count;
+        adds -= count;
+      }
+    }
+    b.memory("autograd gradient sums", ph, std::max(0.0, elements) * 3 * stream,
+             std::max(0.0, adds));
+  }
   {
     double mlp_tokens = T;
     double mlps = local_layers;
@@ -358,6 +446,16 @@ void transformer_pass(Builder &b, const ModelInput &model, const Run &run, Shape
       kernels = 1;
     }
     b.memory("MLP activation" + tag, ph, mlp_tokens * I * per * mlps * dir, kernels * mlps);
+    if (eager_amp && d.act_extra > 0 && d.act_fp32 > 0 && !d.gated) {
+      // gelu_new's fp32 chain under autocast: forward, pow's input cast to fp32 and, since the
+      // result is fp32 by type promotion, the down projection's input cast back to 16 bits by
+      // autocast; backward, ToCopyBackward of both and the engine's casts of the two 16-bit
+      // operands' fp32 gradients (x in the add, 0.5 * x in the last multiply): a + 4 per
+      // element each, two kernels forward, four backward. Seen on an H100: GPT-2's step ran 48
+      // copies of [16, 1024, 3072] and 24 of [16384, 3072] (tests/data/measured/h100/profile).
+      b.memory("MLP activation casts" + tag, ph, mlp_tokens * I * (a + 4) * mlps * (bwd ? 4 : 2),
+               (bwd ? 4 : 2) * mlps);
+    }
   }
   if (arch.family == ModelFamily::moe_decoder && d.experts > 0) {
     // Router softmax/top-k, and the tokens gathered to and scattered back from their experts
@@ -383,17 +481,18 @@ void transformer_pass(Builder &b, const ModelInput &model, const Run &run, Shape
     const double logits = T * static_cast<double>(d.logits) / tp;
     const bool up = a < 4 && run.kernels == Kernels::eager;
     // Forward: logits.float(), log_softmax, nll; backward: the nll and log_softmax gradients and
-    // the cast back.
-    double per_fwd = (up ? a + 4 : 0) + 8;
-    double per_bwd = 4 + 12 + (up ? 4 + a : 0);
+    // the cast back (ToCopyBackward).
+    double per_fwd = 8, per_bwd = 4 + 12, kernels = 2;
     if (run.kernels == Kernels::fused || run.loss != Loss::standard) {
       // Fused or chunked cross-entropy (Liger-Kernel, Cut-CE, torchtune) never writes the fp32
       // logits: each chunk's logits are written once and read back for the gradient.
       per_fwd = a;
       per_bwd = 2 * a;
+      kernels = 3;
+    } else if (up) {
+      b.memory("logits cast to fp32" + tag, ph, logits * (a + 4), 1);
     }
-    b.memory(bwd ? "cross-entropy loss.grad" : "cross-entropy loss", ph,
-             logits * (bwd ? per_bwd : per_fwd), bwd ? 3 : 3);
+    b.memory("cross-entropy loss" + tag, ph, logits * (bwd ? per_bwd : per_fwd), kernels);
   }
 }
 
@@ -503,6 +602,39 @@ double parameter_tensors(const ModelInput &model) {
          2;
 }
 
+// The weights autocast casts to 16 bits: those of the ops on its lower-precision list (linear,
+// convolution, matmul), not embeddings (nn.Embedding is on none of its lists) or norms (their
+// ops run in fp32 or take the fp32 weight as it is). A tied vocabulary head casts the embedding
+// table it shares. Parameters and tensors (a weight and its bias are two casts).
+struct CastWeights {
+  double params = 0, tensors = 0;
+};
+CastWeights autocast_weights(const ModelInput &model) {
+  CastWeights c;
+  if (!is_transformer(model.arch.family)) {
+    if (auto modules = model::walk_shared(model.arch, model::default_image_size(model.arch)))
+      for (const auto &r : **modules)
+        if ((r.kind == "conv" || r.kind == "linear") && r.params > 0) {
+          c.params += r.params;
+          c.tensors += r.kind == "conv" ? 1 : 2;
+        }
+    return c;
+  }
+  bool head = false;
+  for (const auto &l : model::linear_layers(model.arch)) {
+    c.params += static_cast<double>(l.params());
+    c.tensors += static_cast<double>(l.count) * (l.bias ? 2 : 1);
+    head = head || l.role == "lm_head";
+  }
+  const auto &a = model.arch;
+  const Dims d = dims_of(a);
+  if (!head && d.vocab > 0 && ((a.lm_head && a.family != ModelFamily::encoder) || a.mlm_head)) {
+    c.params += static_cast<double>(a.hidden) * static_cast<double>(d.vocab);
+    c.tensors += 1;
+  }
+  return c;
+}
+
 } // namespace
 
 double trained_params(const ModelInput &model, const Run &run) {
@@ -588,11 +720,12 @@ void optimizer_step(Builder &b, const ModelInput &model, const Run &run) {
     b.memory("gradient accumulation", Phase::backward,
              p * 3 * w * static_cast<double>(run.grad_accum - 1), 0);
   if (amp(run.precision) && !run.lora()) {
-    // Autocast casts each fp32 weight to 16 bits once per forward (its cast cache).
-    const double cast_bytes = static_cast<double>(model.params) / (run.tp * run.pp) * (4 + 2) *
-                              static_cast<double>(run.grad_accum);
-    const double cast_kernels =
-        parameter_tensors(model) * static_cast<double>(run.grad_accum) / run.pp;
+    // Autocast casts each fp32 weight of a linear or convolution to 16 bits once per forward
+    // (its cast cache).
+    const CastWeights w16 = autocast_weights(model);
+    const double cast_bytes =
+        w16.params / (run.tp * run.pp) * (4 + 2) * static_cast<double>(run.grad_accum);
+    const double cast_kernels = w16.tensors * static_cast<double>(run.grad_accum) / run.pp;
     b.memory("autocast weight casts", Phase::forward, cast_bytes, cast_kernels);
     // The cast is an autograd node (aten::_to_copy): backward, each weight's 16-bit gradient from
     // the weight-gradient GEMM is cast back to the fp32 parameter's dtype by ToCopyBackward, one
@@ -622,6 +755,18 @@ std::string_view name(Phase p) {
     return "recompute";
   case Phase::optimizer:
     return "optimizer";
+  }
+  return "?";
+}
+
+std::string_view name(OpKind k) {
+  switch (k) {
+  case OpKind::gemm:
+    return "gemm";
+  case OpKind::attention:
+    return "attention";
+  case OpKind::memory:
+    return "memory";
   }
   return "?";
 }

@@ -20,6 +20,7 @@ enum class OpKind {
 
 enum class Phase { forward, backward, recompute, optimizer };
 std::string_view name(Phase p);
+std::string_view name(OpKind k); // "gemm" | "attention" | "memory"
 
 struct Op {
   std::string name; // "mlp.down_proj", "rmsnorm", "adamw (foreach)"

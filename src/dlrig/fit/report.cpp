@@ -17,6 +17,17 @@ Json breakdown_json(const StepBreakdown &b) {
           {"input_s", b.input}};
 }
 
+Json op_json(const OpTime &o) {
+  return {{"name", o.name},
+          {"phase", std::string(name(o.phase))},
+          {"kind", std::string(name(o.kind))},
+          {"bound", o.bound},
+          {"seconds", o.seconds},
+          {"flops", o.flops},
+          {"bytes", o.bytes},
+          {"kernels", o.kernels}};
+}
+
 Json time_json(const TimeEstimate &t) {
   Json j;
   j["peak_flops"] = t.peak_flops;
@@ -25,15 +36,14 @@ Json time_json(const TimeEstimate &t) {
   j["mfu"] = t.mfu;
   j["breakdown"] = t.breakdown ? breakdown_json(*t.breakdown) : Json(nullptr);
   j["bottleneck"] = t.bottleneck.empty() ? Json(nullptr) : Json(t.bottleneck);
-  Json ops = Json::array();
+  Json slowest = Json::array();
   for (const auto &o : t.top_ops)
-    ops.push_back({{"name", o.name},
-                   {"phase", std::string(name(o.phase))},
-                   {"bound", o.bound},
-                   {"seconds", o.seconds},
-                   {"flops", o.flops},
-                   {"bytes", o.bytes}});
-  j["slowest_ops"] = ops;
+    slowest.push_back(op_json(o));
+  j["slowest_ops"] = slowest;
+  Json every = Json::array();
+  for (const auto &o : t.ops)
+    every.push_back(op_json(o));
+  j["ops"] = every;
   j["seconds_total"] = t.seconds_total;
   j["decode_tokens_per_s_per_stream"] = t.decode_tokens_per_s_per_stream;
   j["flops_per_step"] = t.flops_per_step;

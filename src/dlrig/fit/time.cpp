@@ -262,6 +262,16 @@ void fill_rates(TimeEstimate &t, const ModelInput &model, const Run &run, double
     t.seconds_total = *t.seconds_per_epoch * run.epochs;
 }
 
+// Every op of the step in the order they run, and the eight slowest, slowest first.
+void keep_ops(TimeEstimate &t, std::vector<OpTime> times) {
+  t.top_ops = times;
+  std::stable_sort(t.top_ops.begin(), t.top_ops.end(),
+                   [](const OpTime &a, const OpTime &b) { return a.seconds > b.seconds; });
+  if (t.top_ops.size() > 8)
+    t.top_ops.resize(8);
+  t.ops = std::move(times);
+}
+
 std::string percent(double part, double whole) {
   return fmt::format("{:.0f} %", whole > 0 ? 100 * part / whole : 0);
 }
@@ -461,7 +471,7 @@ StepBreakdown time_ops(const std::vector<Op> &ops, const DeviceRates &rates,
       bound = "compute";
     }
     if (times)
-      times->push_back({o.name, o.phase, bound, t, o.flops, o.bytes});
+      times->push_back({o.name, o.phase, bound, t, o.flops, o.bytes, o.kind, o.kernels});
   }
   return b;
 }
@@ -573,11 +583,7 @@ TimeEstimate estimate_time(const ModelInput &model, const Run &run, const GpuTar
       t.breakdown = pre;
       t.bottleneck = bottleneck(pre, pre.gpu(), times, run);
     }
-    std::sort(times.begin(), times.end(),
-              [](const OpTime &a, const OpTime &b) { return a.seconds > b.seconds; });
-    if (times.size() > 8)
-      times.resize(8);
-    t.top_ops = std::move(times);
+    keep_ops(t, std::move(times));
     return t;
   }
 
@@ -695,11 +701,7 @@ TimeEstimate estimate_time(const ModelInput &model, const Run &run, const GpuTar
   t.bottleneck = bottleneck(b, step, times, run);
   if (!comm_known)
     t.notes.push_back("communication is not included: the time is a lower bound");
-  std::sort(times.begin(), times.end(),
-            [](const OpTime &a, const OpTime &b2) { return a.seconds > b2.seconds; });
-  if (times.size() > 8)
-    times.resize(8);
-  t.top_ops = std::move(times);
+  keep_ops(t, std::move(times));
   return t;
 }
 

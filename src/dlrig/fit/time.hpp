@@ -97,6 +97,8 @@ struct OpTime {
   Phase phase = Phase::forward;
   std::string bound; // compute | memory | launch
   double seconds = 0, flops = 0, bytes = 0;
+  OpKind kind = OpKind::memory;
+  double kernels = 0; // kernel launches per step
 };
 
 struct TimeEstimate {
@@ -113,6 +115,7 @@ struct TimeEstimate {
   std::optional<StepBreakdown> breakdown;
   std::string bottleneck;      // in plain words
   std::vector<OpTime> top_ops; // the slowest operations, slowest first
+  std::vector<OpTime> ops;     // every operation of the step timed, in the order they run
   // Serving.
   std::optional<double> prefill_s;                      // time to first token
   std::optional<double> decode_tokens_per_s;            // all sequences together

@@ -63,16 +63,56 @@ TEST(TimeOps, OneLlamaLayerByHand) {
   EXPECT_DOUBLE_EQ(sum(ops, Phase::forward, OpKind::attention), attn);
   EXPECT_DOUBLE_EQ(sum(ops, Phase::backward, OpKind::attention), 2.5 * attn);
 
-  // transformers' RMSNorm, bf16 autocast: to(fp32) 2+4, pow 4+4, mean 4, mul 4+4, to(bf16) 4+2,
-  // weight 2+2 = 36 bytes per element, two norms per layer.
+  // transformers' RMSNorm under bf16 autocast reads the fp32 residual stream, so its casts are
+  // no-ops: pow 4+4, mean 4, mul 4+4, weight 4+4 = 28 bytes per element and 6 kernels (pow, mean,
+  // add, rsqrt, mul, mul); two norms per layer and the final one.
   const Op *norm = find(ops, Phase::forward, "RMSNorm");
   ASSERT_NE(norm, nullptr);
-  EXPECT_DOUBLE_EQ(norm->bytes, T * h * 36 * 2);
-  EXPECT_DOUBLE_EQ(norm->kernels, 14);
+  EXPECT_DOUBLE_EQ(norm->bytes, T * h * 28 * 3);
+  EXPECT_DOUBLE_EQ(norm->kernels, 6 * 3);
+  // Backward: g*w 4+4, the weight's g*n 4+4+4 and sum 4, x*r's grad*r 4+4, grad*x 4+4+4 and sum
+  // 4, mean's expanded gradient 4, pow_backward's pow(1) copy 4+4, 2*() 4+4, grad*() 4+4+4, the
+  // add of x's two gradients 4+4+4 = 92 bytes, 14 kernels (with rsqrt's and add's on one value
+  // per row).
+  const Op *norm_grad = find(ops, Phase::backward, "RMSNorm.grad");
+  ASSERT_NE(norm_grad, nullptr);
+  EXPECT_DOUBLE_EQ(norm_grad->bytes, T * h * 92 * 3);
+  EXPECT_DOUBLE_EQ(norm_grad->kernels, 14 * 3);
   // SwiGLU: silu(gate) reads and writes I, times up reads 2I and writes I: 5 x 2 bytes.
   EXPECT_DOUBLE_EQ(find(ops, Phase::forward, "MLP activation")->bytes, T * I * 10);
-  // The loss: logits upcast (2 + 4), log_softmax (4 + 4) per logit.
-  EXPECT_DOUBLE_EQ(find(ops, Phase::forward, "cross-entropy loss")->bytes, T * V * 14);
+  // The loss: logits upcast (2 + 4), then log_softmax (4 + 4) per logit; backward the nll and
+  // log_softmax gradients (4 + 12) and the cast back (4 + 2).
+  EXPECT_DOUBLE_EQ(find(ops, Phase::forward, "logits cast to fp32")->bytes, T * V * 6);
+  EXPECT_DOUBLE_EQ(find(ops, Phase::forward, "cross-entropy loss")->bytes, T * V * 8);
+  EXPECT_DOUBLE_EQ(find(ops, Phase::backward, "logits cast to fp32.grad")->bytes, T * V * 6);
+  EXPECT_DOUBLE_EQ(find(ops, Phase::backward, "cross-entropy loss.grad")->bytes, T * V * 16);
+
+  // Rotary under autocast: cos and sin are fp32 (the hidden states' dtype), so per element of q
+  // and k: q*cos 2+4, neg 2 (half read, half written), cat 2+2, *sin 2+4, add 4+4+4 = 30 bytes,
+  // 5 kernels each; then autocast casts the fp32 rotated q and k for SDPA (4+2).
+  const double qk = T * (h + kv);
+  const Op *rope = find(ops, Phase::forward, "rotary embedding");
+  ASSERT_NE(rope, nullptr);
+  EXPECT_DOUBLE_EQ(rope->bytes, qk * 30);
+  EXPECT_DOUBLE_EQ(rope->kernels, 10);
+  EXPECT_DOUBLE_EQ(find(ops, Phase::forward, "rotated q/k casts")->bytes, qk * 6);
+  // Backward: grad*cos 4+4 and its cast to bf16 4+2, the same for sin, neg 2, two SliceBackwards
+  // (zero fill 2, half copied 2) and two adds summing q's three gradients (2+2+2): 50 bytes, 11
+  // kernels each; ToCopyBackward of the attention casts 2+4.
+  const Op *rope_grad = find(ops, Phase::backward, "rotary embedding.grad");
+  ASSERT_NE(rope_grad, nullptr);
+  EXPECT_DOUBLE_EQ(rope_grad->bytes, qk * 50);
+  EXPECT_DOUBLE_EQ(rope_grad->kernels, 22);
+  EXPECT_DOUBLE_EQ(find(ops, Phase::backward, "rotated q/k casts.grad")->bytes, qk * 6);
+  // The residual adds' 16-bit branches get their fp32 gradients cast (4+2), one per add; and
+  // autograd sums the gradients of tensors read twice or more: the stream before each sub-block
+  // (2), the attention norm's output read by q, k and v (2 more), the MLP norm's by gate and up
+  // (1): 5 adds of fp32 elements (4+4+4).
+  EXPECT_DOUBLE_EQ(find(ops, Phase::backward, "residual gradient casts")->bytes, T * h * 6 * 2);
+  const Op *sums = find(ops, Phase::backward, "autograd gradient sums");
+  ASSERT_NE(sums, nullptr);
+  EXPECT_DOUBLE_EQ(sums->bytes, T * h * 12 * 5);
+  EXPECT_DOUBLE_EQ(sums->kernels, 5);
 
   // AdamW, foreach, fp32 master weights: eight passes, 80 bytes per parameter.
   const double p = static_cast<double>(model.params);
@@ -87,6 +127,8 @@ TEST(TimeOps, OneBertLayerByHand) {
   model.arch.layers = 1;
   model.arch.head_dim = 64;
   model.arch.kv_heads = 12;
+  model.arch.attention_bias = true; // BERT's linears have biases
+  model.arch.mlp_bias = true;
   fit::Run run;
   run.batch = 4;
   run.seq = 128;
@@ -98,8 +140,23 @@ TEST(TimeOps, OneBertLayerByHand) {
   EXPECT_DOUBLE_EQ(sum(ops, Phase::forward, OpKind::gemm), 2 * T * linear_params);
   EXPECT_EQ(find(ops, Phase::forward, "cross-entropy loss"), nullptr);
   EXPECT_EQ(find(ops, Phase::forward, "rotary embedding"), nullptr) << "learned positions";
-  // nn.LayerNorm in fp32: one kernel reading and writing 4 bytes per element, two per layer.
-  EXPECT_DOUBLE_EQ(find(ops, Phase::forward, "LayerNorm")->bytes, T * h * 8 * 2);
+  // nn.LayerNorm in fp32: one kernel reading and writing 4 bytes per element, two per layer and
+  // the embeddings' norm; backward dX from dY and X, then gamma's and beta's gradients from dY
+  // and X again: 5 passes in 2 kernels.
+  EXPECT_DOUBLE_EQ(find(ops, Phase::forward, "LayerNorm")->bytes, T * h * 8 * 3);
+  EXPECT_DOUBLE_EQ(find(ops, Phase::backward, "LayerNorm.grad")->bytes, T * h * 20 * 3);
+  EXPECT_DOUBLE_EQ(find(ops, Phase::backward, "LayerNorm.grad")->kernels, 2 * 3);
+  // Each bias's gradient sums the output gradient over the tokens: one fp32 read of T x out per
+  // biased linear (q, k, v, o, up, down).
+  const Op *biases = find(ops, Phase::backward, "bias gradients");
+  ASSERT_NE(biases, nullptr);
+  EXPECT_DOUBLE_EQ(biases->bytes, T * (5 * h + I) * 4);
+  EXPECT_DOUBLE_EQ(biases->kernels, 6);
+  // Without autocast nothing is cast; the gradients of the attention input, read by q, k, v and
+  // the skip connection, and of the MLP's input (its up projection and the skip connection) are
+  // summed: 4 adds of T x h fp32 elements.
+  EXPECT_EQ(find(ops, Phase::backward, "residual gradient casts"), nullptr);
+  EXPECT_DOUBLE_EQ(find(ops, Phase::backward, "autograd gradient sums")->bytes, T * h * 12 * 4);
   // Dropout (BERT trains with 0.1): read, write and a 1-byte mask, twice per layer.
   EXPECT_DOUBLE_EQ(find(ops, Phase::forward, "dropout")->bytes, T * h * 9 * 2);
   // Bidirectional attention: no causal halving.
@@ -355,6 +412,8 @@ TEST(TimeOps, EachKernelsLatencyAddsToItsWork) {
 // 16-bit weight gradient back to fp32: as many bytes and kernels again. Not without autocast.
 TEST(TimeOps, AutocastCastsWeightGradientsBack) {
   auto model = test::bert_base_cased();
+  model.arch.head_dim = 64;
+  model.arch.kv_heads = 12;
   fit::Run run;
   run.batch = 4;
   run.seq = 128;
@@ -364,7 +423,13 @@ TEST(TimeOps, AutocastCastsWeightGradientsBack) {
   const Op *bwd = find(ops, Phase::backward, "autocast weight-gradient casts");
   ASSERT_NE(fwd, nullptr);
   ASSERT_NE(bwd, nullptr);
-  EXPECT_DOUBLE_EQ(bwd->bytes, static_cast<double>(model.params) * (2 + 4));
+  // Only the linears' weights are cast (q, k, v, o, up, down in 12 layers): not the embedding
+  // tables (nn.Embedding is on none of autocast's lists) or the LayerNorms.
+  const double h = 768, I = 3072;
+  const double cast = 12 * (4 * h * h + 2 * h * I);
+  EXPECT_DOUBLE_EQ(fwd->bytes, cast * (4 + 2));
+  EXPECT_DOUBLE_EQ(fwd->kernels, 12 * 6);
+  EXPECT_DOUBLE_EQ(bwd->bytes, cast * (2 + 4));
   EXPECT_DOUBLE_EQ(bwd->kernels, fwd->kernels);
   run.precision = Precision::fp32;
   EXPECT_EQ(find(train_ops(model, run), Phase::backward, "autocast weight-gradient casts"),
