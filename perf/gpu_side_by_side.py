@@ -98,7 +98,8 @@ def torch_gemm(torch, precision, m, n, k, flush, samples, gated):
     elif precision == "fp8_block":
         # DeepSeek-V3's blocks as dlrig's gpu.gemm.fp8_block gives cuBLASLt: A (m rows) in 1 x 128
         # blocks (VEC128_32F), B (n columns) in 128 x 128 blocks (BLK128x128_32F). torch calls
-        # cuBLAS with its operands swapped (out^T = mat2^T mat1^T), so the same pairing is
+        # cuBLAS with its operands and their scales swapped for a row-major out (out^T =
+        # mat2^T mat1^T, aten/src/ATen/native/cuda/cuBlasCommonArgs.h), so the same pairing is
         # mat1 = B's n x k with a 128 x 128 scale (n/128, k/128), k-blocks contiguous, and
         # mat2 = A's k x m column-major, whose 1 x 128 scale torch takes as (k/128, m)
         # (aten/src/ATen/native/cuda/ScaledBlas.cpp checks scale_b.t(): (m, k/128), m contiguous).

@@ -24,10 +24,10 @@
 // "blk128x128": VEC128_32F and BLK128x128_32F, a scale per 128-element block along k of a row of
 // op(A) or column of op(B), or per 128 x 128 block, read in cuBLAS's documented layouts (written
 // here from the docs, apart from dlrig's gemm::BlockLayout, so that a layout mistake there fails
-// verification) and applied to each k-block's partial product; a mode not
-// listed is INVALID_VALUE, as an older library answers], "misread_block_scales" {precision:
-// "tensor" | "k_major"} (a library that takes the block scales' first float as one scale per
-// tensor, or reads A's 1 x 128 scales k-major: dlrig's verification must then fail).
+// verification) and applied to each k-block's partial product; a mode not listed is
+// INVALID_VALUE, as an older library answers], "misread_block_scales" {precision: "tensor" |
+// "k_major"} (a library that takes the block scales' first float as one scale per tensor, or
+// reads A's 1 x 128 scales k-major: dlrig's verification must then fail).
 //
 // Block scales are refused as cuBLAS documents them: with any mode other than VEC128 and
 // BLK128x128 on the other operand, or both BLK128x128, NOT_SUPPORTED; m or n not a multiple of 4,
