@@ -11,7 +11,8 @@ table (device name, dlrig, torch, ratio) for docs/bench.md.
 
   GEMM   torch.matmul per dtype (tf32: torch.backends.cuda.matmul.allow_tf32), fp8:
          torch._scaled_mm (E4M3 with per-tensor scales amax / 448, as dlrig's gpu.gemm.fp8,
-         BF16 out; fp8_rowwise: a scale per row of A and per column of B), int8: torch._int_mm;
+         BF16 out; fp8_rowwise: a scale per row of A and per column of B; fp8_block: 1 x 128
+         blocks of A and 128 x 128 blocks of B, not yet run on a GPU), int8: torch._int_mm;
          rate 2*m*n*k / t.
   copy   dst.copy_(src) on the device, read + write bytes counted (dlrig's convention).
   h2d    pinned host tensor .to('cuda', non_blocking=True), bytes copied.
@@ -93,6 +94,31 @@ def torch_gemm(torch, precision, m, n, k, flush, samples, gated):
         b = (xb / scale_b).to(torch.float8_e4m3fn).t()  # column-major, as required
         scale_b = scale_b.t().contiguous()
         fn = lambda: torch._scaled_mm(a, b, scale_a=scale_a, scale_b=scale_b,
+                                      out_dtype=torch.bfloat16)
+    elif precision == "fp8_block":
+        # DeepSeek-V3's blocks as dlrig's gpu.gemm.fp8_block gives cuBLASLt: A (m rows) in 1 x 128
+        # blocks (VEC128_32F), B (n columns) in 128 x 128 blocks (BLK128x128_32F). torch calls
+        # cuBLAS with its operands and their scales swapped for a row-major out (out^T =
+        # mat2^T mat1^T, aten/src/ATen/native/cuda/cuBlasCommonArgs.h), so the same pairing is
+        # mat1 = B's n x k with a 128 x 128 scale (n/128, k/128), k-blocks contiguous, and
+        # mat2 = A's k x m column-major, whose 1 x 128 scale torch takes as (k/128, m)
+        # (aten/src/ATen/native/cuda/ScaledBlas.cpp checks scale_b.t(): (m, k/128), m contiguous).
+        kb, nb = -(-k // 128), -(-n // 128)
+        if kb % 4:
+            # torch passes the 128 x 128 scale with a row stride of k/128; cuBLAS wants it a
+            # multiple of 4 (docs "Scaling factors layouts").
+            raise ValueError(f"k/128 = {kb} is not a multiple of 4")
+        pad = torch.nn.functional.pad
+        xa = pad(torch.randn(m, k, device=dev), (0, kb * 128 - k))
+        xb = pad(torch.randn(n, k, device=dev), (0, kb * 128 - k, 0, nb * 128 - n))
+        sa = (xa.view(m, kb, 128).abs().amax(dim=2) / 448).float()           # (m, kb)
+        sb = (xb.view(nb, 128, kb, 128).abs().amax(dim=(1, 3)) / 448).float()  # (nb, kb)
+        a = (xa.view(m, kb, 128) / sa[:, :, None]).view(m, -1)[:, :k]
+        b = (xb.view(nb, 128, kb, 128) / sb[:, None, :, None]).view(nb * 128, -1)[:n, :k]
+        mat1 = b.contiguous().to(torch.float8_e4m3fn)        # (n, k) row-major
+        mat2 = a.contiguous().to(torch.float8_e4m3fn).t()    # (k, m) column-major
+        scale_1, scale_2 = sb.contiguous(), sa.t().contiguous()
+        fn = lambda: torch._scaled_mm(mat1, mat2, scale_a=scale_1, scale_b=scale_2,
                                       out_dtype=torch.bfloat16)
     elif precision == "int8":
         a = torch.randint(-127, 128, (m, k), device=dev, dtype=torch.int8)

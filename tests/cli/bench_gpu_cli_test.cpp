@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
 
 #include <filesystem>
 #include <fstream>
@@ -84,7 +85,7 @@ TEST(BenchGpuCli, ListSaysWhyEveryGpuBenchmarkCannotRunWithoutADriver) {
       EXPECT_FALSE(b["can_run"].get<bool>()) << b.dump();
       EXPECT_EQ(b["reason"], "no NVIDIA driver (libdlrig-absent-cuda.so.1 not found)");
     }
-  EXPECT_EQ(gpu, 19);
+  EXPECT_EQ(gpu, 20);
   auto table = run_dlrig({"bench", "--list"}, {"DLRIG_CUDA_LIBRARY=libdlrig-absent-cuda.so.1"});
   EXPECT_NE(table.out.find("no: no NVIDIA driver"), std::string::npos) << table.out;
 }
@@ -102,12 +103,13 @@ TEST(BenchGpuCli, ListWithOneFakeGpuSaysP2pNeedsTwo) {
       EXPECT_TRUE(b["can_run"].get<bool>()) << b.dump();
     }
   }
-  EXPECT_EQ(gpu, 19);
+  EXPECT_EQ(gpu, 20);
 }
 
 TEST(BenchGpuCli, EveryFamilyRunsEndToEndAndIsStored) {
-  // A cuBLASLt with outer-vector scales (12.9+), so gpu.gemm.fp8_rowwise runs too.
-  auto g = bench("one_gpu.json", {"gpu"}, fake_blas("h100_rowwise.json"));
+  // A cuBLASLt with outer-vector and block scales (12.9+), so gpu.gemm.fp8_rowwise and
+  // gpu.gemm.fp8_block run too.
+  auto g = bench("one_gpu.json", {"gpu"}, fake_blas("h100_blockwise.json"));
   ASSERT_EQ(g.run.exit_code, 0) << g.run.err;
   int measured = 0;
   for (auto &r : g.results) {
@@ -122,7 +124,7 @@ TEST(BenchGpuCli, EveryFamilyRunsEndToEndAndIsStored) {
     EXPECT_EQ(r["details"]["driver_version"], 12040);
     EXPECT_EQ(r["details"]["resolved_by"], "cuGetProcAddress_v2");
   }
-  EXPECT_EQ(measured, 24);
+  EXPECT_EQ(measured, 26);
   // Host-timed against the fake's busy wait for 1 MiB at 12 GB/s (87 us): the machine's load
   // shows, the order of magnitude must not.
   double pageable = result(g, "gpu.h2d.pageable")->at("rate").at("median").get<double>();
@@ -353,13 +355,15 @@ TEST(BenchGpuCli, PeerCopiesThatCorruptDataAreWrong) {
 TEST(BenchGpuCli, GemmRunsEveryPrecisionVerifiedAndStored) {
   auto g = bench("one_gpu.json", {"gpu.gemm"});
   ASSERT_EQ(g.run.exit_code, 0) << g.run.err;
-  ASSERT_EQ(g.results.size(), 14u); // 7 precisions x (a square and a non-square shape)
+  ASSERT_EQ(g.results.size(), 16u); // 8 precisions x (a square and a non-square shape)
   for (auto &r : g.results) {
-    if (r["id"] == "gpu.gemm.fp8_rowwise") { // this cuBLASLt (12.4) has no outer-vector scales
+    // This cuBLASLt (12.4) has no outer-vector or block scales.
+    if (r["id"] == "gpu.gemm.fp8_rowwise" || r["id"] == "gpu.gemm.fp8_block") {
       EXPECT_EQ(r["status"], "skipped") << r.dump();
       EXPECT_NE(r["reason"].get<std::string>().find(
-                    "cuBLASLt 12.4.5 (" + std::string(DLRIG_FAKE_CUBLASLT) +
-                    ") refused per-row FP8 scales (CUBLASLT_MATMUL_DESC_A_SCALE_MODE"),
+                    "cuBLASLt 12.4.5 (" + std::string(DLRIG_FAKE_CUBLASLT) + ") refused " +
+                    (r["id"] == "gpu.gemm.fp8_block" ? "128-element block" : "per-row") +
+                    " FP8 scales (CUBLASLT_MATMUL_DESC_A_SCALE_MODE"),
                 std::string::npos)
           << r.dump();
       EXPECT_NE(r["reason"].get<std::string>().find("cuBLAS 12.9 or later"), std::string::npos);
@@ -372,7 +376,8 @@ TEST(BenchGpuCli, GemmRunsEveryPrecisionVerifiedAndStored) {
     EXPECT_EQ(d["cublaslt_found_in"], "DLRIG_CUBLASLT_LIBRARY");
     // FP32, TF32, FP16 and BF16 try two layouts (TN and torch.matmul's NN), 3 candidates each;
     // at equal speed the first layout's is kept.
-    const bool two = d["precision"] != "fp8" && d["precision"] != "int8"; // fp8_rowwise skipped
+    // fp8_rowwise and fp8_block skipped
+    const bool two = d["precision"] != "fp8" && d["precision"] != "int8";
     EXPECT_EQ(d["candidates_returned"], two ? 6 : 3);
     ASSERT_EQ(d["layout_trials"].size(), two ? 2u : 1u);
     for (const auto &t : d["layout_trials"]) { // each layout's candidates and trial medians
@@ -483,33 +488,138 @@ TEST(BenchGpuCli, Fp8RunsWithPerTensorScalesThatTheReferenceApplies) {
   EXPECT_EQ(result(ignored, "gpu.gemm.bf16")->at("status"), "measured");
 }
 
-// Row-wise FP8 (a scale per row of A and per column of B, cuBLASLt's outer-vector mode): each
-// row's largest value on 448, the scales handed to cuBLASLt as vectors and applied entry by entry
-// in the reference; a library that ignores them is wrong (exit 2).
-TEST(BenchGpuCli, Fp8RowWiseScalesAreHandedOverAndVerifiedPerRowAndColumn) {
-  auto g = bench("one_gpu.json", {"gpu.gemm.fp8_rowwise"}, fake_blas("h100_rowwise.json"));
+// An FP8 family with vector or block scales through the fake cuBLASLt's `scenario`: both
+// configurations measured in the TN layout at the scenario's 1400 TFLOP/s and stored, A's scales
+// spread with the largest amax / 448, `check` given each result's details and fp8_scales; with
+// the scales ignored, wrong (exit 2).
+void expect_scaled_fp8(const std::string &precision, const std::string &scenario,
+                       const std::function<void(const json &, const json &)> &check) {
+  const std::string id = "gpu.gemm." + precision;
+  auto g = bench("one_gpu.json", {id}, fake_blas(scenario));
   ASSERT_EQ(g.run.exit_code, 0) << g.run.err;
   ASSERT_EQ(g.results.size(), 2u);
   for (const auto &r : g.results) {
     ASSERT_EQ(r["status"], "measured") << r.dump();
     const auto &d = r["details"];
-    EXPECT_EQ(d["precision"], "fp8_rowwise");
+    EXPECT_EQ(d["precision"], precision);
     EXPECT_EQ(d["layout"], "TN (A transposed, B not; column-major)");
     const auto &s = d["fp8_scales"];
+    EXPECT_LT(s["a_scale"]["min"].get<double>(), s["a_scale"]["max"].get<double>()) << s.dump();
+    EXPECT_NEAR(s["a_scale"]["max"].get<double>(), s["a_amax"].get<double>() / 448, 1e-6)
+        << s.dump();
+    check(d, s);
+  }
+  EXPECT_NEAR(result(g, id)->at("rate").at("median").get<double>(), 1400, 1400 * 0.01);
+  auto h = run_dlrig({"bench", "history", id, "--db", g.db, "--json"});
+  ASSERT_EQ(h.exit_code, 0) << h.err;
+  EXPECT_EQ(json::parse(h.out)["results"].size(), 2u);
+  auto ignored = bench("one_gpu.json", {id}, fake_blas("ignores_scales.json"));
+  EXPECT_EQ(ignored.run.exit_code, 2) << ignored.run.err;
+  EXPECT_EQ(result(ignored, id)->at("status"), "wrong");
+}
+
+// Row-wise FP8 (a scale per row of A and per column of B, cuBLASLt's outer-vector mode): each
+// row's largest value on 448, the scales handed to cuBLASLt as vectors and applied entry by entry
+// in the reference; a library that ignores them is wrong (exit 2).
+TEST(BenchGpuCli, Fp8RowWiseScalesAreHandedOverAndVerifiedPerRowAndColumn) {
+  expect_scaled_fp8("fp8_rowwise", "h100_rowwise.json", [](const json &d, const json &s) {
     EXPECT_NE(s["granularity"].get<std::string>().find("per row of A and per column of B"),
               std::string::npos)
         << s.dump();
     EXPECT_EQ(s["a_scale"]["count"], d["m"]) << s.dump();
     EXPECT_EQ(s["b_scale"]["count"], d["n"]) << s.dump();
-    EXPECT_LT(s["a_scale"]["min"].get<double>(), s["a_scale"]["max"].get<double>()) << s.dump();
-    EXPECT_NEAR(s["a_scale"]["max"].get<double>(), s["a_amax"].get<double>() / 448, 1e-6)
+  });
+}
+
+// Block FP8 (DeepSeek-V3's recipe: a scale per 1 x 128 block of A and 128 x 128 block of B,
+// cuBLASLt's VEC128_32F and BLK128x128_32F): each block's largest value on 448, the scales
+// handed over in cuBLAS's layouts (the fake reads them there and applies them per k-block), the
+// reference applies them per k-block, and the result is stored; a library that ignores them is
+// wrong (exit 2).
+TEST(BenchGpuCli, Fp8BlockScalesAreHandedOverAndVerifiedPerBlock) {
+  expect_scaled_fp8("fp8_block", "h100_blockwise.json", [](const json &d, const json &s) {
+    EXPECT_EQ(d["verified_entries"], 64);
+    const std::string granularity = s["granularity"];
+    EXPECT_NE(granularity.find("per 1 x 128 block of A"), std::string::npos) << s.dump();
+    EXPECT_NE(granularity.find("CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F"), std::string::npos);
+    EXPECT_NE(granularity.find("per 128 x 128 block of B"), std::string::npos);
+    EXPECT_NE(granularity.find("CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F"), std::string::npos);
+    EXPECT_NE(s["rule"].get<std::string>().find("sum over k-blocks kb of a_scale[i, kb] * "
+                                                "b_scale[kb, j / 128]"),
+              std::string::npos)
         << s.dump();
+    const auto m = d["m"].get<std::uint64_t>(), n = d["n"].get<std::uint64_t>(),
+               k = d["k"].get<std::uint64_t>();
+    const std::uint64_t kb = (k + 127) / 128, nb = (n + 127) / 128;
+    EXPECT_EQ(s["a_scale"]["count"], m * kb) << s.dump();
+    EXPECT_EQ(s["a_scale"]["floats"], m * kb);
+    EXPECT_EQ(s["b_scale"]["count"], nb * kb) << s.dump();
+    EXPECT_EQ(s["b_scale"]["floats"], nb * ((kb + 3) / 4 * 4)); // k-blocks padded to 4
+    EXPECT_NEAR(s["b_scale"]["max"].get<double>(), s["b_amax"].get<double>() / 448, 1e-6);
+    EXPECT_EQ(s["d_scale"], nullptr);
+  });
+}
+
+// A library that reads the block scales as one scale per tensor (their first float), or A's
+// 1 x 128 scales k-major instead of m-major, computes a different D: wrong, exit 2.
+TEST(BenchGpuCli, Fp8BlockScalesAppliedPerTensorOrInTheWrongLayoutAreWrong) {
+  for (const char *scenario : {"block_scales_as_tensor.json", "block_scales_k_major.json"}) {
+    auto g = bench("one_gpu.json", {"gpu.gemm.fp8_block"}, fake_blas(scenario));
+    EXPECT_EQ(g.run.exit_code, 2) << scenario << g.run.err;
+    ASSERT_EQ(g.results.size(), 2u) << scenario;
+    for (const auto &r : g.results) {
+      EXPECT_EQ(r["status"], "wrong") << scenario << r.dump();
+      EXPECT_NE(r["reason"].get<std::string>().find("host reference"), std::string::npos)
+          << r.dump();
+    }
   }
-  EXPECT_NEAR(result(g, "gpu.gemm.fp8_rowwise")->at("rate").at("median").get<double>(), 1400,
-              1400 * 0.01);
-  auto ignored = bench("one_gpu.json", {"gpu.gemm.fp8_rowwise"}, fake_blas("ignores_scales.json"));
-  EXPECT_EQ(ignored.run.exit_code, 2) << ignored.run.err;
-  EXPECT_EQ(result(ignored, "gpu.gemm.fp8_rowwise")->at("status"), "wrong");
+}
+
+// cuBLAS runs the 128-element block modes on compute capability 9.0 only: a B200 (10.0) skips
+// them with the reason, before any cuBLASLt call, and still runs per-tensor FP8.
+TEST(BenchGpuCli, Fp8BlockOffHopperSkipsWithTheComputeCapabilityItNeeds) {
+  auto g =
+      bench("b200.json", {"gpu.gemm.fp8_block", "gpu.gemm.fp8"}, fake_blas("h100_blockwise.json"));
+  ASSERT_EQ(g.run.exit_code, 0) << g.run.err;
+  auto block = *result(g, "gpu.gemm.fp8_block");
+  EXPECT_EQ(block["status"], "skipped");
+  EXPECT_EQ(block["reason"],
+            "cuBLAS runs 128-element block FP8 scales (CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F on "
+            "A, CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F on B) on compute capability 9.0 only "
+            "(its Scaling Mode Support Overview, "
+            "https://docs.nvidia.com/cuda/cublas/#narrow-precision-data-types-usage); GPU 0 "
+            "(NVIDIA B200) is 10.0, where cuBLAS's block-scaled FP8 is MXFP8 "
+            "(CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0, not measured by dlrig)");
+  EXPECT_EQ(result(g, "gpu.gemm.fp8")->at("status"), "measured");
+  auto list = run_dlrig({"bench", "--list", "--json"}, fake_cuda("b200.json"));
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  int listed = 0;
+  const json benchmarks = json::parse(list.out).at("benchmarks");
+  for (const auto &b : benchmarks)
+    if (b["id"] == "gpu.gemm.fp8_block") {
+      ++listed;
+      EXPECT_FALSE(b["can_run"].get<bool>()) << b.dump();
+      EXPECT_EQ(b["reason"], block["reason"]);
+    }
+  EXPECT_EQ(listed, 1);
+}
+
+// A cuBLASLt before 12.9 refuses the block scale modes: skipped with its version and what they
+// need, and the run goes on (exit 0).
+TEST(BenchGpuCli, Fp8BlockOnACublasLtBefore129SkipsNamingItsVersion) {
+  auto g = bench("one_gpu.json", {"gpu.gemm.fp8_block"}, fake_blas("h100.json"));
+  ASSERT_EQ(g.run.exit_code, 0) << g.run.err;
+  ASSERT_EQ(g.results.size(), 2u);
+  for (const auto &r : g.results) {
+    EXPECT_EQ(r["status"], "skipped") << r.dump();
+    EXPECT_EQ(r["reason"], "cuBLASLt 12.4.5 (" + std::string(DLRIG_FAKE_CUBLASLT) +
+                               ") refused 128-element block FP8 scales "
+                               "(CUBLASLT_MATMUL_DESC_A_SCALE_MODE = "
+                               "CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F: "
+                               "CUBLAS_STATUS_INVALID_VALUE (7): an invalid numeric value was used "
+                               "as an argument); they need cuBLAS 12.9 or later")
+        << r.dump();
+  }
 }
 
 TEST(BenchGpuCli, Fp8OnAnAmpereGpuSkipsWithTheComputeCapabilityItNeeds) {

@@ -20,8 +20,19 @@
 // "errors" {symbol: status}, "ignore_scales" [precisions whose matmul accepts the A/B scale
 // pointers but computes D as if they were 1, as a library that dropped them would],
 // "scale_modes" ["outer_vec": CUBLASLT_MATMUL_DESC_A/B_SCALE_MODE may be OUTER_VEC_32F, one scale
-// per row of op(A) and per column of op(B), as cuBLASLt 12.9+ on Hopper; absent, the attribute is
-// INVALID_VALUE as an older library answers].
+// per row of op(A) and per column of op(B), as cuBLASLt 12.9+ on Hopper; "vec128" and
+// "blk128x128": VEC128_32F and BLK128x128_32F, a scale per 128-element block along k of a row of
+// op(A) or column of op(B), or per 128 x 128 block, read in cuBLAS's documented layouts (written
+// here from the docs, apart from dlrig's gemm::BlockLayout, so that a layout mistake there fails
+// verification) and applied to each k-block's partial product; a mode not listed is
+// INVALID_VALUE, as an older library answers], "misread_block_scales" {precision: "tensor" |
+// "k_major"} (a library that takes the block scales' first float as one scale per tensor, or
+// reads A's 1 x 128 scales k-major: dlrig's verification must then fail).
+//
+// Block scales are refused as cuBLAS documents them: with any mode other than VEC128 and
+// BLK128x128 on the other operand, or both BLK128x128, NOT_SUPPORTED; m or n not a multiple of 4,
+// NOT_SUPPORTED; a block mode without its scale pointer, or a scale tensor that runs past its
+// allocation, INVALID_VALUE.
 //
 // Scale pointers (CUBLASLT_MATMUL_DESC_A/B/D_SCALE_POINTER) are honoured: the float32 each points
 // to is read from the fake GPU's memory when the matmul runs and D = a_scale * b_scale * A.B. A
@@ -40,6 +51,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -200,8 +212,13 @@ bool dims(const FakeDesc &d, const FakeLayout &a, const FakeLayout &b, const Fak
          c.ld >= static_cast<std::int64_t>(c.rows);
 }
 
+bool block_mode(std::int32_t mode) {
+  return mode == kScaleVec128_32F || mode == kScaleBlk128x128_32F;
+}
+
 // Why the operation is not supported, "" when it is.
-std::string unsupported(const FakeDesc &d, const std::string &precision) {
+std::string unsupported(const FakeDesc &d, const std::string &precision, std::uint64_t m,
+                        std::uint64_t n) {
   if (precision.empty())
     return "a type combination dlrig does not use";
   if (listed("not_supported", precision))
@@ -210,6 +227,16 @@ std::string unsupported(const FakeDesc &d, const std::string &precision) {
     return "no rate in the scenario";
   if (precision == "fp8" && !(d.trans_a == kOpT && d.trans_b == kOpN))
     return "FP8 needs the TN layout";
+  if (block_mode(d.a_mode) || block_mode(d.b_mode)) {
+    if (precision != "fp8")
+      return "block scales need FP8";
+    if (!block_mode(d.a_mode) || !block_mode(d.b_mode))
+      return "a block scale mode with another kind of scale";
+    if (d.a_mode == kScaleBlk128x128_32F && d.b_mode == kScaleBlk128x128_32F)
+      return "128 x 128 blocks on both A and B";
+    if (m % 4 != 0 || n % 4 != 0)
+      return "block scales need m and n multiples of 4";
+  }
   return "";
 }
 
@@ -341,8 +368,10 @@ Status matmul_desc_set_attribute(MatmulDesc desc, int attribute, const void *val
       return kInvalidValue;
     std::int32_t v = 0;
     std::memcpy(&v, value, sizeof v);
-    const bool outer = v == kScaleOuterVec32F && listed("scale_modes", "outer_vec");
-    if (v != kScaleScalar32F && !outer)
+    const bool listed_mode = (v == kScaleOuterVec32F && listed("scale_modes", "outer_vec")) ||
+                             (v == kScaleVec128_32F && listed("scale_modes", "vec128")) ||
+                             (v == kScaleBlk128x128_32F && listed("scale_modes", "blk128x128"));
+    if (v != kScaleScalar32F && !listed_mode)
       return kInvalidValue;
     (attribute == kDescAScaleMode ? d->a_mode : d->b_mode) = v;
     return kSuccess;
@@ -405,7 +434,7 @@ Status preference_set_attribute(Preference pref, int attribute, const void *valu
   if (!dims(*op, *la, *lb, *lc, m, n, k) || lb->type != la->type || ld->type != lc->type)
     return kInvalidValue;
   *returned = 0;
-  if (!unsupported(*op, precision_of(*op, *la, *lc)).empty())
+  if (!unsupported(*op, precision_of(*op, *la, *lc), m, n).empty())
     return kNotSupported;
   const auto algos = algorithms();
   const int count = std::min<int>(requested, static_cast<int>(algos.size()));
@@ -438,7 +467,7 @@ Status matmul(Handle handle, MatmulDesc desc, const void *alpha, const void *a, 
   if (!dims(*op, *la, *lb, *lc, m, n, k))
     return kInvalidValue;
   const std::string precision = precision_of(*op, *la, *lc);
-  if (!unsupported(*op, precision).empty() || listed("refuse", precision))
+  if (!unsupported(*op, precision, m, n).empty() || listed("refuse", precision))
     return kNotSupported;
   const auto algos = algorithms();
   const std::uint64_t index = algo->data[0];
@@ -465,29 +494,54 @@ Status matmul(Handle handle, MatmulDesc desc, const void *alpha, const void *a, 
     return kInvalidValue;
   if (op->d_scale && ld->type != kR8FE4M3)
     return kInvalidValue;
-  // Each of A's and B's scales: one float32, or with the outer-vector mode one per row of op(A)
-  // (m) and per column of op(B) (n).
-  std::vector<double> a_scales(m, 1.0), b_scales(n, 1.0);
+  // Each of A's and B's scales per row of op(A) (m) or column of op(B) (n) and k-block: one
+  // float32 for the tensor, one per row or column with the outer-vector mode, one per block with
+  // the block modes (k-blocks of 128; without block modes the whole k is one block).
+  const bool blocks = block_mode(op->a_mode);
+  const std::uint64_t k_block = blocks ? 128 : k;
+  const std::uint64_t k_blocks = (k + k_block - 1) / k_block;
+  std::vector<double> a_scales(m * k_blocks, 1.0), b_scales(n * k_blocks, 1.0);
+  const json *misread = find(s.scenario, {"misread_block_scales", precision.c_str()});
   for (int which = 0; which < 2; ++which) {
     const void *ptr = which == 0 ? op->a_scale : op->b_scale;
-    const bool vector = (which == 0 ? op->a_mode : op->b_mode) == kScaleOuterVec32F;
+    const std::int32_t mode = which == 0 ? op->a_mode : op->b_mode;
+    const std::uint64_t cols = which == 0 ? m : n;
     std::vector<double> &into = which == 0 ? a_scales : b_scales;
     if (!ptr) {
-      if (vector)
-        return kInvalidValue; // a vector mode without its vector
+      if (mode != kScaleScalar32F)
+        return kInvalidValue; // a vector or block mode without its scales
       continue;
     }
-    const std::size_t count = vector ? into.size() : 1;
+    // cuBLAS's "Scaling factors layouts" (https://docs.nvidia.com/cuda/cublas/
+    // #element-1d-and-128x128-2d-block-scaling-for-fp8-data-types): VEC128_32F "M-major for A
+    // with shape M x L" (N for B), L = ceil(k / 128); BLK128x128_32F "K-major and the stride
+    // between the consecutive columns must be a multiple of 4", shape L4 x ceil(M / 128).
+    const std::uint64_t l4 = (k_blocks + 3) / 4 * 4;
+    auto at = [&](std::uint64_t x, std::uint64_t kb) -> std::uint64_t {
+      if (mode == kScaleOuterVec32F)
+        return x;
+      if (!block_mode(mode) || (misread && *misread == "tensor"))
+        return 0;
+      if (mode == kScaleBlk128x128_32F)
+        return x / 128 * l4 + kb;
+      if (misread && *misread == "k_major")
+        return x * k_blocks + kb;
+      return kb * cols + x;
+    };
+    const std::size_t count = mode == kScaleOuterVec32F  ? cols
+                              : mode == kScaleVec128_32F ? cols * k_blocks
+                              : block_mode(mode)         ? (cols + 127) / 128 * l4
+                                                         : 1;
     if (!s.is_device(addr(ptr), count * sizeof(float)))
       return kInvalidValue;
     if (addr(ptr) % 16 != 0)
       return kNotSupported; // as cuBLASLt 13.1 on an H100: every algorithm refused
-    for (std::size_t x = 0; x < into.size(); ++x) {
-      float v = 0;
-      std::memcpy(&v, static_cast<const unsigned char *>(ptr) + (vector ? x : 0) * sizeof v,
-                  sizeof v);
-      into[x] = v;
-    }
+    for (std::uint64_t x = 0; x < cols; ++x)
+      for (std::uint64_t kb = 0; kb < k_blocks; ++kb) {
+        float v = 0;
+        std::memcpy(&v, static_cast<const unsigned char *>(ptr) + at(x, kb) * sizeof v, sizeof v);
+        into[x * k_blocks + kb] = v;
+      }
   }
   if (listed("ignore_scales", precision)) {
     std::fill(a_scales.begin(), a_scales.end(), 1.0);
@@ -515,14 +569,18 @@ Status matmul(Handle handle, MatmulDesc desc, const void *alpha, const void *a, 
   std::vector<double> out(m * n);
   for (std::uint64_t j = 0; j < n; ++j)
     for (std::uint64_t i = 0; i < m; ++i) {
-      double sum = 0;
-      for (std::uint64_t p = 0; p < k; ++p) {
-        const std::uint64_t ia = op->trans_a == kOpT ? i * la->ld + p : p * la->ld + i;
-        const std::uint64_t ib = op->trans_b == kOpT ? p * lb->ld + j : j * lb->ld + p;
-        sum += dlrig::bench::gemm::read_element(ea, pa + ia * sa) *
-               dlrig::bench::gemm::read_element(ea, pb + ib * sa);
+      double scaled = 0; // each k-block's partial product times its two scales
+      for (std::uint64_t kb = 0; kb < k_blocks; ++kb) {
+        double sum = 0;
+        for (std::uint64_t p = kb * k_block; p < std::min(k, (kb + 1) * k_block); ++p) {
+          const std::uint64_t ia = op->trans_a == kOpT ? i * la->ld + p : p * la->ld + i;
+          const std::uint64_t ib = op->trans_b == kOpT ? p * lb->ld + j : j * lb->ld + p;
+          sum += dlrig::bench::gemm::read_element(ea, pa + ia * sa) *
+                 dlrig::bench::gemm::read_element(ea, pb + ib * sa);
+        }
+        scaled += a_scales[i * k_blocks + kb] * b_scales[j * k_blocks + kb] * sum;
       }
-      double v = al * a_scales[i] * b_scales[j] * sum;
+      double v = al * scaled;
       if (be != 0)
         v += be * dlrig::bench::gemm::read_element(ec, pc + (j * lc->ld + i) * sc);
       out[j * m + i] = wrong ? 1.5 * v + 1 : v;

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <numbers>
+#include <tuple>
 
 namespace dlrig::bench::gemm {
 namespace {
@@ -33,31 +34,96 @@ std::vector<unsigned char> random_normal(Element e, std::uint64_t count, std::ui
   return out;
 }
 
-ScaledE4m3 random_normal_e4m3_scaled(std::uint64_t count, std::uint64_t seed, std::uint64_t row) {
+namespace {
+constexpr std::uint64_t kBlock = 128; // elements along k per block scale (Hopper's block modes)
+
+// `count` N(0, 1) draws as E4M3 with a scale per block: the operand is `cols` runs of `k`
+// elements, cut into blocks of `k_block` elements of `cols_per_block` runs each. Each block is
+// stored as E4M3(x * 448 / amax(block)) (448: E4M3's largest finite value), and put(col_block,
+// kb, dequant) gets its dequantisation amax / 448 as a float32 (1 for a block of zeros).
+template <class Put>
+std::vector<unsigned char> quantise_blocks(std::uint64_t k, std::uint64_t cols,
+                                           std::uint64_t k_block, std::uint64_t cols_per_block,
+                                           std::uint64_t seed, double &amax_all, Put put) {
   constexpr double kE4m3Max = 448;
-  std::vector<double> x(count);
-  each_normal(count, seed, 1, [&](std::uint64_t i, double v) { x[i] = v; });
+  std::vector<double> x(k * cols);
+  each_normal(x.size(), seed, 1, [&](std::uint64_t i, double v) { x[i] = v; });
+  std::vector<unsigned char> out(x.size());
+  for (std::uint64_t c0 = 0; c0 < cols; c0 += cols_per_block)
+    for (std::uint64_t p0 = 0; p0 < k; p0 += k_block) {
+      const std::uint64_t c1 = std::min(cols, c0 + cols_per_block), p1 = std::min(k, p0 + k_block);
+      double amax = 0;
+      for (std::uint64_t c = c0; c < c1; ++c)
+        for (std::uint64_t p = p0; p < p1; ++p)
+          amax = std::max(amax, std::fabs(x[c * k + p]));
+      const double scale = amax > 0 ? kE4m3Max / amax : 1;
+      for (std::uint64_t c = c0; c < c1; ++c)
+        for (std::uint64_t p = p0; p < p1; ++p)
+          write_element(Element::e4m3, x[c * k + p] * scale, out.data() + c * k + p);
+      amax_all = std::max(amax_all, amax);
+      put(c0 / cols_per_block, p0 / k_block, static_cast<float>(1 / scale));
+    }
+  return out;
+}
+} // namespace
+
+ScaledE4m3 random_normal_e4m3_scaled(std::uint64_t count, std::uint64_t seed, std::uint64_t row) {
   ScaledE4m3 out;
-  out.data.resize(count);
-  // One scale over [begin, end): E4M3(x * 448 / amax), and its dequantisation 1 / scale.
-  auto scale_run = [&](std::uint64_t begin, std::uint64_t end) {
-    double amax = 0;
-    for (std::uint64_t i = begin; i < end; ++i)
-      amax = std::max(amax, std::fabs(x[i]));
-    const double scale = amax > 0 ? kE4m3Max / amax : 1;
-    for (std::uint64_t i = begin; i < end; ++i)
-      write_element(Element::e4m3, x[i] * scale, out.data.data() + i);
-    out.amax = std::max(out.amax, amax);
-    return static_cast<float>(1 / scale);
-  };
   if (row == 0 || count % row != 0) {
-    out.dequant = scale_run(0, count);
+    out.data = quantise_blocks(count, 1, std::max<std::uint64_t>(count, 1), 1, seed, out.amax,
+                               [&](std::uint64_t, std::uint64_t, float d) { out.dequant = d; });
     return out;
   }
-  for (std::uint64_t begin = 0; begin < count; begin += row)
-    out.rows_dequant.push_back(scale_run(begin, begin + row));
+  out.data = quantise_blocks(
+      row, count / row, row, 1, seed, out.amax,
+      [&](std::uint64_t, std::uint64_t, float d) { out.rows_dequant.push_back(d); });
   out.dequant = *std::min_element(out.rows_dequant.begin(), out.rows_dequant.end());
   return out;
+}
+
+std::uint64_t BlockLayout::k_blocks() const {
+  return (k + kBlock - 1) / kBlock;
+}
+
+std::uint64_t BlockLayout::col_blocks() const {
+  return (cols + cols_per_block - 1) / cols_per_block;
+}
+
+std::uint64_t BlockLayout::index(std::uint64_t col, std::uint64_t kb) const {
+  if (cols_per_block == 1)
+    return col + kb * cols;
+  return kb + col / cols_per_block * ((k_blocks() + 3) / 4 * 4);
+}
+
+std::uint64_t BlockLayout::size() const {
+  return cols_per_block == 1 ? cols * k_blocks() : col_blocks() * ((k_blocks() + 3) / 4 * 4);
+}
+
+BlockScaledE4m3 random_normal_e4m3_blocks(std::uint64_t k, std::uint64_t cols,
+                                          std::uint64_t cols_per_block, std::uint64_t seed) {
+  BlockScaledE4m3 out;
+  out.layout = {k, cols, cols_per_block};
+  out.dequant.assign(out.layout.size(), 0.0f);
+  out.data = quantise_blocks(k, cols, kBlock, cols_per_block, seed, out.amax,
+                             [&](std::uint64_t col_block, std::uint64_t kb, float d) {
+                               out.dequant.at(out.layout.index(col_block * cols_per_block, kb)) = d;
+                             });
+  return out;
+}
+
+std::optional<std::string> block_scale_shape_problem(std::uint64_t m, std::uint64_t n,
+                                                     std::uint64_t k) {
+  std::string off;
+  for (const auto &[name, value, multiple] :
+       {std::tuple{"m", m, 4}, std::tuple{"n", n, 4}, std::tuple{"k", k, 16}})
+    if (value % multiple != 0)
+      off += fmt::format("{}{} = {} is not a multiple of {}", off.empty() ? "" : ", ", name, value,
+                         multiple);
+  if (off.empty())
+    return std::nullopt;
+  return fmt::format("{}x{}x{}: {} (cuBLASLt's 128-element block scales need m and n multiples "
+                     "of 4, and FP8 16-byte aligned columns: k a multiple of 16)",
+                     m, n, k, off);
 }
 
 std::vector<Entry> sample_entries(std::uint64_t m, std::uint64_t n, int count, std::uint64_t seed) {
@@ -75,33 +141,62 @@ std::vector<Entry> sample_entries(std::uint64_t m, std::uint64_t n, int count, s
   return out;
 }
 
-std::optional<std::string> verify(const std::vector<Entry> &entries, Element ab,
-                                  const unsigned char *a, const unsigned char *b, std::uint64_t k,
-                                  Element cd, double tolerance, double scale_all,
-                                  const std::vector<float> &a_rows,
-                                  const std::vector<float> &b_cols) {
+namespace {
+// D(i, j) against sum over k-blocks of scale(i, j, kb) x the block's dot product of A's row i and
+// B's column j (A stored k x m, B k x n): |got - want| <= tolerance x sum of scale x |A||B|.
+template <class Scale>
+std::optional<std::string> check(const std::vector<Entry> &entries, Element ab,
+                                 const unsigned char *a, const unsigned char *b, std::uint64_t k,
+                                 std::uint64_t k_block, Element cd, double tolerance, Scale scale) {
   const std::size_t size = element_bytes(ab);
   for (const Entry &e : entries) {
-    double scale = scale_all;
-    if (!a_rows.empty())
-      scale *= a_rows.at(e.i);
-    if (!b_cols.empty())
-      scale *= b_cols.at(e.j);
-    double sum = 0, magnitude = 0;
+    double reference = 0, bound = 0;
     const unsigned char *row_a = a + e.i * k * size;
     const unsigned char *row_b = b + e.j * k * size;
-    for (std::uint64_t p = 0; p < k; ++p) {
-      const double x = read_element(ab, row_a + p * size) * read_element(ab, row_b + p * size);
-      sum += x;
-      magnitude += std::fabs(x);
+    for (std::uint64_t p0 = 0; p0 < k; p0 += k_block) {
+      double sum = 0, magnitude = 0;
+      for (std::uint64_t p = p0; p < std::min(k, p0 + k_block); ++p) {
+        const double x = read_element(ab, row_a + p * size) * read_element(ab, row_b + p * size);
+        sum += x;
+        magnitude += std::fabs(x);
+      }
+      const double s = scale(e.i, e.j, p0 / k_block);
+      reference += s * sum;
+      bound += tolerance * std::fabs(s) * magnitude;
     }
-    const double want = round_to(cd, scale * sum);
-    const double bound = tolerance * scale * magnitude;
+    const double want = round_to(cd, reference);
     if (!(std::fabs(e.got - want) <= bound))
       return fmt::format("D[{}, {}] is {} but the host reference is {} (allowed difference {:.3g})",
                          e.i, e.j, e.got, want, bound);
   }
   return std::nullopt;
+}
+} // namespace
+
+std::optional<std::string> verify(const std::vector<Entry> &entries, Element ab,
+                                  const unsigned char *a, const unsigned char *b, std::uint64_t k,
+                                  Element cd, double tolerance, double scale_all,
+                                  const std::vector<float> &a_rows,
+                                  const std::vector<float> &b_cols) {
+  return check(entries, ab, a, b, k, std::max<std::uint64_t>(k, 1), cd, tolerance,
+               [&](std::uint64_t i, std::uint64_t j, std::uint64_t) {
+                 double scale = scale_all;
+                 if (!a_rows.empty())
+                   scale *= a_rows.at(i);
+                 if (!b_cols.empty())
+                   scale *= b_cols.at(j);
+                 return scale;
+               });
+}
+
+std::optional<std::string> verify(const std::vector<Entry> &entries, const BlockScaledE4m3 &a,
+                                  const BlockScaledE4m3 &b, Element cd, double tolerance) {
+  if (a.layout.k != b.layout.k)
+    return fmt::format("A's k ({}) is not B's ({})", a.layout.k, b.layout.k);
+  return check(entries, Element::e4m3, a.data.data(), b.data.data(), a.layout.k, kBlock, cd,
+               tolerance, [&](std::uint64_t i, std::uint64_t j, std::uint64_t kb) {
+                 return static_cast<double>(a.at(i, kb)) * b.at(j, kb);
+               });
 }
 
 Drift drift(const std::vector<double> &sample_seconds, const nlohmann::json &series) {

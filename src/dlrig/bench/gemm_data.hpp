@@ -48,6 +48,47 @@ struct ScaledE4m3 {
 ScaledE4m3 random_normal_e4m3_scaled(std::uint64_t count, std::uint64_t seed,
                                      std::uint64_t row = 0);
 
+// Hopper's 128-element block scales (cuBLAS 12.9+, "128-element 1D and 128x128 2D Block Scaling
+// For FP8 Data Types",
+// https://docs.nvidia.com/cuda/cublas/#element-1d-and-128x128-2d-block-scaling-for-fp8-data-types;
+// DeepSeek-V3's recipe, https://arxiv.org/abs/2412.19437 §3.3). An operand stored k x `cols`
+// column-major (A stored k x m: its columns are the rows of op(A); B stored k x n: the columns of
+// op(B)) is cut along k into L = ceil(k / 128) blocks (the last one shorter when 128 does not
+// divide k) and across its columns into groups of `cols_per_block`: 1 for 1 x 128 blocks
+// (CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F, DeepSeek-V3's activations) or 128 for 128 x 128
+// blocks (BLK128x128_32F, its weights; the last group narrower when 128 does not divide cols).
+struct BlockLayout {
+  std::uint64_t k = 0, cols = 0;
+  std::uint64_t cols_per_block = 1; // 1 or 128
+  std::uint64_t k_blocks() const;   // L
+  std::uint64_t col_blocks() const; // ceil(cols / cols_per_block)
+  // The float32 index cuBLASLt reads the scale of column `col`'s k-block `kb` at (the docs'
+  // "Scaling factors layouts"): 1 x 128, "M-major ... with shape M x L", col + kb * cols (each
+  // k-block's cols scales together, torch's "outer-dim-major"); 128 x 128, "K-major and the
+  // stride between the consecutive columns must be a multiple of 4", kb + (col / 128) * L4 with
+  // L4 = L rounded up to a multiple of 4.
+  std::uint64_t index(std::uint64_t col, std::uint64_t kb) const;
+  std::uint64_t size() const; // floats the scale tensor spans, the 128 x 128 padding included
+};
+// The same N(0, 1) draws as random_normal_e4m3_scaled(k * cols, seed), each block stored with
+// its own scale by that function's rule (its largest |x| on 448). `dequant` holds size() floats
+// laid out as cuBLASLt reads them (padding 0), each amax(block) / 448; `amax` is the largest.
+struct BlockScaledE4m3 {
+  std::vector<unsigned char> data; // E4M3 bytes, k x cols column-major
+  double amax = 0;
+  BlockLayout layout;
+  std::vector<float> dequant;
+  float at(std::uint64_t col, std::uint64_t kb) const { return dequant.at(layout.index(col, kb)); }
+};
+BlockScaledE4m3 random_normal_e4m3_blocks(std::uint64_t k, std::uint64_t cols,
+                                          std::uint64_t cols_per_block, std::uint64_t seed);
+// Why cuBLASLt's 128-element block scales cannot take an m x n x k GEMM in the TN layout, nullopt
+// when they can: "M and N must be multiples of 4" (the docs' "Scaling factors layouts"), and k a
+// multiple of 16, FP8's 16-byte alignment of A's and B's columns (cublasLtMatmul: "pointers and
+// matrix dimension must support 16-byte alignment"). k needs no multiple of 128.
+std::optional<std::string> block_scale_shape_problem(std::uint64_t m, std::uint64_t n,
+                                                     std::uint64_t k);
+
 // One entry of D (m x n) and what the GPU produced there.
 struct Entry {
   std::uint64_t i = 0, j = 0; // row, column
@@ -67,6 +108,11 @@ std::optional<std::string> verify(const std::vector<Entry> &entries, Element ab,
                                   Element cd, double tolerance, double scale = 1,
                                   const std::vector<float> &a_rows = {},
                                   const std::vector<float> &b_cols = {});
+// Block-scaled FP8 (A stored k x m, B k x n): D(i, j) = sum over k-blocks kb of a.at(i, kb) x
+// b.at(j, kb) x the dot product of that block's elements as stored, within tolerance x the same
+// sum of |A||B|, rounded to `cd` first; a result scaled per tensor or per row is wrong.
+std::optional<std::string> verify(const std::vector<Entry> &entries, const BlockScaledE4m3 &a,
+                                  const BlockScaledE4m3 &b, Element cd, double tolerance);
 
 // How a sustained (--long) run changed: the median rate of the last tenth of the samples against
 // the first tenth (at least 3 samples each), and the last SM clock reading against the first

@@ -1,4 +1,4 @@
-// gpu.gemm.{fp32,tf32,fp16,bf16,fp8,fp8_rowwise,int8}: cuBLASLt matmul per precision
+// gpu.gemm.{fp32,tf32,fp16,bf16,fp8,fp8_rowwise,fp8_block,int8}: cuBLASLt matmul per precision
 // (docs/bench.md, "gpu.gemm"). cuBLASLt is loaded at run time (platform/cublaslt.hpp), preferably
 // the copy the user's PyTorch loads. Per configuration: random-normal inputs of the tested type
 // (generated on the host, rounded to the type, uploaded), cuBLASLt's heuristic asked for its top
@@ -11,7 +11,8 @@
 // training does (gemm::random_normal_e4m3_scaled): A and B use E4M3's range, their dequantisation
 // scales go to cuBLASLt's A/B scale pointers, and the reference applies the same scales
 // (docs/bench.md, "FP8 scales"); fp8_rowwise with a scale per row of A and per column of B
-// (cuBLASLt's outer-vector scale mode).
+// (cuBLASLt's outer-vector scale mode); fp8_block with DeepSeek-V3's 1 x 128 blocks of A and
+// 128 x 128 blocks of B (Hopper's block scale modes, gemm::BlockLayout).
 #include "dlrig/bench/gemm_data.hpp"
 #include "dlrig/bench/gpu.hpp"
 #include "dlrig/kb/kb.hpp"
@@ -88,6 +89,69 @@ std::optional<std::string> library_unusable(const Context &ctx) {
 
 // ---- precisions ---------------------------------------------------------------------------------
 
+// FP8's scales on A and B: one per tensor, one per row of A and per column of B (outer vectors),
+// or per block: 1 x 128 of A and 128 x 128 of B.
+enum class Scales { none, tensor, rows, blocks };
+
+// What a result's details say of each granularity: the inputs, fp8_scales.granularity and .rule.
+struct ScaleText {
+  const char *inputs, *granularity, *rule;
+};
+
+const ScaleText &scale_text(Scales s) {
+  static const ScaleText texts[] = {
+      {"random normal N(0,1) rounded to the input type", nullptr, nullptr},
+      {"random normal N(0,1), scaled per tensor into E4M3's range (x * 448 / amax) and rounded "
+       "to E4M3",
+       "per tensor",
+       "stored = E4M3(x * 448 / amax(x)); scale = amax(x) / 448 (float32), D = a_scale * "
+       "b_scale * sum(A_stored * B_stored)"},
+      {"random normal N(0,1), scaled per row into E4M3's range (x * 448 / amax of its row) and "
+       "rounded to E4M3",
+       "per row of A and per column of B (CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F)",
+       "stored = E4M3(x * 448 / amax(row)); scale = amax(row) / 448 (float32), D(i, j) = "
+       "a_scale[i] * b_scale[j] * sum(A_stored * B_stored)"},
+      {"random normal N(0,1), scaled per block into E4M3's range (x * 448 / amax of its block: 1 "
+       "x 128 of A, 128 x 128 of B) and rounded to E4M3",
+       "per 1 x 128 block of A (a row's 128 elements along k, "
+       "CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F) and per 128 x 128 block of B "
+       "(CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F)",
+       "stored = E4M3(x * 448 / amax(block)); scale = amax(block) / 448 (float32), D(i, j) = sum "
+       "over k-blocks kb of a_scale[i, kb] * b_scale[kb, j / 128] * sum over kb's k of "
+       "(A_stored * B_stored)"}};
+  return texts[static_cast<int>(s)];
+}
+
+// cuBLASLt's A and B scale modes (cublasLtMatmulMatrixScale_t) for the granularities beyond one
+// per tensor; every one came with cuBLAS 12.9 (an older cuBLASLt refuses the attribute).
+// `compute_capability`: the one cuBLAS runs them on by its "Scaling Mode Support Overview"
+// (https://docs.nvidia.com/cuda/cublas/#narrow-precision-data-types-usage: outer vectors and
+// 128-element blocks "9.0", MXFP8's 32-element blocks "10.0+"); nullptr leaves it to cuBLASLt.
+struct ScaleModes {
+  std::int32_t a, b;
+  const char *a_name, *b_name; // the enumerators, for messages
+  const char *what;            // "per-row FP8 scales", for messages
+  const char *compute_capability;
+};
+
+const ScaleModes *scale_modes(Scales s) {
+  // Row-wise ran before this gate existed and is left to cuBLASLt, as then.
+  static const ScaleModes rows{lt::kScaleOuterVec32F,
+                               lt::kScaleOuterVec32F,
+                               "CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F",
+                               "CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F",
+                               "per-row FP8 scales",
+                               nullptr};
+  // A VEC128 and B BLK128x128, one of the three pairs cuBLAS supports (not both 128 x 128).
+  static const ScaleModes blocks{lt::kScaleVec128_32F,
+                                 lt::kScaleBlk128x128_32F,
+                                 "CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F",
+                                 "CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F",
+                                 "128-element block FP8 scales",
+                                 "9.0"};
+  return s == Scales::rows ? &rows : s == Scales::blocks ? &blocks : nullptr;
+}
+
 struct Precision {
   const char *name;                     // "bf16": the id's last part
   const char *what;                     // for --list
@@ -98,8 +162,8 @@ struct Precision {
   kb::OptF64 kb::GpuSpec::*peak;        // the catalog's dense peak
   double tolerance;                     // |D - ref| <= tolerance x sum |a||b|
   bool integer;
-  bool scaled = false;  // scales on A and B (FP8): one per tensor ...
-  bool rowwise = false; // ... or one per row of A and per column of B (outer vectors)
+  Scales scales = Scales::none;
+  bool scaled() const { return scales != Scales::none; }
 };
 
 // Tolerances: the output's rounding (fp16 2^-11, bf16 2^-8 relative) plus FP32 accumulation in
@@ -118,11 +182,16 @@ const Precision kPrecisions[] = {
      gemm::Element::bf16, gemm::Element::bf16, "bf16", &kb::GpuSpec::bf16_flops, 1e-2, false},
     {"fp8", "FP8 E4M3 in, BF16 out, FP32 accumulate, per-tensor scales on A and B", lt::kR8FE4M3,
      lt::kR16BF, lt::kR32F, lt::kCompute32F, gemm::Element::e4m3, gemm::Element::bf16, "fp8",
-     &kb::GpuSpec::fp8_flops, 1e-2, false, true},
+     &kb::GpuSpec::fp8_flops, 1e-2, false, Scales::tensor},
     {"fp8_rowwise",
      "FP8 E4M3 in, BF16 out, FP32 accumulate, a scale per row of A and per column of B",
      lt::kR8FE4M3, lt::kR16BF, lt::kR32F, lt::kCompute32F, gemm::Element::e4m3, gemm::Element::bf16,
-     "fp8", &kb::GpuSpec::fp8_flops, 1e-2, false, true, true},
+     "fp8", &kb::GpuSpec::fp8_flops, 1e-2, false, Scales::rows},
+    {"fp8_block",
+     "FP8 E4M3 in, BF16 out, FP32 accumulate, a scale per 1 x 128 block of A and 128 x 128 block "
+     "of B",
+     lt::kR8FE4M3, lt::kR16BF, lt::kR32F, lt::kCompute32F, gemm::Element::e4m3, gemm::Element::bf16,
+     "fp8", &kb::GpuSpec::fp8_flops, 1e-2, false, Scales::blocks},
     {"int8", "INT8 in, INT32 out and accumulate", lt::kR8I, lt::kR32I, lt::kR32I, lt::kCompute32I,
      gemm::Element::i8, gemm::Element::i32, nullptr, &kb::GpuSpec::int8_ops, 0, true},
 };
@@ -166,6 +235,30 @@ std::optional<std::string> lacks_feature(const Precision &p, const Device &d) {
                      upper, lowest_cc_with(f), d.ordinal, d.name, cc, a->name);
 }
 
+// Why cuBLAS does not run the precision's scale modes on this GPU (ScaleModes::
+// compute_capability), nullopt when it does or they are left to cuBLASLt.
+std::optional<std::string> lacks_scale_modes(const Precision &p, const Device &d) {
+  const ScaleModes *modes = scale_modes(p.scales);
+  const std::string cc = fmt::format("{}.{}", d.cc_major, d.cc_minor);
+  if (!modes || !modes->compute_capability || cc == modes->compute_capability)
+    return std::nullopt;
+  return fmt::format(
+      "cuBLAS runs {} ({} on A, {} on B) on compute capability {} only (its Scaling Mode Support "
+      "Overview, https://docs.nvidia.com/cuda/cublas/#narrow-precision-data-types-usage); GPU {} "
+      "({}) is {}{}",
+      modes->what, modes->a_name, modes->b_name, modes->compute_capability, d.ordinal, d.name, cc,
+      d.cc_major >= 10 ? ", where cuBLAS's block-scaled FP8 is MXFP8 "
+                         "(CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0, not measured by dlrig)"
+                       : "");
+}
+
+// Why this GPU cannot run the precision: its tensor cores, or cuBLAS's scale modes.
+std::optional<std::string> unsuited(const Precision &p, const Device &d) {
+  if (auto why = lacks_feature(p, d))
+    return why;
+  return lacks_scale_modes(p, d);
+}
+
 std::optional<std::string> can_run(const Precision &p, const Context &ctx) {
   if (auto why = needs_gpus(1))
     return why;
@@ -174,7 +267,7 @@ std::optional<std::string> can_run(const Precision &p, const Context &ctx) {
   Runtime &rt = Runtime::get();
   std::optional<std::string> first;
   for (int g : rt.usable()) {
-    auto why = lacks_feature(p, rt.devices()[static_cast<std::size_t>(g)]);
+    auto why = unsuited(p, rt.devices()[static_cast<std::size_t>(g)]);
     if (!why)
       return std::nullopt; // at least one GPU can
     if (!first)
@@ -301,12 +394,15 @@ const kb::GpuSpec *spec_of(const Context &ctx, const Device &d) {
 Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sampler &s) {
   Runtime &rt = Runtime::get();
   Device &d = device_for(c);
-  if (auto why = lacks_feature(p, d))
+  if (auto why = unsuited(p, d))
     throw Skip(*why);
   return rt.guarded(d, [&] {
     auto m = static_cast<std::uint64_t>(c.params.at(1));
     auto n = static_cast<std::uint64_t>(c.params.at(2));
     auto k = static_cast<std::uint64_t>(c.params.at(3));
+    if (p.scales == Scales::blocks)
+      if (auto why = gemm::block_scale_shape_problem(m, n, k))
+        throw Skip(*why);
     const std::size_t ab = gemm::element_bytes(p.ab_element);
     const std::size_t cd = gemm::element_bytes(p.cd_element);
     std::string note;
@@ -319,7 +415,7 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
     // another measurement; the sweep has its own); stepping down stays for allocations that fail
     // although cuMemGetInfo said they fit, or when it does not answer.
     // FP32, TF32, FP16 and BF16 also try torch.matmul's layout, which needs B a second time.
-    const bool both_layouts = !p.scaled && !p.integer;
+    const bool both_layouts = !p.scaled() && !p.integer;
     const double needed =
         static_cast<double>(kWorkspaceBytes + flush_bytes) +
         static_cast<double>(k * m * ab + (both_layouts ? 2 : 1) * k * n * ab + m * n * cd);
@@ -358,26 +454,41 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
           fmt::format("out of memory for {}x{}x{}: stepped down to {}x{}x{}", m0, n0, k0, m, n, k);
 
     // Random normal inputs of the type: A is k x m (used transposed), B is k x n. FP8: scaled
-    // per tensor into E4M3's range, the two dequantisation scales in device memory (cuBLASLt
-    // reads them there when the matmul runs).
+    // per tensor, row or block into E4M3's range, the dequantisation scales in device memory
+    // (cuBLASLt reads them there when the matmul runs).
     const std::uint64_t seed = 0x67656d6d;
     std::vector<unsigned char> ha, hb;
     gemm::ScaledE4m3 sa, sb;
+    gemm::BlockScaledE4m3 ba, bb;
     std::unique_ptr<DeviceBuffer> scales;
     std::size_t b_scale_at = kScaleAlign; // B's scale's byte offset in `scales`
-    if (p.scaled) {
-      // Row-wise: a scale per row of A (its k elements, together in A stored k x m) and per
-      // column of B (together in B stored k x n).
-      sa = gemm::random_normal_e4m3_scaled(k * m, seed, p.rowwise ? k : 0);
-      sb = gemm::random_normal_e4m3_scaled(k * n, seed + 1, p.rowwise ? k : 0);
-      ha = sa.data;
-      hb = sb.data;
+    if (p.scaled()) {
+      std::vector<float> a_s, b_s;
+      if (p.scales == Scales::blocks) {
+        // 1 x 128 blocks of A (each row's k elements, together in A stored k x m) and 128 x 128
+        // of B, their scales as cuBLASLt reads them (gemm::BlockLayout).
+        ba = gemm::random_normal_e4m3_blocks(k, m, 1, seed);
+        bb = gemm::random_normal_e4m3_blocks(k, n, 128, seed + 1);
+        ha = ba.data;
+        hb = bb.data;
+        a_s = ba.dequant;
+        b_s = bb.dequant;
+      } else {
+        // Row-wise: a scale per row of A (its k elements, together in A stored k x m) and per
+        // column of B (together in B stored k x n).
+        const bool rows = p.scales == Scales::rows;
+        sa = gemm::random_normal_e4m3_scaled(k * m, seed, rows ? k : 0);
+        sb = gemm::random_normal_e4m3_scaled(k * n, seed + 1, rows ? k : 0);
+        ha = sa.data;
+        hb = sb.data;
+        a_s = rows ? sa.rows_dequant : std::vector<float>{sa.dequant};
+        b_s = rows ? sb.rows_dequant : std::vector<float>{sb.dequant};
+      }
       // A's scale(s) at byte 0, B's on the next 16-byte boundary: cuBLASLt 13.1 refuses
       // (NOT_SUPPORTED, every algorithm) a scale pointer that is not 16-byte aligned — measured
       // on an H100, where B's scale 4 bytes after A's failed and 16 bytes after ran
-      // (docs/bench.md, "FP8 scales").
-      const std::vector<float> a_s = p.rowwise ? sa.rows_dequant : std::vector<float>{sa.dequant};
-      const std::vector<float> b_s = p.rowwise ? sb.rows_dequant : std::vector<float>{sb.dequant};
+      // (docs/bench.md, "FP8 scales"); cuBLAS documents it for the block modes ("Starting
+      // addresses of scaling factors must be 16B aligned").
       b_scale_at = (a_s.size() * sizeof(float) + kScaleAlign - 1) / kScaleAlign * kScaleAlign;
       std::vector<float> both(b_scale_at / sizeof(float) + b_s.size(), 0.0f);
       std::copy(a_s.begin(), a_s.end(), both.begin());
@@ -450,18 +561,20 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
                static_cast<const void *>(&l.trans_a), sizeof l.trans_a);
       DLRIG_LT(ctx, matmul_desc_set_attribute, desc.op, lt::kDescTransB,
                static_cast<const void *>(&l.trans_b), sizeof l.trans_b);
-      if (p.rowwise) {
-        // Outer-vector scales (cuBLASLt 12.9+): an older library refuses the attribute.
-        const std::int32_t mode = lt::kScaleOuterVec32F;
-        for (int attribute : {lt::kDescAScaleMode, lt::kDescBScaleMode})
+      if (const ScaleModes *modes = scale_modes(p.scales)) {
+        // Vector and block scales (cuBLASLt 12.9+): an older library refuses the attribute.
+        for (int attribute : {lt::kDescAScaleMode, lt::kDescBScaleMode}) {
+          const bool is_a = attribute == lt::kDescAScaleMode;
+          const std::int32_t mode = is_a ? modes->a : modes->b;
           if (lt::Status st =
                   lib.api().matmul_desc_set_attribute(desc.op, attribute, &mode, sizeof mode);
               st != lt::kSuccess)
             throw Skip(fmt::format(
-                "cuBLASLt {} ({}) refused per-row FP8 scales (CUBLASLT_MATMUL_DESC_{}_SCALE_MODE "
-                "= CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F: {}); they need cuBLAS 12.9 or later",
-                lt::version_text(lib.version()), lib.path(),
-                attribute == lt::kDescAScaleMode ? "A" : "B", lib.status_text(st)));
+                "cuBLASLt {} ({}) refused {} (CUBLASLT_MATMUL_DESC_{}_SCALE_MODE "
+                "= {}: {}); they need cuBLAS 12.9 or later",
+                lt::version_text(lib.version()), lib.path(), modes->what, is_a ? "A" : "B",
+                is_a ? modes->a_name : modes->b_name, lib.status_text(st)));
+        }
       }
       if (scales) {
         // The attribute's value is the device pointer itself. No D scale: it converts the
@@ -659,11 +772,14 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
       entries.front().got = entries.front().got * 2 + 1;
     // FP8: the reference applies the same scales (in float32, as the GPU holds them), so a
     // library that ignores a scale pointer is off by the scales' product and fails.
+    // Blocks: each k-block's partial product with its own two scales.
     const double dequant =
-        p.scaled && !p.rowwise ? static_cast<double>(sa.dequant) * sb.dequant : 1;
+        p.scales == Scales::tensor ? static_cast<double>(sa.dequant) * sb.dequant : 1;
     o.verification_error =
-        gemm::verify(entries, p.ab_element, ha.data(), hb.data(), k, p.cd_element, p.tolerance,
-                     dequant, sa.rows_dequant, sb.rows_dequant);
+        p.scales == Scales::blocks
+            ? gemm::verify(entries, ba, bb, p.cd_element, p.tolerance)
+            : gemm::verify(entries, p.ab_element, ha.data(), hb.data(), k, p.cd_element,
+                           p.tolerance, dequant, sa.rows_dequant, sb.rows_dequant);
 
     o.work = gemm_flop(static_cast<double>(m), static_cast<double>(n), static_cast<double>(k));
     o.work_unit = p.integer ? "OP" : "FLOP";
@@ -707,12 +823,7 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
                  {"algorithm_rank", best->second}, // 0 = the heuristic's first in its layout
                  {"workspace_bytes", kWorkspaceBytes},
                  {"l2_flush_bytes", flush_bytes},
-                 {"inputs", p.rowwise ? "random normal N(0,1), scaled per row into E4M3's range "
-                                        "(x * 448 / amax of its row) and rounded to E4M3"
-                            : p.scaled
-                                ? "random normal N(0,1), scaled per tensor into E4M3's range "
-                                  "(x * 448 / amax) and rounded to E4M3"
-                                : "random normal N(0,1) rounded to the input type"},
+                 {"inputs", scale_text(p.scales).inputs},
                  {"verified_entries", entries.size()},
                  {"timing", gated ? "CUDA events, gated by the hold kernel, L2 flushed before "
                                     "each sample"
@@ -728,28 +839,41 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
       if (drift.note)
         o.details["sustained_note"] = *drift.note;
     }
-    // Row-wise: each scale's count and range (one per row of A, per column of B).
-    auto scale_json = [&](const gemm::ScaledE4m3 &x) {
-      if (!p.rowwise)
-        return Json(x.dequant);
-      const auto [lo, hi] = std::minmax_element(x.rows_dequant.begin(), x.rows_dequant.end());
-      return Json{{"count", x.rows_dequant.size()}, {"min", *lo}, {"max", *hi}};
+    // Row-wise and blocks: each operand's scale count and range (one per row of A and per column
+    // of B; one per block, and the layout cuBLASLt reads them in).
+    auto range = [](const std::vector<float> &v) {
+      const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+      return Json{{"count", v.size()}, {"min", *lo}, {"max", *hi}};
     };
-    if (p.scaled)
-      o.details["fp8_scales"] = {
-          {"granularity", p.rowwise ? "per row of A and per column of B "
-                                      "(CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F)"
-                                    : "per tensor"},
-          {"rule", p.rowwise ? "stored = E4M3(x * 448 / amax(row)); scale = amax(row) / 448 "
-                               "(float32), D(i, j) = a_scale[i] * b_scale[j] * "
-                               "sum(A_stored * B_stored)"
-                             : "stored = E4M3(x * 448 / amax(x)); scale = amax(x) / 448 "
-                               "(float32), D = a_scale * b_scale * sum(A_stored * B_stored)"},
-          {"a_amax", sa.amax},
-          {"b_amax", sb.amax},
-          {"a_scale", scale_json(sa)},
-          {"b_scale", scale_json(sb)},
-          {"d_scale", nullptr}}; // BF16 D: no D scale
+    auto scale_json = [&](const gemm::ScaledE4m3 &x, const gemm::BlockScaledE4m3 &blocks) {
+      if (p.scales == Scales::tensor)
+        return Json(x.dequant);
+      if (p.scales == Scales::rows)
+        return range(x.rows_dequant);
+      const gemm::BlockLayout &l = blocks.layout;
+      std::vector<float> each; // the blocks' scales, without the layout's padding
+      for (std::uint64_t cb = 0; cb < l.col_blocks(); ++cb)
+        for (std::uint64_t kb = 0; kb < l.k_blocks(); ++kb)
+          each.push_back(blocks.at(cb * l.cols_per_block, kb));
+      Json j = range(each);
+      j["layout"] =
+          l.cols_per_block == 1
+              ? fmt::format("{} x {} (rows x k-blocks), rows contiguous: index i + kb * {}", l.cols,
+                            l.k_blocks(), l.cols)
+              : fmt::format("{} x {} (k-blocks padded to a multiple of 4 x column blocks), "
+                            "k-blocks contiguous: index kb + (j / 128) * {}",
+                            l.size() / l.col_blocks(), l.col_blocks(), l.size() / l.col_blocks());
+      j["floats"] = l.size();
+      return j;
+    };
+    if (p.scaled())
+      o.details["fp8_scales"] = {{"granularity", scale_text(p.scales).granularity},
+                                 {"rule", scale_text(p.scales).rule},
+                                 {"a_amax", p.scales == Scales::blocks ? ba.amax : sa.amax},
+                                 {"b_amax", p.scales == Scales::blocks ? bb.amax : sb.amax},
+                                 {"a_scale", scale_json(sa, ba)},
+                                 {"b_scale", scale_json(sb, bb)},
+                                 {"d_scale", nullptr}}; // BF16 D: no D scale
     if (lib.cudart_version())
       o.details["cublaslt_cuda"] = lt::cuda_version_text(*lib.cudart_version());
     if (first_s && *first_s > 0 && best_s > 0)

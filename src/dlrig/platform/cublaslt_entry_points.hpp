@@ -89,6 +89,11 @@ inline constexpr int kDescAScaleMode = 31;
 inline constexpr int kDescBScaleMode = 32;
 inline constexpr std::int32_t kScaleScalar32F = 0;
 inline constexpr std::int32_t kScaleOuterVec32F = 3;
+// Hopper's block scales (cuBLAS 12.9+, compute capability 9.0): a float32 per 128-element block
+// along k of each row of op(A) or column of op(B) (4), or per 128 x 128 block (5); A and B may
+// mix them, but not both 128 x 128 (gemm_data.hpp's BlockLayout has the layouts).
+inline constexpr std::int32_t kScaleVec128_32F = 4;
+inline constexpr std::int32_t kScaleBlk128x128_32F = 5;
 // cublasLtMatmulPreferenceAttributes_t (uint64_t bytes).
 inline constexpr int kPrefMaxWorkspaceBytes = 1;
 

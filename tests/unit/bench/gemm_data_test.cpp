@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -216,6 +217,139 @@ TEST(GemmData, RowWiseScalesPutEachRowsLargestOn448AndVerifyAppliesThem) {
                       a.rows_dequant, b.rows_dequant));
   EXPECT_TRUE(verify(one_scale, Element::e4m3, a.data.data(), b.data.data(), k, Element::bf16, 1e-2,
                      1, a.rows_dequant, b.rows_dequant));
+}
+
+// cuBLAS's block-scale layouts ("Scaling factors layouts", cuBLAS docs 3.1.4.5.1), worked by
+// hand: k = 300 makes L = ceil(300 / 128) = 3 k-blocks, the last of 44 elements.
+TEST(GemmData, BlockLayoutsAreTheOnesCublasDocuments) {
+  // 1 x 128 (VEC128_32F), "M-major ... shape M x L": 8 rows x 3 k-blocks, rows contiguous.
+  const BlockLayout vec{300, 8, 1};
+  EXPECT_EQ(vec.k_blocks(), 3u);
+  EXPECT_EQ(vec.col_blocks(), 8u);
+  EXPECT_EQ(vec.index(0, 0), 0u);
+  EXPECT_EQ(vec.index(5, 0), 5u);
+  EXPECT_EQ(vec.index(5, 2), 21u); // 5 + 2 x 8
+  EXPECT_EQ(vec.size(), 24u);
+  // 128 x 128 (BLK128x128_32F), "K-major", column stride a multiple of 4: L4 = 4, and 260
+  // columns make 3 column blocks (the last of 4 columns).
+  const BlockLayout blk{300, 260, 128};
+  EXPECT_EQ(blk.col_blocks(), 3u);
+  EXPECT_EQ(blk.index(0, 0), 0u);
+  EXPECT_EQ(blk.index(127, 1), 1u);  // the same block column as column 0
+  EXPECT_EQ(blk.index(128, 0), 4u);  // the next one starts after L4 = 4 floats
+  EXPECT_EQ(blk.index(259, 2), 10u); // 2 + 2 x 4
+  EXPECT_EQ(blk.size(), 12u);        // 3 x 4, one float of padding per block column
+  EXPECT_EQ((BlockLayout{512, 128, 128}.size()), 4u); // L = 4 needs no padding
+  EXPECT_EQ((BlockLayout{640, 128, 128}.size()), 8u); // L = 5 pads to 8
+}
+
+// Two k-blocks (k = 256), every stored element 1: D(i, 0) = 128 x sum over kb of a_scale[i, kb] x
+// b_scale[kb, 0]. A's scales in the 1 x 128 layout are {1, 2, 3, 4} for the first k-block and
+// {10, 20, 30, 40} for the second, B's 128 x 128 scales 1 and 1 (two floats of padding), so
+// D(i, 0) = 128 x 11 x (i + 1): 1408, 2816, 4224, 5632, each exact in BF16.
+TEST(GemmData, BlockVerifyAppliesEachKBlocksScalesWorkedByHand) {
+  const std::uint64_t m = 4, n = 1, k = 256;
+  BlockScaledE4m3 a, b;
+  a.layout = {k, m, 1};
+  b.layout = {k, n, 128};
+  a.data.assign(k * m, 0);
+  b.data.assign(k * n, 0);
+  for (auto &x : a.data)
+    write_element(Element::e4m3, 1.0, &x);
+  b.data = std::vector<unsigned char>(k * n, a.data[0]);
+  a.dequant = {1, 2, 3, 4, 10, 20, 30, 40};
+  b.dequant = {1, 1, 0, 0};
+  std::vector<Entry> good, per_tensor, k_major;
+  for (std::uint64_t i = 0; i < m; ++i) {
+    good.push_back({i, 0, 128.0 * 11 * static_cast<double>(i + 1)});
+    per_tensor.push_back({i, 0, 256.0}); // a_scale[0, 0] x b_scale[0, 0] x 256 products of 1
+    // A's scales read k-major (index kb + i x L), a layout mistake: dequant[2i] and [2i + 1].
+    k_major.push_back({i, 0, 128.0 * (a.dequant[2 * i] + a.dequant[2 * i + 1])});
+  }
+  EXPECT_FALSE(verify(good, a, b, Element::bf16, 1e-2));
+  EXPECT_EQ(verify({{3, 0, 5000}}, a, b, Element::bf16, 1e-2),
+            "D[3, 0] is 5000 but the host reference is 5632 (allowed difference 56.3)");
+  EXPECT_TRUE(verify(per_tensor, a, b, Element::bf16, 1e-2));
+  EXPECT_TRUE(verify(k_major, a, b, Element::bf16, 1e-2));
+}
+
+// The block quantiser on the generator's draws: every block's largest |value| lands on 448, its
+// scale is amax(block) / 448 of the same draws as the other FP8 inputs, the last short k-block
+// (300 = 2 x 128 + 44) and the last narrow column block (136 = 128 + 8) get their own, and the
+// 128 x 128 layout's padding stays 0.
+TEST(GemmData, BlockScalesPutEachBlocksLargestOn448) {
+  const std::uint64_t k = 300;
+  for (std::uint64_t cols_per_block : {1u, 128u}) {
+    const std::uint64_t cols = cols_per_block == 1 ? 6 : 136;
+    const auto q = random_normal_e4m3_blocks(k, cols, cols_per_block, 5);
+    const auto draws = random_normal(Element::f32, k * cols, 5);
+    EXPECT_DOUBLE_EQ(q.amax, random_normal_e4m3_scaled(k * cols, 5).amax); // the same draws
+    ASSERT_EQ(q.dequant.size(), q.layout.size());
+    ASSERT_EQ(q.data.size(), k * cols);
+    std::vector<bool> used(q.dequant.size(), false);
+    for (std::uint64_t c0 = 0; c0 < cols; c0 += cols_per_block)
+      for (std::uint64_t kb = 0; kb < 3; ++kb) {
+        double largest = 0, amax = 0;
+        for (std::uint64_t c = c0; c < std::min(cols, c0 + cols_per_block); ++c)
+          for (std::uint64_t p = kb * 128; p < std::min(k, kb * 128 + 128); ++p) {
+            largest = std::max(largest,
+                               std::fabs(read_element(Element::e4m3, q.data.data() + c * k + p)));
+            amax = std::max(amax,
+                            std::fabs(read_element(Element::f32, draws.data() + 4 * (c * k + p))));
+          }
+        EXPECT_DOUBLE_EQ(largest, 448) << cols_per_block << " " << c0 << " " << kb;
+        EXPECT_NEAR(q.at(c0, kb), amax / 448, amax / 448 * 1e-6) << c0 << " " << kb;
+        used[q.layout.index(c0, kb)] = true;
+      }
+    for (std::size_t x = 0; x < used.size(); ++x) {
+      if (!used[x]) {
+        EXPECT_EQ(q.dequant[x], 0.0f) << "padding at " << x;
+      }
+    }
+    EXPECT_EQ(std::count(used.begin(), used.end(), false), cols_per_block == 1 ? 0 : 2);
+  }
+}
+
+// On random blocks the reference takes each block's scales; the same product with one scale for
+// the tensor (A's and B's first block's) or one per row of A and column of B is wrong.
+TEST(GemmData, BlockVerifyRejectsAResultScaledPerTensorOrPerRow) {
+  const std::uint64_t m = 8, n = 136, k = 384;
+  const auto a = random_normal_e4m3_blocks(k, m, 1, 7);
+  const auto b = random_normal_e4m3_blocks(k, n, 128, 8);
+  auto good = sample_entries(m, n, 32, 3);
+  auto per_tensor = good, per_row = good;
+  for (std::size_t x = 0; x < good.size(); ++x) {
+    const Entry &e = good[x];
+    double blocks = 0, plain = 0;
+    for (std::uint64_t kb = 0; kb < 3; ++kb) {
+      double sum = 0;
+      for (std::uint64_t p = kb * 128; p < kb * 128 + 128; ++p)
+        sum += read_element(Element::e4m3, a.data.data() + e.i * k + p) *
+               read_element(Element::e4m3, b.data.data() + e.j * k + p);
+      blocks += static_cast<double>(a.at(e.i, kb)) * b.at(e.j, kb) * sum;
+      plain += sum;
+    }
+    good[x].got = round_to(Element::bf16, blocks);
+    per_tensor[x].got =
+        round_to(Element::bf16, static_cast<double>(a.at(0, 0)) * b.at(0, 0) * plain);
+    per_row[x].got =
+        round_to(Element::bf16, static_cast<double>(a.at(e.i, 0)) * b.at(e.j, 0) * plain);
+  }
+  EXPECT_FALSE(verify(good, a, b, Element::bf16, 1e-2));
+  EXPECT_TRUE(verify(per_tensor, a, b, Element::bf16, 1e-2));
+  EXPECT_TRUE(verify(per_row, a, b, Element::bf16, 1e-2));
+}
+
+TEST(GemmData, BlockScaleShapesNeedMAndNMultiplesOf4AndFp8AlignedK) {
+  EXPECT_FALSE(block_scale_shape_problem(256, 384, 256));
+  EXPECT_FALSE(block_scale_shape_problem(4096, 11008, 4096));
+  EXPECT_FALSE(block_scale_shape_problem(4, 4, 272)); // k need not be a multiple of 128
+  EXPECT_EQ(block_scale_shape_problem(130, 384, 264),
+            "130x384x264: m = 130 is not a multiple of 4, k = 264 is not a multiple of 16 "
+            "(cuBLASLt's 128-element block scales need m and n multiples of 4, and FP8 16-byte "
+            "aligned columns: k a multiple of 16)");
+  EXPECT_NE(block_scale_shape_problem(256, 6, 256)->find("n = 6 is not a multiple of 4"),
+            std::string::npos);
 }
 
 TEST(GemmData, DriftComparesTheFirstAndLastTenthAndTheClock) {
