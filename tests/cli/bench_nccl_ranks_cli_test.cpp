@@ -369,20 +369,19 @@ TEST(BenchNcclRanksCli, ARankKilledMidRunStopsTheJob) {
   EXPECT_EQ(json::parse(h.out)["results"].size(), 1u); // measured before the stop, kept
 }
 
-// Rank 1 dies as it enters ncclCommInitRankConfig: NCCL's bootstrap would leave rank 0 inside
-// its communicator's creation for ever (the fake gives up after DLRIG_FAKE_NCCL_WAIT_S, 20 s).
-// The communicator is non-blocking, so rank 0 polls it and watches rank 1's connection: it
-// aborts the communicator, names rank 1 and exits 69 (nothing ran) within seconds.
-TEST(BenchNcclRanksCli, ARankThatDiesBeforeTheCommunicatorExistsStopsTheJob) {
+// Rank 1 dies as it enters the call that makes its communicator, under `env`: rank 0 watches rank
+// 1's connection meanwhile, names rank 1, says what became of its own call (`after`) and exits 69
+// (nothing ran) within seconds, long before the fake's own give-up.
+void expect_rank1_killed_at_init(const std::vector<std::string> &env, const std::string &after) {
   const int port = free_port();
   const std::string at = "127.0.0.1:" + std::to_string(port);
   const auto started = std::chrono::steady_clock::now();
   const auto [r0, r1] = two_ranks(
       {"bench", "--quick", "--json", "nccl.all_reduce", "--rank", "0", "--nranks", "2",
        "--rendezvous", at},
-      fakes("meet_init_killed", "rank1_killed_at_init.json"),
+      env,
       {"bench", "--quick", "nccl.all_reduce", "--rank", "1", "--nranks", "2", "--rendezvous", at},
-      fakes("meet_init_killed", "rank1_killed_at_init.json"));
+      env);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   EXPECT_NE(r1.exit_code, 0) << r1.err;
@@ -391,10 +390,18 @@ TEST(BenchNcclRanksCli, ARankThatDiesBeforeTheCommunicatorExistsStopsTheJob) {
   EXPECT_NE(r0.err.find("the job stopped: rank 1 (127.0.0.1:"), std::string::npos) << r0.err;
   EXPECT_NE(r0.err.find("closed its connection before finishing its run"), std::string::npos)
       << r0.err;
-  EXPECT_NE(r0.err.find("aborted its NCCL communicator"), std::string::npos) << r0.err;
+  EXPECT_NE(r0.err.find(after), std::string::npos) << r0.err;
   EXPECT_EQ(r0.err.find("never met"), std::string::npos) << r0.err; // not the fake's give-up
   EXPECT_EQ(r0.out, "");
   EXPECT_LT(seconds, 15) << r0.err;
+}
+
+// NCCL's bootstrap would leave rank 0 inside ncclCommInitRankConfig for ever (the fake gives up
+// after DLRIG_FAKE_NCCL_WAIT_S, 20 s). The communicator is non-blocking, so rank 0 polls it and
+// aborts it.
+TEST(BenchNcclRanksCli, ARankThatDiesBeforeTheCommunicatorExistsStopsTheJob) {
+  expect_rank1_killed_at_init(fakes("meet_init_killed", "rank1_killed_at_init.json"),
+                              "aborted its NCCL communicator");
 }
 
 // Ranks that met at the rendezvous but whose NCCL connections are never made (rank 1's stay in
@@ -458,34 +465,13 @@ TEST(BenchNcclRanksCli, AnNcclBefore2_14MakesTheCommunicatorWithTheBlockingCall)
 }
 
 // With that blocking call, a rank that dies as the communicator is made would leave the others
-// inside NCCL's bootstrap for ever: they watch the rendezvous's connections meanwhile, stop at
-// once naming the rank, and say the call is left behind (nothing ran; exit 69).
+// inside NCCL's bootstrap for ever: they watch the rendezvous's connections meanwhile and stop,
+// saying the call is left behind (the fake's blocking bootstrap gives up only after 60 s here).
 TEST(BenchNcclRanksCli, ARankThatDiesInsideABlockingInitStopsTheJob) {
-  const int port = free_port();
-  const std::string at = "127.0.0.1:" + std::to_string(port);
-  const auto started = std::chrono::steady_clock::now();
-  // The fake's blocking init gives up after 60 s; the job must stop long before.
-  const auto env = with({"DLRIG_FAKE_NCCL_WAIT_S=60"},
-                        before_2_14("meet_old_killed", "before_2_14_rank1_killed_at_init.json"));
-  const auto [r0, r1] = two_ranks(
-      {"bench", "--quick", "--json", "nccl.all_reduce", "--rank", "0", "--nranks", "2",
-       "--rendezvous", at},
-      env,
-      {"bench", "--quick", "nccl.all_reduce", "--rank", "1", "--nranks", "2", "--rendezvous", at},
-      env);
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  EXPECT_NE(r1.err.find("rank 1 killed in ncclCommInitRank"), std::string::npos) << r1.err;
-  EXPECT_EQ(r0.exit_code, 69) << r0.err;
-  EXPECT_NE(r0.err.find("the job stopped: rank 1 (127.0.0.1:"), std::string::npos) << r0.err;
-  EXPECT_NE(r0.err.find("closed its connection before finishing its run"), std::string::npos)
-      << r0.err;
-  EXPECT_NE(r0.err.find("ncclCommInitRank could not be interrupted (NCCL before 2.14"),
-            std::string::npos)
-      << r0.err;
-  EXPECT_EQ(r0.err.find("never met"), std::string::npos) << r0.err;
-  EXPECT_EQ(r0.out, "");
-  EXPECT_LT(seconds, 15) << r0.err;
+  expect_rank1_killed_at_init(
+      with({"DLRIG_FAKE_NCCL_WAIT_S=60"},
+           before_2_14("meet_old_killed", "before_2_14_rank1_killed_at_init.json")),
+      "ncclCommInitRank could not be interrupted (NCCL before 2.14");
 }
 
 // ... and ranks whose blocking init never connects stop after DLRIG_RENDEZVOUS_TIMEOUT_S.

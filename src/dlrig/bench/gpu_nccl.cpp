@@ -183,11 +183,13 @@ void abort_all(Nccl &n) {
 // A job stops here: the communicator aborted (NCCL's kernels that wait for a rank that will never
 // join return, and its resources are freed), the reason kept for every later benchmark, the other
 // ranks told (rank 0 passes it on to the rest). Throws the reason.
-[[noreturn]] void stop_job(Nccl &n, const std::string &why) {
+// `after`: what became of this rank's NCCL call.
+[[noreturn]] void stop_job(Nccl &n, const std::string &why,
+                           const std::string &after = "this rank aborted its NCCL communicator") {
   if (!n.stopped) {
     n.stopped = why;
     abort_all(n);
-    n.failed = fmt::format("the job stopped: {}; this rank aborted its NCCL communicator", why);
+    n.failed = fmt::format("the job stopped: {}; {}", why, after);
     n.links.tell("abort " + why);
   }
   throw std::runtime_error(*n.failed);
@@ -246,14 +248,18 @@ std::optional<nccl::Result> async_error(Nccl &n, bool &pending) {
   return std::nullopt;
 }
 
+// A pause between two polls: 10 us at first, doubling up to 1 ms.
+void back_off(std::chrono::microseconds &pause) {
+  std::this_thread::sleep_for(pause);
+  pause = std::min(pause * 2, std::chrono::microseconds(1000));
+}
+
 // Between two polls: what the other ranks sent or whether their connection closed (JobLinks; a
-// rank gone or failed abandons the communicators), then a pause of 10 us at first, doubling up to
-// 1 ms.
+// rank gone or failed abandons the communicators), then the pause.
 void between_polls(Nccl &n, std::chrono::microseconds &pause) {
   if (auto why = n.links.lost())
     abandon(n, *why);
-  std::this_thread::sleep_for(pause);
-  pause = std::min(pause * 2, std::chrono::microseconds(1000));
+  back_off(pause);
 }
 
 // Waits until a non-blocking communicator's calls have finished (ncclCommGetAsyncError leaves
@@ -319,17 +325,12 @@ nccl::Comm init_rank_watched(Nccl &n, cuda::Context context) {
     std::optional<std::string> why = n.links.lost();
     if (!why && std::chrono::steady_clock::now() - began > n.job->timeout)
       why = never_connected(n, init.name(), n.job->timeout);
-    if (why) {
-      n.stopped = *why;
-      n.failed = fmt::format("the job stopped: {}; this rank's {} could not be interrupted (NCCL "
-                             "before 2.14 has no non-blocking communicator) and ends with the "
-                             "process",
-                             *why, init.name());
-      n.links.tell("abort " + *why);
-      throw std::runtime_error(*n.failed);
-    }
-    std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, std::chrono::microseconds(1000));
+    if (why)
+      stop_job(n, *why,
+               fmt::format("this rank's {} could not be interrupted (NCCL before 2.14 has no "
+                           "non-blocking communicator) and ends with the process",
+                           init.name()));
+    back_off(pause);
   }
   if (call->result != nccl::kSuccess)
     throw nccl::Error(call->result, init.name(),
