@@ -3,6 +3,7 @@ set(DLRIG_DATA_FILES "")
 foreach(f IN ITEMS
     archs.csv
     arm_cpus.csv
+    attention_achieved.csv
     cloud.csv
     cuda_drivers.csv
     cudnn.csv

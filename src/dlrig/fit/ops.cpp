@@ -318,6 +318,9 @@ void transformer_pass(Builder &b, const ModelInput &model, const Run &run, Shape
     o.flops = bwd ? 2.5 * f : f;
     o.bytes = T * (2 * q_dim + 2 * kv_dim) * a * local_layers * (bwd ? 2 : 1);
     o.kernels = local_layers * (bwd ? 2 : 1);
+    o.seq = s;
+    o.head_dim = head_dim;
+    o.causal = d.causal;
     b.add(std::move(o));
   }
 

@@ -35,6 +35,9 @@ struct Op {
   // some operand's leading dimension in memory, whose alignment decides cuBLAS's kernels
   // (time.cpp).
   double features_in = 0, features_out = 0;
+  // Fused attention's shape: tokens per sequence, head dimension, causal mask.
+  double seq = 0, head_dim = 0;
+  bool causal = false;
 };
 
 // One optimizer step on one GPU (all --grad-accum micro-batches, recompute, the optimizer).

@@ -353,7 +353,105 @@ std::string bottleneck(const StepBreakdown &b, double step, const std::vector<Op
 
 } // namespace
 
-DeviceRates gpu_rates(const GpuTarget &gpu, const kb::KnowledgeBase &kb) {
+namespace {
+
+bool sixteen_bit(Precision p) {
+  return p == Precision::fp16_amp || p == Precision::bf16_amp || p == Precision::bf16 ||
+         p == Precision::fp8;
+}
+
+// The fused attention the run's PyTorch calls for 16-bit SDPA, and the GPU its published rates
+// were measured on. PyTorch prefers cuDNN's attention on compute capability 9.0 and 10.0 when its
+// cuDNN is newer than 9.15 (check_prefer_cudnn_attention in aten/src/ATen/native/transformers/
+// cuda/sdp_utils.cpp, pytorch/pytorch#162073), which the 2.11 wheels bundle
+// (huggingface/transformers#48163); before, and elsewhere, its flash backend, FlashAttention-2.
+// `--attention flash` is the flash-attn package: FlashAttention-2. Transformer Engine
+// (`--kernels fused`) prefers its cuDNN FusedAttention to FlashAttention on compute capability 9.0
+// and later (get_attention_backend in NVIDIA/TransformerEngine's
+// transformer_engine/pytorch/attention/dot_product_attention/utils.py). Published: cuDNN and
+// FlashAttention-2 on an H100, FlashAttention-2 on an A100; other architectures take the A100's
+// shares (Blackwell's cuDNN curve is not in the data).
+std::pair<std::string_view, std::string_view> attention_kernel(const GpuTarget &gpu,
+                                                               const Run &run) {
+  if (!hopper(gpu))
+    return {"flash2", "NVIDIA A100 80GB SXM4"};
+  const bool old_torch =
+      !run.torch_version.empty() && compare_versions(run.torch_version, "2.11") < 0;
+  if (run.kernels != Kernels::fused && (run.attention == Attention::flash || old_torch))
+    return {"flash2", "NVIDIA H100 SXM5"};
+  return {"cudnn", "NVIDIA H100 SXM5"};
+}
+
+// Linear in log2(seq) between the published sequence lengths, held at the ends; nullopt when no
+// point has this pass, mask and head dimension.
+std::optional<double> along_seq(const std::vector<AttentionPoint> &curve, std::string_view pass,
+                                bool causal, int head_dim, double seq) {
+  std::vector<std::pair<double, double>> pts;
+  for (const auto &p : curve)
+    if (p.pass == pass && p.causal == causal && p.head_dim == head_dim)
+      pts.emplace_back(p.seq, p.share);
+  if (pts.empty())
+    return std::nullopt;
+  std::sort(pts.begin(), pts.end());
+  if (seq <= pts.front().first)
+    return pts.front().second;
+  if (seq >= pts.back().first)
+    return pts.back().second;
+  for (std::size_t i = 1; i < pts.size(); ++i)
+    if (seq <= pts[i].first) {
+      const auto [s0, v0] = pts[i - 1];
+      const auto [s1, v1] = pts[i];
+      const double t = std::log2(seq / s0) / std::log2(s1 / s0);
+      return v0 + t * (v1 - v0);
+    }
+  return pts.back().second;
+}
+
+// Linear in head dimension between the published ones, held at the ends.
+std::optional<double> at_shape(const std::vector<AttentionPoint> &curve, std::string_view pass,
+                               bool causal, double head_dim, double seq) {
+  std::vector<int> dims;
+  for (const auto &p : curve)
+    if (p.pass == pass && p.causal == causal &&
+        std::find(dims.begin(), dims.end(), p.head_dim) == dims.end())
+      dims.push_back(p.head_dim);
+  if (dims.empty())
+    return std::nullopt;
+  std::sort(dims.begin(), dims.end());
+  if (head_dim <= dims.front())
+    return along_seq(curve, pass, causal, dims.front(), seq);
+  if (head_dim >= dims.back())
+    return along_seq(curve, pass, causal, dims.back(), seq);
+  for (std::size_t i = 1; i < dims.size(); ++i)
+    if (head_dim <= dims[i]) {
+      auto v0 = along_seq(curve, pass, causal, dims[i - 1], seq);
+      auto v1 = along_seq(curve, pass, causal, dims[i], seq);
+      const double t = (head_dim - dims[i - 1]) / (dims[i] - dims[i - 1]);
+      return *v0 + t * (*v1 - *v0);
+    }
+  return std::nullopt;
+}
+
+} // namespace
+
+double attention_share(const std::vector<AttentionPoint> &curve, const Op &op) {
+  const std::string_view pass = op.phase == Phase::backward ? "backward" : "forward";
+  const double d = op.head_dim > 0 ? op.head_dim : 64;
+  if (auto v = at_shape(curve, pass, op.causal, d, op.seq))
+    return *v;
+  if (op.causal && pass == "backward") {
+    auto nc = at_shape(curve, "backward", false, d, op.seq);
+    auto fc = at_shape(curve, "forward", true, d, op.seq);
+    auto fn = at_shape(curve, "forward", false, d, op.seq);
+    if (nc && fc && fn && *fn > 0)
+      return *nc * *fc / *fn;
+  }
+  if (auto v = at_shape(curve, "both", op.causal, d, op.seq))
+    return *v;
+  return 0;
+}
+
+DeviceRates gpu_rates(const GpuTarget &gpu, const kb::KnowledgeBase &kb, const Run &run) {
   DeviceRates r;
   r.launch_s = kLaunchSeconds;
   r.kernel_s = kGpuKernelSeconds;
@@ -368,8 +466,9 @@ DeviceRates gpu_rates(const GpuTarget &gpu, const kb::KnowledgeBase &kb) {
     if (!f)
       continue;
     r.gemm[idx(p)] = *peak * f->first;
-    const double af = hopper(gpu) ? kAttentionFractionHopper : kAttentionFraction;
-    r.attention[idx(p)] = *peak * af;
+    r.attention[idx(p)] =
+        sixteen_bit(p) ? *peak
+                       : *peak * (hopper(gpu) ? kAttentionFractionHopper : kAttentionFraction);
     if (!said.count(cls)) {
       said[cls] = f->second;
       r.basis.push_back(fmt::format("GEMM {}: {:.0f} TFLOP/s peak x {:.0f} % ({})", cls,
@@ -382,12 +481,31 @@ DeviceRates gpu_rates(const GpuTarget &gpu, const kb::KnowledgeBase &kb) {
                                   "benchmarking.md §2.2)",
                                   *gpu.memory_bandwidth_bytes_per_s / 1e9, kStreamFraction * 100));
   }
-  r.basis.push_back(fmt::format("attention: {:.0f} % of the tensor-core peak (FlashAttention-{} "
-                                "measurements); launch overhead {:.1f} us per kernel, {:.2f} us "
-                                "on the GPU",
-                                (hopper(gpu) ? kAttentionFractionHopper : kAttentionFraction) * 100,
-                                hopper(gpu) ? "2 on H100" : "2 on A100", kLaunchSeconds * 1e6,
-                                kGpuKernelSeconds * 1e6));
+  const auto [kernel, measured_on] = attention_kernel(gpu, run);
+  const kb::GpuSpec *ref = kb.find_gpu(measured_on);
+  double lo = 1, hi = 0;
+  for (const auto &a : kb.attention_achieved) {
+    if (a.kernel != kernel || !ref || kb.find_gpu(a.gpu) != ref || !ref->fp16_flops ||
+        *ref->fp16_flops <= 0)
+      continue;
+    const double share = a.flops / *ref->fp16_flops;
+    r.attention_curve.push_back({a.pass, a.head_dim, a.causal, a.seq, share});
+    lo = std::min(lo, share);
+    hi = std::max(hi, share);
+  }
+  if (!r.attention_curve.empty())
+    r.basis.push_back(
+        fmt::format("attention: {} as measured on an {} by pass, head dim, mask and sequence "
+                    "length, {:.0f}-{:.0f} "
+                    "% of the 16-bit peak (data/attention_achieved.csv)",
+                    kernel == "cudnn" ? "cuDNN's fused attention" : "FlashAttention-2", measured_on,
+                    lo * 100, hi * 100));
+  r.basis.push_back(
+      fmt::format("attention in fp32/tf32: {:.0f} % of that precision's peak (no "
+                  "published rate by shape; docs/fit.md \"Time\")",
+                  (hopper(gpu) ? kAttentionFractionHopper : kAttentionFraction) * 100));
+  r.basis.push_back(fmt::format("launch overhead {:.1f} us per kernel, {:.2f} us on the GPU",
+                                kLaunchSeconds * 1e6, kGpuKernelSeconds * 1e6));
   return r;
 }
 
@@ -435,6 +553,9 @@ StepBreakdown time_ops(const std::vector<Op> &ops, const DeviceRates &rates,
     if (o.flops > 0) {
       std::optional<double> rate = o.kind == OpKind::attention ? rates.attention[idx(o.precision)]
                                                                : rates.gemm[idx(o.precision)];
+      if (o.kind == OpKind::attention && rate && sixteen_bit(o.precision) &&
+          !rates.attention_curve.empty())
+        *rate *= attention_share(rates.attention_curve, o);
       if (o.kind == OpKind::gemm && rate && o.m > 0 && o.n > 0) {
         // A dimension below the tile (decode: one token per sequence) is not padded to a whole
         // 64 tile: cuBLAS runs such skinny GEMMs with small tiles or as GEMV, so it is padded to
@@ -511,13 +632,16 @@ TimeEstimate estimate_time(const ModelInput &model, const Run &run, const GpuTar
                            const HostRates &host) {
   TimeEstimate t;
   const auto &kb = kb::builtin();
-  DeviceRates rates = gpu_rates(gpu, kb);
+  DeviceRates rates = gpu_rates(gpu, kb, run);
   apply_measured_gemm(rates, gpu, host, kb);
   // The rates this run uses: its GEMM precision (and BF16 attention for FP8), memory, attention.
   for (const auto &line : rates.basis) {
     const bool gemm_line = line.rfind("GEMM ", 0) == 0;
     const std::string mine = fmt::format("GEMM {}:", precision_class(run.precision));
-    if (!gemm_line || line.rfind(mine, 0) == 0)
+    const bool wide = line.rfind("attention in fp32/tf32:", 0) == 0;
+    const bool attention_line = wide || line.rfind("attention:", 0) == 0;
+    if (attention_line ? wide != sixteen_bit(run.precision)
+                       : (!gemm_line || line.rfind(mine, 0) == 0))
       t.basis.push_back(line);
   }
   t.peak_flops = peak_at(gpu, run.precision);

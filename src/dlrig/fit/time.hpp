@@ -17,11 +17,24 @@
 namespace dlrig::fit {
 
 // What a device sustains, per precision (indexed by Precision). nullopt: unknown.
+// A published fused-attention rate as a share of its GPU's 16-bit peak
+// (data/attention_achieved.csv): pass is "forward", "backward" or "both".
+struct AttentionPoint {
+  std::string pass;
+  int head_dim = 0;
+  bool causal = false;
+  double seq = 0;
+  double share = 0;
+};
+
 struct DeviceRates {
   std::array<std::optional<double>, 6> gemm;      // FLOP/s of a large GEMM
   std::array<std::optional<double>, 6> attention; // FLOP/s of fused attention
-  std::optional<double> memory_bw;                // B/s an element-wise kernel streams
-  double launch_s = 0;                            // per kernel (the framework's dispatch + launch)
+  // 16-bit fused attention's share of `attention` by pass, head dimension, mask and sequence
+  // length (attention_share); empty: `attention` whatever the shape.
+  std::vector<AttentionPoint> attention_curve;
+  std::optional<double> memory_bw; // B/s an element-wise kernel streams
+  double launch_s = 0;             // per kernel (the framework's dispatch + launch)
   double kernel_s = 0; // per kernel, on the GPU itself, added to its work (kGpuKernelSeconds)
   std::vector<std::string> basis; // where each rate comes from, in words
 };
@@ -39,9 +52,10 @@ inline constexpr double kGpuKernelSeconds = 1.28e-6;
 // A streaming kernel reaches ~85-92 % of the memory's peak (benchmarking.md §2.2: nvbandwidth
 // and copy-kernel measurements on H100/A100); the low end.
 inline constexpr double kStreamFraction = 0.85;
-// Fused attention as a fraction of the tensor-core peak: FlashAttention-2 reaches 50-73 % on an
-// A100 (Dao 2023, arXiv:2307.08691), 35 % on an H100 (Shah et al. 2024, arXiv:2407.08608); the
-// low end, since training runs the slower backward too.
+// FP32/TF32 attention (PyTorch's memory-efficient kernel; FlashAttention and cuDNN run 16 bits
+// only), for which no published rate by shape exists, as a fraction of that precision's peak:
+// FlashAttention-2's 50-73 % of an A100 (Dao 2023, arXiv:2307.08691) and 35 % of an H100 (Shah et
+// al. 2024, arXiv:2407.08608), the low end. 16-bit attention follows data/attention_achieved.csv.
 inline constexpr double kAttentionFraction = 0.50;
 inline constexpr double kAttentionFractionHopper = 0.35;
 // The smallest GEMM tile cuBLAS uses on tensor cores: a dimension is computed in whole tiles
@@ -53,7 +67,15 @@ inline constexpr double kDdpBucketBytes = 25e6;
 // The GPU's rates: the catalog peak x the fraction large GEMMs measurably reach on that GPU
 // (data/gemm_achieved.csv) or, without a row, the median fraction of the rows of the same
 // precision and class (datacenter or desktop); memory at kStreamFraction of the spec.
-DeviceRates gpu_rates(const GpuTarget &gpu, const kb::KnowledgeBase &kb);
+// 16-bit fused attention: the published rates (data/attention_achieved.csv) of the kernel the
+// run's PyTorch calls on this GPU's architecture (attention_kernel), as shares of this GPU's peak.
+DeviceRates gpu_rates(const GpuTarget &gpu, const kb::KnowledgeBase &kb, const Run &run = Run{});
+
+// The share of the 16-bit peak fused attention reaches for this op (its pass, head dimension, mask
+// and sequence length): the published points interpolated linearly in log2(sequence) and in head
+// dimension, held at the ends; a causal backward nobody published is the non-causal backward times
+// the forward's causal/non-causal ratio at the same shape.
+double attention_share(const std::vector<AttentionPoint> &curve, const Op &op);
 
 // A GEMM rate `dlrig bench gpu.gemm.*` measured on one of this machine's GPUs.
 struct MeasuredGemm {

@@ -7,6 +7,8 @@
 #include "dlrig/kb/csv.hpp"
 #include "dlrig/kb/row.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <set>
@@ -522,6 +524,46 @@ Result<std::vector<GemmAchieved>> parse_gemm_achieved(std::string_view text,
       });
 }
 
+Result<std::vector<AttentionAchieved>> parse_attention_achieved(std::string_view text,
+                                                                std::string_view file) {
+  static const std::vector<std::string_view> cols = {
+      "gpu", "kernel", "pass", "head_dim", "causal", "seq", "achieved_tflops", "source", "notes"};
+  std::set<std::string> keys;
+  return parse_rows<AttentionAchieved>(
+      text, file, cols, [&](const Row &r, std::vector<AttentionAchieved> &out) {
+        AttentionAchieved a;
+        a.gpu = r.required("gpu");
+        a.kernel = r.required("kernel");
+        if (a.kernel != "flash2" && a.kernel != "cudnn")
+          r.fail("kernel", "'" + a.kernel + "' is not flash2 or cudnn");
+        a.pass = r.required("pass");
+        if (a.pass != "forward" && a.pass != "backward" && a.pass != "both")
+          r.fail("pass", "'" + a.pass + "' is not forward, backward or both");
+        auto d = r.integer("head_dim");
+        if (!d || *d <= 0)
+          r.fail("head_dim", "must be a positive whole number");
+        a.head_dim = static_cast<int>(*d);
+        auto causal = r.yes_no("causal");
+        if (!causal)
+          r.fail("causal", "blank: the mask must be known (yes or no)");
+        a.causal = *causal;
+        auto s = r.number("seq");
+        if (!s || *s <= 0)
+          r.fail("seq", "must be a positive number");
+        a.seq = *s;
+        auto v = r.number("achieved_tflops");
+        if (!v || *v <= 0)
+          r.fail("achieved_tflops", "must be a positive number");
+        a.flops = *v * 1e12;
+        a.source = r.required("source");
+        a.notes = r.str("notes");
+        check_unique(
+            keys, r, "seq",
+            fmt::format("{}/{}/{}/{}/{}/{}", a.gpu, a.kernel, a.pass, a.head_dim, a.causal, a.seq));
+        out.push_back(std::move(a));
+      });
+}
+
 namespace {
 
 template <class T, class Parse> std::vector<T> load(const char *name, Parse parse) {
@@ -547,6 +589,12 @@ KnowledgeBase load_builtin() {
   kb.cloud = load<CloudInstance>("cloud.csv", parse_cloud);
   kb.arm_cpus = load<ArmCpuId>("arm_cpus.csv", parse_arm_cpus);
   kb.gemm_achieved = load<GemmAchieved>("gemm_achieved.csv", parse_gemm_achieved);
+  kb.attention_achieved =
+      load<AttentionAchieved>("attention_achieved.csv", parse_attention_achieved);
+  for (const auto &a : kb.attention_achieved)
+    if (!kb.find_gpu(a.gpu))
+      throw Failure(ExitCode::internal,
+                    "data/attention_achieved.csv: \"" + a.gpu + "\" is not a gpus.csv GPU");
   kb.p2p_hangs = load<P2pHang>("p2p_hangs.csv", parse_p2p_hangs);
   kb.gpu_families = load<GpuFamily>("gpu_families.csv", parse_gpu_families);
   for (const auto &f : kb.gpu_families)

@@ -181,6 +181,23 @@ struct GemmAchieved {
   std::string notes;
 };
 
+// data/attention_achieved.csv: what a fused-attention kernel measurably reaches on a GPU in 16
+// bits, by pass, head dimension, mask and sequence length (FlashAttention's benchmark: batch x
+// sequence = 16k tokens, 2048 hidden, no dropout; FLOPs 4·b·s²·h·d forward, halved when
+// causal, 2.5x that backward). The time model's fused-attention rate, as a share of that GPU's
+// peak.
+struct AttentionAchieved {
+  std::string gpu;    // a gpus.csv name
+  std::string kernel; // flash2 (FlashAttention-2, PyTorch's flash backend) | cudnn
+  std::string pass;   // forward | backward | both (forward + backward timed together)
+  int head_dim = 0;
+  bool causal = false;
+  double seq = 0;
+  double flops = 0; // FLOP/s
+  std::string source;
+  std::string notes;
+};
+
 // data/arm_cpus.csv: what an Arm CPU's /proc/cpuinfo codes mean ("CPU implementer" 0x41 is
 // ARM; "CPU part" 0xd4f under it is Neoverse-V2, Grace's core). A row without a part names only
 // the implementer.
@@ -252,6 +269,7 @@ struct KnowledgeBase {
   std::vector<CloudInstance> cloud;
   std::vector<ArmCpuId> arm_cpus;
   std::vector<GemmAchieved> gemm_achieved;
+  std::vector<AttentionAchieved> attention_achieved;
   std::vector<P2pHang> p2p_hangs;
   std::vector<GpuFamily> gpu_families;
   std::vector<ModelArch> models;
@@ -326,6 +344,8 @@ Result<std::vector<LinkSpec>> parse_links(std::string_view text, std::string_vie
 Result<std::vector<CloudInstance>> parse_cloud(std::string_view text, std::string_view file);
 Result<std::vector<ArmCpuId>> parse_arm_cpus(std::string_view text, std::string_view file);
 Result<std::vector<GemmAchieved>> parse_gemm_achieved(std::string_view text, std::string_view file);
+Result<std::vector<AttentionAchieved>> parse_attention_achieved(std::string_view text,
+                                                                std::string_view file);
 Result<std::vector<P2pHang>> parse_p2p_hangs(std::string_view text, std::string_view file);
 Result<std::vector<GpuFamily>> parse_gpu_families(std::string_view text, std::string_view file);
 

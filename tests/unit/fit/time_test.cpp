@@ -592,6 +592,85 @@ TEST(TimeOps, DriverNamedGpuUsesItsCatalogMeasurement) {
   EXPECT_TRUE(own) << fmt::format("{}", fmt::join(r.basis, "\n"));
 }
 
+// 16-bit fused attention runs at the published rate of the kernel PyTorch calls, by pass, head
+// dimension, mask and sequence length (data/attention_achieved.csv): on an H100, cuDNN's (SDPA on
+// PyTorch 2.11+, Transformer Engine), FlashAttention-2's for the flash-attn package or an older
+// PyTorch; on an A100, FlashAttention-2's. Published points come back exactly; between them the
+// share moves in log2(sequence) and head dimension; outside it is held.
+TEST(TimeRates, FusedAttentionFollowsThePublishedRateOfTheKernelTorchCalls) {
+  const auto &kb = kb::builtin();
+  const auto h100 = gpu_target(*kb.find_gpu("NVIDIA H100 SXM5"));
+  auto op = [](Phase ph, double seq, double head_dim, bool causal) {
+    Op o;
+    o.kind = OpKind::attention;
+    o.phase = ph;
+    o.precision = Precision::bf16_amp;
+    o.seq = seq;
+    o.head_dim = head_dim;
+    o.causal = causal;
+    o.flops = 1e12;
+    o.kernels = 1;
+    return o;
+  };
+  auto rate = [&](const DeviceRates &r, const Op &o) {
+    std::vector<OpTime> t;
+    time_ops({o}, r, &t);
+    return o.flops / (t.back().seconds - r.kernel_s);
+  };
+  fit::Run run; // SDPA, PyTorch version unknown (a current one)
+  auto cudnn = gpu_rates(h100, kb, run);
+  // FlashAttention-3's Figure 5: cuDNN forward, head dim 64, 288 TFLOP/s causal at 1k tokens; 413
+  // non-causal at 16k; Figure 6: backward 266 at 512.
+  EXPECT_NEAR(rate(cudnn, op(Phase::forward, 1024, 64, true)), 288e12, 1e9);
+  EXPECT_NEAR(rate(cudnn, op(Phase::forward, 16384, 64, false)), 413e12, 1e9);
+  EXPECT_NEAR(rate(cudnn, op(Phase::backward, 512, 64, false)), 266e12, 1e9);
+  EXPECT_NEAR(rate(cudnn, op(Phase::recompute, 2048, 128, true)), 484e12, 1e9);
+  // Between: 724 tokens is half-way between 512 and 1k in log2; head dim 96 half-way 64 to 128.
+  EXPECT_NEAR(rate(cudnn, op(Phase::forward, 724.077, 64, false)), (335e12 + 373e12) / 2, 0.1e12);
+  EXPECT_NEAR(rate(cudnn, op(Phase::forward, 1024, 96, false)), (373e12 + 574e12) / 2, 1e9);
+  // Held outside: CLIP's 77 tokens at 512's rate, 128k at 16k's, head dim 256 at 128's.
+  EXPECT_NEAR(rate(cudnn, op(Phase::forward, 77, 64, false)), 335e12, 1e9);
+  EXPECT_NEAR(rate(cudnn, op(Phase::forward, 131072, 128, true)), 539e12, 1e9);
+  EXPECT_NEAR(rate(cudnn, op(Phase::forward, 4096, 256, false)), 609e12, 1e9);
+  // No published causal backward: the non-causal one x the forward's causal/non-causal ratio.
+  EXPECT_NEAR(rate(cudnn, op(Phase::backward, 2048, 128, true)), 465e12 * 484 / 617, 1e9);
+  // Shorter sequences, a causal mask and a smaller head dimension are each slower.
+  EXPECT_LT(rate(cudnn, op(Phase::forward, 512, 64, false)),
+            rate(cudnn, op(Phase::forward, 4096, 64, false)));
+  EXPECT_LT(rate(cudnn, op(Phase::forward, 1024, 64, true)),
+            rate(cudnn, op(Phase::forward, 1024, 64, false)));
+  EXPECT_LT(rate(cudnn, op(Phase::forward, 1024, 64, false)),
+            rate(cudnn, op(Phase::forward, 1024, 128, false)));
+  // flash-attn, or a PyTorch before 2.11: FlashAttention-2 forward + backward, one rate for both.
+  run.attention = Attention::flash;
+  auto fa2 = gpu_rates(h100, kb, run);
+  EXPECT_NEAR(rate(fa2, op(Phase::forward, 1024, 64, true)), 192e12, 1e9);
+  EXPECT_NEAR(rate(fa2, op(Phase::backward, 1024, 64, true)), 192e12, 1e9);
+  // Transformer Engine (fused kernels) prefers cuDNN's attention on Hopper, flash or not.
+  run.kernels = Kernels::fused;
+  EXPECT_NEAR(rate(gpu_rates(h100, kb, run), op(Phase::forward, 1024, 64, true)), 288e12, 1e9);
+  run.kernels = Kernels::eager;
+  run.attention = Attention::sdpa;
+  run.torch_version = "2.5.1";
+  EXPECT_NEAR(rate(gpu_rates(h100, kb, run), op(Phase::forward, 512, 128, false)), 248e12, 1e9);
+  // An A100: FlashAttention-2 measured there, 88 TFLOP/s causal at 512 tokens, head dim 64.
+  const auto a100 = gpu_target(*kb.find_gpu("NVIDIA A100 80GB SXM4"));
+  EXPECT_NEAR(rate(gpu_rates(a100, kb), op(Phase::backward, 512, 64, true)), 88e12, 1e9);
+  // Another architecture takes the A100's share of its own peak (an RTX 4090: Ada).
+  const auto ada = gpu_target(*kb.find_gpu("GeForce RTX 4090"));
+  EXPECT_NEAR(rate(gpu_rates(ada, kb), op(Phase::forward, 16384, 128, true)),
+              *ada.fp16_flops * 189 / 312, 1e9);
+  // FP32 attention keeps a fraction of the FP32 peak, whatever the shape.
+  Op f32 = op(Phase::forward, 512, 64, true);
+  f32.precision = Precision::fp32;
+  EXPECT_NEAR(rate(cudnn, f32), *h100.fp32_flops * kAttentionFractionHopper, 1e9);
+  // The basis says which kernel and where it was measured.
+  const std::string basis = fmt::format("{}", fmt::join(cudnn.basis, "\n"));
+  EXPECT_NE(basis.find("cuDNN's fused attention as measured on an NVIDIA H100 SXM5"),
+            std::string::npos)
+      << basis;
+}
+
 // ---- Against published measurements ---------------------------------------------------------
 
 struct Published {

@@ -83,6 +83,30 @@ TEST(KbLoader, ArchFeatureMustBeYesNoOrBlank) {
   EXPECT_EQ(bad.error().message, "a:2: column tensor_cores: 'maybe' is not yes, no or blank");
 }
 
+// data/attention_achieved.csv: a kernel, pass and mask dlrig knows; one row per shape.
+TEST(KbLoader, AttentionRowsNameTheirKernelPassAndShape) {
+  std::string h = "gpu,kernel,pass,head_dim,causal,seq,achieved_tflops,source,notes\n";
+  auto ok =
+      parse_attention_achieved(h + "NVIDIA H100 SXM5,cudnn,forward,64,yes,1024,288,src,\n", "t");
+  ASSERT_TRUE(ok) << ok.error().message;
+  EXPECT_EQ(ok->front().head_dim, 64);
+  EXPECT_TRUE(ok->front().causal);
+  EXPECT_DOUBLE_EQ(ok->front().flops, 288e12);
+  auto pass = parse_attention_achieved(h + "X,cudnn,sideways,64,yes,1024,288,src,\n", "t");
+  ASSERT_FALSE(pass);
+  EXPECT_EQ(pass.error().message, "t:2: column pass: 'sideways' is not forward, backward or both");
+  auto kernel = parse_attention_achieved(h + "X,xformers,both,64,no,512,90,src,\n", "t");
+  ASSERT_FALSE(kernel);
+  EXPECT_EQ(kernel.error().message, "t:2: column kernel: 'xformers' is not flash2 or cudnn");
+  auto mask = parse_attention_achieved(h + "X,flash2,both,64,,512,90,src,\n", "t");
+  ASSERT_FALSE(mask);
+  EXPECT_EQ(mask.error().message, "t:2: column causal: blank: the mask must be known (yes or no)");
+  auto twice = parse_attention_achieved(
+      h + "X,flash2,both,64,no,512,90,src,\n" + "X,flash2,both,64,no,512,91,src,\n", "t");
+  ASSERT_FALSE(twice);
+  EXPECT_NE(twice.error().message.find("t:3"), std::string::npos) << twice.error().message;
+}
+
 TEST(KbLoader, CudaRowMustBelongToItsMinor) {
   std::string h = "cuda,version,release,min_driver_linux,minor_compat_min_driver,source,notes\n";
   auto bad = parse_cuda_drivers(h + "12.4,12.5.0,GA,550.54.14,525.60.13,src,\n", "c");
