@@ -102,7 +102,7 @@ if want fit; then
 fi
 if want gemm; then
   step bench-list 20 "$D" bench --list
-  for p in ${PRECISIONS:-bf16 fp16 fp8 fp8_rowwise fp8_block tf32 fp32 int8}; do
+  for p in ${PRECISIONS:-bf16 fp16 fp8 fp8_rowwise fp8_block mxfp8 tf32 fp32 int8}; do
     step "bench-gemm-$p" "${GEMM_LIMIT:-45}" "$D" bench --json "gpu.gemm.$p"
   done
 fi

@@ -12,7 +12,9 @@ table (device name, dlrig, torch, ratio) for docs/bench.md.
   GEMM   torch.matmul per dtype (tf32: torch.backends.cuda.matmul.allow_tf32), fp8:
          torch._scaled_mm (E4M3 with per-tensor scales amax / 448, as dlrig's gpu.gemm.fp8,
          BF16 out; fp8_rowwise: a scale per row of A and per column of B; fp8_block: 1 x 128
-         blocks of A and 128 x 128 blocks of B, not yet run on a GPU), int8: torch._int_mm;
+         blocks of A and 128 x 128 blocks of B, not yet run on a GPU; mxfp8: a power-of-two
+         float8_e8m0fnu scale per 32 elements along k in cuBLAS's 128 x 4 tiles, torch 2.7+ on
+         a Blackwell GPU, not yet run on one), int8: torch._int_mm;
          rate 2*m*n*k / t.
   copy   dst.copy_(src) on the device, read + write bytes counted (dlrig's convention).
   h2d    pinned host tensor .to('cuda', non_blocking=True), bytes copied.
@@ -61,6 +63,18 @@ def timed(torch, fn, flush, samples, gated=True):
         end.synchronize()
         out.append(start.elapsed_time(end) / 1e3)
     return statistics.median(out)
+
+
+def to_blocked(torch, scales):
+    """A (rows, k/32) scale matrix in cuBLAS's "1D Block Scaling Factors Layout": padded to 128 x 4
+    tiles, tiles row-major, within one offset = (row % 32) * 16 + (row % 128 // 32) * 4 + col % 4
+    (torchao's to_blocked, torchao/prototype/mx_formats/utils.py; dlrig's gemm::MxLayout)."""
+    rows, cols = scales.shape
+    rb, cb = -(-rows // 128), -(-cols // 4)
+    padded = torch.zeros(rb * 128, cb * 4, dtype=scales.dtype, device=scales.device)
+    padded[:rows, :cols] = scales
+    blocks = padded.view(rb, 128, cb, 4).permute(0, 2, 1, 3)
+    return blocks.reshape(-1, 4, 32, 4).transpose(1, 2).reshape(-1, 32, 16).flatten()
 
 
 def torch_gemm(torch, precision, m, n, k, flush, samples, gated):
@@ -119,6 +133,29 @@ def torch_gemm(torch, precision, m, n, k, flush, samples, gated):
         mat2 = a.contiguous().to(torch.float8_e4m3fn).t()    # (k, m) column-major
         scale_1, scale_2 = sb.contiguous(), sa.t().contiguous()
         fn = lambda: torch._scaled_mm(mat1, mat2, scale_a=scale_1, scale_b=scale_2,
+                                      out_dtype=torch.bfloat16)
+    elif precision == "mxfp8":
+        # MXFP8 as dlrig's gpu.gemm.mxfp8 (docs/bench.md, "MXFP8"): each 32 elements along k of a
+        # row of A and of B's n x k share X = 2^(floor(log2 amax) - 8) (frexp: amax = f * 2^e,
+        # f in [0.5, 1), so floor(log2 amax) = e - 1), stored = E4M3(x / X) saturating at 448,
+        # the scales as float8_e8m0fnu bytes 127 + log2 X in the tiled layout. torch swaps the
+        # operands and their scales for a row-major out; both scales have the same form, so
+        # scale_a goes with mat1 = A (m, k) and scale_b with mat2 = B (k, n) column-major.
+        if k % 32:
+            raise ValueError(f"k = {k} is not a multiple of 32")
+
+        def mx(x):
+            blocks = x.view(x.shape[0], k // 32, 32)
+            e = torch.frexp(blocks.abs().amax(dim=2))[1] - 1 - 8
+            e = e.clamp(-127, 127)
+            q = (blocks / torch.exp2(e.float())[:, :, None]).clamp(-448, 448)
+            return (q.view(x.shape).to(torch.float8_e4m3fn),
+                    (e + 127).to(torch.uint8).view(torch.float8_e8m0fnu))
+
+        a, scale_a = mx(torch.randn(m, k, device=dev))
+        b, scale_b = mx(torch.randn(n, k, device=dev))
+        scale_a, scale_b = to_blocked(torch, scale_a), to_blocked(torch, scale_b)
+        fn = lambda: torch._scaled_mm(a, b.t(), scale_a=scale_a, scale_b=scale_b,
                                       out_dtype=torch.bfloat16)
     elif precision == "int8":
         a = torch.randint(-127, 128, (m, k), device=dev, dtype=torch.int8)

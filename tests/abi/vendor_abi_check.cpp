@@ -39,6 +39,7 @@ static_assert(lt::kScaleScalar32F == CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F);
 static_assert(lt::kScaleOuterVec32F == CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F);
 static_assert(lt::kScaleVec128_32F == CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F);
 static_assert(lt::kScaleBlk128x128_32F == CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F);
+static_assert(lt::kScaleVec32Ue8m0 == CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0);
 static_assert(sizeof(cublasLtMatmulMatrixScale_t) == sizeof(std::int32_t));
 static_assert(lt::kDescBScalePointer == CUBLASLT_MATMUL_DESC_B_SCALE_POINTER);
 static_assert(lt::kDescDScalePointer == CUBLASLT_MATMUL_DESC_D_SCALE_POINTER);

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <functional>
 
 #include <filesystem>
@@ -85,7 +86,7 @@ TEST(BenchGpuCli, ListSaysWhyEveryGpuBenchmarkCannotRunWithoutADriver) {
       EXPECT_FALSE(b["can_run"].get<bool>()) << b.dump();
       EXPECT_EQ(b["reason"], "no NVIDIA driver (libdlrig-absent-cuda.so.1 not found)");
     }
-  EXPECT_EQ(gpu, 20);
+  EXPECT_EQ(gpu, 21);
   auto table = run_dlrig({"bench", "--list"}, {"DLRIG_CUDA_LIBRARY=libdlrig-absent-cuda.so.1"});
   EXPECT_NE(table.out.find("no: no NVIDIA driver"), std::string::npos) << table.out;
 }
@@ -99,16 +100,18 @@ TEST(BenchGpuCli, ListWithOneFakeGpuSaysP2pNeedsTwo) {
     gpu += b["family"].get<std::string>().rfind("gpu.", 0) == 0;
     if (b["family"] == "gpu.p2p") {
       EXPECT_EQ(b["reason"], "needs 2 GPUs, 1 here");
+    } else if (b["id"] == "gpu.gemm.mxfp8") { // an H100: MXFP8 is Blackwell's
+      EXPECT_FALSE(b["can_run"].get<bool>()) << b.dump();
     } else if (b["family"].get<std::string>().rfind("gpu.", 0) == 0) {
       EXPECT_TRUE(b["can_run"].get<bool>()) << b.dump();
     }
   }
-  EXPECT_EQ(gpu, 20);
+  EXPECT_EQ(gpu, 21);
 }
 
 TEST(BenchGpuCli, EveryFamilyRunsEndToEndAndIsStored) {
   // A cuBLASLt with outer-vector and block scales (12.9+), so gpu.gemm.fp8_rowwise and
-  // gpu.gemm.fp8_block run too.
+  // gpu.gemm.fp8_block run too; gpu.gemm.mxfp8 needs a Blackwell GPU.
   auto g = bench("one_gpu.json", {"gpu"}, fake_blas("h100_blockwise.json"));
   ASSERT_EQ(g.run.exit_code, 0) << g.run.err;
   int measured = 0;
@@ -116,6 +119,13 @@ TEST(BenchGpuCli, EveryFamilyRunsEndToEndAndIsStored) {
     if (r["family"] == "gpu.p2p") {
       EXPECT_EQ(r["status"], "skipped");
       EXPECT_EQ(r["reason"], "needs 2 GPUs, 1 here");
+      continue;
+    }
+    if (r["id"] == "gpu.gemm.mxfp8") {
+      EXPECT_EQ(r["status"], "skipped");
+      EXPECT_NE(r["reason"].get<std::string>().find("compute capability 10.0 or later only"),
+                std::string::npos)
+          << r.dump();
       continue;
     }
     ASSERT_EQ(r["status"], "measured") << r.dump();
@@ -355,8 +365,14 @@ TEST(BenchGpuCli, PeerCopiesThatCorruptDataAreWrong) {
 TEST(BenchGpuCli, GemmRunsEveryPrecisionVerifiedAndStored) {
   auto g = bench("one_gpu.json", {"gpu.gemm"});
   ASSERT_EQ(g.run.exit_code, 0) << g.run.err;
-  ASSERT_EQ(g.results.size(), 16u); // 8 precisions x (a square and a non-square shape)
+  // 8 precisions x (a square and a non-square shape), and MXFP8 skipped once: it is Blackwell's,
+  // and this is an H100.
+  ASSERT_EQ(g.results.size(), 17u);
   for (auto &r : g.results) {
+    if (r["id"] == "gpu.gemm.mxfp8") {
+      EXPECT_EQ(r["status"], "skipped") << r.dump();
+      continue;
+    }
     // This cuBLASLt (12.4) has no outer-vector or block scales.
     if (r["id"] == "gpu.gemm.fp8_rowwise" || r["id"] == "gpu.gemm.fp8_block") {
       EXPECT_EQ(r["status"], "skipped") << r.dump();
@@ -488,14 +504,17 @@ TEST(BenchGpuCli, Fp8RunsWithPerTensorScalesThatTheReferenceApplies) {
   EXPECT_EQ(result(ignored, "gpu.gemm.bf16")->at("status"), "measured");
 }
 
-// An FP8 family with vector or block scales through the fake cuBLASLt's `scenario`: both
-// configurations measured in the TN layout at the scenario's 1400 TFLOP/s and stored, A's scales
-// spread with the largest amax / 448, `check` given each result's details and fp8_scales; with
-// the scales ignored, wrong (exit 2).
-void expect_scaled_fp8(const std::string &precision, const std::string &scenario,
-                       const std::function<void(const json &, const json &)> &check) {
+// An FP8 family with vector or block scales on the fake GPU `device` through the fake cuBLASLt's
+// `scenario`: both configurations measured in the TN layout at the scenario's `rate` (TFLOP/s)
+// and stored, A's scales spread with the largest scale_of(amax) (amax / 448 unless said), `check`
+// given each result's details and fp8_scales; with the scales ignored, wrong (exit 2).
+void expect_scaled_fp8(
+    const std::string &precision, const std::string &scenario,
+    const std::function<void(const json &, const json &)> &check,
+    const std::string &device = "one_gpu.json", double rate = 1400,
+    const std::function<double(double)> &scale_of = [](double amax) { return amax / 448; }) {
   const std::string id = "gpu.gemm." + precision;
-  auto g = bench("one_gpu.json", {id}, fake_blas(scenario));
+  auto g = bench(device, {id}, fake_blas(scenario));
   ASSERT_EQ(g.run.exit_code, 0) << g.run.err;
   ASSERT_EQ(g.results.size(), 2u);
   for (const auto &r : g.results) {
@@ -505,15 +524,15 @@ void expect_scaled_fp8(const std::string &precision, const std::string &scenario
     EXPECT_EQ(d["layout"], "TN (A transposed, B not; column-major)");
     const auto &s = d["fp8_scales"];
     EXPECT_LT(s["a_scale"]["min"].get<double>(), s["a_scale"]["max"].get<double>()) << s.dump();
-    EXPECT_NEAR(s["a_scale"]["max"].get<double>(), s["a_amax"].get<double>() / 448, 1e-6)
+    EXPECT_NEAR(s["a_scale"]["max"].get<double>(), scale_of(s["a_amax"].get<double>()), 1e-6)
         << s.dump();
     check(d, s);
   }
-  EXPECT_NEAR(result(g, id)->at("rate").at("median").get<double>(), 1400, 1400 * 0.01);
+  EXPECT_NEAR(result(g, id)->at("rate").at("median").get<double>(), rate, rate * 0.01);
   auto h = run_dlrig({"bench", "history", id, "--db", g.db, "--json"});
   ASSERT_EQ(h.exit_code, 0) << h.err;
   EXPECT_EQ(json::parse(h.out)["results"].size(), 2u);
-  auto ignored = bench("one_gpu.json", {id}, fake_blas("ignores_scales.json"));
+  auto ignored = bench(device, {id}, fake_blas("ignores_scales.json"));
   EXPECT_EQ(ignored.run.exit_code, 2) << ignored.run.err;
   EXPECT_EQ(result(ignored, id)->at("status"), "wrong");
 }
@@ -560,11 +579,13 @@ TEST(BenchGpuCli, Fp8BlockScalesAreHandedOverAndVerifiedPerBlock) {
   });
 }
 
-// A library that reads the block scales as one scale per tensor (their first float), or A's
-// 1 x 128 scales k-major instead of m-major, computes a different D: wrong, exit 2.
-TEST(BenchGpuCli, Fp8BlockScalesAppliedPerTensorOrInTheWrongLayoutAreWrong) {
-  for (const char *scenario : {"block_scales_as_tensor.json", "block_scales_k_major.json"}) {
-    auto g = bench("one_gpu.json", {"gpu.gemm.fp8_block"}, fake_blas(scenario));
+// The family `id` on the fake GPU `device` through each fake cuBLASLt scenario in `misreads` (a
+// library that reads the scales otherwise than documented): every configuration wrong against
+// the host reference, exit 2.
+void expect_misread_scales_wrong(const std::string &device, const std::string &id,
+                                 const std::vector<std::string> &misreads) {
+  for (const std::string &scenario : misreads) {
+    auto g = bench(device, {id}, fake_blas(scenario));
     EXPECT_EQ(g.run.exit_code, 2) << scenario << g.run.err;
     ASSERT_EQ(g.results.size(), 2u) << scenario;
     for (const auto &r : g.results) {
@@ -575,51 +596,141 @@ TEST(BenchGpuCli, Fp8BlockScalesAppliedPerTensorOrInTheWrongLayoutAreWrong) {
   }
 }
 
-// cuBLAS runs the 128-element block modes on compute capability 9.0 only: a B200 (10.0) skips
-// them with the reason, before any cuBLASLt call, and still runs per-tensor FP8.
-TEST(BenchGpuCli, Fp8BlockOffHopperSkipsWithTheComputeCapabilityItNeeds) {
-  auto g =
-      bench("b200.json", {"gpu.gemm.fp8_block", "gpu.gemm.fp8"}, fake_blas("h100_blockwise.json"));
+// A library that reads the block scales as one scale per tensor (their first float), or A's
+// 1 x 128 scales k-major instead of m-major, computes a different D: wrong, exit 2.
+TEST(BenchGpuCli, Fp8BlockScalesAppliedPerTensorOrInTheWrongLayoutAreWrong) {
+  expect_misread_scales_wrong("one_gpu.json", "gpu.gemm.fp8_block",
+                              {"block_scales_as_tensor.json", "block_scales_k_major.json"});
+}
+
+// A family whose scale modes cuBLAS runs on other GPUs only, on the fake GPU `device` (with a
+// cuBLASLt 12.9 that has the 128-element block modes but not MXFP8's, so a refusal would read
+// otherwise): `id` skipped for `reason` before cuBLASLt is asked, `other` (an FP8 family this GPU
+// runs) measured, and `bench --list` says `id` cannot run, for the same reason.
+void expect_skipped_off_its_gpus(const std::string &device, const std::string &id,
+                                 const std::string &other, const std::string &reason) {
+  auto g = bench(device, {id, other}, fake_blas("h100_blockwise.json"));
   ASSERT_EQ(g.run.exit_code, 0) << g.run.err;
-  auto block = *result(g, "gpu.gemm.fp8_block");
-  EXPECT_EQ(block["status"], "skipped");
-  EXPECT_EQ(block["reason"],
-            "cuBLAS runs 128-element block FP8 scales (CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F on "
-            "A, CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F on B) on compute capability 9.0 only "
-            "(its Scaling Mode Support Overview, "
-            "https://docs.nvidia.com/cuda/cublas/#narrow-precision-data-types-usage); GPU 0 "
-            "(NVIDIA B200) is 10.0, where cuBLAS's block-scaled FP8 is MXFP8 "
-            "(CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0, not measured by dlrig)");
-  EXPECT_EQ(result(g, "gpu.gemm.fp8")->at("status"), "measured");
-  auto list = run_dlrig({"bench", "--list", "--json"}, fake_cuda("b200.json"));
+  EXPECT_EQ(result(g, id)->at("status"), "skipped");
+  EXPECT_EQ(result(g, id)->at("reason"), reason);
+  EXPECT_EQ(result(g, other)->at("status"), "measured");
+  auto list = run_dlrig({"bench", "--list", "--json"}, fake_cuda(device));
   ASSERT_EQ(list.exit_code, 0) << list.err;
   int listed = 0;
   const json benchmarks = json::parse(list.out).at("benchmarks");
   for (const auto &b : benchmarks)
-    if (b["id"] == "gpu.gemm.fp8_block") {
+    if (b["id"] == id) {
       ++listed;
       EXPECT_FALSE(b["can_run"].get<bool>()) << b.dump();
-      EXPECT_EQ(b["reason"], block["reason"]);
+      EXPECT_EQ(b["reason"], reason);
     }
   EXPECT_EQ(listed, 1);
+}
+
+// A cuBLASLt 12.4 (the fake's h100.json) refuses the scale mode `mode` of the family `id` on the
+// fake GPU `device`: both configurations skipped naming its version and the cuBLAS `since` that
+// brought `what`, and the run goes on (exit 0).
+void expect_old_cublaslt_skips(const std::string &device, const std::string &id,
+                               const std::string &what, const std::string &mode,
+                               const std::string &since) {
+  auto g = bench(device, {id}, fake_blas("h100.json"));
+  ASSERT_EQ(g.run.exit_code, 0) << g.run.err;
+  ASSERT_EQ(g.results.size(), 2u);
+  for (const auto &r : g.results) {
+    EXPECT_EQ(r["status"], "skipped") << r.dump();
+    EXPECT_EQ(r["reason"], "cuBLASLt 12.4.5 (" + std::string(DLRIG_FAKE_CUBLASLT) + ") refused " +
+                               what + " (CUBLASLT_MATMUL_DESC_A_SCALE_MODE = " + mode +
+                               ": CUBLAS_STATUS_INVALID_VALUE (7): an invalid numeric value was "
+                               "used as an argument); they need cuBLAS " +
+                               since + " or later")
+        << r.dump();
+  }
+}
+
+// cuBLAS runs the 128-element block modes on compute capability 9.0 only: a B200 (10.0) skips
+// them with the reason, before any cuBLASLt call, and still runs per-tensor FP8.
+TEST(BenchGpuCli, Fp8BlockOffHopperSkipsWithTheComputeCapabilityItNeeds) {
+  expect_skipped_off_its_gpus(
+      "b200.json", "gpu.gemm.fp8_block", "gpu.gemm.fp8",
+      "cuBLAS runs 128-element block FP8 scales (CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F on "
+      "A, CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F on B) on compute capability 9.0 only "
+      "(its Scaling Mode Support Overview, "
+      "https://docs.nvidia.com/cuda/cublas/#narrow-precision-data-types-usage); GPU 0 "
+      "(NVIDIA B200) is 10.0, where cuBLAS's block-scaled FP8 is MXFP8 "
+      "(CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0, gpu.gemm.mxfp8)");
 }
 
 // A cuBLASLt before 12.9 refuses the block scale modes: skipped with its version and what they
 // need, and the run goes on (exit 0).
 TEST(BenchGpuCli, Fp8BlockOnACublasLtBefore129SkipsNamingItsVersion) {
-  auto g = bench("one_gpu.json", {"gpu.gemm.fp8_block"}, fake_blas("h100.json"));
-  ASSERT_EQ(g.run.exit_code, 0) << g.run.err;
-  ASSERT_EQ(g.results.size(), 2u);
-  for (const auto &r : g.results) {
-    EXPECT_EQ(r["status"], "skipped") << r.dump();
-    EXPECT_EQ(r["reason"], "cuBLASLt 12.4.5 (" + std::string(DLRIG_FAKE_CUBLASLT) +
-                               ") refused 128-element block FP8 scales "
-                               "(CUBLASLT_MATMUL_DESC_A_SCALE_MODE = "
-                               "CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F: "
-                               "CUBLAS_STATUS_INVALID_VALUE (7): an invalid numeric value was used "
-                               "as an argument); they need cuBLAS 12.9 or later")
-        << r.dump();
-  }
+  expect_old_cublaslt_skips("one_gpu.json", "gpu.gemm.fp8_block", "128-element block FP8 scales",
+                            "CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F", "12.9");
+}
+
+// MXFP8 (OCP MX: a UE8M0 power of two per 32 elements along k of each row of A and column of B,
+// cuBLASLt's VEC32_UE8M0) on a B200 through a cuBLASLt 12.8: each block's scale 2^(floor(log2
+// amax) - 8), the scales handed over in cuBLAS's tiled 128 x 4 layout (the fake decodes them from
+// the docs and applies them per 32-element k-block), the reference applies them per k-block, and
+// the result is stored; a library that ignores them is wrong (exit 2).
+TEST(BenchGpuCli, Mxfp8ScalesAreHandedOverAndVerifiedPerBlock) {
+  expect_scaled_fp8(
+      "mxfp8", "b200_mxfp8.json",
+      [](const json &d, const json &s) {
+        EXPECT_EQ(d["verified_entries"], 64);
+        EXPECT_EQ(d["name"], "NVIDIA B200");
+        EXPECT_EQ(d["cublaslt_version"], "12.8.0");
+        const std::string granularity = s["granularity"];
+        EXPECT_NE(granularity.find("per 32 elements along k of each row of A and column of B"),
+                  std::string::npos)
+            << s.dump();
+        EXPECT_NE(granularity.find("CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0"), std::string::npos);
+        EXPECT_NE(s["rule"].get<std::string>().find("X = 2^(floor(log2(amax(block))) - 8)"),
+                  std::string::npos)
+            << s.dump();
+        const auto m = d["m"].get<std::uint64_t>(), n = d["n"].get<std::uint64_t>(),
+                   k = d["k"].get<std::uint64_t>();
+        const std::uint64_t kb = k / 32, kb4 = (kb + 3) / 4 * 4;
+        EXPECT_EQ(s["a_scale"]["count"], m * kb) << s.dump();
+        EXPECT_EQ(s["a_scale"]["bytes"], (m + 127) / 128 * 128 * kb4);
+        EXPECT_EQ(s["b_scale"]["count"], n * kb) << s.dump();
+        EXPECT_EQ(s["b_scale"]["bytes"], (n + 127) / 128 * 128 * kb4);
+        for (const char *t : {"a", "b"}) // powers of two
+          for (const char *end : {"min", "max"}) {
+            const double x = s[std::string(t) + "_scale"][end].get<double>();
+            EXPECT_EQ(x, std::ldexp(1.0, std::ilogb(x))) << s.dump();
+          }
+        EXPECT_EQ(s["b_scale"]["max"].get<double>(),
+                  std::ldexp(1.0, std::ilogb(s["b_amax"].get<double>()) - 8));
+        EXPECT_EQ(s["d_scale"], nullptr);
+      },
+      "b200.json", 4500, [](double amax) { return std::ldexp(1.0, std::ilogb(amax) - 8); });
+}
+
+// A library that reads the MX scales as a plain row-major m x L matrix instead of cuBLAS's tiles,
+// or takes their first byte as one scale per tensor, computes a different D: wrong, exit 2.
+TEST(BenchGpuCli, Mxfp8ScalesReadRowMajorOrPerTensorAreWrong) {
+  expect_misread_scales_wrong("b200.json", "gpu.gemm.mxfp8",
+                              {"mx_scales_row_major.json", "mx_scales_as_tensor.json"});
+}
+
+// cuBLAS runs VEC32_UE8M0 on compute capability 10.0 and later only: an H100 (9.0) skips it with
+// the reason before cuBLASLt is asked, and still runs the 128-element blocks.
+TEST(BenchGpuCli, Mxfp8OffBlackwellSkipsWithTheComputeCapabilityItNeeds) {
+  expect_skipped_off_its_gpus(
+      "one_gpu.json", "gpu.gemm.mxfp8", "gpu.gemm.fp8_block",
+      "cuBLAS runs 32-element MXFP8 block scales (CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0 "
+      "on A, CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0 on B) on compute capability 10.0 or "
+      "later only (its Scaling Mode Support Overview, "
+      "https://docs.nvidia.com/cuda/cublas/#narrow-precision-data-types-usage); GPU 0 "
+      "(NVIDIA H100 80GB HBM3) is 9.0, where cuBLAS's block-scaled FP8 is 128-element "
+      "blocks (gpu.gemm.fp8_block)");
+}
+
+// A cuBLASLt before 12.8 refuses VEC32_UE8M0: on a B200 it is skipped with its version and what
+// it needs, and the run goes on (exit 0).
+TEST(BenchGpuCli, Mxfp8OnACublasLtBefore128SkipsNamingItsVersion) {
+  expect_old_cublaslt_skips("b200.json", "gpu.gemm.mxfp8", "32-element MXFP8 block scales",
+                            "CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0", "12.8");
 }
 
 TEST(BenchGpuCli, Fp8OnAnAmpereGpuSkipsWithTheComputeCapabilityItNeeds) {

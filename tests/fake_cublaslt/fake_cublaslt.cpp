@@ -27,12 +27,19 @@
 // verification) and applied to each k-block's partial product; a mode not listed is
 // INVALID_VALUE, as an older library answers], "misread_block_scales" {precision: "tensor" |
 // "k_major"} (a library that takes the block scales' first float as one scale per tensor, or
-// reads A's 1 x 128 scales k-major: dlrig's verification must then fail).
+// reads A's 1 x 128 scales k-major: dlrig's verification must then fail); scale_modes'
+// "vec32_ue8m0": VEC32_UE8M0 (MXFP8, cuBLAS 12.8+ on compute capability 10.0+), a UE8M0 byte per 32
+// elements along k, read in cuBLAS's tiled 128 x 4 layout (read_mx_scales, decoded from the docs
+// apart from dlrig's gemm::MxLayout) and applied to each 32-element k-block's partial product;
+// "misread_mx_scales" {precision: "row_major" | "tensor"} (a library that reads them as a plain
+// m x L matrix, or takes the first as one scale per tensor).
 //
 // Block scales are refused as cuBLAS documents them: with any mode other than VEC128 and
 // BLK128x128 on the other operand, or both BLK128x128, NOT_SUPPORTED; m or n not a multiple of 4,
 // NOT_SUPPORTED; a block mode without its scale pointer, or a scale tensor that runs past its
-// allocation, INVALID_VALUE.
+// allocation, INVALID_VALUE. MXFP8 scales likewise: VEC32_UE8M0 on one of A and B only, on a type
+// that is not FP8, or with k not a multiple of 32, NOT_SUPPORTED; a scale buffer shorter than its
+// whole tiles INVALID_VALUE.
 //
 // Scale pointers (CUBLASLT_MATMUL_DESC_A/B/D_SCALE_POINTER) are honoured: the float32 each points
 // to is read from the fake GPU's memory when the matmul runs and D = a_scale * b_scale * A.B. A
@@ -218,7 +225,7 @@ bool block_mode(std::int32_t mode) {
 
 // Why the operation is not supported, "" when it is.
 std::string unsupported(const FakeDesc &d, const std::string &precision, std::uint64_t m,
-                        std::uint64_t n) {
+                        std::uint64_t n, std::uint64_t k) {
   if (precision.empty())
     return "a type combination dlrig does not use";
   if (listed("not_supported", precision))
@@ -237,6 +244,16 @@ std::string unsupported(const FakeDesc &d, const std::string &precision, std::ui
     if (m % 4 != 0 || n % 4 != 0)
       return "block scales need m and n multiples of 4";
   }
+  // MXFP8: VEC32_UE8M0 "for all FP8-precision tensors", so on both A and B; k whole 32-element
+  // blocks, as the docs define the product.
+  if (d.a_mode == kScaleVec32Ue8m0 || d.b_mode == kScaleVec32Ue8m0) {
+    if (precision != "fp8")
+      return "MXFP8 scales need FP8";
+    if (d.a_mode != d.b_mode)
+      return "VEC32_UE8M0 on one of A and B only";
+    if (k % 32 != 0)
+      return "MXFP8 scales need k a multiple of 32";
+  }
   return "";
 }
 
@@ -245,6 +262,48 @@ std::vector<double> algorithms() {
   if (!a)
     return {1.0};
   return a->get<std::vector<double>>();
+}
+
+// MXFP8's UE8M0 scales of an operand with `cols` rows of op(A) (m) or columns of op(B) (n) and
+// L = `k_blocks` 32-element blocks each, read from the fake GPU's memory into
+// into[col * L + kb] = 2^(byte - 127). The layout is decoded as cuBLAS documents it ("1D Block
+// Scaling Factors Layout", https://docs.nvidia.com/cuda/cublas/#d-block-scaling-factors-layout),
+// written here from the docs' "Offset -> Indices" direction, apart from dlrig's
+// gemm::MxLayout (which goes from indices to offsets), so that a layout mistake there fails
+// verification: 128 x 4 tiles of 512 bytes, in row-major order over ceil(cols / 128) x
+// ceil(L / 4) tiles; within one, "outer = ((offset % 16) / 4) * 32 + (offset / 16), inner =
+// (offset % 4)". A buffer shorter than the whole tiles is INVALID_VALUE, one not 16-byte aligned
+// NOT_SUPPORTED ("Starting addresses of scaling factors must be 16B aligned"). The scenario's
+// "misread_mx_scales" {precision: "row_major" | "tensor"} reads them as a plain cols x L matrix
+// or takes the first byte for the whole tensor instead.
+Status read_mx_scales(const void *ptr, std::uint64_t cols, std::uint64_t k_blocks,
+                      const std::string &precision, std::vector<double> &into) {
+  auto &s = state();
+  const std::uint64_t across = (k_blocks + 3) / 4, down = (cols + 127) / 128;
+  const std::uint64_t bytes = across * down * 512;
+  const auto at = reinterpret_cast<std::uint64_t>(ptr);
+  if (!s.is_device(at, bytes))
+    return kInvalidValue;
+  if (at % 16 != 0)
+    return kNotSupported;
+  const auto *b = static_cast<const unsigned char *>(ptr);
+  auto ue8m0 = [](unsigned char e) {
+    return e == 0xFF ? std::nan("") : std::ldexp(1.0, static_cast<int>(e) - 127);
+  };
+  const json *misread = find(s.scenario, {"misread_mx_scales", precision.c_str()});
+  if (misread) {
+    for (std::uint64_t x = 0; x < cols * k_blocks; ++x)
+      into[x] = ue8m0(b[*misread == "tensor" ? 0 : x]);
+    return kSuccess;
+  }
+  for (std::uint64_t offset = 0; offset < bytes; ++offset) {
+    const std::uint64_t tile = offset / 512, in = offset % 512;
+    const std::uint64_t outer = tile / across * 128 + ((in % 16) / 4) * 32 + in / 16;
+    const std::uint64_t inner = tile % across * 4 + in % 4;
+    if (outer < cols && inner < k_blocks)
+      into[outer * k_blocks + inner] = ue8m0(b[offset]);
+  }
+  return kSuccess;
 }
 
 namespace impl {
@@ -370,7 +429,8 @@ Status matmul_desc_set_attribute(MatmulDesc desc, int attribute, const void *val
     std::memcpy(&v, value, sizeof v);
     const bool listed_mode = (v == kScaleOuterVec32F && listed("scale_modes", "outer_vec")) ||
                              (v == kScaleVec128_32F && listed("scale_modes", "vec128")) ||
-                             (v == kScaleBlk128x128_32F && listed("scale_modes", "blk128x128"));
+                             (v == kScaleBlk128x128_32F && listed("scale_modes", "blk128x128")) ||
+                             (v == kScaleVec32Ue8m0 && listed("scale_modes", "vec32_ue8m0"));
     if (v != kScaleScalar32F && !listed_mode)
       return kInvalidValue;
     (attribute == kDescAScaleMode ? d->a_mode : d->b_mode) = v;
@@ -434,7 +494,7 @@ Status preference_set_attribute(Preference pref, int attribute, const void *valu
   if (!dims(*op, *la, *lb, *lc, m, n, k) || lb->type != la->type || ld->type != lc->type)
     return kInvalidValue;
   *returned = 0;
-  if (!unsupported(*op, precision_of(*op, *la, *lc), m, n).empty())
+  if (!unsupported(*op, precision_of(*op, *la, *lc), m, n, k).empty())
     return kNotSupported;
   const auto algos = algorithms();
   const int count = std::min<int>(requested, static_cast<int>(algos.size()));
@@ -467,7 +527,7 @@ Status matmul(Handle handle, MatmulDesc desc, const void *alpha, const void *a, 
   if (!dims(*op, *la, *lb, *lc, m, n, k))
     return kInvalidValue;
   const std::string precision = precision_of(*op, *la, *lc);
-  if (!unsupported(*op, precision, m, n).empty() || listed("refuse", precision))
+  if (!unsupported(*op, precision, m, n, k).empty() || listed("refuse", precision))
     return kNotSupported;
   const auto algos = algorithms();
   const std::uint64_t index = algo->data[0];
@@ -497,8 +557,8 @@ Status matmul(Handle handle, MatmulDesc desc, const void *alpha, const void *a, 
   // Each of A's and B's scales per row of op(A) (m) or column of op(B) (n) and k-block: one
   // float32 for the tensor, one per row or column with the outer-vector mode, one per block with
   // the block modes (k-blocks of 128; without block modes the whole k is one block).
-  const bool blocks = block_mode(op->a_mode);
-  const std::uint64_t k_block = blocks ? 128 : k;
+  const bool blocks = block_mode(op->a_mode), mx = op->a_mode == kScaleVec32Ue8m0;
+  const std::uint64_t k_block = mx ? 32 : blocks ? 128 : k;
   const std::uint64_t k_blocks = (k + k_block - 1) / k_block;
   std::vector<double> a_scales(m * k_blocks, 1.0), b_scales(n * k_blocks, 1.0);
   const json *misread = find(s.scenario, {"misread_block_scales", precision.c_str()});
@@ -510,6 +570,11 @@ Status matmul(Handle handle, MatmulDesc desc, const void *alpha, const void *a, 
     if (!ptr) {
       if (mode != kScaleScalar32F)
         return kInvalidValue; // a vector or block mode without its scales
+      continue;
+    }
+    if (mode == kScaleVec32Ue8m0) {
+      if (Status st = read_mx_scales(ptr, cols, k_blocks, precision, into); st != kSuccess)
+        return st;
       continue;
     }
     // cuBLAS's "Scaling factors layouts" (https://docs.nvidia.com/cuda/cublas/

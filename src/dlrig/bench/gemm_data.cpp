@@ -37,15 +37,30 @@ std::vector<unsigned char> random_normal(Element e, std::uint64_t count, std::ui
 namespace {
 constexpr std::uint64_t kBlock = 128; // elements along k per block scale (Hopper's block modes)
 
+constexpr std::uint64_t kMxBlock = 32; // elements along k per MX scale (OCP MX v1.0)
+
+// What a block whose largest |x| is `amax` is multiplied by before rounding to E4M3: 448 / amax
+// (448: E4M3's largest finite value, so the largest lands on it; 1 for a block of zeros), the
+// rule of the per-tensor, row and 128-element block scales.
+double onto_448(double amax) {
+  constexpr double kE4m3Max = 448;
+  return amax > 0 ? kE4m3Max / amax : 1;
+}
+
+// MXFP8's: 1 / X with X the block's E8M0 scale (e8m0_scale_of), a power of two.
+double onto_mx(double amax) {
+  return 1 / e8m0_value(e8m0_scale_of(amax));
+}
+
 // `count` N(0, 1) draws as E4M3 with a scale per block: the operand is `cols` runs of `k`
 // elements, cut into blocks of `k_block` elements of `cols_per_block` runs each. Each block is
-// stored as E4M3(x * 448 / amax(block)) (448: E4M3's largest finite value), and put(col_block,
-// kb, dequant) gets its dequantisation amax / 448 as a float32 (1 for a block of zeros).
+// stored as E4M3(x * scale_of(amax(block))), and put(col_block, kb, dequant) gets its
+// dequantisation 1 / scale as a float32.
 template <class Put>
 std::vector<unsigned char> quantise_blocks(std::uint64_t k, std::uint64_t cols,
                                            std::uint64_t k_block, std::uint64_t cols_per_block,
-                                           std::uint64_t seed, double &amax_all, Put put) {
-  constexpr double kE4m3Max = 448;
+                                           std::uint64_t seed, double &amax_all,
+                                           double (*scale_of)(double), Put put) {
   std::vector<double> x(k * cols);
   each_normal(x.size(), seed, 1, [&](std::uint64_t i, double v) { x[i] = v; });
   std::vector<unsigned char> out(x.size());
@@ -56,7 +71,7 @@ std::vector<unsigned char> quantise_blocks(std::uint64_t k, std::uint64_t cols,
       for (std::uint64_t c = c0; c < c1; ++c)
         for (std::uint64_t p = p0; p < p1; ++p)
           amax = std::max(amax, std::fabs(x[c * k + p]));
-      const double scale = amax > 0 ? kE4m3Max / amax : 1;
+      const double scale = scale_of(amax);
       for (std::uint64_t c = c0; c < c1; ++c)
         for (std::uint64_t p = p0; p < p1; ++p)
           write_element(Element::e4m3, x[c * k + p] * scale, out.data() + c * k + p);
@@ -70,12 +85,13 @@ std::vector<unsigned char> quantise_blocks(std::uint64_t k, std::uint64_t cols,
 ScaledE4m3 random_normal_e4m3_scaled(std::uint64_t count, std::uint64_t seed, std::uint64_t row) {
   ScaledE4m3 out;
   if (row == 0 || count % row != 0) {
-    out.data = quantise_blocks(count, 1, std::max<std::uint64_t>(count, 1), 1, seed, out.amax,
-                               [&](std::uint64_t, std::uint64_t, float d) { out.dequant = d; });
+    out.data =
+        quantise_blocks(count, 1, std::max<std::uint64_t>(count, 1), 1, seed, out.amax, onto_448,
+                        [&](std::uint64_t, std::uint64_t, float d) { out.dequant = d; });
     return out;
   }
   out.data = quantise_blocks(
-      row, count / row, row, 1, seed, out.amax,
+      row, count / row, row, 1, seed, out.amax, onto_448,
       [&](std::uint64_t, std::uint64_t, float d) { out.rows_dequant.push_back(d); });
   out.dequant = *std::min_element(out.rows_dequant.begin(), out.rows_dequant.end());
   return out;
@@ -104,7 +120,7 @@ BlockScaledE4m3 random_normal_e4m3_blocks(std::uint64_t k, std::uint64_t cols,
   BlockScaledE4m3 out;
   out.layout = {k, cols, cols_per_block};
   out.dequant.assign(out.layout.size(), 0.0f);
-  out.data = quantise_blocks(k, cols, kBlock, cols_per_block, seed, out.amax,
+  out.data = quantise_blocks(k, cols, kBlock, cols_per_block, seed, out.amax, onto_448,
                              [&](std::uint64_t col_block, std::uint64_t kb, float d) {
                                out.dequant.at(out.layout.index(col_block * cols_per_block, kb)) = d;
                              });
@@ -124,6 +140,62 @@ std::optional<std::string> block_scale_shape_problem(std::uint64_t m, std::uint6
   return fmt::format("{}x{}x{}: {} (cuBLASLt's 128-element block scales need m and n multiples "
                      "of 4, and FP8 16-byte aligned columns: k a multiple of 16)",
                      m, n, k, off);
+}
+
+std::uint64_t MxLayout::k_blocks() const {
+  return (k + kMxBlock - 1) / kMxBlock;
+}
+
+std::uint64_t MxLayout::padded_cols() const {
+  return (cols + 127) / 128 * 128;
+}
+
+std::uint64_t MxLayout::padded_k_blocks() const {
+  return (k_blocks() + 3) / 4 * 4;
+}
+
+std::uint64_t MxLayout::index(std::uint64_t col, std::uint64_t kb) const {
+  const std::uint64_t tile = (kb / 4 * 4 + col / 128 * padded_k_blocks()) * 128;
+  const std::uint64_t outer = col % 128, inner = kb % 4;
+  return tile + (outer % 32) * 16 + (outer / 32) * 4 + inner;
+}
+
+std::uint64_t MxLayout::size() const {
+  return padded_cols() * padded_k_blocks();
+}
+
+unsigned char e8m0_scale_of(double amax) {
+  constexpr int kE4m3Emax = 8; // 448 = 1.75 x 2^8
+  if (!(amax > 0) || !std::isfinite(amax))
+    return 127;
+  const int e = std::clamp(std::ilogb(amax) - kE4m3Emax, -127, 127);
+  return static_cast<unsigned char>(e + 127);
+}
+
+double e8m0_value(unsigned char e) {
+  return e == 0xFF ? std::nan("") : std::ldexp(1.0, int(e) - 127);
+}
+
+MxScaledE4m3 random_normal_e4m3_mx(std::uint64_t k, std::uint64_t cols, std::uint64_t seed) {
+  MxScaledE4m3 out;
+  out.layout = {k, cols};
+  out.scales.assign(out.layout.size(), 0);
+  out.data = quantise_blocks(k, cols, kMxBlock, 1, seed, out.amax, onto_mx,
+                             [&](std::uint64_t col, std::uint64_t kb, float x) {
+                               out.scales.at(out.layout.index(col, kb)) =
+                                   static_cast<unsigned char>(std::ilogb(x) + 127);
+                             });
+  return out;
+}
+
+std::optional<std::string> mx_scale_shape_problem(std::uint64_t m, std::uint64_t n,
+                                                  std::uint64_t k) {
+  if (k % kMxBlock == 0)
+    return std::nullopt;
+  return fmt::format("{}x{}x{}: k = {} is not a multiple of 32 (MXFP8 scales each 32 consecutive "
+                     "elements along k, and cuBLAS defines the product for k divisible by the "
+                     "block)",
+                     m, n, k, k);
 }
 
 std::vector<Entry> sample_entries(std::uint64_t m, std::uint64_t n, int count, std::uint64_t seed) {
@@ -189,14 +261,30 @@ std::optional<std::string> verify(const std::vector<Entry> &entries, Element ab,
                });
 }
 
-std::optional<std::string> verify(const std::vector<Entry> &entries, const BlockScaledE4m3 &a,
-                                  const BlockScaledE4m3 &b, Element cd, double tolerance) {
+namespace {
+// Block-scaled E4M3 (BlockScaledE4m3 or MxScaledE4m3): each k-block of `k_block` elements with
+// A's and B's scales of that block.
+template <class Scaled>
+std::optional<std::string> verify_blocks(const std::vector<Entry> &entries, const Scaled &a,
+                                         const Scaled &b, std::uint64_t k_block, Element cd,
+                                         double tolerance) {
   if (a.layout.k != b.layout.k)
     return fmt::format("A's k ({}) is not B's ({})", a.layout.k, b.layout.k);
-  return check(entries, Element::e4m3, a.data.data(), b.data.data(), a.layout.k, kBlock, cd,
+  return check(entries, Element::e4m3, a.data.data(), b.data.data(), a.layout.k, k_block, cd,
                tolerance, [&](std::uint64_t i, std::uint64_t j, std::uint64_t kb) {
                  return static_cast<double>(a.at(i, kb)) * b.at(j, kb);
                });
+}
+} // namespace
+
+std::optional<std::string> verify(const std::vector<Entry> &entries, const BlockScaledE4m3 &a,
+                                  const BlockScaledE4m3 &b, Element cd, double tolerance) {
+  return verify_blocks(entries, a, b, kBlock, cd, tolerance);
+}
+
+std::optional<std::string> verify(const std::vector<Entry> &entries, const MxScaledE4m3 &a,
+                                  const MxScaledE4m3 &b, Element cd, double tolerance) {
+  return verify_blocks(entries, a, b, kMxBlock, cd, tolerance);
 }
 
 Drift drift(const std::vector<double> &sample_seconds, const nlohmann::json &series) {

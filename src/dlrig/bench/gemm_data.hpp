@@ -89,6 +89,53 @@ BlockScaledE4m3 random_normal_e4m3_blocks(std::uint64_t k, std::uint64_t cols,
 std::optional<std::string> block_scale_shape_problem(std::uint64_t m, std::uint64_t n,
                                                      std::uint64_t k);
 
+// Blackwell's MXFP8 (OCP Microscaling Formats v1.0,
+// https://www.opencompute.org/documents/ocp-microscaling-formats-mx-v1-0-spec-final-pdf; cuBLAS
+// 12.8+, CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0, "16/32-Element 1D Block Scaling for FP8 and FP4
+// Data Types", https://docs.nvidia.com/cuda/cublas/#d-block-scaling-for-fp8-and-fp4-data-types):
+// an operand stored k x `cols` column-major (A stored k x m, B k x n, as BlockLayout) gets one
+// UE8M0 scale, a byte e meaning 2^(e - 127), per 32 consecutive elements along k of each column,
+// L = k / 32 of them per column (k a multiple of 32).
+struct MxLayout {
+  std::uint64_t k = 0, cols = 0;
+  std::uint64_t k_blocks() const;        // L
+  std::uint64_t padded_cols() const;     // cols rounded up to a multiple of 128
+  std::uint64_t padded_k_blocks() const; // L rounded up to a multiple of 4
+  // The byte cuBLASLt reads column `col`'s k-block `kb` at ("1D Block Scaling Factors Layout",
+  // https://docs.nvidia.com/cuda/cublas/#d-block-scaling-factors-layout): the scales form a
+  // padded_cols() x padded_k_blocks() matrix cut into 128 x 4 tiles of 512 bytes, the tiles in
+  // row-major order (tile (col / 128, kb / 4) starts at (kb / 4 * 4 + col / 128 *
+  // padded_k_blocks()) * 128), and within a tile "offset = (outer % 32) * 16 + (outer / 32) * 4 +
+  // inner" with outer = col % 128 and inner = kb % 4 (torchao's to_blocked,
+  // torchao/prototype/mx_formats/utils.py, lays torch._scaled_mm's scales out the same way).
+  std::uint64_t index(std::uint64_t col, std::uint64_t kb) const;
+  std::uint64_t size() const; // bytes: padded_cols() x padded_k_blocks(), the padding 0
+};
+// The E8M0 scale of a block whose largest |x| is `amax`, by the MX spec's conversion: X =
+// 2^(floor(log2(amax)) - emax_elem), emax_elem = 8 for E4M3 (its largest normal 448 = 1.75 x
+// 2^8), the exponent clamped to UE8M0's [-127, 127]; 127 (X = 1) for a block of zeros. Elements
+// are then stored as E4M3(x / X), saturating at 448 as the spec allows.
+unsigned char e8m0_scale_of(double amax);
+double e8m0_value(unsigned char e); // 2^(e - 127); NaN for 0xFF
+// The same N(0, 1) draws as random_normal_e4m3_scaled(k * cols, seed), each 32-element block of
+// a column stored as E4M3(x / X) with its own X. `scales` holds size() bytes in MxLayout's order
+// (padding 0), `amax` the largest |x| of all.
+struct MxScaledE4m3 {
+  std::vector<unsigned char> data; // E4M3 bytes, k x cols column-major
+  double amax = 0;
+  MxLayout layout;
+  std::vector<unsigned char> scales;
+  double at(std::uint64_t col, std::uint64_t kb) const {
+    return e8m0_value(scales.at(layout.index(col, kb)));
+  }
+};
+MxScaledE4m3 random_normal_e4m3_mx(std::uint64_t k, std::uint64_t cols, std::uint64_t seed);
+// Why MXFP8 cannot take an m x n x k GEMM in the TN layout, nullopt when it can: k a multiple of
+// 32 (the docs define the block-scaled product for K divisible by the block size; any m and n, the
+// scales being padded to whole tiles).
+std::optional<std::string> mx_scale_shape_problem(std::uint64_t m, std::uint64_t n,
+                                                  std::uint64_t k);
+
 // One entry of D (m x n) and what the GPU produced there.
 struct Entry {
   std::uint64_t i = 0, j = 0; // row, column
@@ -113,6 +160,10 @@ std::optional<std::string> verify(const std::vector<Entry> &entries, Element ab,
 // sum of |A||B|, rounded to `cd` first; a result scaled per tensor or per row is wrong.
 std::optional<std::string> verify(const std::vector<Entry> &entries, const BlockScaledE4m3 &a,
                                   const BlockScaledE4m3 &b, Element cd, double tolerance);
+// MXFP8 (A stored k x m, B k x n): the same with 32-element k-blocks and a.at(i, kb) x
+// b.at(j, kb); a result scaled per tensor or with the scales read in another layout is wrong.
+std::optional<std::string> verify(const std::vector<Entry> &entries, const MxScaledE4m3 &a,
+                                  const MxScaledE4m3 &b, Element cd, double tolerance);
 
 // How a sustained (--long) run changed: the median rate of the last tenth of the samples against
 // the first tenth (at least 3 samples each), and the last SM clock reading against the first

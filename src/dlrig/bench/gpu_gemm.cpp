@@ -1,18 +1,19 @@
-// gpu.gemm.{fp32,tf32,fp16,bf16,fp8,fp8_rowwise,fp8_block,int8}: cuBLASLt matmul per precision
-// (docs/bench.md, "gpu.gemm"). cuBLASLt is loaded at run time (platform/cublaslt.hpp), preferably
-// the copy the user's PyTorch loads. Per configuration: random-normal inputs of the tested type
-// (generated on the host, rounded to the type, uploaded), cuBLASLt's heuristic asked for its top
-// candidates and each timed (the fastest kept), then samples by the harness's rule with L2 flushed
-// before each (a memset of 2 x L2 on the same stream, outside the timed events), and D checked on
-// sampled entries against a host reference computed from the same rounded inputs. Layout: "TN" (A
-// transposed, B not, column-major), the one layout FP8 accepts on Ada and Hopper (benchmarking.md
-// §3), used for every precision so the figures compare. Rate: 2·m·n·k / t (FLOP, or integer
-// operations for int8), against the catalog's dense peak. FP8 runs with per-tensor scales as FP8
-// training does (gemm::random_normal_e4m3_scaled): A and B use E4M3's range, their dequantisation
-// scales go to cuBLASLt's A/B scale pointers, and the reference applies the same scales
-// (docs/bench.md, "FP8 scales"); fp8_rowwise with a scale per row of A and per column of B
-// (cuBLASLt's outer-vector scale mode); fp8_block with DeepSeek-V3's 1 x 128 blocks of A and
-// 128 x 128 blocks of B (Hopper's block scale modes, gemm::BlockLayout).
+// gpu.gemm.{fp32,tf32,fp16,bf16,fp8,fp8_rowwise,fp8_block,mxfp8,int8}: cuBLASLt matmul per
+// precision (docs/bench.md, "gpu.gemm"). cuBLASLt is loaded at run time (platform/cublaslt.hpp),
+// preferably the copy the user's PyTorch loads. Per configuration: random-normal inputs of the
+// tested type (generated on the host, rounded to the type, uploaded), cuBLASLt's heuristic asked
+// for its top candidates and each timed (the fastest kept), then samples by the harness's rule with
+// L2 flushed before each (a memset of 2 x L2 on the same stream, outside the timed events), and D
+// checked on sampled entries against a host reference computed from the same rounded inputs.
+// Layout: "TN" (A transposed, B not, column-major), the one layout FP8 accepts on Ada and Hopper
+// (benchmarking.md §3), used for every precision so the figures compare. Rate: 2·m·n·k / t (FLOP,
+// or integer operations for int8), against the catalog's dense peak. FP8 runs with per-tensor
+// scales as FP8 training does (gemm::random_normal_e4m3_scaled): A and B use E4M3's range, their
+// dequantisation scales go to cuBLASLt's A/B scale pointers, and the reference applies the same
+// scales (docs/bench.md, "FP8 scales"); fp8_rowwise with a scale per row of A and per column of B
+// (cuBLASLt's outer-vector scale mode); fp8_block with DeepSeek-V3's 1 x 128 blocks of A and 128 x
+// 128 blocks of B (Hopper's block scale modes, gemm::BlockLayout); mxfp8 with a UE8M0 scale per 32
+// elements along k of A's rows and B's columns (Blackwell's MXFP8, gemm::MxLayout).
 #include "dlrig/bench/gemm_data.hpp"
 #include "dlrig/bench/gpu.hpp"
 #include "dlrig/kb/kb.hpp"
@@ -90,8 +91,8 @@ std::optional<std::string> library_unusable(const Context &ctx) {
 // ---- precisions ---------------------------------------------------------------------------------
 
 // FP8's scales on A and B: one per tensor, one per row of A and per column of B (outer vectors),
-// or per block: 1 x 128 of A and 128 x 128 of B.
-enum class Scales { none, tensor, rows, blocks };
+// per block: 1 x 128 of A and 128 x 128 of B, or MXFP8's UE8M0 per 1 x 32 of both.
+enum class Scales { none, tensor, rows, blocks, mx };
 
 // What a result's details say of each granularity: the inputs, fp8_scales.granularity and .rule.
 struct ScaleText {
@@ -118,20 +119,33 @@ const ScaleText &scale_text(Scales s) {
        "(CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F)",
        "stored = E4M3(x * 448 / amax(block)); scale = amax(block) / 448 (float32), D(i, j) = sum "
        "over k-blocks kb of a_scale[i, kb] * b_scale[kb, j / 128] * sum over kb's k of "
-       "(A_stored * B_stored)"}};
+       "(A_stored * B_stored)"},
+      {"random normal N(0,1), scaled per 32-element block along k by a power of two (OCP MX: X = "
+       "2^(floor(log2(amax of its block)) - 8)) and rounded to E4M3",
+       "per 32 elements along k of each row of A and column of B, a UE8M0 power of two (MXFP8, "
+       "CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0, cuBLAS's tiled 128 x 4 layout)",
+       "X = 2^(floor(log2(amax(block))) - 8) (UE8M0), stored = E4M3(x / X) saturating at 448, "
+       "D(i, j) = sum over 32-element k-blocks kb of a_scale[i, kb] * b_scale[j, kb] * sum over "
+       "kb's k of (A_stored * B_stored)"}};
   return texts[static_cast<int>(s)];
 }
 
 // cuBLASLt's A and B scale modes (cublasLtMatmulMatrixScale_t) for the granularities beyond one
-// per tensor; every one came with cuBLAS 12.9 (an older cuBLASLt refuses the attribute).
+// per tensor, and the cuBLAS that brought them (an older cuBLASLt refuses the attribute): 12.9
+// for outer vectors and 128-element blocks, 12.8 for MXFP8's VEC32_UE8M0 (torch's
+// aten/src/ATen/cuda/CUDABlas.cpp: "scaled_gemm with `torch.float8_e8m0fnu` scales of 1x32
+// blocks is only supported for CUDA 12.8 and above").
 // `compute_capability`: the one cuBLAS runs them on by its "Scaling Mode Support Overview"
 // (https://docs.nvidia.com/cuda/cublas/#narrow-precision-data-types-usage: outer vectors and
-// 128-element blocks "9.0", MXFP8's 32-element blocks "10.0+"); nullptr leaves it to cuBLASLt.
+// 128-element blocks "9.0", MXFP8's 32-element blocks "10.0+", so `or_later`); nullptr leaves
+// it to cuBLASLt.
 struct ScaleModes {
   std::int32_t a, b;
   const char *a_name, *b_name; // the enumerators, for messages
   const char *what;            // "per-row FP8 scales", for messages
   const char *compute_capability;
+  bool or_later;     // compute_capability and every later one
+  const char *since; // the cuBLAS version that brought them
 };
 
 const ScaleModes *scale_modes(Scales s) {
@@ -141,15 +155,37 @@ const ScaleModes *scale_modes(Scales s) {
                                "CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F",
                                "CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F",
                                "per-row FP8 scales",
-                               nullptr};
+                               nullptr,
+                               false,
+                               "12.9"};
   // A VEC128 and B BLK128x128, one of the three pairs cuBLAS supports (not both 128 x 128).
   static const ScaleModes blocks{lt::kScaleVec128_32F,
                                  lt::kScaleBlk128x128_32F,
                                  "CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F",
                                  "CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F",
                                  "128-element block FP8 scales",
-                                 "9.0"};
-  return s == Scales::rows ? &rows : s == Scales::blocks ? &blocks : nullptr;
+                                 "9.0",
+                                 false,
+                                 "12.9"};
+  // VEC32_UE8M0 on both: cuBLAS sets it "for all FP8-precision tensors".
+  static const ScaleModes mx{lt::kScaleVec32Ue8m0,
+                             lt::kScaleVec32Ue8m0,
+                             "CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0",
+                             "CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0",
+                             "32-element MXFP8 block scales",
+                             "10.0",
+                             true,
+                             "12.8"};
+  switch (s) {
+  case Scales::rows:
+    return &rows;
+  case Scales::blocks:
+    return &blocks;
+  case Scales::mx:
+    return &mx;
+  default:
+    return nullptr;
+  }
 }
 
 struct Precision {
@@ -192,6 +228,11 @@ const Precision kPrecisions[] = {
      "of B",
      lt::kR8FE4M3, lt::kR16BF, lt::kR32F, lt::kCompute32F, gemm::Element::e4m3, gemm::Element::bf16,
      "fp8", &kb::GpuSpec::fp8_flops, 1e-2, false, Scales::blocks},
+    {"mxfp8",
+     "FP8 E4M3 in, BF16 out, FP32 accumulate, MXFP8: a UE8M0 scale per 32 elements along k of each "
+     "row of A and column of B",
+     lt::kR8FE4M3, lt::kR16BF, lt::kR32F, lt::kCompute32F, gemm::Element::e4m3, gemm::Element::bf16,
+     "fp8", &kb::GpuSpec::fp8_flops, 1e-2, false, Scales::mx},
     {"int8", "INT8 in, INT32 out and accumulate", lt::kR8I, lt::kR32I, lt::kR32I, lt::kCompute32I,
      gemm::Element::i8, gemm::Element::i32, nullptr, &kb::GpuSpec::int8_ops, 0, true},
 };
@@ -242,14 +283,21 @@ std::optional<std::string> lacks_scale_modes(const Precision &p, const Device &d
   const std::string cc = fmt::format("{}.{}", d.cc_major, d.cc_minor);
   if (!modes || !modes->compute_capability || cc == modes->compute_capability)
     return std::nullopt;
+  if (modes->or_later && std::atof(cc.c_str()) >= std::atof(modes->compute_capability))
+    return std::nullopt;
+  // Where the GPU has cuBLAS's other kind of block-scaled FP8, the family that measures it.
+  const char *other = "";
+  if (p.scales == Scales::blocks && d.cc_major >= 10)
+    other = ", where cuBLAS's block-scaled FP8 is MXFP8 (CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0, "
+            "gpu.gemm.mxfp8)";
+  else if (p.scales == Scales::mx && cc == "9.0")
+    other = ", where cuBLAS's block-scaled FP8 is 128-element blocks (gpu.gemm.fp8_block)";
   return fmt::format(
-      "cuBLAS runs {} ({} on A, {} on B) on compute capability {} only (its Scaling Mode Support "
-      "Overview, https://docs.nvidia.com/cuda/cublas/#narrow-precision-data-types-usage); GPU {} "
-      "({}) is {}{}",
-      modes->what, modes->a_name, modes->b_name, modes->compute_capability, d.ordinal, d.name, cc,
-      d.cc_major >= 10 ? ", where cuBLAS's block-scaled FP8 is MXFP8 "
-                         "(CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0, not measured by dlrig)"
-                       : "");
+      "cuBLAS runs {} ({} on A, {} on B) on compute capability {}{} only (its Scaling Mode "
+      "Support Overview, https://docs.nvidia.com/cuda/cublas/#narrow-precision-data-types-usage); "
+      "GPU {} ({}) is {}{}",
+      modes->what, modes->a_name, modes->b_name, modes->compute_capability,
+      modes->or_later ? " or later" : "", d.ordinal, d.name, cc, other);
 }
 
 // Why this GPU cannot run the precision: its tensor cores, or cuBLAS's scale modes.
@@ -403,6 +451,9 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
     if (p.scales == Scales::blocks)
       if (auto why = gemm::block_scale_shape_problem(m, n, k))
         throw Skip(*why);
+    if (p.scales == Scales::mx)
+      if (auto why = gemm::mx_scale_shape_problem(m, n, k))
+        throw Skip(*why);
     const std::size_t ab = gemm::element_bytes(p.ab_element);
     const std::size_t cd = gemm::element_bytes(p.cd_element);
     std::string note;
@@ -460,19 +511,34 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
     std::vector<unsigned char> ha, hb;
     gemm::ScaledE4m3 sa, sb;
     gemm::BlockScaledE4m3 ba, bb;
+    gemm::MxScaledE4m3 ma, mb;
     std::unique_ptr<DeviceBuffer> scales;
     std::size_t b_scale_at = kScaleAlign; // B's scale's byte offset in `scales`
     if (p.scaled()) {
-      std::vector<float> a_s, b_s;
-      if (p.scales == Scales::blocks) {
+      std::vector<unsigned char> a_s, b_s; // as cuBLASLt reads them: float32s or UE8M0 bytes
+      auto bytes_of = [](const std::vector<float> &v) {
+        std::vector<unsigned char> out(v.size() * sizeof(float));
+        std::memcpy(out.data(), v.data(), out.size());
+        return out;
+      };
+      if (p.scales == Scales::mx) {
+        // A UE8M0 byte per 32 elements along k of each row of A and column of B (together in A
+        // stored k x m and B k x n), in cuBLAS's tiled layout (gemm::MxLayout).
+        ma = gemm::random_normal_e4m3_mx(k, m, seed);
+        mb = gemm::random_normal_e4m3_mx(k, n, seed + 1);
+        ha = ma.data;
+        hb = mb.data;
+        a_s = ma.scales;
+        b_s = mb.scales;
+      } else if (p.scales == Scales::blocks) {
         // 1 x 128 blocks of A (each row's k elements, together in A stored k x m) and 128 x 128
         // of B, their scales as cuBLASLt reads them (gemm::BlockLayout).
         ba = gemm::random_normal_e4m3_blocks(k, m, 1, seed);
         bb = gemm::random_normal_e4m3_blocks(k, n, 128, seed + 1);
         ha = ba.data;
         hb = bb.data;
-        a_s = ba.dequant;
-        b_s = bb.dequant;
+        a_s = bytes_of(ba.dequant);
+        b_s = bytes_of(bb.dequant);
       } else {
         // Row-wise: a scale per row of A (its k elements, together in A stored k x m) and per
         // column of B (together in B stored k x n).
@@ -481,21 +547,20 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
         sb = gemm::random_normal_e4m3_scaled(k * n, seed + 1, rows ? k : 0);
         ha = sa.data;
         hb = sb.data;
-        a_s = rows ? sa.rows_dequant : std::vector<float>{sa.dequant};
-        b_s = rows ? sb.rows_dequant : std::vector<float>{sb.dequant};
+        a_s = bytes_of(rows ? sa.rows_dequant : std::vector<float>{sa.dequant});
+        b_s = bytes_of(rows ? sb.rows_dequant : std::vector<float>{sb.dequant});
       }
       // A's scale(s) at byte 0, B's on the next 16-byte boundary: cuBLASLt 13.1 refuses
       // (NOT_SUPPORTED, every algorithm) a scale pointer that is not 16-byte aligned — measured
       // on an H100, where B's scale 4 bytes after A's failed and 16 bytes after ran
       // (docs/bench.md, "FP8 scales"); cuBLAS documents it for the block modes ("Starting
       // addresses of scaling factors must be 16B aligned").
-      b_scale_at = (a_s.size() * sizeof(float) + kScaleAlign - 1) / kScaleAlign * kScaleAlign;
-      std::vector<float> both(b_scale_at / sizeof(float) + b_s.size(), 0.0f);
+      b_scale_at = (a_s.size() + kScaleAlign - 1) / kScaleAlign * kScaleAlign;
+      std::vector<unsigned char> both(b_scale_at + b_s.size(), 0);
       std::copy(a_s.begin(), a_s.end(), both.begin());
-      std::copy(b_s.begin(), b_s.end(), both.begin() + b_scale_at / sizeof(float));
-      scales = std::make_unique<DeviceBuffer>(both.size() * sizeof(float));
-      DLRIG_CU(memcpy_htod, scales->ptr(), static_cast<const void *>(both.data()),
-               both.size() * sizeof(float));
+      std::copy(b_s.begin(), b_s.end(), both.begin() + static_cast<std::ptrdiff_t>(b_scale_at));
+      scales = std::make_unique<DeviceBuffer>(both.size());
+      DLRIG_CU(memcpy_htod, scales->ptr(), static_cast<const void *>(both.data()), both.size());
     } else {
       ha = gemm::random_normal(p.ab_element, k * m, seed);
       hb = gemm::random_normal(p.ab_element, k * n, seed + 1);
@@ -562,7 +627,8 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
       DLRIG_LT(ctx, matmul_desc_set_attribute, desc.op, lt::kDescTransB,
                static_cast<const void *>(&l.trans_b), sizeof l.trans_b);
       if (const ScaleModes *modes = scale_modes(p.scales)) {
-        // Vector and block scales (cuBLASLt 12.9+): an older library refuses the attribute.
+        // Vector and block scales (cuBLASLt 12.8 or 12.9+): an older library refuses the
+        // attribute.
         for (int attribute : {lt::kDescAScaleMode, lt::kDescBScaleMode}) {
           const bool is_a = attribute == lt::kDescAScaleMode;
           const std::int32_t mode = is_a ? modes->a : modes->b;
@@ -571,9 +637,9 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
               st != lt::kSuccess)
             throw Skip(fmt::format(
                 "cuBLASLt {} ({}) refused {} (CUBLASLT_MATMUL_DESC_{}_SCALE_MODE "
-                "= {}: {}); they need cuBLAS 12.9 or later",
+                "= {}: {}); they need cuBLAS {} or later",
                 lt::version_text(lib.version()), lib.path(), modes->what, is_a ? "A" : "B",
-                is_a ? modes->a_name : modes->b_name, lib.status_text(st)));
+                is_a ? modes->a_name : modes->b_name, lib.status_text(st), modes->since));
         }
       }
       if (scales) {
@@ -772,14 +838,17 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
       entries.front().got = entries.front().got * 2 + 1;
     // FP8: the reference applies the same scales (in float32, as the GPU holds them), so a
     // library that ignores a scale pointer is off by the scales' product and fails.
-    // Blocks: each k-block's partial product with its own two scales.
+    // Blocks and MXFP8: each k-block's partial product with its own two scales.
     const double dequant =
         p.scales == Scales::tensor ? static_cast<double>(sa.dequant) * sb.dequant : 1;
-    o.verification_error =
-        p.scales == Scales::blocks
-            ? gemm::verify(entries, ba, bb, p.cd_element, p.tolerance)
-            : gemm::verify(entries, p.ab_element, ha.data(), hb.data(), k, p.cd_element,
-                           p.tolerance, dequant, sa.rows_dequant, sb.rows_dequant);
+    if (p.scales == Scales::blocks)
+      o.verification_error = gemm::verify(entries, ba, bb, p.cd_element, p.tolerance);
+    else if (p.scales == Scales::mx)
+      o.verification_error = gemm::verify(entries, ma, mb, p.cd_element, p.tolerance);
+    else
+      o.verification_error =
+          gemm::verify(entries, p.ab_element, ha.data(), hb.data(), k, p.cd_element, p.tolerance,
+                       dequant, sa.rows_dequant, sb.rows_dequant);
 
     o.work = gemm_flop(static_cast<double>(m), static_cast<double>(n), static_cast<double>(k));
     o.work_unit = p.integer ? "OP" : "FLOP";
@@ -839,17 +908,33 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
       if (drift.note)
         o.details["sustained_note"] = *drift.note;
     }
-    // Row-wise and blocks: each operand's scale count and range (one per row of A and per column
-    // of B; one per block, and the layout cuBLASLt reads them in).
+    // Row-wise, blocks and MXFP8: each operand's scale count and range (one per row of A and per
+    // column of B; one per block, and the layout cuBLASLt reads them in).
     auto range = [](const std::vector<float> &v) {
       const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
       return Json{{"count", v.size()}, {"min", *lo}, {"max", *hi}};
     };
-    auto scale_json = [&](const gemm::ScaledE4m3 &x, const gemm::BlockScaledE4m3 &blocks) {
+    auto scale_json = [&](const gemm::ScaledE4m3 &x, const gemm::BlockScaledE4m3 &blocks,
+                          const gemm::MxScaledE4m3 &mx) {
       if (p.scales == Scales::tensor)
         return Json(x.dequant);
       if (p.scales == Scales::rows)
         return range(x.rows_dequant);
+      if (p.scales == Scales::mx) {
+        const gemm::MxLayout &l = mx.layout;
+        std::vector<float> each; // the blocks' scales as values, without the tiles' padding
+        for (std::uint64_t col = 0; col < l.cols; ++col)
+          for (std::uint64_t kb = 0; kb < l.k_blocks(); ++kb)
+            each.push_back(static_cast<float>(mx.at(col, kb)));
+        Json j = range(each);
+        j["layout"] = fmt::format(
+            "{} x {} UE8M0 bytes (rows padded to a multiple of 128 x k-blocks padded to a multiple "
+            "of 4) in cuBLAS's 128 x 4 tiles, tiles row-major: index (kb / 4 * 4 + i / 128 * {}) * "
+            "128 + (i % 32) * 16 + (i % 128 / 32) * 4 + kb % 4",
+            l.padded_cols(), l.padded_k_blocks(), l.padded_k_blocks());
+        j["bytes"] = l.size();
+        return j;
+      }
       const gemm::BlockLayout &l = blocks.layout;
       std::vector<float> each; // the blocks' scales, without the layout's padding
       for (std::uint64_t cb = 0; cb < l.col_blocks(); ++cb)
@@ -869,10 +954,14 @@ Outcome run_gemm(const Precision &p, const Config &c, const Context &ctx, Sample
     if (p.scaled())
       o.details["fp8_scales"] = {{"granularity", scale_text(p.scales).granularity},
                                  {"rule", scale_text(p.scales).rule},
-                                 {"a_amax", p.scales == Scales::blocks ? ba.amax : sa.amax},
-                                 {"b_amax", p.scales == Scales::blocks ? bb.amax : sb.amax},
-                                 {"a_scale", scale_json(sa, ba)},
-                                 {"b_scale", scale_json(sb, bb)},
+                                 {"a_amax", p.scales == Scales::blocks ? ba.amax
+                                            : p.scales == Scales::mx   ? ma.amax
+                                                                       : sa.amax},
+                                 {"b_amax", p.scales == Scales::blocks ? bb.amax
+                                            : p.scales == Scales::mx   ? mb.amax
+                                                                       : sb.amax},
+                                 {"a_scale", scale_json(sa, ba, ma)},
+                                 {"b_scale", scale_json(sb, bb, mb)},
                                  {"d_scale", nullptr}}; // BF16 D: no D scale
     if (lib.cudart_version())
       o.details["cublaslt_cuda"] = lt::cuda_version_text(*lib.cudart_version());

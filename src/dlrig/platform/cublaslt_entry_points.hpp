@@ -94,6 +94,10 @@ inline constexpr std::int32_t kScaleOuterVec32F = 3;
 // mix them, but not both 128 x 128 (gemm_data.hpp's BlockLayout has the layouts).
 inline constexpr std::int32_t kScaleVec128_32F = 4;
 inline constexpr std::int32_t kScaleBlk128x128_32F = 5;
+// Blackwell's MXFP8 block scales (cuBLAS 12.8+, compute capability 10.0+): one UE8M0 byte, a
+// power of two, per 32 consecutive elements along k of each row of op(A) and column of op(B), in
+// cuBLAS's tiled 128 x 4 layout (2; gemm_data.hpp's MxLayout has it); both A and B, never mixed.
+inline constexpr std::int32_t kScaleVec32Ue8m0 = 2;
 // cublasLtMatmulPreferenceAttributes_t (uint64_t bytes).
 inline constexpr int kPrefMaxWorkspaceBytes = 1;
 

@@ -352,6 +352,163 @@ TEST(GemmData, BlockScaleShapesNeedMAndNMultiplesOf4AndFp8AlignedK) {
             std::string::npos);
 }
 
+// cuBLAS's "1D Block Scaling Factors Layout" for MXFP8 (VEC32_UE8M0), worked by hand from its
+// formulas: within a 128 x 4 tile, offset = (outer % 32) * 16 + (outer / 32) * 4 + inner; tiles
+// of 512 bytes in row-major order, tile (sf_outer, sf_inner) at (sf_inner + sf_outer *
+// sf_inner_dim) * 128. k = 256 makes L = 8 k-blocks (two tiles across), 200 columns pad to 256
+// (two tiles down).
+TEST(GemmData, MxLayoutIsCublasTiled128x4Layout) {
+  const MxLayout l{256, 200};
+  EXPECT_EQ(l.k_blocks(), 8u);
+  EXPECT_EQ(l.padded_k_blocks(), 8u);
+  EXPECT_EQ(l.padded_cols(), 256u);
+  EXPECT_EQ(l.size(), 2048u); // 4 tiles of 512
+  EXPECT_EQ(l.index(0, 0), 0u);
+  EXPECT_EQ(l.index(0, 1), 1u);      // inner: the next byte
+  EXPECT_EQ(l.index(1, 0), 16u);     // outer 1: the next 16-byte row of the tile
+  EXPECT_EQ(l.index(32, 0), 4u);     // outer 32: beside outer 0, 4 bytes on
+  EXPECT_EQ(l.index(33, 3), 23u);    // 1 x 16 + 1 x 4 + 3
+  EXPECT_EQ(l.index(127, 3), 511u);  // 31 x 16 + 3 x 4 + 3: the tile's last byte
+  EXPECT_EQ(l.index(0, 4), 512u);    // tile (0, 1): (4 + 0 x 8) x 128
+  EXPECT_EQ(l.index(128, 0), 1024u); // tile (1, 0): (0 + 1 x 8) x 128
+  EXPECT_EQ(l.index(199, 7), 1659u); // tile (1, 1) at 1536; outer 71: 7 x 16 + 2 x 4 + 3
+  // k = 96: L = 3 pads to 4, 4 columns to 128: one tile, the fourth k-block's bytes padding.
+  const MxLayout small{96, 4};
+  EXPECT_EQ(small.size(), 512u);
+  EXPECT_EQ(small.index(3, 2), 50u);
+  // Every column and k-block gets its own byte.
+  std::vector<bool> seen(l.size(), false);
+  for (std::uint64_t c = 0; c < l.padded_cols(); ++c)
+    for (std::uint64_t kb = 0; kb < l.padded_k_blocks(); ++kb) {
+      ASSERT_LT(l.index(c, kb), l.size());
+      EXPECT_FALSE(seen[l.index(c, kb)]) << c << " " << kb;
+      seen[l.index(c, kb)] = true;
+    }
+}
+
+// OCP MX v1.0's scale: X = 2^(floor(log2(amax)) - 8) for E4M3 (emax_elem 8), stored as UE8M0
+// (bias 127); 0xFF is NaN.
+TEST(GemmData, E8m0ScaleIsTheMxSpecsPowerOfTwo) {
+  EXPECT_EQ(e8m0_scale_of(1.0), 119);   // 2^(0 - 8)
+  EXPECT_EQ(e8m0_scale_of(1.99), 119);  // floor(log2 1.99) = 0
+  EXPECT_EQ(e8m0_scale_of(2.0), 120);   // 2^(1 - 8)
+  EXPECT_EQ(e8m0_scale_of(448.0), 127); // 2^(8 - 8) = 1
+  EXPECT_EQ(e8m0_scale_of(0.75), 118);  // 2^(-1 - 8)
+  EXPECT_EQ(e8m0_scale_of(0.0), 127);   // a block of zeros: X = 1
+  EXPECT_EQ(e8m0_scale_of(1e300), 254); // clamped to 2^127
+  EXPECT_EQ(e8m0_value(127), 1.0);
+  EXPECT_EQ(e8m0_value(119), std::ldexp(1.0, -8));
+  EXPECT_EQ(e8m0_value(0), std::ldexp(1.0, -127));
+  EXPECT_TRUE(std::isnan(e8m0_value(0xFF)));
+}
+
+// The MX quantiser on the generator's draws: each 32-element block's scale is 2^(floor(log2
+// amax) - 8) of the same draws as the other FP8 inputs, its largest stored value lies in
+// [256, 448] (amax / X in [256, 512), saturating at 448), and the tiles' padding stays 0.
+TEST(GemmData, MxScalesAreEachBlocksPowerOfTwo) {
+  const std::uint64_t k = 96, cols = 130;
+  const auto q = random_normal_e4m3_mx(k, cols, 5);
+  const auto draws = random_normal(Element::f32, k * cols, 5);
+  EXPECT_DOUBLE_EQ(q.amax, random_normal_e4m3_scaled(k * cols, 5).amax); // the same draws
+  ASSERT_EQ(q.scales.size(), q.layout.size());
+  ASSERT_EQ(q.scales.size(), 256u * 4u);
+  std::vector<bool> used(q.scales.size(), false);
+  for (std::uint64_t c = 0; c < cols; ++c)
+    for (std::uint64_t kb = 0; kb < 3; ++kb) {
+      double largest = 0, amax = 0;
+      for (std::uint64_t p = kb * 32; p < kb * 32 + 32; ++p) {
+        largest =
+            std::max(largest, std::fabs(read_element(Element::e4m3, q.data.data() + c * k + p)));
+        amax =
+            std::max(amax, std::fabs(read_element(Element::f32, draws.data() + 4 * (c * k + p))));
+      }
+      EXPECT_EQ(q.at(c, kb), std::ldexp(1.0, std::ilogb(amax) - 8)) << c << " " << kb;
+      EXPECT_GE(largest, 256) << c << " " << kb;
+      EXPECT_LE(largest, 448) << c << " " << kb;
+      used[q.layout.index(c, kb)] = true;
+    }
+  for (std::size_t x = 0; x < used.size(); ++x) {
+    if (!used[x]) {
+      EXPECT_EQ(q.scales[x], 0) << "padding at " << x;
+    }
+  }
+  EXPECT_EQ(std::count(used.begin(), used.end(), true), 130 * 3);
+}
+
+// Two k-blocks (k = 64), every stored element 1: D(i, 0) = 32 x sum over kb of a_scale[i, kb] x
+// b_scale[0, kb]. A's scales 2, 4 (row 0) and 1/2, 8 (row 1), B's 1 and 1/4, in the tiled layout:
+// D(0, 0) = 32 x (2 + 1) = 96, D(1, 0) = 32 x (0.5 + 2) = 80. Read as a plain row-major m x L
+// matrix (byte i x L + kb), row 1's scales are the tile's padding (2^-127): D(1, 0) ~ 0.
+TEST(GemmData, MxVerifyAppliesEachBlocksScalesWorkedByHand) {
+  const std::uint64_t m = 2, n = 1, k = 64;
+  MxScaledE4m3 a, b;
+  a.layout = {k, m};
+  b.layout = {k, n};
+  a.data.assign(k * m, 0);
+  write_element(Element::e4m3, 1.0, &a.data[0]);
+  a.data.assign(k * m, a.data[0]);
+  b.data.assign(k * n, a.data[0]);
+  a.scales.assign(a.layout.size(), 0);
+  b.scales.assign(b.layout.size(), 0);
+  a.scales[a.layout.index(0, 0)] = 128; // 2
+  a.scales[a.layout.index(0, 1)] = 129; // 4
+  a.scales[a.layout.index(1, 0)] = 126; // 1/2
+  a.scales[a.layout.index(1, 1)] = 130; // 8
+  b.scales[b.layout.index(0, 0)] = 127; // 1
+  b.scales[b.layout.index(0, 1)] = 125; // 1/4
+  EXPECT_EQ(a.layout.index(1, 0), 16u);
+  EXPECT_FALSE(verify({{0, 0, 96}, {1, 0, 80}}, a, b, Element::bf16, 1e-2));
+  EXPECT_EQ(verify({{1, 0, 81}}, a, b, Element::bf16, 1e-2),
+            "D[1, 0] is 81 but the host reference is 80 (allowed difference 0.8)");
+  const double row_major_1 = 32 * (e8m0_value(a.scales[2]) * 1 + e8m0_value(a.scales[3]) * 0.25);
+  EXPECT_LT(row_major_1, 1e-30);
+  EXPECT_TRUE(verify({{0, 0, 96}, {1, 0, row_major_1}}, a, b, Element::bf16, 1e-2));
+  EXPECT_TRUE(verify({{0, 0, 64 * 2}, {1, 0, 64 * 2}}, a, b, Element::bf16, 1e-2)); // per tensor
+}
+
+// On random blocks the reference takes each block's two scales; the same product with one scale
+// for the tensor (the first block's), or with the scales read as a plain row-major m x L matrix,
+// is wrong.
+TEST(GemmData, MxVerifyRejectsAResultScaledPerTensorOrReadRowMajor) {
+  const std::uint64_t m = 8, n = 136, k = 128;
+  const auto a = random_normal_e4m3_mx(k, m, 7);
+  const auto b = random_normal_e4m3_mx(k, n, 8);
+  const std::uint64_t blocks = k / 32;
+  auto good = sample_entries(m, n, 32, 3);
+  auto per_tensor = good, row_major = good;
+  auto plain = [&](const MxScaledE4m3 &x, std::uint64_t col, std::uint64_t kb) {
+    return e8m0_value(x.scales.at(col * blocks + kb));
+  };
+  for (std::size_t e = 0; e < good.size(); ++e) {
+    const std::uint64_t i = good[e].i, j = good[e].j;
+    double want = 0, tensor = 0, misread = 0;
+    for (std::uint64_t kb = 0; kb < blocks; ++kb) {
+      double sum = 0;
+      for (std::uint64_t p = kb * 32; p < kb * 32 + 32; ++p)
+        sum += read_element(Element::e4m3, a.data.data() + i * k + p) *
+               read_element(Element::e4m3, b.data.data() + j * k + p);
+      want += a.at(i, kb) * b.at(j, kb) * sum;
+      tensor += a.at(0, 0) * b.at(0, 0) * sum;
+      misread += plain(a, i, kb) * plain(b, j, kb) * sum;
+    }
+    good[e].got = round_to(Element::bf16, want);
+    per_tensor[e].got = round_to(Element::bf16, tensor);
+    row_major[e].got = round_to(Element::bf16, misread);
+  }
+  EXPECT_FALSE(verify(good, a, b, Element::bf16, 1e-2));
+  EXPECT_TRUE(verify(per_tensor, a, b, Element::bf16, 1e-2));
+  EXPECT_TRUE(verify(row_major, a, b, Element::bf16, 1e-2));
+}
+
+TEST(GemmData, MxShapesNeedKAMultipleOf32) {
+  EXPECT_FALSE(mx_scale_shape_problem(256, 384, 256));
+  EXPECT_FALSE(mx_scale_shape_problem(130, 6, 4096)); // m and n need no multiple: tiles are padded
+  EXPECT_FALSE(mx_scale_shape_problem(4096, 4096, 11008));
+  EXPECT_EQ(mx_scale_shape_problem(256, 256, 272),
+            "256x256x272: k = 272 is not a multiple of 32 (MXFP8 scales each 32 consecutive "
+            "elements along k, and cuBLAS defines the product for k divisible by the block)");
+}
+
 TEST(GemmData, DriftComparesTheFirstAndLastTenthAndTheClock) {
   std::vector<double> steady(40, 1e-3);
   EXPECT_NEAR(*drift(steady, nlohmann::json::array()).rate_change, 0, 1e-12);
