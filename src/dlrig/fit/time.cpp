@@ -485,7 +485,7 @@ DeviceRates gpu_rates(const GpuTarget &gpu, const kb::KnowledgeBase &kb, const R
   const kb::GpuSpec *ref = kb.find_gpu(measured_on);
   double lo = 1, hi = 0;
   for (const auto &a : kb.attention_achieved) {
-    if (a.kernel != kernel || !ref || kb.find_gpu(a.gpu) != ref || !ref->fp16_flops ||
+    if (a.kernel != kernel || a.gpu != measured_on || !ref || !ref->fp16_flops ||
         *ref->fp16_flops <= 0)
       continue;
     const double share = a.flops / *ref->fp16_flops;
