@@ -481,29 +481,30 @@ DeviceRates gpu_rates(const GpuTarget &gpu, const kb::KnowledgeBase &kb, const R
                                   "benchmarking.md §2.2)",
                                   *gpu.memory_bandwidth_bytes_per_s / 1e9, kStreamFraction * 100));
   }
+  // The curve's rows name their GPU exactly as gpus.csv does (the loader checks it).
   const auto [kernel, measured_on] = attention_kernel(gpu, run);
   const kb::GpuSpec *ref = kb.find_gpu(measured_on);
   double lo = 1, hi = 0;
-  for (const auto &a : kb.attention_achieved) {
-    if (a.kernel != kernel || a.gpu != measured_on || !ref || !ref->fp16_flops ||
-        *ref->fp16_flops <= 0)
-      continue;
-    const double share = a.flops / *ref->fp16_flops;
-    r.attention_curve.push_back({a.pass, a.head_dim, a.causal, a.seq, share});
-    lo = std::min(lo, share);
-    hi = std::max(hi, share);
-  }
-  if (!r.attention_curve.empty())
+  if (ref && ref->fp16_flops && *ref->fp16_flops > 0)
+    for (const auto &a : kb.attention_achieved)
+      if (a.kernel == kernel && a.gpu == measured_on) {
+        const double share = a.flops / *ref->fp16_flops;
+        r.attention_curve.push_back({a.pass, a.head_dim, a.causal, a.seq, share});
+        lo = std::min(lo, share);
+        hi = std::max(hi, share);
+      }
+  // The basis names the attention rate the run's own precision uses.
+  if (!sixteen_bit(run.precision))
+    r.basis.push_back(
+        fmt::format("attention in fp32/tf32: {:.0f} % of that precision's peak (no "
+                    "published rate by shape; docs/fit.md \"Time\")",
+                    (hopper(gpu) ? kAttentionFractionHopper : kAttentionFraction) * 100));
+  else if (!r.attention_curve.empty())
     r.basis.push_back(
         fmt::format("attention: {} as measured on an {} by pass, head dim, mask and sequence "
-                    "length, {:.0f}-{:.0f} "
-                    "% of the 16-bit peak (data/attention_achieved.csv)",
+                    "length, {:.0f}-{:.0f} % of the 16-bit peak (data/attention_achieved.csv)",
                     kernel == "cudnn" ? "cuDNN's fused attention" : "FlashAttention-2", measured_on,
                     lo * 100, hi * 100));
-  r.basis.push_back(
-      fmt::format("attention in fp32/tf32: {:.0f} % of that precision's peak (no "
-                  "published rate by shape; docs/fit.md \"Time\")",
-                  (hopper(gpu) ? kAttentionFractionHopper : kAttentionFraction) * 100));
   r.basis.push_back(fmt::format("launch overhead {:.1f} us per kernel, {:.2f} us on the GPU",
                                 kLaunchSeconds * 1e6, kGpuKernelSeconds * 1e6));
   return r;
@@ -638,10 +639,7 @@ TimeEstimate estimate_time(const ModelInput &model, const Run &run, const GpuTar
   for (const auto &line : rates.basis) {
     const bool gemm_line = line.rfind("GEMM ", 0) == 0;
     const std::string mine = fmt::format("GEMM {}:", precision_class(run.precision));
-    const bool wide = line.rfind("attention in fp32/tf32:", 0) == 0;
-    const bool attention_line = wide || line.rfind("attention:", 0) == 0;
-    if (attention_line ? wide != sixteen_bit(run.precision)
-                       : (!gemm_line || line.rfind(mine, 0) == 0))
+    if (!gemm_line || line.rfind(mine, 0) == 0)
       t.basis.push_back(line);
   }
   t.peak_flops = peak_at(gpu, run.precision);

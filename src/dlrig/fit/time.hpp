@@ -16,7 +16,6 @@
 
 namespace dlrig::fit {
 
-// What a device sustains, per precision (indexed by Precision). nullopt: unknown.
 // A published fused-attention rate as a share of its GPU's 16-bit peak
 // (data/attention_achieved.csv): pass is "forward", "backward" or "both".
 struct AttentionPoint {
@@ -27,6 +26,7 @@ struct AttentionPoint {
   double share = 0;
 };
 
+// What a device sustains, per precision (indexed by Precision). nullopt: unknown.
 struct DeviceRates {
   std::array<std::optional<double>, 6> gemm;      // FLOP/s of a large GEMM
   std::array<std::optional<double>, 6> attention; // FLOP/s of fused attention

@@ -578,6 +578,12 @@ template <class T, class Parse> std::vector<T> load(const char *name, Parse pars
   return std::move(rows).value();
 }
 
+// A GPU another file names by its gpus.csv name, exactly (not find_gpu's looser match).
+void require_catalog_name(const KnowledgeBase &kb, const std::string &gpu, const std::string &who) {
+  if (std::none_of(kb.gpus.begin(), kb.gpus.end(), [&](const GpuSpec &g) { return g.name == gpu; }))
+    throw Failure(ExitCode::internal, who + " names \"" + gpu + "\", which gpus.csv lacks");
+}
+
 KnowledgeBase load_builtin() {
   KnowledgeBase kb;
   kb.gpus = load<GpuSpec>("gpus.csv", parse_gpus);
@@ -592,16 +598,11 @@ KnowledgeBase load_builtin() {
   kb.attention_achieved =
       load<AttentionAchieved>("attention_achieved.csv", parse_attention_achieved);
   for (const auto &a : kb.attention_achieved)
-    if (!kb.find_gpu(a.gpu))
-      throw Failure(ExitCode::internal,
-                    "data/attention_achieved.csv: \"" + a.gpu + "\" is not a gpus.csv GPU");
+    require_catalog_name(kb, a.gpu, "data/attention_achieved.csv: a row");
   kb.p2p_hangs = load<P2pHang>("p2p_hangs.csv", parse_p2p_hangs);
   kb.gpu_families = load<GpuFamily>("gpu_families.csv", parse_gpu_families);
   for (const auto &f : kb.gpu_families)
-    if (std::none_of(kb.gpus.begin(), kb.gpus.end(),
-                     [&](const GpuSpec &g) { return g.name == f.gpu; }))
-      throw Failure(ExitCode::internal, "data/gpu_families.csv: family " + f.family + " names \"" +
-                                            f.gpu + "\", which gpus.csv lacks");
+    require_catalog_name(kb, f.gpu, "data/gpu_families.csv: family " + f.family);
   kb.models = model::load_model_catalog();
   return kb;
 }
