@@ -511,7 +511,9 @@ void walk_pass(Builder &b, const ModelInput &model, const Run &run, double batch
   const double wb = weight_read_bytes(run);
   const bool bwd = ph == Phase::backward;
   double bn_bytes = 0, bn_k = 0, relu_bytes = 0, relu_k = 0, pool_bytes = 0, pool_k = 0,
-         add_bytes = 0, add_k = 0, other_bytes = 0, other_k = 0, layout_bytes = 0, layout_k = 0;
+         add_bytes = 0, add_k = 0, other_bytes = 0, other_k = 0, layout_bytes = 0, layout_k = 0,
+         sum_bytes = 0, sum_k = 0;
+  int block = -1;
   // Tensor cores convolve NHWC tensors. With PyTorch's default NCHW, cuDNN transposes each
   // tensor-core convolution's activations in and its result out (docs/fit.md "Time": cuDNN's
   // NCHW-to-NHWC transformations); FP32 without TF32 runs NCHW kernels, channels_last none.
@@ -519,6 +521,15 @@ void walk_pass(Builder &b, const ModelInput &model, const Run &run, double batch
   for (const auto &r : **modules) {
     const double in = static_cast<double>(r.input.elements()) * batch;
     const double out = static_cast<double>(r.output.elements()) * batch;
+    if (bwd && run.kernels == Kernels::eager && r.block >= 0 && r.block != block) {
+      // A residual block's input feeds its first convolution and the skip connection (the
+      // identity or the downsampling convolution): autograd sums its two gradients with one add
+      // (InputBuffer::accumulate, as for a transformer's stream), reading two and writing one.
+      // The block's first record is its first convolution, whose input is the block's.
+      block = r.block;
+      sum_bytes += 3 * a * in;
+      sum_k += 1;
+    }
     if (r.kind == "conv" || r.kind == "linear") {
       // Convolution as an implicit GEMM: M = batch x output pixels, N = output channels,
       // K = MACs per output element.
@@ -582,6 +593,7 @@ void walk_pass(Builder &b, const ModelInput &model, const Run &run, double batch
   b.memory("residual adds" + tag, ph, add_bytes, add_k);
   b.memory("other element-wise" + tag, ph, other_bytes, other_k);
   b.memory("NCHW/NHWC transposes" + tag, ph, layout_bytes, layout_k);
+  b.memory("autograd gradient sums", ph, sum_bytes, sum_k);
 }
 
 // ---- The optimizer step ----------------------------------------------------------------------
