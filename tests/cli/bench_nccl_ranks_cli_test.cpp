@@ -452,16 +452,19 @@ TEST(BenchNcclRanksCli, AnNcclBefore2_14MakesTheCommunicatorWithTheBlockingCall)
   const std::string at = "127.0.0.1:" + std::to_string(port);
   const auto [r0, r1] = two_ranks(
       {"bench", "--quick", "--json", "--db", scratch("ranks_old.db").string(), "nccl.all_reduce",
-       "--rank", "0", "--nranks", "2", "--rendezvous", at},
+       "nccl.sendrecv", "--rank", "0", "--nranks", "2", "--rendezvous", at},
       before_2_14("meet_old", "before_2_14.json"),
-      {"bench", "--quick", "nccl.all_reduce", "--rank", "1", "--nranks", "2", "--rendezvous", at},
+      {"bench", "--quick", "nccl.all_reduce", "nccl.sendrecv", "--rank", "1", "--nranks", "2",
+       "--rendezvous", at},
       before_2_14("meet_old", "before_2_14.json"));
   ASSERT_EQ(r0.exit_code, 0) << r0.err << "\n--- rank 1:\n" << r1.err;
   ASSERT_EQ(r1.exit_code, 0) << r1.err;
   const json results = json::parse(r0.out).at("results");
-  ASSERT_EQ(results.size(), 1u);
-  EXPECT_EQ(results[0]["status"], "measured") << results[0].dump();
-  EXPECT_EQ(results[0]["details"]["processes"], 2);
+  ASSERT_EQ(results.size(), 2u);
+  for (const json &r : results) {
+    EXPECT_EQ(r["status"], "measured") << r.dump();
+    EXPECT_EQ(r["details"]["processes"], 2);
+  }
 }
 
 // With that blocking call, a rank that dies as the communicator is made would leave the others
@@ -479,6 +482,79 @@ TEST(BenchNcclRanksCli, ABlockingInitThatNeverConnectsTimesOut) {
   expect_init_times_out(with({"DLRIG_FAKE_NCCL_WAIT_S=60"},
                              before_2_14("meet_old_never", "before_2_14_rank1_never_joins.json")),
                         "ncclCommInitRank");
+}
+
+// On that blocking communicator a first send and receive connect the two ranks inside
+// ncclGroupEnd (NCCL makes point-to-point connections when they are first used), where a rank
+// that died leaves the other for ever: the call runs on a thread of its own while the rank watches
+// the rendezvous's connections, and the job stops saying the call is left behind (the fake's
+// blocking connection gives up only after 60 s here). The all-reduce before it is kept.
+TEST(BenchNcclRanksCli, ARankThatDiesAsAFirstSendrecvConnectsStopsTheJob) {
+  const int port = free_port();
+  const std::string at = "127.0.0.1:" + std::to_string(port);
+  const std::string db = scratch("ranks_old_connect.db").string();
+  const auto env =
+      with({"DLRIG_FAKE_NCCL_WAIT_S=60"},
+           before_2_14("meet_old_connect", "before_2_14_rank1_killed_at_connect.json"));
+  const auto started = std::chrono::steady_clock::now();
+  const auto [r0, r1] =
+      two_ranks({"bench", "--quick", "--json", "--db", db, "nccl.all_reduce", "nccl.sendrecv",
+                 "--rank", "0", "--nranks", "2", "--rendezvous", at},
+                env,
+                {"bench", "--quick", "nccl.all_reduce", "nccl.sendrecv", "--rank", "1", "--nranks",
+                 "2", "--rendezvous", at},
+                env);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_NE(r1.exit_code, 0) << r1.err;
+  EXPECT_NE(r1.err.find("rank 1 killed connecting to rank 0"), std::string::npos) << r1.err;
+  EXPECT_EQ(r0.exit_code, 2) << r0.err;
+  const auto results = by_id(r0);
+  ASSERT_EQ(results.size(), 2u) << r0.out;
+  EXPECT_EQ(results.at("nccl.all_reduce")["status"], "measured") << r0.out;
+  const json &r = results.at("nccl.sendrecv");
+  EXPECT_EQ(r["status"], "failed") << r.dump();
+  const std::string why = r["reason"].get<std::string>();
+  EXPECT_NE(why.find("the job stopped: rank 1 (127.0.0.1:"), std::string::npos) << why;
+  EXPECT_NE(why.find("closed its connection before finishing its run"), std::string::npos) << why;
+  EXPECT_NE(why.find("this rank's ncclGroupEnd could not be interrupted (NCCL before 2.14 has no "
+                     "non-blocking communicator) and ends with the process"),
+            std::string::npos)
+      << why;
+  EXPECT_EQ(r0.err.find("never made"), std::string::npos) << r0.err; // not the fake's give-up
+  EXPECT_LT(seconds, 15) << r0.err;
+  auto h = run_dlrig({"bench", "history", "nccl.all_reduce", "--db", db, "--json"});
+  ASSERT_EQ(h.exit_code, 0) << h.err;
+  EXPECT_EQ(json::parse(h.out)["results"].size(), 1u); // measured before the stop, kept
+}
+
+// ... and ranks whose first send and receive never connect (both alive: the wrong interface, a
+// firewall) stop after DLRIG_RENDEZVOUS_TIMEOUT_S, naming the likely causes.
+TEST(BenchNcclRanksCli, ABlockingFirstSendrecvThatNeverConnectsTimesOut) {
+  const int port = free_port();
+  const std::string at = "127.0.0.1:" + std::to_string(port);
+  const auto env =
+      with({"DLRIG_FAKE_NCCL_WAIT_S=60", "DLRIG_RENDEZVOUS_TIMEOUT_S=2"},
+           before_2_14("meet_old_no_connect", "before_2_14_rank1_never_connects.json"));
+  const auto started = std::chrono::steady_clock::now();
+  const auto [r0, r1] = two_ranks(
+      {"bench", "--quick", "--json", "--db", scratch("ranks_old_no_connect.db").string(),
+       "nccl.sendrecv", "--rank", "0", "--nranks", "2", "--rendezvous", at},
+      env,
+      {"bench", "--quick", "nccl.sendrecv", "--rank", "1", "--nranks", "2", "--rendezvous", at},
+      env);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_EQ(r0.exit_code, 2) << r0.err << "\n--- rank 1:\n" << r1.err;
+  EXPECT_EQ(r1.exit_code, 2) << r1.err;
+  const std::string both = r0.err + r1.err;
+  EXPECT_NE(both.find("ncclGroupEnd did not finish within 2 s although every rank had met at the "
+                      "rendezvous"),
+            std::string::npos)
+      << both;
+  EXPECT_NE(both.find("NCCL_SOCKET_IFNAME"), std::string::npos) << both;
+  EXPECT_EQ(both.find("never made"), std::string::npos) << both; // not the fake's give-up
+  EXPECT_LT(seconds, 15) << both;
 }
 
 // Rank 1 cannot allocate its buffers (out of memory on its GPU): it stops the job and tells rank

@@ -36,7 +36,9 @@
 // process as it enters ncclCommInitRank(Config); "init_never_joins" {"rank"} leaves that rank's
 // non-blocking init in progress, never meeting the others; "exit_at_op" {"rank", "op"} as it
 // reaches the operation; "async_error_at_op" {"rank", "op", "error"} holds it for ever and reports
-// the error through ncclCommGetAsyncError.
+// the error through ncclCommGetAsyncError. A blocking communicator's first send or receive with a
+// peer connects the two ranks inside ncclGroupEnd, waiting for the peer there as NCCL does
+// ("exit_at_connect" {"rank"}, "connect_never" {"rank"}: see connect).
 #include "dlrig/platform/nccl_entry_points.hpp"
 
 #include "fake_common/fake_library.hpp"
@@ -95,6 +97,8 @@ struct Remote {
   Result async_error = kSuccess; // what ncclCommGetAsyncError answers
   std::string token;             // the unique id's text
   bool joining = false;          // a non-blocking ncclCommInitRankConfig not finished
+  bool blocking = false;         // made by a blocking init: a first send/recv connects in GroupEnd
+  std::vector<int> connected;    // the peers a point-to-point connection was made to
   std::chrono::steady_clock::time_point joined_until; // when the meeting gives up
 };
 struct FakeComm {
@@ -490,6 +494,41 @@ void progress_all() {
 // (one collective, or a send and a receive). As NCCL's, it returns at once: its time is added to
 // the stream now, its data moves when the other ranks' data is there (progress), and until then
 // the stream is held.
+fs::path connection_file(const Remote &m, int from, int to) {
+  return fs::path(m.dir) / ("connect.rank" + std::to_string(from) + ".to" + std::to_string(to));
+}
+
+// A blocking communicator's first send or receive with a peer connects the two ranks inside
+// ncclGroupEnd, as NCCL sets up point-to-point connections when they are first used, waiting
+// there for the peer to do the same (at most DLRIG_FAKE_NCCL_WAIT_S; then ncclSystemError). Faults:
+// "exit_at_connect" {"rank": R} kills rank R's process as it starts to connect (a rank that dies
+// while the others wait inside that call); "connect_never" {"rank": R} leaves R's side unmade, its
+// process waiting too (the wrong interface, a firewall between the nodes).
+Result connect(FakeComm &comm, int peer) {
+  Remote &m = *comm.remote;
+  if (!m.blocking || peer == comm.rank ||
+      std::find(m.connected.begin(), m.connected.end(), peer) != m.connected.end())
+    return kSuccess;
+  const json &sc = state().scenario;
+  if (const json *e = find(sc, {"exit_at_connect"}); e && e->value("rank", -1) == comm.rank) {
+    std::fprintf(stderr, "fake NCCL: rank %d killed connecting to rank %d (exit_at_connect)\n",
+                 comm.rank, peer);
+    std::fflush(stderr);
+    raise(SIGKILL);
+  }
+  const json *never = find(sc, {"connect_never"});
+  if (!(never && never->value("rank", -1) == comm.rank) &&
+      !put(connection_file(m, comm.rank, peer), ""))
+    return kSystemError;
+  if (!wait_for({connection_file(m, peer, comm.rank)})) {
+    std::fprintf(stderr, "fake NCCL: rank %d: the connection to rank %d was never made\n",
+                 comm.rank, peer);
+    return kSystemError;
+  }
+  m.connected.push_back(peer);
+  return kSuccess;
+}
+
 Result execute_remote(FakeComm &comm, std::vector<Call *> &calls) {
   auto &s = state();
   Remote &m = *comm.remote;
@@ -509,6 +548,9 @@ Result execute_remote(FakeComm &comm, std::vector<Call *> &calls) {
   if (kind == "sendrecv") {
     if (!snd || !rcv || calls.size() != 2)
       return kInvalidUsage;
+    for (int peer : {snd->root_or_peer, rcv->root_or_peer})
+      if (Result r = connect(comm, peer); r != kSuccess)
+        return r;
     const std::size_t bytes = snd->count * 4;
     if (!s.is_memory_of(reinterpret_cast<std::uint64_t>(snd->send), bytes, comm.device) ||
         !s.is_memory_of(reinterpret_cast<std::uint64_t>(rcv->recv), rcv->count * 4, comm.device))
@@ -874,6 +916,7 @@ Result init(Comm *comm, int nranks, UniqueId id, int rank, bool blocking) {
   int device = -1;
   if (Result r = join(nranks, id, rank, m, device, !never_joins); r != kSuccess)
     return r;
+  m->blocking = blocking;
   if (!blocking) {
     m->joining = true;
     m->async_error = kInProgress;

@@ -37,6 +37,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -296,46 +297,64 @@ void settle(Nccl &n, const std::string &call,
   }
 }
 
-// A job's communicator from an NCCL before 2.14, which has only the blocking ncclCommInitRank:
-// it waits inside NCCL's bootstrap for every rank, for ever when one died or cannot connect. The
-// call runs on a thread of its own (with this rank's GPU current: NCCL takes the calling thread's)
-// while this one watches the other ranks and the job's limit, as settle does. A communicator not
-// made yet cannot be aborted, so on a loss the rank tells the others and leaves the call behind
-// (it ends with the process); nothing has run yet.
-nccl::Comm init_rank_watched(Nccl &n, cuda::Context context) {
+// A call into a job's blocking communicator (an NCCL before 2.14 has no other) that can wait
+// inside NCCL for ever when a rank died or cannot connect: ncclCommInitRank's bootstrap, and the
+// ncclGroupEnd of a first point-to-point call, which connects the two ranks then (collectives'
+// connections are made by the init). `f` runs on a thread of its own with this rank's GPU current
+// (NCCL takes the calling thread's, and a group is the calling thread's) while this one watches the
+// other ranks and the job's limit, as settle does. A thread inside NCCL's call cannot be
+// interrupted, and its communicator is not aborted under it, so on a loss the rank tells the others
+// and leaves the call behind (it ends with the process). What `f` throws is thrown here.
+void watched(Nccl &n, const std::string &call, cuda::Context context, std::function<void()> f) {
   struct Call {
     std::atomic<bool> done{false};
-    nccl::Result result = nccl::kSuccess;
-    nccl::Comm comm = nullptr;
+    std::exception_ptr error;
   };
-  auto call = std::make_shared<Call>();
+  auto state = std::make_shared<Call>();
+  std::thread([state, f = std::move(f), context,
+               set_current = Runtime::get().driver().api().ctx_set_current] {
+    (void)set_current(context);
+    try {
+      f();
+    } catch (...) {
+      state->error = std::current_exception();
+    }
+    state->done.store(true, std::memory_order_release);
+  }).detach();
+  const auto began = std::chrono::steady_clock::now();
+  auto pause = std::chrono::microseconds(10);
+  while (!state->done.load(std::memory_order_acquire)) {
+    std::optional<std::string> why = n.links.lost();
+    if (!why && std::chrono::steady_clock::now() - began > n.job->timeout)
+      why = never_connected(n, call, n.job->timeout);
+    if (why) {
+      n.comms.clear(); // left to the thread inside NCCL, not aborted
+      stop_job(n, *why,
+               fmt::format("this rank's {} could not be interrupted (NCCL before 2.14 has no "
+                           "non-blocking communicator) and ends with the process",
+                           call));
+    }
+    back_off(pause);
+  }
+  if (state->error)
+    std::rethrow_exception(state->error);
+}
+
+// A job's communicator from an NCCL before 2.14, through the blocking ncclCommInitRank (watched).
+// Nothing has run yet when it is left behind.
+nccl::Comm init_rank_watched(Nccl &n, cuda::Context context) {
   const auto &init = n.lib.api().comm_init_rank;
   if (!init)
     throw nccl::Error(nccl::kInvalidUsage, init.name(),
                       n.lib.path() + " does not export " + init.name());
-  std::thread([call, init, set_current = Runtime::get().driver().api().ctx_set_current, context,
-               nranks = n.job->nranks, id = n.id, rank = n.job->rank] {
-    (void)set_current(context);
-    call->result = init(&call->comm, nranks, id, rank);
-    call->done.store(true, std::memory_order_release);
-  }).detach();
-  const auto began = std::chrono::steady_clock::now();
-  auto pause = std::chrono::microseconds(10);
-  while (!call->done.load(std::memory_order_acquire)) {
-    std::optional<std::string> why = n.links.lost();
-    if (!why && std::chrono::steady_clock::now() - began > n.job->timeout)
-      why = never_connected(n, init.name(), n.job->timeout);
-    if (why)
-      stop_job(n, *why,
-               fmt::format("this rank's {} could not be interrupted (NCCL before 2.14 has no "
-                           "non-blocking communicator) and ends with the process",
-                           init.name()));
-    back_off(pause);
-  }
-  if (call->result != nccl::kSuccess)
-    throw nccl::Error(call->result, init.name(),
-                      std::string(init.name()) + ": " + n.lib.result_text(call->result));
-  return call->comm;
+  auto comm = std::make_shared<nccl::Comm>(nullptr);
+  watched(n, init.name(), context,
+          [comm, init, nranks = n.job->nranks, id = n.id, rank = n.job->rank, &lib = n.lib] {
+            if (const nccl::Result r = init(comm.get(), nranks, id, rank); r != nccl::kSuccess)
+              throw nccl::Error(r, init.name(),
+                                std::string(init.name()) + ": " + lib.result_text(r));
+          });
+  return *comm;
 }
 
 template <class Entry, class... Args> void nc_call(Nccl &n, const Entry &e, Args... args) {
@@ -726,7 +745,12 @@ Outcome run(const Collective &c, const Config &cfg, const Context &ctx, Sampler 
     }
     return slowest / kIterations;
   };
-  one(); // warm-up (NCCL sets up its channels on the first call)
+  // Warm-up (NCCL sets up its channels on the first call). On a job's blocking communicator a
+  // first point-to-point call connects the ranks inside ncclGroupEnd: watched.
+  if (n.job && !n.nonblocking)
+    watched(n, n.lib.api().group_end.name(), rank.front().device->context, one);
+  else
+    one();
   std::vector<Queued> streams;
   for (const Rank &k : rank)
     streams.push_back({k.device, nullptr, k.stream->get()});
