@@ -262,8 +262,12 @@ void fill_rates(TimeEstimate &t, const ModelInput &model, const Run &run, double
     t.seconds_total = *t.seconds_per_epoch * run.epochs;
 }
 
-// Every op of the step in the order they run, and the eight slowest, slowest first.
+// Every op of the step in the order they run, and the eight slowest, slowest first. A step
+// without attention (a CNN's) drops the attention rate's basis line.
 void keep_ops(TimeEstimate &t, std::vector<OpTime> times) {
+  if (std::none_of(times.begin(), times.end(),
+                   [](const OpTime &o) { return o.kind == OpKind::attention; }))
+    std::erase_if(t.basis, [](const std::string &l) { return l.rfind("attention", 0) == 0; });
   t.top_ops = times;
   std::stable_sort(t.top_ops.begin(), t.top_ops.end(),
                    [](const OpTime &a, const OpTime &b) { return a.seconds > b.seconds; });

@@ -409,6 +409,25 @@ TEST(TimeOps, MfuAndBottleneckAreReported) {
       << s.bottleneck;
 }
 
+// The basis lists the rates the step uses: a transformer's names its attention rate, a CNN's,
+// which runs no attention, does not.
+TEST(TimeOps, TheBasisNamesTheAttentionRateOnlyWhereTheStepHasAttention) {
+  const auto &kb = kb::builtin();
+  const auto h100 = gpu_target(*kb.find_gpu("NVIDIA H100 SXM5"));
+  auto has_attention_line = [](const TimeEstimate &t) {
+    return std::any_of(t.basis.begin(), t.basis.end(),
+                       [](const std::string &l) { return l.rfind("attention", 0) == 0; });
+  };
+  fit::Run run;
+  run.batch = 4;
+  run.seq = 1024;
+  run.precision = Precision::bf16_amp;
+  EXPECT_TRUE(has_attention_line(estimate_time(test::llama3_8b(), run, h100)));
+  auto cnn = estimate_time(test::resnet("resnet50"), eight_images(Precision::bf16_amp), h100);
+  ASSERT_FALSE(cnn.basis.empty());
+  EXPECT_FALSE(has_attention_line(cnn)) << fmt::format("{}", fmt::join(cnn.basis, "\n"));
+}
+
 // Each kernel's fixed latency on the GPU adds to its work (latency + bytes / bandwidth): forty
 // kernels over 40 MB take the streaming time plus forty latencies, not the larger of the two.
 TEST(TimeOps, EachKernelsLatencyAddsToItsWork) {
