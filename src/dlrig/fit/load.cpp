@@ -4,6 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -72,6 +75,130 @@ ModelInput from_checkpoint_only(Checkpoint c, std::optional<model::ModelFamily> 
   return in;
 }
 
+// A Hugging Face Hub repository id ("meta-llama/Llama-3.1-8B"): one '/' between two names of
+// letters, digits, '-', '_' and '.', neither starting with '.'; nullopt for anything else.
+std::optional<std::pair<std::string, std::string>> hub_id(const std::string &spec) {
+  const auto slash = spec.find('/');
+  if (slash == std::string::npos || spec.find('/', slash + 1) != std::string::npos)
+    return std::nullopt;
+  std::string org = spec.substr(0, slash), name = spec.substr(slash + 1);
+  auto ok = [](const std::string &part) {
+    return !part.empty() && part.front() != '.' &&
+           std::all_of(part.begin(), part.end(), [](unsigned char c) {
+             return std::isalnum(c) || c == '-' || c == '_' || c == '.';
+           });
+  };
+  if (!ok(org) || !ok(name) || name.ends_with(".json") || name.ends_with(".safetensors"))
+    return std::nullopt;
+  return std::make_pair(org, name);
+}
+
+// The Hugging Face cache's hub folder as huggingface_hub finds it: HF_HUB_CACHE, else
+// HF_HOME/hub, else $XDG_CACHE_HOME/huggingface/hub, else ~/.cache/huggingface/hub
+// (https://huggingface.co/docs/huggingface_hub/package_reference/environment_variables).
+std::optional<fs::path> hub_cache() {
+  auto env = [](const char *n) -> std::optional<std::string> {
+    const char *v = std::getenv(n);
+    return v && *v ? std::optional<std::string>(v) : std::nullopt;
+  };
+  if (auto v = env("HF_HUB_CACHE"))
+    return fs::path(*v);
+  if (auto v = env("HF_HOME"))
+    return fs::path(*v) / "hub";
+  if (auto v = env("XDG_CACHE_HOME"))
+    return fs::path(*v) / "huggingface" / "hub";
+  if (auto v = env("HOME"))
+    return fs::path(*v) / ".cache" / "huggingface" / "hub";
+  return std::nullopt;
+}
+
+// The cached snapshot of a repository that holds its config.json: the revision refs/main names,
+// else the only snapshot there is (several without refs/main: none, rather than a guess).
+std::optional<fs::path> cached_snapshot(const fs::path &hub, const std::string &org,
+                                        const std::string &name) {
+  std::error_code ec;
+  const fs::path repo = hub / ("models--" + org + "--" + name);
+  if (!fs::is_directory(repo / "snapshots", ec))
+    return std::nullopt;
+  std::ifstream ref(repo / "refs" / "main");
+  std::string revision;
+  if (ref && std::getline(ref, revision) && !revision.empty() &&
+      revision.find('/') == std::string::npos) {
+    const fs::path snap = repo / "snapshots" / revision;
+    if (fs::exists(snap / "config.json", ec))
+      return snap;
+  }
+  std::vector<fs::path> found;
+  for (const auto &e : fs::directory_iterator(repo / "snapshots", ec))
+    if (fs::exists(e.path() / "config.json", ec))
+      found.push_back(e.path());
+  return found.size() == 1 ? std::optional<fs::path>(found.front()) : std::nullopt;
+}
+
+// The catalog model whose config.json comes from that Hub repository (its source names
+// huggingface.co/ORG/NAME/...), compared without case.
+const model::ModelArch *catalog_model_of_repo(const std::string &id, const kb::KnowledgeBase &kb) {
+  auto lower = [](std::string x) {
+    std::transform(x.begin(), x.end(), x.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return x;
+  };
+  const std::string want = "huggingface.co/" + lower(id) + "/";
+  for (const auto &m : kb.models)
+    if (lower(m.source).find(want) != std::string::npos)
+      return &m;
+  return nullptr;
+}
+
+Result<ModelInput> load_folder(const fs::path &p, const std::string &spec,
+                               std::optional<model::ModelFamily> family) {
+  std::error_code ec;
+  std::optional<Checkpoint> ckpt;
+  if (fs::exists(p / "model.safetensors.index.json", ec) ||
+      fs::exists(p / "model.safetensors", ec)) {
+    DLRIG_TRY(auto c, read_checkpoint(p.string()));
+    ckpt = std::move(c);
+  }
+  if (fs::exists(p / "config.json", ec))
+    return from_config_file(p / "config.json", std::move(ckpt));
+  if (!ckpt)
+    return make_error(spec + ": this folder holds no config.json, model.safetensors or "
+                             "model.safetensors.index.json");
+  return from_checkpoint_only(std::move(*ckpt), family, spec, "");
+}
+
+// A Hub repository id that is not a path here: its snapshot in the local Hugging Face cache (the
+// files a download left there), else the catalog model read from that repository's config.json.
+Result<ModelInput> load_hub_id(const std::string &spec, const std::string &org,
+                               const std::string &name, std::optional<model::ModelFamily> family,
+                               const kb::KnowledgeBase &kb) {
+  const auto hub = hub_cache();
+  if (hub)
+    if (auto snap = cached_snapshot(*hub, org, name)) {
+      DLRIG_TRY(auto in, load_folder(*snap, snap->string(), family));
+      in.assumptions.push_back(
+          fmt::format("{}: read from the Hugging Face cache, {}", spec, snap->string()));
+      return in;
+    }
+  const std::string where =
+      hub ? fmt::format("nor in the Hugging Face cache ({})", hub->string())
+          : std::string("and no Hugging Face cache was found (HF_HUB_CACHE, HF_HOME and HOME are "
+                        "unset)");
+  if (const model::ModelArch *m = catalog_model_of_repo(spec, kb)) {
+    DLRIG_TRY(auto in, model_from_catalog(m->name, kb));
+    in.assumptions.push_back(fmt::format("{} is not a path here {}: the catalog's {}, from that "
+                                         "repository's config.json",
+                                         spec, where, m->name));
+    return in;
+  }
+  return make_error(ErrorKind::not_found,
+                    fmt::format("{}: no such file or folder, {}, and no catalog model comes from "
+                                "that repository; download its config.json into that cache (`hf "
+                                "download {} config.json`) and run this again, or give a catalog "
+                                "name (`dlrig kb models`)",
+                                spec, where, spec));
+}
+
 } // namespace
 
 bool names_a_file(const std::string &spec) {
@@ -108,22 +235,13 @@ Result<ModelInput> load_model(const std::string &spec, std::optional<model::Mode
   }
   std::error_code ec;
   fs::path p(spec);
-  if (!fs::exists(p, ec))
+  if (!fs::exists(p, ec)) {
+    if (auto id = hub_id(spec))
+      return load_hub_id(spec, id->first, id->second, family, kb);
     return make_error(ErrorKind::not_found, spec + ": no such file or folder");
-  if (fs::is_directory(p, ec)) {
-    std::optional<Checkpoint> ckpt;
-    if (fs::exists(p / "model.safetensors.index.json", ec) ||
-        fs::exists(p / "model.safetensors", ec)) {
-      DLRIG_TRY(auto c, read_checkpoint(p.string()));
-      ckpt = std::move(c);
-    }
-    if (fs::exists(p / "config.json", ec))
-      return from_config_file(p / "config.json", std::move(ckpt));
-    if (!ckpt)
-      return make_error(spec + ": this folder holds no config.json, model.safetensors or "
-                               "model.safetensors.index.json");
-    return from_checkpoint_only(std::move(*ckpt), family, spec, "");
   }
+  if (fs::is_directory(p, ec))
+    return load_folder(p, spec, family);
   auto fname = p.filename().string();
   if (fname.ends_with(".safetensors") || fname.ends_with(".index.json")) {
     DLRIG_TRY(auto c, read_checkpoint(p.string()));

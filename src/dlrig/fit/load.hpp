@@ -20,8 +20,11 @@ bool names_a_file(const std::string &spec);
 Result<model::ModelArch> parse_model_config(std::string_view text, const std::string &where);
 
 // Reads the model a spec names. family is --family, used when a checkpoint has no config.json.
-// Error kinds: usage for a catalog name the catalog lacks, not_found for a missing path, bad_input
-// for a file that cannot be used.
+// A Hugging Face repository id that is not a path here ("meta-llama/Llama-3.1-8B") is read from
+// its snapshot in the local Hugging Face cache, else from the catalog model whose config.json
+// comes from that repository (an assumption says which). Error kinds: usage for a catalog name
+// the catalog lacks, not_found for a missing path or an id found in neither, bad_input for a file
+// that cannot be used.
 Result<ModelInput> load_model(const std::string &spec, std::optional<model::ModelFamily> family,
                               const kb::KnowledgeBase &kb);
 

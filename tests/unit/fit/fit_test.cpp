@@ -569,3 +569,91 @@ TEST(ResolveRun, OptimizerImplementationAndOptions) {
 
 } // namespace
 } // namespace dlrig::fit
+
+namespace dlrig::fit {
+namespace {
+
+// A Hugging Face repository id that is not a path here ("org/name") is what users type, as
+// accelerate's estimate-memory takes it. dlrig does not download: it reads the snapshot a
+// download left in the local Hugging Face cache (HF_HUB_CACHE's layout:
+// models--ORG--NAME/refs/main naming snapshots/REVISION/), else the catalog model whose
+// config.json comes from that repository, else it says how to get the config.
+struct HubCache {
+  std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("dlrig-hub-" + std::to_string(::getpid()));
+  HubCache() {
+    std::filesystem::create_directories(dir);
+    setenv("HF_HUB_CACHE", dir.c_str(), 1);
+  }
+  ~HubCache() {
+    unsetenv("HF_HUB_CACHE");
+    std::filesystem::remove_all(dir);
+  }
+  void snapshot(const std::string &repo, const std::string &revision, const std::string &config) {
+    const auto snap = dir / repo / "snapshots" / revision;
+    std::filesystem::create_directories(snap);
+    std::ofstream(snap / "config.json") << config;
+  }
+};
+
+const char *kSmallLlama = R"({"model_type": "llama", "hidden_size": 512,
+  "num_hidden_layers": 4, "num_attention_heads": 8, "num_key_value_heads": 2,
+  "intermediate_size": 1376, "vocab_size": 32000, "tie_word_embeddings": false})";
+
+TEST(HubIds, ACachedSnapshotIsReadWithTheRevisionRefsMainNames) {
+  HubCache hub;
+  hub.snapshot("models--someone--small-llama", "aaa111", kSmallLlama);
+  hub.snapshot("models--someone--small-llama", "bbb222", R"({"model_type": "llama"})");
+  std::filesystem::create_directories(hub.dir / "models--someone--small-llama" / "refs");
+  std::ofstream(hub.dir / "models--someone--small-llama" / "refs" / "main") << "aaa111";
+  auto m = load_model("someone/small-llama", std::nullopt, kb::builtin());
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_EQ(m->arch.hidden, 512);
+  EXPECT_EQ(m->arch.layers, 4);
+  EXPECT_NE(m->origin.find("snapshots/aaa111/config.json"), std::string::npos) << m->origin;
+  ASSERT_EQ(m->assumptions.size(), 1u);
+  EXPECT_NE(m->assumptions[0].find("someone/small-llama: read from the Hugging Face cache"),
+            std::string::npos)
+      << m->assumptions[0];
+}
+
+TEST(HubIds, WithoutRefsMainOnlyASingleSnapshotIsTaken) {
+  HubCache hub;
+  hub.snapshot("models--someone--small-llama", "aaa111", kSmallLlama);
+  auto one = load_model("someone/small-llama", std::nullopt, kb::builtin());
+  ASSERT_TRUE(one.ok()) << one.error().message;
+  EXPECT_EQ(one->arch.hidden, 512);
+  hub.snapshot("models--someone--small-llama", "bbb222", kSmallLlama);
+  auto two = load_model("someone/small-llama", std::nullopt, kb::builtin());
+  ASSERT_FALSE(two.ok()); // which of the two is not guessed
+  EXPECT_EQ(two.error().kind, ErrorKind::not_found);
+}
+
+TEST(HubIds, AnUncachedIdIsTheCatalogModelFromThatRepository) {
+  HubCache hub;
+  // data/models.json's llama-3.1-8b: "config: https://huggingface.co/meta-llama/Llama-3.1-8B/...".
+  auto m = load_model("meta-llama/Llama-3.1-8B", std::nullopt, kb::builtin());
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_EQ(m->arch.name, "llama-3.1-8b");
+  EXPECT_EQ(m->origin, "catalog");
+  ASSERT_EQ(m->assumptions.size(), 1u);
+  EXPECT_NE(m->assumptions[0].find("nor in the Hugging Face cache (" + hub.dir.string() + ")"),
+            std::string::npos)
+      << m->assumptions[0];
+  // Case does not matter on the Hub; another repository's fine-tune is not taken for it.
+  EXPECT_TRUE(load_model("META-LLAMA/llama-3.1-8b", std::nullopt, kb::builtin()).ok());
+  auto other = load_model("meta-llama/Llama-3.1-8B-Instruct", std::nullopt, kb::builtin());
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.error().kind, ErrorKind::not_found);
+  EXPECT_NE(other.error().message.find("`hf download meta-llama/Llama-3.1-8B-Instruct "
+                                       "config.json`"),
+            std::string::npos)
+      << other.error().message;
+  // A path-like spec that is not an id stays a missing path.
+  auto path = load_model("./nowhere/config.json", std::nullopt, kb::builtin());
+  ASSERT_FALSE(path.ok());
+  EXPECT_EQ(path.error().message, "./nowhere/config.json: no such file or folder");
+}
+
+} // namespace
+} // namespace dlrig::fit
