@@ -512,7 +512,7 @@ void walk_pass(Builder &b, const ModelInput &model, const Run &run, double batch
   const bool bwd = ph == Phase::backward;
   double bn_bytes = 0, bn_k = 0, relu_bytes = 0, relu_k = 0, pool_bytes = 0, pool_k = 0,
          add_bytes = 0, add_k = 0, other_bytes = 0, other_k = 0, layout_bytes = 0, layout_k = 0,
-         sum_bytes = 0, sum_k = 0;
+         sum_bytes = 0, sum_k = 0, counter_bytes = 0, counter_k = 0;
   int block = -1;
   // Tensor cores convolve NHWC tensors. With PyTorch's default NCHW, cuDNN transposes each
   // tensor-core convolution's activations in and its result out (docs/fit.md "Time": cuDNN's
@@ -562,6 +562,12 @@ void walk_pass(Builder &b, const ModelInput &model, const Run &run, double batch
       // batch_norm_backward_reduce then batch_norm_backward_elemt.
       bn_bytes += bwd ? 5 * a * out : (training ? 3 : 2) * a * out;
       bn_k += training ? (bwd && !run.channels_last ? 1 : 2) : 1;
+      // Training, each BatchNorm first counts the batch: num_batches_tracked.add_(1) on its int64
+      // (torch/nn/modules/batchnorm.py, _BatchNorm.forward), a kernel of its own.
+      if (training && !bwd && r.kind == "batchnorm") {
+        counter_bytes += 16;
+        counter_k += 1;
+      }
     } else if (r.kind == "relu") {
       relu_bytes += (bwd ? 3 : 2) * a * out;
       relu_k += 1;
@@ -588,6 +594,7 @@ void walk_pass(Builder &b, const ModelInput &model, const Run &run, double batch
   }
   const std::string tag = bwd ? ".grad" : "";
   b.memory("batch norm" + tag, ph, bn_bytes, bn_k);
+  b.memory("batch norm step counters", ph, counter_bytes, counter_k);
   b.memory("ReLU" + tag, ph, relu_bytes, relu_k);
   b.memory("pooling" + tag, ph, pool_bytes, pool_k);
   b.memory("residual adds" + tag, ph, add_bytes, add_k);

@@ -239,6 +239,12 @@ TEST(TimeOps, ResNetConvolutionsAreTheWalksMacs) {
   // runs a reduction and an element-wise kernel).
   EXPECT_DOUBLE_EQ(find(ops, Phase::forward, "batch norm")->kernels, 2 * norms);
   EXPECT_DOUBLE_EQ(find(ops, Phase::backward, "batch norm.grad")->kernels, norms);
+  // And each counts the batch first (num_batches_tracked.add_(1), an int64 read and written).
+  const Op *counters = find(ops, Phase::forward, "batch norm step counters");
+  ASSERT_NE(counters, nullptr);
+  EXPECT_DOUBLE_EQ(counters->kernels, norms);
+  EXPECT_DOUBLE_EQ(counters->bytes, 16 * norms);
+  EXPECT_EQ(find(ops, Phase::backward, "batch norm step counters"), nullptr);
   run.channels_last = true;
   EXPECT_DOUBLE_EQ(find(train_ops(model, run), Phase::backward, "batch norm.grad")->kernels,
                    2 * norms);
