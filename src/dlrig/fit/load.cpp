@@ -219,9 +219,16 @@ Result<model::ModelArch> parse_model_config(std::string_view text, const std::st
   if (!j.is_object())
     return make_error(where + ": a config.json must be a JSON object");
   auto stem = fs::path(where).parent_path().filename().string();
-  auto arch = model::model_from_config(j, stem.empty() ? where : stem);
-  if (!arch)
-    return make_error(where + ": " + arch.error().message);
+  const std::string name = stem.empty() ? where : stem;
+  auto arch = model::model_from_config(j, name);
+  if (!arch) {
+    // The model layer names the model; a config.json given alone is named after the file, which
+    // `where` already says.
+    std::string why = arch.error().message;
+    if (stem.empty() && why.rfind(name + ": ", 0) == 0)
+      why.erase(0, name.size() + 2);
+    return make_error(where + ": " + why);
+  }
   return arch;
 }
 

@@ -657,3 +657,24 @@ TEST(HubIds, AnUncachedIdIsTheCatalogModelFromThatRepository) {
 
 } // namespace
 } // namespace dlrig::fit
+
+namespace dlrig::fit {
+namespace {
+
+// A config.json given alone (no folder to name the model after) is named once in an error.
+TEST(ConfigErrors, ABareConfigJsonIsNamedOnce) {
+  auto bare = parse_model_config(R"({"model_type": "llama", "hidden_size": 4096,
+    "num_hidden_layers": 2, "num_attention_heads": 0, "intermediate_size": 11008,
+    "vocab_size": 32000})",
+                                 "config.json");
+  ASSERT_FALSE(bare.ok());
+  EXPECT_EQ(bare.error().message,
+            "config.json: config field 'num_attention_heads' must be at least 1, got 0");
+  auto in_folder = parse_model_config(R"({"model_type": "llama"})", "models/tiny/config.json");
+  ASSERT_FALSE(in_folder.ok());
+  EXPECT_EQ(in_folder.error().message.rfind("models/tiny/config.json: tiny: config field ", 0), 0u)
+      << in_folder.error().message;
+}
+
+} // namespace
+} // namespace dlrig::fit
