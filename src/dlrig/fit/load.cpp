@@ -218,14 +218,19 @@ Result<model::ModelArch> parse_model_config(std::string_view text, const std::st
   }
   if (!j.is_object())
     return make_error(where + ": a config.json must be a JSON object");
+  // The model is named after the folder holding its config.json (the working folder's for a bare
+  // "config.json").
   auto stem = fs::path(where).parent_path().filename().string();
+  if (std::error_code ec; stem.empty())
+    if (auto abs = fs::absolute(where, ec); !ec)
+      stem = abs.parent_path().filename().string();
   const std::string name = stem.empty() ? where : stem;
   auto arch = model::model_from_config(j, name);
   if (!arch) {
-    // The model layer names the model; a config.json given alone is named after the file, which
-    // `where` already says.
+    // The model layer names the model; one named after the file (none other to take) is said
+    // once.
     std::string why = arch.error().message;
-    if (stem.empty() && why.rfind(name + ": ", 0) == 0)
+    if (name == where && why.rfind(name + ": ", 0) == 0)
       why.erase(0, name.size() + 2);
     return make_error(where + ": " + why);
   }

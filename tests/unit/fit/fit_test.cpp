@@ -661,15 +661,24 @@ TEST(HubIds, AnUncachedIdIsTheCatalogModelFromThatRepository) {
 namespace dlrig::fit {
 namespace {
 
-// A config.json given alone (no folder to name the model after) is named once in an error.
-TEST(ConfigErrors, ABareConfigJsonIsNamedOnce) {
-  auto bare = parse_model_config(R"({"model_type": "llama", "hidden_size": 4096,
+// A model is named after the folder holding its config.json: a bare "config.json" after the
+// working folder, not after the file (which the error names already).
+TEST(ConfigErrors, ABareConfigJsonIsNamedAfterTheWorkingFolder) {
+  const std::string text = R"({"model_type": "llama", "hidden_size": 4096,
     "num_hidden_layers": 2, "num_attention_heads": 0, "intermediate_size": 11008,
-    "vocab_size": 32000})",
-                                 "config.json");
+    "vocab_size": 32000})";
+  auto bare = parse_model_config(text, "config.json");
   ASSERT_FALSE(bare.ok());
-  EXPECT_EQ(bare.error().message,
-            "config.json: config field 'num_attention_heads' must be at least 1, got 0");
+  const std::string cwd = std::filesystem::current_path().filename().string();
+  EXPECT_EQ(bare.error().message, "config.json: " + cwd +
+                                      ": config field 'num_attention_heads' must be at least 1, "
+                                      "got 0");
+  auto ok = parse_model_config(
+      R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2,
+      "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100})",
+      "config.json");
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  EXPECT_EQ(ok->name, cwd);
   auto in_folder = parse_model_config(R"({"model_type": "llama"})", "models/tiny/config.json");
   ASSERT_FALSE(in_folder.ok());
   EXPECT_EQ(in_folder.error().message.rfind("models/tiny/config.json: tiny: config field ", 0), 0u)
