@@ -146,9 +146,9 @@ void check_new_structures(const std::string &gpu, int n) {
   std::cout << table;
 }
 
-// H200: nine training cases; BERT is the open miss.
+// H200: nine training cases, every one within ±40 % (BERT, the nearest the edge, −38 %).
 TEST(FitAccuracyH200, StepTimesWithinTheBand) {
-  check_step_times("h200", {"bert"}, 9);
+  check_step_times("h200", {}, 9);
 }
 
 // GPT-2 small (gelu_new's fp32 tensors under autocast) was 14.9 % low before they were counted.
@@ -164,11 +164,11 @@ TEST(FitAccuracyH200, NewStructuresAllocatedWithinTenPercent) {
 }
 
 // H100: the H200's nine training cases and the three new structures, timed in the first run; the
-// open misses are the host-bound rows (docs/fit-accuracy.md "Step time on a real GPU: NVIDIA
-// H100"): Falcon's new decoder (−55 %), BART-large QA (−58 %), BERT (−32 %) and CLIP's text tower
-// (−25 %).
+// open misses are two host-bound rows (docs/fit-accuracy.md "Step time on a real GPU: NVIDIA
+// H100"): Falcon's new decoder (−54 %) and BART-large QA (−58 %). BERT (−31 %) and CLIP's text
+// tower (−25 %), host-bound too, are within ±40 %.
 TEST(FitAccuracyH100, StepTimesWithinTheBand) {
-  check_step_times("h100", {"falcon", "bart", "bert", "clip"}, 12);
+  check_step_times("h100", {"falcon", "bart"}, 12);
 }
 
 TEST(FitAccuracyH100, MemTrackerTotalsWithinTenPercent) {
