@@ -270,6 +270,39 @@ TEST(BenchCli, Bf16GemmSkipsWithoutTheSymbol) {
   EXPECT_NE(r.out.find("does not load"), std::string::npos) << r.out;
 }
 
+// OpenBLAS is loaded when a CPU GEMM first runs, not with dlrig (its threads would start with
+// every command): the binary does not link it, and without it the CPU GEMMs skip, saying why and
+// what to install, while the other benchmarks and commands run.
+TEST(BenchCli, WithoutOpenblasTheCpuGemmsSkipAndTheRestRuns) {
+  const std::vector<std::string> env = {"DLRIG_OPENBLAS_LIBRARY=/nonexistent/libopenblas.so.0",
+                                        "DLRIG_BENCH_SMALL=1"};
+  auto list = run_dlrig({"bench", "--list", "--csv"}, env);
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_NE(list.out.find("OpenBLAS did not load"), std::string::npos) << list.out;
+  auto db = scratch("cli_no_openblas.db").string();
+  std::filesystem::remove(db);
+  auto r =
+      run_dlrig({"bench", "--quick", "cpu.gemm.sgemm", "cpu.stream", "--json", "--db", db}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["environment"]["blas"]["config"].is_null()) << j["environment"].dump();
+  int skipped = 0, measured = 0;
+  for (auto &res : j["results"]) {
+    if (res["id"] == "cpu.gemm.sgemm") {
+      EXPECT_EQ(res["status"], "skipped") << res.dump();
+      const auto why = res["reason"].get<std::string>();
+      EXPECT_NE(why.find("/nonexistent/libopenblas.so.0"), std::string::npos) << why;
+      EXPECT_NE(why.find("libopenblas0 (scripts/deps.sh)"), std::string::npos) << why;
+      ++skipped;
+    } else if (res["status"] == "measured") {
+      ++measured;
+    }
+  }
+  EXPECT_GE(skipped, 1);
+  EXPECT_GE(measured, 1); // cpu.stream
+  EXPECT_EQ(run_dlrig({"kb", "gpus"}, env).exit_code, 0);
+}
+
 TEST(BenchCli, UnknownIdIsUsageWithNearestNames) {
   auto r = run_dlrig({"bench", "cpu.gem"});
   EXPECT_EQ(r.exit_code, 64);

@@ -5,16 +5,15 @@
 // Numerical Algorithms", §3.1 and Higham & Mary 2019). BF16 runs OpenBLAS's cblas_sbgemm (bf16
 // A and B, fp32 C, fp32 accumulation), looked up at run time because Debian's OpenBLAS 0.3.21
 // does not export it; DLRIG_SBGEMM_LIBRARY=PATH looks it up in that library instead (tests: a
-// fake). Its reference is the same dot product of the bf16-rounded inputs, so the tolerance is
-// SGEMM's (fp32 epsilon).
+// fake). OpenBLAS itself is loaded when the first of them runs (openblas_core.hpp, openblas()). Its
+// reference is the same dot product of the bf16-rounded inputs, so the tolerance is SGEMM's (fp32
+// epsilon).
 #include "dlrig/bench/bench.hpp"
 
 #include "dlrig/bench/gemm_data.hpp"
+#include "dlrig/bench/openblas.hpp"
 #include "dlrig/bench/openblas_core.hpp"
 #include "dlrig/platform/dynlib.hpp"
-
-#include <cblas.h>
-#include <dlfcn.h>
 
 #include <fmt/format.h>
 
@@ -60,9 +59,18 @@ std::vector<Config> gemm_configs(const Context &ctx) {
 
 template <class T> void gemm(int n, const T *a, const T *b, T *c) {
   if constexpr (std::is_same_v<T, float>)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+    openblas().sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c,
+                     n);
   else
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a, n, b, n, 0.0, c, n);
+    openblas().dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a, n, b, n, 0.0, c,
+                     n);
+}
+
+// cpu.gemm's needs: an OpenBLAS that loads.
+std::optional<std::string> needs_openblas(const Context &) {
+  if (!openblas().sgemm)
+    return openblas().error;
+  return std::nullopt;
 }
 
 template <class T>
@@ -129,7 +137,7 @@ void set_peak(Outcome &o, const Context &ctx, int threads, bool dp) {
 template <class T> Outcome run_gemm(const Config &cfg, const Context &ctx, Sampler &s) {
   const int n = static_cast<int>(cfg.params.at(0));
   const int threads = static_cast<int>(cfg.params.at(1));
-  openblas_set_num_threads(threads);
+  openblas().set_num_threads(threads);
   std::vector<T> a(static_cast<std::size_t>(n) * n), b(a.size()), c(a.size());
   std::mt19937_64 rng(42);
   std::normal_distribution<T> normal(0, 1);
@@ -186,7 +194,7 @@ using Sbgemm = void (*)(CBLAS_ORDER, CBLAS_TRANSPOSE, CBLAS_TRANSPOSE, blasint, 
 
 struct SbgemmLookup {
   Sbgemm fn = nullptr;
-  std::string where; // "the linked OpenBLAS (config)" or the override's path
+  std::string where; // "OpenBLAS PATH (config)" or the override's path
   std::string why;   // when fn is null: why it cannot run
 };
 
@@ -204,8 +212,13 @@ const SbgemmLookup &sbgemm() {
       }
       l.fn = reinterpret_cast<Sbgemm>(lib->symbol({"cblas_sbgemm"}));
     } else {
-      l.where = "the linked OpenBLAS (" + openblas_config() + ")";
-      l.fn = reinterpret_cast<Sbgemm>(dlsym(RTLD_DEFAULT, "cblas_sbgemm"));
+      const auto &o = openblas();
+      if (!o.sgemm) {
+        l.why = o.error;
+        return l;
+      }
+      l.where = "OpenBLAS " + o.path + " (" + openblas_config() + ")";
+      l.fn = reinterpret_cast<Sbgemm>(o.sbgemm);
     }
     if (!l.fn)
       l.why = l.where + " does not export cblas_sbgemm (OpenBLAS builds it with "
@@ -230,7 +243,8 @@ Outcome run_sbgemm(const Config &cfg, const Context &ctx, Sampler &s) {
     throw std::runtime_error(lib.why); // the needs check skips first; this is a guard
   const int n = static_cast<int>(cfg.params.at(0));
   const int threads = static_cast<int>(cfg.params.at(1));
-  openblas_set_num_threads(threads);
+  if (openblas().set_num_threads) // DLRIG_SBGEMM_LIBRARY's library may come without OpenBLAS
+    openblas().set_num_threads(threads);
   const std::size_t count = static_cast<std::size_t>(n) * n;
   // Random normal floats rounded to bf16; the float copies hold exactly the rounded values.
   std::vector<std::uint16_t> a(count), b(count);
@@ -293,9 +307,9 @@ Outcome run_sbgemm(const Config &cfg, const Context &ctx, Sampler &s) {
 std::vector<Benchmark> cpu_gemm_benchmarks() {
   std::vector<Benchmark> v;
   v.push_back({"cpu.gemm.sgemm", "cpu.gemm", "FP32 matrix multiply (OpenBLAS sgemm), n x n",
-               "CPU cores", nullptr, gemm_configs, run_gemm<float>});
+               "CPU cores, OpenBLAS", needs_openblas, gemm_configs, run_gemm<float>});
   v.push_back({"cpu.gemm.dgemm", "cpu.gemm", "FP64 matrix multiply (OpenBLAS dgemm), n x n",
-               "CPU cores", nullptr, gemm_configs, run_gemm<double>});
+               "CPU cores, OpenBLAS", needs_openblas, gemm_configs, run_gemm<double>});
   v.push_back({"cpu.gemm.bf16", "cpu.gemm",
                "BF16 matrix multiply (OpenBLAS sbgemm, fp32 output), n x n",
                "CPU cores, an OpenBLAS that exports cblas_sbgemm",

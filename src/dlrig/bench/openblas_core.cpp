@@ -1,7 +1,9 @@
 // Which kernels OpenBLAS runs, and choosing them (openblas_core.hpp).
 #include "dlrig/bench/openblas_core.hpp"
 
-#include <cblas.h>
+#include "dlrig/bench/openblas.hpp"
+#include "dlrig/platform/dynlib.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -109,8 +111,54 @@ std::optional<std::string> env(const char *name) {
 
 } // namespace
 
+const Openblas &openblas() {
+  static const Openblas found = [] {
+    Openblas o;
+    std::vector<std::string> names;
+    if (const char *env = std::getenv("DLRIG_OPENBLAS_LIBRARY"); env && *env) {
+      names.push_back(env); // the user's choice, and only it
+    } else {
+      names.push_back("libopenblas.so.0");
+#ifdef DLRIG_OPENBLAS_BUILD_LIBRARY
+      names.push_back(DLRIG_OPENBLAS_BUILD_LIBRARY);
+#endif
+    }
+    static DynamicLibrary kept; // loaded until exit: OpenBLAS's threads outlive any caller
+    std::string tried;
+    for (const auto &name : names) {
+      auto lib = DynamicLibrary::open({name});
+      if (!lib) {
+        tried += (tried.empty() ? "" : "; ") + lib.error().message;
+        continue;
+      }
+      o.sgemm = reinterpret_cast<decltype(o.sgemm)>(lib->symbol({"cblas_sgemm"}));
+      o.dgemm = reinterpret_cast<decltype(o.dgemm)>(lib->symbol({"cblas_dgemm"}));
+      o.set_num_threads =
+          reinterpret_cast<decltype(o.set_num_threads)>(lib->symbol({"openblas_set_num_threads"}));
+      o.get_config = reinterpret_cast<decltype(o.get_config)>(lib->symbol({"openblas_get_config"}));
+      o.sbgemm = lib->symbol({"cblas_sbgemm"});
+      if (!o.sgemm || !o.dgemm || !o.set_num_threads || !o.get_config) {
+        o = Openblas{};
+        tried += (tried.empty() ? "" : "; ") + lib->path() +
+                 " lacks cblas_sgemm, cblas_dgemm, openblas_set_num_threads or "
+                 "openblas_get_config (not an OpenBLAS)";
+        continue;
+      }
+      o.path = lib->path();
+      kept = std::move(lib).value();
+      return o;
+    }
+    o.error = "OpenBLAS did not load (" + tried +
+              "); install Debian's libopenblas0 (scripts/deps.sh) or point "
+              "DLRIG_OPENBLAS_LIBRARY at a libopenblas.so";
+    return o;
+  }();
+  return found;
+}
+
 std::string openblas_config() {
-  const char *c = openblas_get_config();
+  const auto &o = openblas();
+  const char *c = o.get_config ? o.get_config() : nullptr;
   return c ? c : "";
 }
 

@@ -6,11 +6,11 @@
 // to an older core for a model it does not know: a VM that hides the model name, a newer CPU. On
 // the H200 VM (a 16-vCPU Xeon with AVX-512 and AMX behind "Intel(R) Xeon(R) Processor"), Debian's
 // OpenBLAS 0.3.21 ran its Prescott (SSE3) kernels: SGEMM at 235 GFLOP/s against numpy's 1218.
-// OPENBLAS_CORETYPE names the core instead, but OpenBLAS reads it only while it initialises
-// (before main), so `dlrig bench` runs itself again with it set (apps/dlrig/cmd_bench.cpp).
+// OPENBLAS_CORETYPE names the core instead, but OpenBLAS reads it only while it initialises (as
+// it loads), so `dlrig bench` runs itself again with it set (apps/dlrig/cmd_bench.cpp).
 //
 // Everything here is pure (a function of its arguments), except openblas_config() and
-// OpenblasCoreEnv::read(), which read the library and the environment.
+// OpenblasCoreEnv::read(), which load the library (bench/openblas.hpp) and read the environment.
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,8 +18,9 @@
 
 namespace dlrig::bench {
 
-// openblas_get_config() of the linked OpenBLAS ("OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH
-// NO_AFFINITY Zen MAX_THREADS=64"); "" when it gives none.
+// openblas_get_config() of OpenBLAS (bench/openblas.hpp; loaded by this call) ("OpenBLAS 0.3.21
+// NO_LAPACKE DYNAMIC_ARCH NO_AFFINITY Zen MAX_THREADS=64"); "" when it gives none or did not
+// load.
 std::string openblas_config();
 
 // The core named in `config` (case-insensitive against OpenBLAS's x86-64 core names, spelt as

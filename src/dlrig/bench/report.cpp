@@ -1,7 +1,8 @@
 // The printers' view of benchmark results (report.hpp).
 #include "dlrig/bench/report.hpp"
 
-#include <cblas.h>
+#include "dlrig/bench/openblas_core.hpp"
+
 #include <fmt/format.h>
 
 #include <fstream>
@@ -28,8 +29,8 @@ Json environment(const Snapshot &snap, int threads, const std::optional<std::str
   j["governor"] = governor ? Json(*governor) : Json(nullptr);
   j["kernel"] = snap.host.os.kernel_release ? Json(*snap.host.os.kernel_release) : Json(nullptr);
   j["threads"] = threads;
-  const char *cfg = openblas_get_config();
-  j["blas"] = {{"library", "OpenBLAS"}, {"config", cfg ? Json(cfg) : Json(nullptr)}};
+  const std::string cfg = openblas_config();
+  j["blas"] = {{"library", "OpenBLAS"}, {"config", cfg.empty() ? Json(nullptr) : Json(cfg)}};
   return j;
 }
 
