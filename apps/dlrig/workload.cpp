@@ -111,8 +111,8 @@ fit::ModelInput workload_model(const WorkloadArgs &a, const kb::KnowledgeBase &k
         ErrorKind::usage);
   } else if (a.model.empty()) {
     throw Failure(ExitCode::usage, "which model? give a catalog name (`dlrig kb models`), a "
-                                   "config.json, a .safetensors file or folder, or --params N "
-                                   "--family F");
+                                   "config.json, a .safetensors file or folder, a Hugging Face "
+                                   "id (ORG/NAME), or --params N --family F");
   } else {
     model = value_or_throw(fit::load_model(a.model, family, kb));
   }
@@ -123,7 +123,8 @@ fit::ModelInput workload_model(const WorkloadArgs &a, const kb::KnowledgeBase &k
 void add_workload_options(CLI::App &sub, WorkloadArgs &a,
                           const std::function<void()> &after_concurrency) {
   sub.add_option("model", a.model,
-                 "Catalog name, config.json (or its folder), .safetensors file or sharded folder")
+                 "Catalog name, config.json (or its folder), .safetensors file, sharded folder, "
+                 "or a Hugging Face id (ORG/NAME: its cached download, else the catalog's)")
       ->type_name("MODEL");
   sub.add_option("--params", a.params, "Parameter count instead of a model (7e9, 7B, 110M)")
       ->type_name("N");
