@@ -1,5 +1,6 @@
 #include "dlrig/fit/load.hpp"
 
+#include "dlrig/core/text.hpp"
 #include "dlrig/fit/fit.hpp"
 
 #include <fmt/format.h>
@@ -138,11 +139,6 @@ std::optional<fs::path> cached_snapshot(const fs::path &hub, const std::string &
 // The catalog model whose config.json comes from that Hub repository (its source names
 // huggingface.co/ORG/NAME/...), compared without case.
 const model::ModelArch *catalog_model_of_repo(const std::string &id, const kb::KnowledgeBase &kb) {
-  auto lower = [](std::string x) {
-    std::transform(x.begin(), x.end(), x.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return x;
-  };
   const std::string want = "huggingface.co/" + lower(id) + "/";
   for (const auto &m : kb.models)
     if (lower(m.source).find(want) != std::string::npos)
