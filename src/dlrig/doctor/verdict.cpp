@@ -13,25 +13,54 @@ namespace {
 
 // The checks whose failure means PyTorch cannot use the GPU, root causes first: what surrounds
 // the device (a container without the NVIDIA runtime, a Linux driver inside WSL2), the driver
-// (a version mismatch, nouveau, no module, a stub or compat libcuda ahead of it), then the GPU
-// itself being unusable, then torch's build against it, then torch's own answer (--deep, or a
-// collect_env report's "Is CUDA available"). Only a fail finding decides; a failure of any
-// other check (a torchvision mismatch, ECC errors) leaves the GPU usable and shows below.
-constexpr std::array<std::string_view, 14> kDeciding = {
-    "container.no-gpu-runtime", "container.lost-gpu",     "wsl.driver-inside",
-    "driver.nvml-mismatch",     "kernel.nouveau-loaded",  "driver.no-kernel-module",
-    "driver.stub-libcuda",      "driver.compat-lib",      "gpu.none-visible",
-    "torch.cpu-only-build",     "torch.vendor-mismatch",  "driver.too-old-for-torch",
-    "torch.arch-unsupported",   "torch.cuda-unavailable",
+// (a version mismatch, nouveau, no module, a proprietary module on Blackwell, a stub or compat
+// libcuda ahead of it), then the GPUs being unusable (none visible, the NVLink fabric not set up,
+// CUDA_VISIBLE_DEVICES naming no GPU here, every GPU prohibited), then torch's build against it,
+// then torch's own answer (--deep, or a collect_env report's "Is CUDA available"). Only a fail
+// finding decides (env.cuda-visible-devices fails only when its first entry matches no GPU, so
+// none is left); a failure of any other check (a torchvision mismatch, ECC errors) leaves the GPU
+// usable and shows below.
+constexpr std::array<std::string_view, 18> kDeciding = {
+    "container.no-gpu-runtime",
+    "container.lost-gpu",
+    "wsl.driver-inside",
+    "driver.nvml-mismatch",
+    "kernel.nouveau-loaded",
+    "driver.no-kernel-module",
+    "kernel.open-module-required",
+    "driver.stub-libcuda",
+    "driver.compat-lib",
+    "gpu.none-visible",
+    "gpu.fabric-manager",
+    "env.cuda-visible-devices",
+    "gpu.compute-mode",
+    "torch.cpu-only-build",
+    "torch.vendor-mismatch",
+    "driver.too-old-for-torch",
+    "torch.arch-unsupported",
+    "torch.cuda-unavailable",
 };
 
-const Finding *deciding_failure(const std::vector<CheckResult> &results) {
-  for (auto id : kDeciding)
+// gpu.compute-mode fails once per prohibited GPU: it keeps PyTorch off the GPU only when every
+// GPU NVML sees is prohibited; otherwise PyTorch uses the others (step 4 leaves them out).
+bool prohibited(const Gpu &g) {
+  return g.nvml && g.nvml->compute_mode == OptStr("prohibited");
+}
+
+const Finding *deciding_failure(const Snapshot &s, const std::vector<CheckResult> &results) {
+  const auto seen = nvml_gpus(s);
+  const bool all_prohibited =
+      !seen.empty() &&
+      std::all_of(seen.begin(), seen.end(), [](const Gpu *g) { return prohibited(*g); });
+  for (auto id : kDeciding) {
+    if (id == "gpu.compute-mode" && !all_prohibited)
+      continue;
     for (const auto &r : results)
       if (r.check && r.check->id == id)
         for (const auto &f : r.findings)
           if (f.severity == Severity::fail)
             return &f;
+  }
   return nullptr;
 }
 
@@ -135,11 +164,15 @@ Verdict readiness(const Snapshot &s, const std::vector<CheckResult> &results,
   }
 
   // 2. A failure that keeps PyTorch off the GPU.
-  if (const Finding *f = deciding_failure(results)) {
+  if (const Finding *f = deciding_failure(s, results)) {
     v.ready = Readiness::no;
     v.answer = f->title;
     v.decided_by = f->id;
     v.fix = f->fix;
+    if (const auto n = nvml_gpus(s).size(); f->id == "gpu.compute-mode" && n > 1) {
+      v.answer += fmt::format(", as are the other {} GPUs", n - 1);
+      v.fix = {"sudo nvidia-smi -c DEFAULT   # every GPU"};
+    }
     return v;
   }
 
@@ -175,7 +208,8 @@ Verdict readiness(const Snapshot &s, const std::vector<CheckResult> &results,
   } else {
     auto seen = nvml_gpus(s);
     for (const auto *g : seen.empty() ? nv : seen)
-      names.push_back(gpu_label(*g));
+      if (!prohibited(*g))
+        names.push_back(gpu_label(*g));
   }
   v.gpus = names;
   const std::string who = fmt::format("torch {}{} in {}", t.version.value_or("(version unknown)"),

@@ -107,6 +107,70 @@ TEST(Verdict, ContainerWithoutTheNvidiaRuntime) {
   EXPECT_EQ(r.verdict.decided_by, OptStr("container.no-gpu-runtime"));
 }
 
+// A failure that leaves CUDA no GPU decides the verdict, with the finding's title and fix.
+TEST(Verdict, CudaVisibleDevicesNamingNoGpuHereIsANo) {
+  auto s = test::healthy_desktop();
+  s.software.env["CUDA_VISIBLE_DEVICES"] = "1";
+  auto r = run_doctor(s, test::test_kb(), {});
+  EXPECT_EQ(r.verdict.ready, Readiness::no) << r.verdict.answer;
+  EXPECT_EQ(r.verdict.decided_by, OptStr("env.cuda-visible-devices"));
+  EXPECT_NE(r.verdict.answer.find("CUDA_VISIBLE_DEVICES=1 names GPUs that are not here"),
+            std::string::npos)
+      << r.verdict.answer;
+  ASSERT_FALSE(r.verdict.fix.empty());
+  EXPECT_NE(r.verdict.fix[0].find("export CUDA_VISIBLE_DEVICES=0"), std::string::npos);
+  // A later entry that matches nothing hides only what follows it: GPU 0 is still used.
+  s.software.env["CUDA_VISIBLE_DEVICES"] = "0,3";
+  r = run_doctor(s, test::test_kb(), {});
+  EXPECT_EQ(r.verdict.ready, Readiness::yes) << r.verdict.answer;
+}
+
+TEST(Verdict, ProhibitedComputeModeIsANoOnlyWhenEveryGpuIsProhibited) {
+  auto s = test::healthy_desktop();
+  for (auto &g : s.gpus)
+    if (g.nvml)
+      g.nvml->compute_mode = "prohibited";
+  auto r = run_doctor(s, test::test_kb(), {});
+  EXPECT_EQ(r.verdict.ready, Readiness::no) << r.verdict.answer;
+  EXPECT_EQ(r.verdict.decided_by, OptStr("gpu.compute-mode"));
+  EXPECT_NE(r.verdict.answer.find("is in compute mode prohibited"), std::string::npos);
+  ASSERT_EQ(r.verdict.fix.size(), 1u);
+  EXPECT_NE(r.verdict.fix[0].find("-c DEFAULT"), std::string::npos);
+
+  auto server = test::healthy_server();
+  server.gpus[0].nvml->compute_mode = "prohibited";
+  r = run_doctor(server, test::test_kb(), {});
+  EXPECT_EQ(r.verdict.ready, Readiness::yes) << r.verdict.answer;
+  EXPECT_EQ(r.verdict.gpus.size(), 7u); // the prohibited GPU is left out
+  for (auto &g : server.gpus)
+    g.nvml->compute_mode = "prohibited";
+  r = run_doctor(server, test::test_kb(), {});
+  EXPECT_EQ(r.verdict.ready, Readiness::no) << r.verdict.answer;
+  EXPECT_NE(r.verdict.answer.find("as are the other 7 GPUs"), std::string::npos)
+      << r.verdict.answer;
+}
+
+TEST(Verdict, NvswitchServerWithoutFabricManagerIsANo) {
+  auto s = test::healthy_server();
+  s.software.services.fabricmanager_running = false;
+  for (auto &g : s.gpus)
+    g.nvml->fabric_state.reset();
+  auto r = run_doctor(s, test::test_kb(), {});
+  EXPECT_EQ(r.verdict.ready, Readiness::no) << r.verdict.answer;
+  EXPECT_EQ(r.verdict.decided_by, OptStr("gpu.fabric-manager"));
+  EXPECT_FALSE(r.verdict.fix.empty());
+}
+
+TEST(Verdict, BlackwellOnTheProprietaryModuleIsANo) {
+  auto s = test::healthy_desktop();
+  s.software.kernel.nvidia_open = false;
+  s.software.kernel.nvidia.license = "NVIDIA";
+  s.gpus[0].nvml->compute_capability = "12.0";
+  auto r = run_doctor(s, test::test_kb(), {});
+  EXPECT_EQ(r.verdict.ready, Readiness::no) << r.verdict.answer;
+  EXPECT_EQ(r.verdict.decided_by, OptStr("kernel.open-module-required"));
+}
+
 TEST(Verdict, NoTorchOnAGpuMachineSaysWhatToInstall) {
   auto s = test::healthy_desktop();
   s.software.python_envs[0].torch.reset();
