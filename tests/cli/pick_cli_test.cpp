@@ -61,6 +61,38 @@ TEST(PickCli, TableAndMarkdown) {
   EXPECT_NE(md.out.find("| # | option |"), std::string::npos) << md.out;
 }
 
+// An option without a price is listed but never sized: what it would need is unknown, so JSON
+// says null (not 0 bytes, not an empty layout) and the table says n/a.
+TEST(PickCli, AnUnpricedOptionIsUnknownNotZero) {
+  auto r = run_dlrig(with(kLora8b, {"--json"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = Json::parse(r.out);
+  bool seen = false;
+  for (const auto &o : j["options"]) {
+    if (o["status"] != "no-price")
+      continue;
+    seen = true;
+    EXPECT_TRUE(o["layout"].is_null()) << o.dump();
+    EXPECT_TRUE(o["memory"]["device_bytes"].is_null()) << o.dump();
+    EXPECT_TRUE(o["memory"]["fits"].is_null()) << o.dump();
+    EXPECT_TRUE(o["time"]["job_seconds"].is_null()) << o.dump();
+    EXPECT_TRUE(o["time"]["bottleneck"].is_null()) << o.dump();
+    EXPECT_TRUE(o["cost"]["goal"].is_null()) << o.dump();
+    EXPECT_TRUE(o["cost"]["goal_unit"].is_null()) << o.dump();
+  }
+  EXPECT_TRUE(seen) << "the catalog has GPUs without a price";
+  EXPECT_TRUE(j["options"][0]["memory"]["device_bytes"].is_number()) << "sized options keep theirs";
+
+  auto t = run_dlrig(with(kLora8b, {"--form", "server", "--gpus-max", "1", "--new"}));
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  auto at = t.out.find("1x Tesla T4 ");
+  ASSERT_NE(at, std::string::npos) << t.out;
+  const auto row = t.out.substr(at, t.out.find('\n', at) - at);
+  EXPECT_NE(row.find("no-price"), std::string::npos) << row;
+  EXPECT_NE(row.find(" n/a "), std::string::npos) << row;
+  EXPECT_EQ(row.find("GB"), std::string::npos) << "no memory figure for an unsized option: " << row;
+}
+
 TEST(PickCli, NothingWithinTheBudgetExitsOneAndSaysWhatWould) {
   auto r = run_dlrig(with(kLora8b, {"--budget", "100USD"}));
   EXPECT_EQ(r.exit_code, 1) << r.err;

@@ -150,9 +150,9 @@ void price_option(Option &o, const Request &rq) {
   }
   // The tightest margin among what is known.
   std::vector<std::pair<double, std::string>> margins;
-  if (o.memory_bytes && *o.memory_bytes > 0)
+  if (o.memory_bytes && *o.memory_bytes > 0 && o.device_bytes)
     margins.push_back(
-        {(static_cast<double>(*o.memory_bytes) - static_cast<double>(o.device_bytes)) /
+        {(static_cast<double>(*o.memory_bytes) - static_cast<double>(*o.device_bytes)) /
              static_cast<double>(*o.memory_bytes),
          "memory"});
   if (rq.goal.within_s && o.job_s)
@@ -361,7 +361,7 @@ Option evaluate(const fit::ModelInput &model, const fit::Run &base, const fit::G
     o.constraint = "memory";
     o.why = fmt::format(
         "short by {:.1f} GB",
-        (static_cast<double>(o.device_bytes) - static_cast<double>(*gpu.memory_bytes)) / 1e9);
+        (static_cast<double>(*o.device_bytes) - static_cast<double>(*gpu.memory_bytes)) / 1e9);
     return o;
   }
   o.status = Status::ok;

@@ -95,11 +95,12 @@ struct Option {
   Form form = Form::desktop;
   Acquire acquire = Acquire::buy_new;
   fit::Run run;       // as evaluated (count, and the parallelism pick chose)
-  std::string layout; // how the GPUs share the work ("DDP", "FSDP", "tensor parallel 2")
+  std::string layout; // how the GPUs share the work ("ddp", "fsdp", "tensor parallel 2"); empty:
+                      // not sized
 
-  // Memory: fit's verdict at the device level.
+  // Memory: fit's verdict at the device level; nullopt: not sized (an option without a price).
   std::optional<bool> fits;
-  std::uint64_t device_bytes = 0;
+  std::optional<std::uint64_t> device_bytes;
   std::optional<std::uint64_t> memory_bytes;
   std::string fix; // when it does not fit: fit's cheapest change that fits on these GPUs
 

@@ -130,12 +130,12 @@ std::string speed_cell(const Option &o) {
 }
 
 std::string fits_cell(const Option &o) {
-  if (!o.fits)
+  if (!o.fits || !o.device_bytes)
     return kUnknown;
   if (!*o.fits)
     return "no: " + o.why + (o.fix.empty() ? "" : "; fits with " + o.fix);
   return fmt::format("yes ({} free)", gb(static_cast<double>(*o.memory_bytes) -
-                                         static_cast<double>(o.device_bytes)));
+                                         static_cast<double>(*o.device_bytes)));
 }
 
 std::string price_cell(const Option &o) {
@@ -189,7 +189,7 @@ Json option_json(const Option &o) {
   j["instance"] = o.instance.empty() ? Json(nullptr) : Json(o.instance);
   j["form"] = name(o.form);
   j["acquire"] = name(o.acquire);
-  j["layout"] = o.layout;
+  j["layout"] = o.layout.empty() ? Json(nullptr) : Json(o.layout);
   j["status"] = name(o.status);
   j["why"] = o.why;
   j["constraint"] = o.constraint.empty() ? Json(nullptr) : Json(o.constraint);
@@ -202,7 +202,7 @@ Json option_json(const Option &o) {
                {"stream_tokens_per_s", o.stream_tokens_per_s},
                {"job_seconds", o.job_s},
                {"load_seconds", o.load_s},
-               {"bottleneck", o.bottleneck},
+               {"bottleneck", o.bottleneck.empty() ? Json(nullptr) : Json(o.bottleneck)},
                {"basis", o.time_basis}};
   if (o.price)
     j["price"] = {{"amount", o.price->amount},
@@ -223,7 +223,7 @@ Json option_json(const Option &o) {
                {"per_hour", o.per_hour},
                {"job", o.job_cost},
                {"goal", o.goal_cost},
-               {"goal_unit", o.goal_cost_unit}};
+               {"goal_unit", o.goal_cost_unit.empty() ? Json(nullptr) : Json(o.goal_cost_unit)}};
   j["break_even"] = o.break_even_days
                         ? Json{{"days_24_7", *o.break_even_days}, {"rental", o.break_even_with}}
                         : Json(nullptr);

@@ -207,13 +207,14 @@ UpgradeAdvice upgrade_advice(const Request &rq, const Snapshot &snap, const Pick
   // GPU memory.
   {
     UpgradeLine l{"gpu memory", g.memory_bytes ? gb(static_cast<double>(*g.memory_bytes)) : "n/a",
-                  gb(static_cast<double>(o.device_bytes)) + " per GPU", false, ""};
+                  o.device_bytes ? gb(static_cast<double>(*o.device_bytes)) + " per GPU" : "n/a",
+                  false, ""};
     if (o.fits && !*o.fits) {
       l.limits = true;
       auto m = more();
       l.fix = m.fits.value_or(false)
                   ? more_fix(fmt::format("{} ({}: {} per GPU)", more_gpus, m.layout,
-                                         gb(static_cast<double>(m.device_bytes))))
+                                         gb(static_cast<double>(*m.device_bytes))))
                   : best_fix;
       if (m.fits.value_or(false) && offers_more)
         card_price(l);

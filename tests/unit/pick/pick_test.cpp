@@ -191,6 +191,17 @@ TEST(Pick, ServingAt20TokensPerSecondOfA70B) {
   }
 }
 
+TEST(Pick, AnUnpricedOptionIsListedUnsized) {
+  auto r = pick(request("llama-3-8b", lora_8b(2e8)));
+  auto it = std::find_if(r.options.begin(), r.options.end(),
+                         [](const Option &o) { return o.status == Status::unpriced; });
+  ASSERT_NE(it, r.options.end());
+  EXPECT_FALSE(it->device_bytes) << it->name << ": unknown, not 0 bytes";
+  EXPECT_FALSE(it->fits);
+  EXPECT_TRUE(it->layout.empty());
+  EXPECT_EQ(it->constraint, "price");
+}
+
 TEST(Pick, NoGoalNoBudgetGivesTheCheapestPerTier) {
   fit::Run run;
   run.seq = 1024;
