@@ -18,6 +18,13 @@ std::vector<std::string> with(std::vector<std::string> base, std::vector<std::st
   return base;
 }
 
+// A scratch file holding `text` (a --prices file).
+std::filesystem::path written(const std::string &name, const std::string &text) {
+  auto path = scratch(name);
+  std::ofstream(path) << text;
+  return path;
+}
+
 TEST(PickCli, JsonHasEveryOptionWithItsNumbersAndRules) {
   auto r = run_dlrig(with(kLora8b, {"--json"}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -132,12 +139,8 @@ TEST(PickCli, BadInputIsAUsageError) {
 }
 
 TEST(PickCli, PricesFileOverridesAndItsBadRowsAreNamed) {
-  auto good = scratch("prices.csv");
-  {
-    std::ofstream out(good);
-    out << "gpu,kind,price,currency,date,source\n"
-           "NVIDIA RTX A4000,street_new,10,USD,2026-11,my shop\n";
-  }
+  auto good = written("prices.csv", "gpu,kind,price,currency,date,source\n"
+                                    "NVIDIA RTX A4000,street_new,10,USD,2026-11,my shop\n");
   auto r = run_dlrig(with(kLora8b, {"--prices", good.string(), "--json", "--new"}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = Json::parse(r.out);
@@ -150,16 +153,20 @@ TEST(PickCli, PricesFileOverridesAndItsBadRowsAreNamed) {
     }
   EXPECT_TRUE(seen);
 
-  auto bad = scratch("bad-prices.csv");
-  {
-    std::ofstream out(bad);
-    out << "gpu,kind,price,currency,date,source\n"
-           "NVIDIA RTX A4000,street_new,10,USD,2026-11,my shop\n"
-           "NVIDIA RTX A4000,bargain,10,USD,2026-11,my shop\n";
-  }
+  auto bad = written("bad-prices.csv", "gpu,kind,price,currency,date,source\n"
+                                       "NVIDIA RTX A4000,street_new,10,USD,2026-11,my shop\n"
+                                       "NVIDIA RTX A4000,bargain,10,USD,2026-11,my shop\n");
   r = run_dlrig(with(kLora8b, {"--prices", bad.string()}));
   EXPECT_EQ(r.exit_code, 65) << r.err;
   EXPECT_NE(r.err.find(bad.string() + ":3: column kind"), std::string::npos) << r.err;
+
+  // A missing column points to the document that lists the columns of a prices file.
+  auto no_source = written("no-source-prices.csv", "gpu,kind,price,currency,date\n"
+                                                   "NVIDIA RTX A4000,street_new,10,USD,2026-11\n");
+  r = run_dlrig(with(kLora8b, {"--prices", no_source.string()}));
+  EXPECT_EQ(r.exit_code, 65) << r.err;
+  EXPECT_NE(r.err.find("no column 'source' (see docs/pick.md"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("knowledge-base.md"), std::string::npos) << r.err;
 
   r = run_dlrig(with(kLora8b, {"--prices", "/nonexistent/prices.csv"}));
   EXPECT_NE(r.exit_code, 0);
@@ -194,12 +201,8 @@ TEST(PickCli, BudgetsAndPricesInOtherCurrenciesAreConverted) {
   EXPECT_TRUE(Json::parse(r.out)["exchange_rates"].empty());
 
   // A --prices row in yuan, with a dollar budget: converted, the original kept.
-  auto cny = scratch("cny-prices.csv");
-  {
-    std::ofstream out(cny);
-    out << "gpu,kind,price,currency,date,source\n"
-           "NVIDIA RTX A4000,street_new,7555.4,CNY,2026-11,my shop\n";
-  }
+  auto cny = written("cny-prices.csv", "gpu,kind,price,currency,date,source\n"
+                                       "NVIDIA RTX A4000,street_new,7555.4,CNY,2026-11,my shop\n");
   r = run_dlrig(with(kLora8b, {"--prices", cny.string(), "--json", "--new"}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   j = Json::parse(r.out);
@@ -212,12 +215,8 @@ TEST(PickCli, BudgetsAndPricesInOtherCurrenciesAreConverted) {
       EXPECT_NEAR(o["price"]["original_amount"].get<double>(), 7555.4, 1e-6);
     }
   EXPECT_TRUE(seen);
-  auto xyz = scratch("xyz-prices.csv");
-  {
-    std::ofstream out(xyz);
-    out << "gpu,kind,price,currency,date,source\n"
-           "NVIDIA RTX A4000,street_new,10,XYZ,2026-11,my shop\n";
-  }
+  auto xyz = written("xyz-prices.csv", "gpu,kind,price,currency,date,source\n"
+                                       "NVIDIA RTX A4000,street_new,10,XYZ,2026-11,my shop\n");
   r = run_dlrig(with(kLora8b, {"--prices", xyz.string()}));
   EXPECT_EQ(r.exit_code, 65) << r.err;
   EXPECT_NE(r.err.find(xyz.string() + ":2: column currency: no exchange rate for XYZ"),

@@ -18,11 +18,11 @@ std::string lower(std::string_view s) {
 }
 
 void require_columns(const CsvTable &table, std::string_view file,
-                     const std::vector<std::string_view> &columns) {
+                     const std::vector<std::string_view> &columns, std::string_view doc) {
   for (auto c : columns)
     if (table.column(c) < 0)
       throw RowError(std::string(file) + ":1: the header has no column '" + std::string(c) +
-                     "' (see docs/knowledge-base.md for the columns of this file)");
+                     "' (see " + std::string(doc) + " for the columns of this file)");
 }
 
 void Row::fail(std::string_view column, const std::string &what) const {

@@ -48,9 +48,11 @@ private:
   std::string_view file_;
 };
 
-// Fails (RowError) unless the header holds every column named.
+// Fails (RowError) unless the header holds every column named; the message sends the reader to
+// `doc`, the document that lists the file's columns.
 void require_columns(const CsvTable &table, std::string_view file,
-                     const std::vector<std::string_view> &columns);
+                     const std::vector<std::string_view> &columns,
+                     std::string_view doc = "docs/knowledge-base.md");
 
 std::string trim(std::string_view s);
 std::string lower(std::string_view s);

@@ -26,7 +26,8 @@ constexpr std::pair<PriceKind, std::string_view> kKinds[] = {
     {PriceKind::cloud_on_demand, "cloud_on_demand"},
     {PriceKind::cloud_spot, "cloud_spot"}};
 
-// Runs `body` over every record, turning row errors into a bad-input error.
+// Runs `body` over every record, turning row errors into a bad-input error. pick's files (and a
+// --prices file) are documented in docs/pick.md, not with the knowledge base's.
 template <class T, class Body>
 Result<std::vector<T>> rows(std::string_view text, std::string_view file,
                             const std::vector<std::string_view> &columns, Body body) {
@@ -34,7 +35,7 @@ Result<std::vector<T>> rows(std::string_view text, std::string_view file,
   if (!table)
     return table.error();
   try {
-    kb::detail::require_columns(*table, file, columns);
+    kb::detail::require_columns(*table, file, columns, "docs/pick.md");
     std::vector<T> out;
     for (const auto &rec : table->records)
       body(Row(*table, rec, file), out);
