@@ -75,6 +75,24 @@ TEST(KbCli, NoMatchExitsOneAndSuggests) {
   EXPECT_FALSE(doc["suggestions"].empty());
 }
 
+// The forms users paste find their rows (exit 0), not "nothing matches" (exit 1).
+TEST(KbCli, TargetsWheelTagsProductNamesAndHubIds) {
+  auto arch = run_dlrig({"kb", "archs", "sm_90"});
+  ASSERT_EQ(arch.exit_code, 0) << arch.err;
+  EXPECT_TRUE(has(arch.out, "Hopper")) << arch.out;
+  auto cuda = run_dlrig({"kb", "cuda", "cu121"});
+  ASSERT_EQ(cuda.exit_code, 0) << cuda.err;
+  EXPECT_TRUE(has(cuda.out, "12.1.0")) << cuda.out;
+  auto torch = run_dlrig({"kb", "torch", "torch 2.4"});
+  ASSERT_EQ(torch.exit_code, 0) << torch.err;
+  EXPECT_TRUE(has(torch.out, "2.4.0")) << torch.out;
+  auto model = run_dlrig({"kb", "models", "meta-llama/Llama-3.1-8B", "--json"});
+  ASSERT_EQ(model.exit_code, 0) << model.err;
+  auto j = nlohmann::json::parse(model.out);
+  ASSERT_EQ(j["items"].size(), 1u);
+  EXPECT_EQ(j["items"][0]["name"], "llama-3.1-8b");
+}
+
 TEST(KbCli, UsageErrors) {
   EXPECT_EQ(run_dlrig({"kb"}).exit_code, 64);
   EXPECT_EQ(run_dlrig({"kb", "dogs"}).exit_code, 64);

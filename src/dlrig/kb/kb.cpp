@@ -227,11 +227,9 @@ Result<std::vector<TorchRelease>> parse_torch(std::string_view text, std::string
         v.tag = r.required("variant");
         check_unique(keys, r, "variant", version + "+" + v.tag);
         if (v.tag.rfind("cu", 0) == 0 && v.tag.size() >= 5) {
-          // cu124 -> 12.4, cu118 -> 11.8: the last digit is the minor version.
-          auto digits = v.tag.substr(2);
-          if (!is_hex(digits) || digits.find_first_not_of("0123456789") != std::string::npos)
+          v.cuda = cuda_of_tag(v.tag);
+          if (v.cuda.empty())
             r.fail("variant", "'" + v.tag + "' is not cuXYZ, cpu or rocmX.Y");
-          v.cuda = digits.substr(0, digits.size() - 1) + "." + digits.substr(digits.size() - 1);
         } else if (v.tag.rfind("rocm", 0) == 0) {
           v.rocm = v.tag.substr(4);
         } else if (v.tag != "cpu") {

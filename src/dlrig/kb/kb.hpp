@@ -283,7 +283,8 @@ struct KnowledgeBase {
   std::vector<const GpuSpec *> match_gpus(std::string_view name) const;
   const GpuSpec *find_gpu_by_pci(std::string_view vendor_id,        // "10de" or "0x10de"
                                  std::string_view device_id) const; // "2330"
-  const ArchSpec *arch(std::string_view compute_capability) const;  // "8.9", "gfx942"
+  // "8.9", "gfx942", or a CUDA target ("sm_89", cc_of_target).
+  const ArchSpec *arch(std::string_view compute_capability) const;
   // "12.4" -> the GA row (the lowest minimum of that minor); "12.4.1" -> that update's row.
   const CudaDriverMin *cuda_min_driver(std::string_view cuda_version) const;
   // "2.5.1" or "2.5.1+cu124": that patch release's rows. An unlisted patch, "2.5", a nightly
@@ -292,6 +293,10 @@ struct KnowledgeBase {
   const TorchRelease *torch_release(std::string_view version) const;
   TorchLookup lookup_torch(std::string_view version) const;
   const ModelArch *find_model(std::string_view name) const;
+  // A Hugging Face repository id ("meta-llama/Llama-3.1-8B", case aside): the catalog model whose
+  // source names huggingface.co/ORG/NAME/ (where its config.json was read). nullptr for an id not
+  // of the form ORG/NAME.
+  const ModelArch *model_of_repo(std::string_view id) const;
   const LinkSpec *find_link(std::string_view name) const; // "PCIe 4.0 x16", "Thunderbolt 3"
   // The PCIe row of that generation (1..6); nullptr for others.
   const LinkSpec *pcie(int generation) const;
@@ -308,6 +313,13 @@ struct KnowledgeBase {
   std::string max_cuda_for_driver(std::string_view driver) const;
   CudaSupport driver_supports_cuda(std::string_view driver, std::string_view cuda) const;
 };
+
+// A CUDA target as nvcc and torch write it -> its compute capability: "sm_90", "sm90",
+// "compute_90", "sm_90a" -> "9.0"; "sm_120" -> "12.0". Empty for text that is not a target.
+std::string cc_of_target(std::string_view target);
+// A wheel's CUDA tag -> its CUDA version: "cu124" -> "12.4", "cu118" -> "11.8" (the last digit is
+// the minor version). Empty for text that is not cuXYZ.
+std::string cuda_of_tag(std::string_view tag);
 
 // Rule R1 (https://docs.nvidia.com/cuda/ada-compatibility-guide/): a GPU of compute capability
 // M.m runs a build whose arch list holds a cubin sm_Mk with k <= m (same major), or PTX

@@ -183,10 +183,8 @@ const ArmCpuId *KnowledgeBase::arm_cpu(int implementer, std::optional<int> part)
 
 const ArchSpec *KnowledgeBase::arch(std::string_view compute_capability) const {
   auto cc = trim(compute_capability);
-  // Accept "sm_89" for "8.9": the last digit is the minor version.
-  if (cc.rfind("sm_", 0) == 0 && cc.size() >= 5 &&
-      cc.find_first_not_of("0123456789", 3) == std::string::npos)
-    cc = cc.substr(3, cc.size() - 4) + "." + cc.substr(cc.size() - 1);
+  if (auto t = cc_of_target(cc); !t.empty())
+    cc = t;
   for (const auto &a : archs)
     if (a.compute_capability == cc)
       return &a;
@@ -299,6 +297,19 @@ const ModelArch *KnowledgeBase::find_model(std::string_view name) const {
   return nullptr;
 }
 
+const ModelArch *KnowledgeBase::model_of_repo(std::string_view id) const {
+  const auto repo = lower(trim(id));
+  const auto slash = repo.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == repo.size() ||
+      repo.find('/', slash + 1) != std::string::npos)
+    return nullptr;
+  const std::string want = "huggingface.co/" + repo + "/";
+  for (const auto &m : models)
+    if (lower(m.source).find(want) != std::string::npos)
+      return &m;
+  return nullptr;
+}
+
 const LinkSpec *KnowledgeBase::find_link(std::string_view name) const {
   auto q = key_words(name);
   for (const auto &l : links)
@@ -404,6 +415,30 @@ std::vector<Target> parse_target(std::string_view entry) {
 }
 
 } // namespace
+
+std::string cc_of_target(std::string_view target) {
+  const auto t = lower(trim(target));
+  std::string digits;
+  if (t.rfind("compute_", 0) == 0)
+    digits = t.substr(8);
+  else if (t.rfind("sm_", 0) == 0)
+    digits = t.substr(3);
+  else if (t.rfind("sm", 0) == 0)
+    digits = t.substr(2);
+  if (!digits.empty() && (digits.back() == 'a' || digits.back() == 'f'))
+    digits.pop_back(); // sm_90a, sm_100f: arch-specific and family targets of that capability
+  if (digits.size() < 2 || digits.find_first_not_of("0123456789") != std::string::npos)
+    return "";
+  return digits.substr(0, digits.size() - 1) + "." + digits.substr(digits.size() - 1);
+}
+
+std::string cuda_of_tag(std::string_view tag) {
+  const auto t = lower(trim(tag));
+  if (t.rfind("cu", 0) != 0 || t.size() < 5 ||
+      t.find_first_not_of("0123456789", 2) != std::string::npos)
+    return "";
+  return t.substr(2, t.size() - 3) + "." + t.substr(t.size() - 1);
+}
 
 bool arch_list_covers(const std::vector<std::string> &arch_list, std::string_view cc) {
   auto c = trim(cc);

@@ -73,6 +73,25 @@ bool matches(const std::vector<std::string> &words, const std::vector<std::strin
   });
 }
 
+// The filter's words without a leading word that names the topic's product ("torch 2.4",
+// "pytorch 2.4", "CUDA 12.1"); "torch==2.4.1" as pip writes it is "2.4.1".
+std::vector<std::string> without_product(std::vector<std::string> words,
+                                         const std::vector<std::string> &product) {
+  if (words.empty())
+    return words;
+  for (const auto &p : product) {
+    if (words.front() == p) {
+      words.erase(words.begin());
+      break;
+    }
+    if (words.front().rfind(p + "==", 0) == 0) {
+      words.front().erase(0, p.size() + 2);
+      break;
+    }
+  }
+  return words;
+}
+
 KbView start(const KnowledgeBase &kb, const KbQuery &q) {
   KbView v;
   v.query = q;
@@ -168,6 +187,10 @@ Result<KbView> search_gpus(const KnowledgeBase &kb, const KbQuery &q) {
 Result<KbView> search_archs(const KnowledgeBase &kb, const KbQuery &q) {
   KbView v = start(kb, q);
   auto words = filter_words(q.filter);
+  // A CUDA target (sm_90, sm90, compute_90, sm_90a) is the capability it names.
+  for (auto &w : words)
+    if (auto cc = cc_of_target(w); !cc.empty())
+      w = cc;
   std::vector<std::string> names;
   for (const auto &a : kb.archs) {
     names.push_back(a.compute_capability);
@@ -190,7 +213,11 @@ bool looks_like_driver(const std::string &w) {
 
 Result<KbView> search_cuda(const KnowledgeBase &kb, const KbQuery &q) {
   KbView v = start(kb, q);
-  auto words = filter_words(q.filter);
+  auto words = without_product(filter_words(q.filter), {"cuda"});
+  // A wheel's tag (cu121) is the CUDA version it was built with.
+  for (auto &w : words)
+    if (auto cuda = cuda_of_tag(w); !cuda.empty())
+      w = cuda;
   std::vector<std::string> names;
   // `dlrig kb cuda 550.54.14`: what that driver runs.
   if (words.size() == 1 && looks_like_driver(words[0])) {
@@ -245,7 +272,7 @@ bool torch_word_matches(const TorchRelease &r, const TorchVariant &v, const std:
 
 Result<KbView> search_torch(const KnowledgeBase &kb, const KbQuery &q) {
   KbView v = start(kb, q);
-  auto words = filter_words(q.filter);
+  auto words = without_product(filter_words(q.filter), {"torch", "pytorch"});
   std::vector<std::string> names;
   std::size_t releases = 0;
   for (const auto &r : kb.torch) {
@@ -286,10 +313,17 @@ Result<KbView> search_links(const KnowledgeBase &kb, const KbQuery &q) {
 
 Result<KbView> search_models(const KnowledgeBase &kb, const KbQuery &q) {
   KbView v = start(kb, q);
-  auto words = filter_words(q.filter);
   std::vector<std::string> names;
-  for (const auto &m : kb.models) {
+  for (const auto &m : kb.models)
     names.push_back(m.name);
+  // A Hugging Face id (ORG/NAME): the catalog model read from that repository, as `fit` finds it.
+  if (const auto *m = kb.model_of_repo(q.filter)) {
+    v.models = {m};
+    finish(v, 1, names);
+    return v;
+  }
+  auto words = filter_words(q.filter);
+  for (const auto &m : kb.models) {
     if (matches(words, {m.name, m.display_name, m.hf_model_type, model_family_name(m.family)}))
       v.models.push_back(&m);
   }

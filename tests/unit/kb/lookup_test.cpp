@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+
 namespace dlrig::kb {
 namespace {
 
@@ -45,8 +47,36 @@ TEST(KbLookup, ArchByComputeCapability) {
   EXPECT_TRUE(kb().arch("8.9")->fp8);
   EXPECT_FALSE(kb().arch("8.6")->fp8);
   EXPECT_EQ(kb().arch("sm_120")->name, "Blackwell");
+  EXPECT_EQ(kb().arch("compute_90")->name, "Hopper");
+  EXPECT_EQ(kb().arch("sm_90a")->name, "Hopper");
   EXPECT_EQ(kb().arch("gfx942")->name, "CDNA 3");
   EXPECT_EQ(kb().arch("4.2"), nullptr);
+}
+
+TEST(KbLookup, CudaTargetsAndWheelTags) {
+  // Empty: not a target, or not a wheel's CUDA tag.
+  const std::pair<const char *, const char *> targets[] = {
+      {"sm_90", "9.0"},    {"sm90", "9.0"},     {"compute_90", "9.0"}, {"SM_86", "8.6"},
+      {"sm_100f", "10.0"}, {"sm_120a", "12.0"}, {"9.0", ""},           {"gfx942", ""},
+      {"sm_", ""},         {"sm_9", ""},        {"small", ""},         {"sm_9x", ""}};
+  for (auto [target, cc] : targets)
+    EXPECT_EQ(cc_of_target(target), cc) << target;
+  const std::pair<const char *, const char *> tags[] = {
+      {"cu121", "12.1"}, {"cu118", "11.8"}, {"cu130", "13.0"}, {"cpu", ""},
+      {"cu12", ""},      {"cuda", ""},      {"rocm6.2", ""},   {"cu12a", ""}};
+  for (auto [tag, cuda] : tags)
+    EXPECT_EQ(cuda_of_tag(tag), cuda) << tag;
+}
+
+TEST(KbLookup, ModelOfAHubRepository) {
+  ASSERT_NE(kb().model_of_repo("meta-llama/Llama-3.1-8B"), nullptr);
+  EXPECT_EQ(kb().model_of_repo("meta-llama/Llama-3.1-8B")->name, "llama-3.1-8b");
+  EXPECT_EQ(kb().model_of_repo("META-LLAMA/llama-3.1-8b")->name, "llama-3.1-8b");
+  // The whole repository name, not a prefix of it, nor an organisation alone.
+  EXPECT_EQ(kb().model_of_repo("meta-llama/Llama-3.1"), nullptr);
+  EXPECT_EQ(kb().model_of_repo("meta-llama"), nullptr);
+  EXPECT_EQ(kb().model_of_repo("meta-llama/"), nullptr);
+  EXPECT_EQ(kb().model_of_repo("/Llama-3.1-8B"), nullptr);
 }
 
 TEST(KbLookup, CudaMinimumDriver) {

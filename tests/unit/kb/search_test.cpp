@@ -118,5 +118,49 @@ TEST(KbSearch, TorchFilterByVersionAndVariant) {
     EXPECT_EQ(item["cuda"], "11.8");
 }
 
+// What users type: nvcc's targets for a capability, a wheel tag for a CUDA version, the product's
+// own name before a version, and a Hugging Face id for a model.
+TEST(KbSearch, TheFormsUsersWriteFindTheirRows) {
+  const auto &kb = builtin();
+  for (const char *target : {"sm_90", "sm90", "SM_90", "compute_90", "sm_90a", "9.0"}) {
+    auto v = kb_search(kb, {"archs", target, std::nullopt, ""});
+    ASSERT_TRUE(v) << target;
+    ASSERT_EQ(v->archs.size(), 1u) << target;
+    EXPECT_EQ(v->archs[0]->name, "Hopper") << target;
+  }
+  auto sm120 = kb_search(kb, {"archs", "sm_120", std::nullopt, ""});
+  ASSERT_TRUE(sm120);
+  ASSERT_EQ(sm120->archs.size(), 1u);
+  EXPECT_EQ(sm120->archs[0]->compute_capability, "12.0");
+
+  for (const char *cuda : {"cu121", "CUDA 12.1", "12.1"}) {
+    auto v = kb_search(kb, {"cuda", cuda, std::nullopt, ""});
+    ASSERT_TRUE(v) << cuda;
+    ASSERT_FALSE(v->cuda.empty()) << cuda;
+    for (const auto *c : v->cuda)
+      EXPECT_EQ(c->cuda, "12.1") << cuda;
+  }
+
+  auto plain = kb_search(kb, {"torch", "2.4", std::nullopt, ""});
+  ASSERT_TRUE(plain);
+  ASSERT_GT(plain->matches, 0u);
+  for (const char *torch : {"torch 2.4", "PyTorch 2.4", "torch==2.4"}) {
+    auto v = kb_search(kb, {"torch", torch, std::nullopt, ""});
+    ASSERT_TRUE(v) << torch;
+    EXPECT_EQ(v->matches, plain->matches) << torch;
+    EXPECT_EQ(v->torch_install, plain->torch_install) << torch;
+    for (const auto &m : v->torch)
+      EXPECT_EQ(m.release->version.rfind("2.4.", 0), 0u) << torch << ": " << m.release->version;
+  }
+
+  auto hub = kb_search(kb, {"models", "meta-llama/Llama-3.1-8B", std::nullopt, ""});
+  ASSERT_TRUE(hub);
+  ASSERT_EQ(hub->models.size(), 1u);
+  EXPECT_EQ(hub->models[0]->name, "llama-3.1-8b");
+  auto unknown = kb_search(kb, {"models", "nobody/no-such-model", std::nullopt, ""});
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(unknown->matches, 0u);
+}
+
 } // namespace
 } // namespace dlrig::kb
