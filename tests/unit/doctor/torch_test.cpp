@@ -141,6 +141,11 @@ TEST(DoctorTorch, CompanionCheckPassesTheOfficialTrios) {
   EXPECT_TRUE(companions("1.12.1+cu113", "0.13.1+cu113", "0.12.1+cu113").empty());
   EXPECT_TRUE(companions("2.0.0", "0.15.0", "2.0.0").empty()); // conda's pairing for 2.0.0
   EXPECT_TRUE(companions("1.5.0", "0.6.0", "0.5.0").empty());  // no torchaudio in the source
+  // The pytorch/vision README's per-patch table pairs these too (torchvision 0.11.1 and 0.8.1
+  // rebuilt 0.11.0 and 0.8.0 for the same torch).
+  EXPECT_TRUE(companions("1.10.0+cu113", "0.11.1+cu113", "0.10.0+cu113").empty());
+  EXPECT_TRUE(companions("1.7.0", "0.8.1", "0.7.0").empty());
+  EXPECT_TRUE(companions("1.7.0", "0.8.0", "0.7.0").empty());
 }
 
 TEST(DoctorTorch, CompanionCheckStillFailsARealMismatch) {
