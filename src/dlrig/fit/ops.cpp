@@ -79,6 +79,41 @@ struct Builder {
 
 // ---- Transformers ----------------------------------------------------------------------------
 
+// QLoRA's frozen base: bitsandbytes' Linear4bit keeps each weight as packed NF4 (two 4-bit codes
+// per byte) in blocks of 64 elements, and with double quantisation (QLoRA's setting,
+// compress_statistics=True) each block's absmax as 8 bits, minus their mean (one fp32 offset),
+// quantised blockwise again in blocks of 256 absmax values with one fp32 scale each and the
+// 256-entry fp32 dynamic code (quantize_4bit in bitsandbytes/functional.py). A training batch
+// runs no 4-bit GEMM: MatMul4Bit.forward dequantizes the weight to the compute dtype and calls
+// torch.nn.functional.linear, and MatMul4Bit.backward dequantizes it again for the input gradient
+// (grad_output @ W; no weight gradient) (bitsandbytes/autograd/_functions.py; 0.50's forward goes
+// through the gemm_4bit op, whose CUDA dispatch takes the same dequantize + F.linear path past
+// 1,536 tokens and, on Hopper, past 512 for every weight shape: _dequant_linear_fallback in
+// bitsandbytes/backends/cuda/ops.py). One dequantize_4bit (functional.py) of the nested state runs
+// three kernels: dequantize_blockwise of the absmax (8-bit in, fp32 out), absmax += offset, and
+// the NF4 dequantize (the packed codes and fp32 absmax in, the weight out).
+constexpr double kNf4Block = 64;     // elements per first-level absmax
+constexpr double kNf4Block2 = 256;   // absmax values per second-level fp32 scale
+constexpr double kDynamicCode = 256; // fp32 entries of the 8-bit absmax code
+constexpr double kNf4DequantKernels = 3;
+
+// Device-memory bytes of one dequantize of an n-element NF4 weight to `out_bytes` per element.
+double nf4_dequantize_bytes(double n, double out_bytes) {
+  const double blocks = std::ceil(n / kNf4Block);
+  const double blocks2 = std::ceil(blocks / kNf4Block2);
+  const double absmax = blocks * 1 + blocks2 * 4 + kDynamicCode * 4 + blocks * 4;
+  const double offset = blocks * 4 * 2 + 4;
+  const double weight = std::ceil(n / 2) + blocks * 4 + n * out_bytes;
+  return absmax + offset + weight;
+}
+
+// transformers' bitsandbytes integration replaces every nn.Linear but the modules
+// get_keys_to_not_convert keeps: the output embeddings (the LM head) or, without them, the last
+// module (a classification head).
+bool nf4_quantized(const std::string &role) {
+  return role != "lm_head" && role != "classifier";
+}
+
 bool row_parallel(const std::string &role) {
   return role == "o" || role == "down" || role == "cross_o";
 }
@@ -224,6 +259,27 @@ void transformer_pass(Builder &b, const ModelInput &model, const Run &run, Shape
   // Seen on an H100: BERT's step ran 73 fp16 sum reductions, one per biased linear
   // (tests/data/measured/h100/profile).
   b.memory("bias gradients", ph, bias_bytes, bias_kernels);
+  if (run.qlora && training) {
+    // QLoRA: each 4-bit linear dequantizes its weight before the forward GEMM (and again in a
+    // recompute) and before the input-gradient GEMM (above, nf4_dequantize_bytes).
+    double bytes = 0, weights = 0;
+    for (const auto &l : linears) {
+      if (!nf4_quantized(l.role))
+        continue;
+      double count = static_cast<double>(l.count);
+      if (per_layer(l.role))
+        count = std::ceil(count / pp);
+      double in = static_cast<double>(l.in), out = static_cast<double>(l.out);
+      if (row_parallel(l.role))
+        in /= tp;
+      else
+        out /= tp;
+      bytes += nf4_dequantize_bytes(in * out, a) * count;
+      weights += count;
+    }
+    b.memory(bwd ? "NF4 weight dequantize (input grad)" : "NF4 weight dequantize", ph, bytes,
+             kNf4DequantKernels * weights);
+  }
   // Autocast and the fp32 residual stream: transformers' embeddings are fp32 (nn.Embedding is not
   // on autocast's lists), a norm's output stays fp32 (nn.LayerNorm is on the fp32 list; HF's
   // RMSNorm multiplies by its fp32 weight), and a residual add of fp32 and 16-bit is fp32 by type

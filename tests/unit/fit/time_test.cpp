@@ -644,6 +644,90 @@ TEST(TimeOps, DriverNamedGpuUsesItsCatalogMeasurement) {
   EXPECT_TRUE(own) << fmt::format("{}", fmt::join(r.basis, "\n"));
 }
 
+// QLoRA (bitsandbytes' Linear4bit, NF4 with double quantisation): a training batch dequantizes
+// each 4-bit weight to 16 bits before the forward GEMM and again before the input-gradient GEMM
+// (MatMul4Bit in bitsandbytes/autograd/_functions.py), and once more in a full recompute. Each
+// dequantize runs three kernels (absmax from 8 bits, + offset, the NF4 weight) and moves, for n
+// elements in blocks of 64 with one fp32 scale per 256 blocks: the packed weight n/2 and the
+// 16-bit result 2n; per block the 8-bit absmax read (1), written as fp32 (4), the offset added
+// (4 + 4) and read by the NF4 kernel (4); per 256 blocks the fp32 scale (4); the 256-entry fp32
+// code and the fp32 offset (1,028).
+TEST(TimeOps, QloraDequantizesEachFourBitWeightPerPass) {
+  // Two layers, h 512, 8 heads of 64, 2 KV heads, MLP 1536: every weight a multiple of 64 x 256.
+  auto model = test::llama(2, 512, 8, 2, 1536, 1000);
+  fit::Run run;
+  run.batch = 2;
+  run.seq = 256;
+  run.lora_rank = 8;
+  auto dequant = [](double n) {
+    return n / 2 + 2 * n + n / 64 * (1 + 4 + 4 + 4 + 4) + n / (64 * 256) * 4 + 256 * 4 + 4;
+  };
+  const double h = 512, kv = 128, I = 1536;
+  // q, k, v, o, gate, up, down in each layer; the LM head stays 16-bit.
+  const double per_layer = 2 * dequant(h * h) + 2 * dequant(h * kv) + 3 * dequant(h * I);
+  const double linears = 2 * 7;
+  EXPECT_EQ(find(train_ops(model, run), Phase::forward, "NF4 weight dequantize"), nullptr);
+
+  run.qlora = true;
+  auto ops = train_ops(model, run);
+  const Op *fwd = find(ops, Phase::forward, "NF4 weight dequantize");
+  const Op *bwd = find(ops, Phase::backward, "NF4 weight dequantize (input grad)");
+  ASSERT_NE(fwd, nullptr);
+  ASSERT_NE(bwd, nullptr);
+  EXPECT_DOUBLE_EQ(fwd->bytes, 2 * per_layer);
+  EXPECT_DOUBLE_EQ(bwd->bytes, 2 * per_layer);
+  auto dequantizes = [](const std::vector<Op> &step) {
+    double n = 0;
+    for (const auto &o : step)
+      if (o.name.rfind("NF4 weight dequantize", 0) == 0)
+        n += o.kernels / 3;
+    return n;
+  };
+  EXPECT_DOUBLE_EQ(dequantizes(ops), 2 * linears); // forward and backward, per quantized linear
+
+  run.checkpointing = Checkpointing::full;
+  ops = train_ops(model, run);
+  const Op *again = find(ops, Phase::recompute, "NF4 weight dequantize");
+  ASSERT_NE(again, nullptr);
+  EXPECT_DOUBLE_EQ(again->bytes, 2 * per_layer);
+  EXPECT_DOUBLE_EQ(dequantizes(ops), 3 * linears);
+  // Selective checkpointing recomputes the attention core only: no linear runs again.
+  run.checkpointing = Checkpointing::selective;
+  EXPECT_EQ(find(train_ops(model, run), Phase::recompute, "NF4 weight dequantize"), nullptr);
+  // Each micro-batch dequantizes again.
+  run.checkpointing = Checkpointing::none;
+  run.grad_accum = 4;
+  EXPECT_DOUBLE_EQ(find(train_ops(model, run), Phase::forward, "NF4 weight dequantize")->bytes,
+                   4 * 2 * per_layer);
+}
+
+// The dequantizes make QLoRA slower than LoRA on the same GPU (Llama-3-8B, r 16, 1024 tokens,
+// H100 SXM5): at least the forward and backward dequantizes' bytes at the GPU's memory rate
+// (about 2.77 bytes per quantized parameter each), and they show in the step's operations.
+TEST(TimeOps, QloraStepIsSlowerThanLoraByItsDequantizes) {
+  const auto &kb = kb::builtin();
+  const auto *spec = kb.find_gpu("NVIDIA H100 SXM5");
+  ASSERT_NE(spec, nullptr);
+  const auto gpu = gpu_target(*spec);
+  const auto model = test::llama3_8b();
+  fit::Run run;
+  run.batch = 1;
+  run.seq = 1024;
+  run.lora_rank = 16;
+  const auto lora = estimate_time(model, run, gpu);
+  run.qlora = true;
+  const auto qlora = estimate_time(model, run, gpu);
+  ASSERT_TRUE(lora.seconds_per_step && qlora.seconds_per_step);
+  double bytes = 0;
+  for (const auto &o : qlora.ops)
+    if (o.name.rfind("NF4 weight dequantize", 0) == 0)
+      bytes += o.bytes;
+  const double quantized = 32 * (2 * 4096.0 * 4096 + 2 * 4096.0 * 1024 + 3 * 4096.0 * 14336);
+  EXPECT_NEAR(bytes / (2 * quantized), 2.5 + 17.0 / 64, 1e-3);
+  const auto rates = gpu_rates(gpu, kb, run);
+  EXPECT_GT(*qlora.seconds_per_step - *lora.seconds_per_step, bytes / *rates.memory_bw);
+}
+
 // 16-bit fused attention runs at the published rate of the kernel PyTorch calls, by pass, head
 // dimension, mask and sequence length (data/attention_achieved.csv): on an H100, cuDNN's (SDPA on
 // PyTorch 2.11+, Transformer Engine), FlashAttention-2's for the flash-attn package or an older
