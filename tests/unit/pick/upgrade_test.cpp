@@ -51,6 +51,7 @@ TEST(PickUpgrade, SmallRamFewCoresAndAnX4SlotAreNamed) {
   auto snap = machine(16e9, 2);
   auto a = upgrade_advice(rq, snap, pick(rq));
   ASSERT_TRUE(a.as_is);
+  EXPECT_EQ(a.as_is->name, a.machine) << "the option is this machine, named";
   EXPECT_NE(a.machine.find("PCIe 16 GT/s x4"), std::string::npos) << a.machine;
   const auto *ram = part(a, "ram");
   ASSERT_NE(ram, nullptr);
