@@ -122,6 +122,11 @@ TEST(KbCli, CudaForADriver) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["items"][0]["max_cuda"], "12.4");
+  // A driver older than every row: both answers unknown, no "CUDA .x" with the major missing.
+  auto old = run_dlrig({"kb", "cuda", "300.10"});
+  ASSERT_EQ(old.exit_code, 0) << old.err;
+  EXPECT_FALSE(has(old.out, "CUDA .x")) << old.out;
+  EXPECT_FALSE(has(old.out, "none")) << old.out;
   auto table = run_dlrig({"kb", "cuda", "12.4"});
   EXPECT_TRUE(has(table.out, "550.54.14"));
   EXPECT_TRUE(has(table.out, "550.54.15"));

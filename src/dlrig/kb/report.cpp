@@ -236,12 +236,15 @@ void cuda(const KbView &v, std::vector<Table> *tables, Json *items, Json *doc) {
     Table t;
     t.title = "Driver " + d.driver;
     t.add({"Highest CUDA it runs natively", or_na(d.max_cuda)});
-    t.add({"Newer CUDA " +
-               (d.max_cuda.empty() ? std::string("") : d.max_cuda.substr(0, d.max_cuda.find('.'))) +
-               ".x it runs through minor-version compatibility",
-           d.minor_compat_max_cuda.empty()
-               ? "none"
-               : "up to " + d.minor_compat_max_cuda + " (limited: no JIT of newer PTX)"});
+    // Without a native CUDA there is no major to stretch: the minor-version row is unknown too.
+    if (d.max_cuda.empty())
+      t.add({"Newer CUDA it runs through minor-version compatibility", or_na("")});
+    else
+      t.add({"Newer CUDA " + d.max_cuda.substr(0, d.max_cuda.find('.')) +
+                 ".x it runs through minor-version compatibility",
+             d.minor_compat_max_cuda.empty()
+                 ? "none"
+                 : "up to " + d.minor_compat_max_cuda + " (limited: no JIT of newer PTX)"});
     if (tables)
       *tables = {t};
     if (items)
