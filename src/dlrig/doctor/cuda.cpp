@@ -348,13 +348,18 @@ std::vector<Finding> toolkit_newer_than_driver(const Snapshot &s, const kb::Know
       "Extensions and kernels built with this nvcc compile fine but fail to load or JIT on this "
       "driver (\"the provided PTX was compiled with an unsupported toolchain\", \"CUDA driver "
       "version is insufficient\").");
-  if (row)
+  const bool windows = on_windows(s);
+  if (windows_driver(s))
+    f.fix.push_back(windows_driver_fix(s, kb, *t->version));
+  else if (row)
     f.fix.push_back(fmt::format("upgrade the driver to {} or newer (sudo ubuntu-drivers install)",
                                 row->min_driver_linux));
   for (const auto &other : s.software.cuda_toolkits)
     if (other.version && compare_versions(major_minor(*other.version), *dc) <= 0) {
-      f.fix.push_back("or build with the older toolkit: export CUDA_HOME=" + other.root +
-                      " PATH=" + other.root + "/bin:$PATH");
+      f.fix.push_back(windows ? "or build with the older toolkit: set CUDA_HOME=" + other.root +
+                                    " and put its bin folder first on PATH"
+                              : "or build with the older toolkit: export CUDA_HOME=" + other.root +
+                                    " PATH=" + other.root + "/bin:$PATH");
       break;
     }
   f.with("toolkit", t->root)
@@ -404,12 +409,25 @@ std::vector<Finding> toolkit_mismatches_torch(const Snapshot &s, const kb::Knowl
       "mismatches the version that was used to compile PyTorch\". Training with the wheel "
       "itself does not use this toolkit.");
   bool have = false;
+  // On Windows (not WSL2, which is Linux) the toolkit is the NVIDIA installer's and the shell is
+  // cmd or PowerShell.
+  const bool windows = on_windows(s);
   for (const auto &other : s.software.cuda_toolkits)
     if (other.version && major_minor(*other.version) == *tc) {
-      f.fix = {"export CUDA_HOME=" + other.root, "export PATH=$CUDA_HOME/bin:$PATH"};
+      f.fix = windows ? std::vector<std::string>{"set CUDA_HOME=" + other.root +
+                                                 "   # and put its bin folder first on PATH"}
+                      : std::vector<std::string>{"export CUDA_HOME=" + other.root,
+                                                 "export PATH=$CUDA_HOME/bin:$PATH"};
       have = true;
     }
-  if (!have) {
+  if (!have && windows) {
+    f.fix = {fmt::format("install CUDA Toolkit {} from https://developer.nvidia.com/"
+                         "cuda-toolkit-archive",
+                         *tc),
+             fmt::format("setx CUDA_HOME \"C:\\Program Files\\NVIDIA GPU Computing "
+                         "Toolkit\\CUDA\\v{}\"   # then open a new terminal",
+                         *tc)};
+  } else if (!have) {
     auto v = parse_version(*tc);
     f.fix = {fmt::format("sudo apt install cuda-toolkit-{}-{}", v[0], v.size() > 1 ? v[1] : 0),
              fmt::format("export CUDA_HOME=/usr/local/cuda-{}", *tc),

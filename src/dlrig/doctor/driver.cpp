@@ -99,7 +99,10 @@ std::vector<Finding> too_old_for_torch(const Snapshot &s, const kb::KnowledgeBas
               "was compiled with an unsupported toolchain\"."
             : "PyTorch refuses to start CUDA: \"The NVIDIA driver on your system is too old\" "
               "(or \"CUDA driver version is insufficient for CUDA runtime version\").");
-    if (row)
+    const bool windows = windows_driver(s);
+    if (windows)
+      f.fix.push_back(windows_driver_fix(s, kb, need));
+    else if (row)
       f.fix.push_back(fmt::format(
           "upgrade the driver to {} or newer: sudo apt install nvidia-driver-{}-open   # or "
           "sudo ubuntu-drivers install",
@@ -113,7 +116,9 @@ std::vector<Finding> too_old_for_torch(const Snapshot &s, const kb::KnowledgeBas
         .with("torch_cuda", need)
         .with("driver_version", s.nvidia.driver_version.value_or("n/a"))
         .with("driver_cuda", *dc);
-    if (row)
+    if (auto win = min_driver_windows(need); windows && win)
+      f.with("min_windows_driver_for_cuda_" + need, *win);
+    else if (row && !windows)
       f.with("min_driver_for_cuda_" + need, row->min_driver_linux);
     out.push_back(std::move(f));
   }
@@ -236,7 +241,8 @@ std::vector<Check> driver_checks() {
        "software.python_envs[].torch.cuda, kb cuda (minimum driver, minor-version rule), kb torch",
        "torch.version.cuda is newer than the driver's CUDA: warn when minor-version compatibility "
        "applies (same major, driver above the major's floor), fail otherwise",
-       "upgrade the driver to the kb minimum, or pip install the variant this driver runs",
+       "upgrade the driver to the kb minimum (Windows' own minimum and a download for a Windows or "
+       "WSL2 driver), or pip install the variant this driver runs",
        "https://github.com/lllyasviel/Fooocus/issues/1313; "
        "https://github.com/NVIDIA/nvidia-docker/issues/700; "
        "https://github.com/fauxpilot/fauxpilot/issues/19; "

@@ -47,6 +47,21 @@ std::optional<bool> arch_covers(const std::vector<std::string> &arch_list, std::
 std::optional<std::string> driver_cuda(const Snapshot &s, const kb::KnowledgeBase &kb);
 // The lowest Linux driver the kb lists for this CUDA major.minor (the GA row); nullptr if none.
 const kb::CudaDriverMin *min_driver_for(const kb::KnowledgeBase &kb, std::string_view cuda);
+
+// The snapshot is of Windows itself (collect_env's "OS: Microsoft Windows ..."; dlrig probes
+// Linux only): its shell is cmd or PowerShell, not bash.
+bool on_windows(const Snapshot &s);
+// The GPU driver is a Windows one: on Windows, or in WSL2, whose GPU driver is the Windows
+// host's. Its versions are Windows numbers (551.61, not 550.54.14) and it is upgraded on
+// Windows, never with apt or modprobe.
+bool windows_driver(const Snapshot &s);
+// The lowest Windows driver NVIDIA's Table 3 gives for this CUDA major.minor (the
+// min_driver_windows column of data/cuda_drivers.csv); nullopt when it gives none (CUDA 13.x
+// says N/A) or the CUDA is not listed.
+std::optional<std::string> min_driver_windows(std::string_view cuda);
+// The fix line that upgrades a Windows driver to run `cuda` (a download, not a package).
+std::string windows_driver_fix(const Snapshot &s, const kb::KnowledgeBase &kb,
+                               std::string_view cuda);
 // The kb release of an installed version ("2.5.1+cu124" -> 2.5.1); nullptr if none.
 const kb::TorchRelease *torch_release(const kb::KnowledgeBase &kb, std::string_view version);
 

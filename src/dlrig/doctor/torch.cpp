@@ -253,7 +253,10 @@ std::vector<Finding> triton_unsupported(const Snapshot &s, const kb::KnowledgeBa
         fmt::format("{} (compute capability {}) is too old for torch.compile", gpu_label(*g), *cc),
         "torch.compile generates Triton kernels, and Triton needs compute capability 7.0 or "
         "newer: compiling fails with \"too old to be supported by the triton GPU compiler\".",
-        {"do not call torch.compile on this GPU, or disable it: export TORCHDYNAMO_DISABLE=1"});
+        {on_windows(s) ? "do not call torch.compile on this GPU, or disable it: set "
+                         "TORCHDYNAMO_DISABLE=1   # PowerShell: $env:TORCHDYNAMO_DISABLE=1"
+                       : "do not call torch.compile on this GPU, or disable it: export "
+                         "TORCHDYNAMO_DISABLE=1"});
     f.with("compute_capability", *cc).with("torch", version);
     return {f};
   }
@@ -323,8 +326,10 @@ std::vector<Finding> deep_cuda_unavailable(const Snapshot &s, const kb::Knowledg
         fmt::format("torch in {} says torch.cuda.is_available() is False", env.interpreter),
         "PyTorch itself could not start CUDA here; its error text names the cause (driver, "
         "device nodes, CUDA_VISIBLE_DEVICES, a broken nvidia_uvm after suspend).",
-        {"read the error below; the other findings usually name the cause",
-         "after a suspend/resume: sudo rmmod nvidia_uvm && sudo modprobe nvidia_uvm"});
+        {"read the error below; the other findings usually name the cause"});
+    // WSL2 and Windows have no nvidia_uvm module: their driver is Windows'.
+    if (!windows_driver(s))
+      f.fix.push_back("after a suspend/resume: sudo rmmod nvidia_uvm && sudo modprobe nvidia_uvm");
     f.with("python", env.interpreter).with("error", env.deep->error.value_or("n/a"));
     out.push_back(std::move(f));
   }

@@ -1,6 +1,7 @@
 // The readiness verdict and the not-applicable outcome, on the hand-built machines, the fixture
 // machines of tests/data (probed without NVML, as the software fixtures are) and the collect_env
 // reports of tests/data/collect_env.
+#include "dlrig/doctor/facts.hpp"
 #include "dlrig/doctor/report.hpp"
 #include "dlrig/probe/collect_env.hpp"
 #include "dlrig/probe/probe.hpp"
@@ -255,6 +256,46 @@ TEST(CollectEnvDoctor, CpuTorchWithoutSuffixFails) {
   EXPECT_EQ(result(r, "torch.cpu-only-build").worst(), Severity::fail);
   // WSL2 from the kernel release: the container checks do not apply.
   EXPECT_TRUE(result(r, "container.no-gpu-runtime").not_applicable);
+}
+
+// A report from Windows: Windows driver numbers (Table 3's Windows column) and fixes a Windows
+// user can run, never apt, ubuntu-drivers or modprobe.
+TEST(CollectEnvDoctor, WindowsReportGetsWindowsDriversAndFixes) {
+  auto s = report("windows-rtx3060-driver-too-old.txt");
+  EXPECT_TRUE(on_windows(s));
+  EXPECT_TRUE(windows_driver(s));
+  auto r = doctor(s);
+  const auto &too_old = result(r, "driver.too-old-for-torch");
+  ASSERT_EQ(too_old.findings.size(), 1u);
+  const auto &f = too_old.findings[0];
+  ASSERT_FALSE(f.fix.empty());
+  EXPECT_NE(f.fix[0].find("upgrade the Windows driver to 551.61 or newer"), std::string::npos)
+      << f.fix[0];
+  bool evidence = false;
+  for (const auto &e : f.evidence)
+    evidence = evidence || (e.key == "min_windows_driver_for_cuda_12.4" && e.value == "551.61");
+  EXPECT_TRUE(evidence);
+  for (const auto &cr : r.results)
+    for (const auto &finding : cr.findings)
+      for (const auto &line : finding.fix)
+        for (const char *linux_only : {"apt ", "ubuntu-drivers", "modprobe", "rmmod", "export "})
+          EXPECT_EQ(line.find(linux_only), std::string::npos) << finding.id << ": " << line;
+  for (const auto &line : r.verdict.fix)
+    EXPECT_EQ(line.find("sudo"), std::string::npos) << line;
+}
+
+TEST(CollectEnvDoctor, WindowsDriverMinimumsComeFromTable3) {
+  EXPECT_EQ(min_driver_windows("12.4"), OptStr("551.61")); // GA, not Update 1's 551.78
+  EXPECT_EQ(min_driver_windows("12.4.1"), OptStr("551.61"));
+  EXPECT_EQ(min_driver_windows("11.8"), OptStr("520.06"));
+  EXPECT_EQ(min_driver_windows("13.0"), std::nullopt); // Table 3 says N/A
+  // A Windows 551.23 driver is below 12.4's 551.61 though its branch is 12.4's Linux one.
+  Snapshot s;
+  s.host.os.distro_name = "Microsoft Windows 11 Pro";
+  s.nvidia.driver_version = "551.23";
+  EXPECT_EQ(driver_cuda(s, kb::builtin()), OptStr("12.3"));
+  s.host.os.distro_name = "Ubuntu 22.04.4 LTS";
+  EXPECT_EQ(driver_cuda(s, kb::builtin()), OptStr("12.4"));
 }
 
 } // namespace
