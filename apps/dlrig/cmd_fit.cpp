@@ -115,7 +115,14 @@ Runner setup_fit(CLI::App &sub) {
     sub.add_flag("--max-batch", a->max_batch, "Also find the largest micro-batch that fits");
   });
   auto *gpu = sub.add_option("--gpu", a->gpu, "Size for this catalog GPU instead of this machine's")
-                  ->type_name("NAME");
+                  ->type_name("NAME")
+                  ->check(CLI::Validator(
+                      [](std::string &s) -> std::string {
+                        return s.find_first_not_of(" \t") == std::string::npos
+                                   ? "empty: give a catalog GPU name (`dlrig kb gpus`)"
+                                   : "";
+                      },
+                      "NAME"));
   sub.add_flag("--all-gpus", a->all_gpus, "A table over every GPU of the catalog")->excludes(gpu);
   add_snapshot_options(sub, a->src);
   add_output_options(sub, a->out);

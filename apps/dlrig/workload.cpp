@@ -91,6 +91,17 @@ fit::Run workload_run(const WorkloadArgs &a, const kb::KnowledgeBase &kb) {
     run.dataset_tokens = a.dataset_tokens;
   if (a.samples != 0)
     run.samples = a.samples;
+  // The job's size is one figure: a flag that would be dropped is refused instead.
+  if (run.dataset_tokens && run.samples)
+    throw Failure(ExitCode::usage, "--dataset-tokens and --samples both size the epoch: give one "
+                                   "(tokens for a language model, samples otherwise)");
+  if (run.mode == fit::Mode::infer && (run.dataset_tokens || run.samples || run.epochs > 0))
+    throw Failure(ExitCode::usage, "--dataset-tokens, --samples and --epochs size a training "
+                                   "job; serving is timed per request (--max-tokens, "
+                                   "--concurrency)");
+  if (run.epochs > 0 && !run.dataset_tokens && !run.samples)
+    throw Failure(ExitCode::usage, "--epochs needs the epoch's size: give --dataset-tokens N or "
+                                   "--samples N");
 
   return run;
 }

@@ -200,6 +200,33 @@ TEST(FitCli, JsonListsEveryOpOfTheStep) {
   EXPECT_EQ(t["slowest_ops"].size(), 8u);
 }
 
+// A flag that would be dropped is refused: the job's size given twice, a training job's size
+// for serving, epochs without a size, an empty GPU name (fit and pick share these).
+TEST(FitCli, FlagsThatWouldBeIgnoredAreUsageErrors) {
+  auto snap = snapshot_24gb();
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {{"--dataset-tokens", "1e8", "--samples", "1000"}, "both size the epoch"},
+      {{"--mode", "infer", "--dataset-tokens", "1e8"}, "size a training job"},
+      {{"--mode", "infer", "--epochs", "2"}, "size a training job"},
+      {{"--epochs", "3"}, "--epochs needs the epoch's size"},
+  };
+  for (const char *cmd : {"fit", "pick"})
+    for (const auto &c : cases) {
+      std::vector<std::string> args = {cmd, "llama-3-8b", "--from", snap};
+      args.insert(args.end(), c.args.begin(), c.args.end());
+      auto r = run_dlrig(args);
+      EXPECT_EQ(r.exit_code, 64) << cmd << " " << c.says << ": " << r.err;
+      EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+    }
+  auto r = run_dlrig({"fit", "llama-3-8b", "--gpu", " "});
+  EXPECT_EQ(r.exit_code, 64) << r.out;
+  EXPECT_NE(r.err.find("--gpu: empty"), std::string::npos) << r.err;
+}
+
 TEST(FitCli, ImpossibleRunsAreUsageErrors) {
   auto dir = llama3_8b_folder().string();
   auto snap = snapshot_24gb();

@@ -56,6 +56,21 @@ std::optional<double> per_sample_seconds(const ModelInput &model, const Run &run
 
 } // namespace
 
+std::string cannot_run_on(const Run &run, const GpuTarget &gpu) {
+  // Transformer Engine runs FP8 from compute capability 8.9 (Ada, Hopper, Blackwell):
+  // check_fp8_support in transformer_engine/pytorch/fp8.py ("Device compute capability 8.9 or
+  // higher required for FP8 execution."). Serving is not refused: FP8 weights also run through
+  // weight-only kernels (vLLM's FP8 Marlin) on older GPUs.
+  if (run.mode != Mode::train || run.precision != Precision::fp8 || gpu.compute_capability.empty())
+    return "";
+  const auto cc = parse_version(gpu.compute_capability);
+  if (cc.parts.empty() || compare_versions(gpu.compute_capability, "8.9") >= 0)
+    return "";
+  return fmt::format("FP8 training needs compute capability 8.9 or newer (Transformer Engine); "
+                     "{} is {}: use --precision {}",
+                     gpu.name, gpu.compute_capability, gpu.bf16_flops ? "bf16-amp" : "fp16-amp");
+}
+
 bool FitReport::all_fit() const {
   return !gpus.empty() && std::all_of(gpus.begin(), gpus.end(),
                                       [](const GpuFit &g) { return g.fits.value_or(false); });
@@ -144,7 +159,7 @@ Result<Run> resolve_run(const ModelInput &model, Run run, std::vector<std::strin
   if (!run.transformers_version.empty() && !is_transformers_version(run.transformers_version))
     return make_error("--transformers \"" + run.transformers_version +
                       "\": expected a transformers version such as 4.46.3 or 5.0.0");
-  if (!run.optimizer_impl && adam && !zero)
+  if (run.mode == Mode::train && !run.optimizer_impl && adam && !zero)
     run.optimizer_impl =
         !run.torch_version.empty() && compare_versions(run.torch_version, "2.0") < 0
             ? OptimizerImpl::loop
@@ -186,6 +201,20 @@ Result<Run> resolve_run(const ModelInput &model, Run run, std::vector<std::strin
       run.seq = d.default_seq;
       note(fmt::format("--seq not given: {} tokens per sample", run.seq));
     }
+    // Beyond 2^31 tokens in flight per GPU the activations alone pass 2^63 bytes for the largest
+    // models and stop adding up: refused rather than summed wrong.
+    constexpr std::int64_t kMaxTokens = std::int64_t{1} << 31;
+    const double in_flight = static_cast<double>(run.batch) * static_cast<double>(run.concurrency) *
+                             static_cast<double>(run.seq + run.max_tokens);
+    if (in_flight > static_cast<double>(kMaxTokens))
+      return make_error(fmt::format(
+          "{} = {:.3g} tokens per GPU: beyond the {} (2^31) dlrig sizes; give a smaller --batch "
+          "or --seq",
+          run.mode == Mode::train
+              ? fmt::format("--batch {} x --seq {}", run.batch, run.seq)
+              : fmt::format("--batch {} x --concurrency {} x (--seq + --max-tokens) {}", run.batch,
+                            run.concurrency, run.seq + run.max_tokens),
+          in_flight, kMaxTokens));
     if (arch.learned_positions && arch.max_positions > 0 && run.seq > arch.max_positions)
       return make_error(fmt::format("--seq {} is longer than {}'s {} learned positions: use "
                                     "--seq {} or less",
@@ -338,9 +367,15 @@ std::vector<Candidate> single_changes(const ModelInput &model, const Run &run, c
       accumulating.grad_accum = std::max<std::int64_t>(2, run.grad_accum);
       auto b = std::max<std::int64_t>(1, max_micro_batch(model, accumulating, gpu).value_or(0));
       if (b < run.batch) {
+        // The same samples per optimizer step: the fewest accumulation steps that divide them
+        // into micro-batches of at most b (a prime count ends at micro-batches of 1).
+        const std::int64_t samples = run.batch * run.grad_accum;
+        std::int64_t accum = (samples + b - 1) / b;
+        while (samples % accum != 0)
+          ++accum;
         Run r = run;
-        r.batch = b;
-        r.grad_accum = (run.batch * run.grad_accum + b - 1) / b;
+        r.batch = samples / accum;
+        r.grad_accum = accum;
         add(r, fmt::format("micro-batch {} with gradient accumulation {}", r.batch, r.grad_accum),
             "same samples per optimizer step; smaller GEMMs may use the GPU less well");
       }
@@ -641,10 +676,13 @@ FitReport fit(const ModelInput &given, const Run &run, const std::vector<GpuTarg
       f.headroom =
           static_cast<std::int64_t>(*g.memory_bytes) - static_cast<std::int64_t>(f.memory.device);
     }
+    f.cannot_run = cannot_run_on(run, g);
+    if (!f.cannot_run.empty())
+      f.fits = false;
     if (options.max_batch)
       f.max_batch = max_micro_batch(model, run, g);
     f.time = estimate_time(model, run, g, options.host);
-    if (options.suggestions && f.fits && !*f.fits)
+    if (options.suggestions && f.fits && !*f.fits && f.cannot_run.empty())
       f.suggestions = suggest(model, run, g);
     rep.gpus.push_back(std::move(f));
   }
@@ -690,8 +728,11 @@ std::vector<GpuTarget> gpu_targets(const Snapshot &snap, const kb::KnowledgeBase
     const kb::GpuSpec *spec = kb.find_gpu_by_pci(strip0x(gpu.vendor_id), strip0x(gpu.device_id));
     if (!spec)
       spec = kb.find_gpu(name);
-    if (!memory && !spec)
-      continue; // an integrated or unknown display controller: nothing to size against
+    // An integrated or unknown display controller: nothing to size against. A GPU its driver
+    // answers for stays, its memory unknown where the driver cannot say (GB10's unified memory,
+    // NVML "not supported"): its verdict is then unknown, not "no GPU".
+    if (!memory && !spec && !gpu.nvml && !gpu.amd)
+      continue;
     GpuTarget t = spec ? gpu_target(*spec) : GpuTarget{};
     t.name = name;
     if (memory)

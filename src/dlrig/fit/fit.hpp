@@ -28,7 +28,10 @@ struct Suggestion {
 struct GpuFit {
   GpuTarget gpu;
   MemoryEstimate memory;
-  std::optional<bool> fits;              // nullopt when the GPU's memory is unknown
+  std::optional<bool> fits; // nullopt when the GPU's memory is unknown
+  // Why the run cannot run on this GPU whatever its memory (FP8 training before compute capability
+  // 8.9); empty when it can. Such a GPU's fits is false: it is never counted as one that fits.
+  std::string cannot_run;
   std::optional<std::int64_t> headroom;  // memory - device-level peak (negative: short by)
   std::optional<std::int64_t> max_batch; // --max-batch: largest micro-batch that fits (0: none)
   TimeEstimate time;
@@ -46,6 +49,10 @@ struct FitReport {
   bool no_local_gpu = false;
   bool all_fit() const;
 };
+
+// Why `run` cannot run on `gpu` whatever its memory, naming the fix; empty when it can or when the
+// GPU's compute capability is unknown.
+std::string cannot_run_on(const Run &run, const GpuTarget &gpu);
 
 // Fills what the user left to the model (sequence length, image size) and checks the run against
 // the model; errors name the flag and the fix (the front door's exit 64).

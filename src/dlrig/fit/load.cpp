@@ -1,6 +1,5 @@
 #include "dlrig/fit/load.hpp"
 
-#include "dlrig/core/text.hpp"
 #include "dlrig/fit/fit.hpp"
 
 #include <fmt/format.h>
@@ -113,37 +112,29 @@ std::optional<fs::path> hub_cache() {
   return std::nullopt;
 }
 
-// The cached snapshot of a repository that holds its config.json: the revision refs/main names,
-// else the only snapshot there is (several without refs/main: none, rather than a guess).
-std::optional<fs::path> cached_snapshot(const fs::path &hub, const std::string &org,
-                                        const std::string &name) {
+// The cached snapshots of a repository that could be the one to read (each holds its
+// config.json): the revision refs/main names, else every snapshot there is (the caller takes one
+// alone and refuses to guess between several).
+std::vector<fs::path> cached_snapshots(const fs::path &hub, const std::string &org,
+                                       const std::string &name) {
   std::error_code ec;
   const fs::path repo = hub / ("models--" + org + "--" + name);
   if (!fs::is_directory(repo / "snapshots", ec))
-    return std::nullopt;
+    return {};
   std::ifstream ref(repo / "refs" / "main");
   std::string revision;
   if (ref && std::getline(ref, revision) && !revision.empty() &&
       revision.find('/') == std::string::npos) {
     const fs::path snap = repo / "snapshots" / revision;
     if (fs::exists(snap / "config.json", ec))
-      return snap;
+      return {snap};
   }
   std::vector<fs::path> found;
   for (const auto &e : fs::directory_iterator(repo / "snapshots", ec))
     if (fs::exists(e.path() / "config.json", ec))
       found.push_back(e.path());
-  return found.size() == 1 ? std::optional<fs::path>(found.front()) : std::nullopt;
-}
-
-// The catalog model whose config.json comes from that Hub repository (its source names
-// huggingface.co/ORG/NAME/...), compared without case.
-const model::ModelArch *catalog_model_of_repo(const std::string &id, const kb::KnowledgeBase &kb) {
-  const std::string want = "huggingface.co/" + lower(id) + "/";
-  for (const auto &m : kb.models)
-    if (lower(m.source).find(want) != std::string::npos)
-      return &m;
-  return nullptr;
+  std::sort(found.begin(), found.end());
+  return found;
 }
 
 Result<ModelInput> load_folder(const fs::path &p, const std::string &spec,
@@ -169,18 +160,30 @@ Result<ModelInput> load_hub_id(const std::string &spec, const std::string &org,
                                const std::string &name, std::optional<model::ModelFamily> family,
                                const kb::KnowledgeBase &kb) {
   const auto hub = hub_cache();
-  if (hub)
-    if (auto snap = cached_snapshot(*hub, org, name)) {
-      DLRIG_TRY(auto in, load_folder(*snap, snap->string(), family));
-      in.assumptions.push_back(
-          fmt::format("{}: read from the Hugging Face cache, {}", spec, snap->string()));
-      return in;
-    }
+  const auto snaps = hub ? cached_snapshots(*hub, org, name) : std::vector<fs::path>{};
+  if (snaps.size() > 1) {
+    std::string list;
+    for (const auto &p : snaps)
+      list += (list.empty() ? "" : ", ") + p.filename().string();
+    return make_error(ErrorKind::not_found,
+                      fmt::format("{}: the Hugging Face cache holds {} snapshots of it ({}) and "
+                                  "no refs/main names one; give the snapshot's folder instead "
+                                  "({})",
+                                  spec, snaps.size(), list, snaps.front().string()));
+  }
+  if (snaps.size() == 1) {
+    const fs::path &snap = snaps.front();
+    DLRIG_TRY(auto in, load_folder(snap, snap.string(), family));
+    in.arch.name = spec; // not the snapshot folder's revision hash
+    in.assumptions.push_back(
+        fmt::format("{}: read from the Hugging Face cache, {}", spec, snap.string()));
+    return in;
+  }
   const std::string where =
       hub ? fmt::format("nor in the Hugging Face cache ({})", hub->string())
           : std::string("and no Hugging Face cache was found (HF_HUB_CACHE, HF_HOME and HOME are "
                         "unset)");
-  if (const model::ModelArch *m = catalog_model_of_repo(spec, kb)) {
+  if (const model::ModelArch *m = kb.model_of_repo(spec)) {
     DLRIG_TRY(auto in, model_from_catalog(m->name, kb));
     in.assumptions.push_back(fmt::format("{} is not a path here {}: the catalog's {}, from that "
                                          "repository's config.json",
@@ -214,9 +217,11 @@ Result<model::ModelArch> parse_model_config(std::string_view text, const std::st
   }
   if (!j.is_object())
     return make_error(where + ": a config.json must be a JSON object");
-  // The model is named after the folder holding its config.json (the working folder's for a bare
-  // "config.json").
-  auto stem = fs::path(where).parent_path().filename().string();
+  // A config.json names the model after its folder (the working folder's for a bare
+  // "config.json"); a config saved under a name of its own (bart-base.json) after that name.
+  const fs::path file(where);
+  auto stem = file.filename() == "config.json" ? file.parent_path().filename().string()
+                                               : file.stem().string();
   if (std::error_code ec; stem.empty())
     if (auto abs = fs::absolute(where, ec); !ec)
       stem = abs.parent_path().filename().string();

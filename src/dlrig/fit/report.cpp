@@ -61,6 +61,8 @@ Json time_json(const TimeEstimate &t) {
 }
 
 std::string verdict(const GpuFit &g) {
+  if (!g.cannot_run.empty())
+    return "does-not-run";
   if (!g.fits)
     return "unknown";
   return *g.fits ? "fits" : "does-not-fit";
@@ -308,6 +310,7 @@ Json to_json(const FitReport &r) {
     gj["host_bytes"] = e.host_bytes;
     gj["paged_bytes"] = e.paged_bytes;
     gj["verdict"] = verdict(g);
+    gj["cannot_run"] = g.cannot_run.empty() ? Json(nullptr) : Json(g.cannot_run);
     gj["judged_at"] = "device";
     gj["headroom_bytes"] = g.headroom;
     gj["max_batch"] = g.max_batch;
@@ -395,14 +398,17 @@ std::vector<Table> to_tables(const FitReport &r, bool summary) {
     // The breakdown once, on the smallest catalog GPU it fits (the largest when it fits none),
     // and the GPUs it fits, smallest first.
     std::vector<const GpuFit *> fit, short_of;
+    std::vector<const GpuFit *> cannot;
     for (const auto &g : r.gpus)
-      (g.fits.value_or(false) ? fit : short_of).push_back(&g);
+      (!g.cannot_run.empty() ? cannot : g.fits.value_or(false) ? fit : short_of).push_back(&g);
     auto by_memory = [](const GpuFit *a, const GpuFit *b) {
       return a->gpu.memory_bytes.value_or(0) < b->gpu.memory_bytes.value_or(0);
     };
     std::stable_sort(fit.begin(), fit.end(), by_memory);
     std::stable_sort(short_of.begin(), short_of.end(), by_memory);
-    const GpuFit &shown = !fit.empty() ? *fit.front() : *short_of.back();
+    const GpuFit &shown = !fit.empty()        ? *fit.front()
+                          : !short_of.empty() ? *short_of.back()
+                                              : r.gpus.back();
     out.push_back(breakdown_table(shown));
     Table f;
     f.title = "GPUs it fits (this machine has no GPU: sized against the catalog)";
@@ -418,6 +424,10 @@ std::vector<Table> to_tables(const FitReport &r, bool summary) {
     if (!short_of.empty())
       f.add({"does not fit", fmt::format("{} GPUs, up to {}", short_of.size(),
                                          show_bytes_si(short_of.back()->gpu.memory_bytes))});
+    if (!cannot.empty()) // the reason without the GPU it names
+      f.add({"does not run", fmt::format("{} GPUs: {}", cannot.size(),
+                                         cannot.front()->cannot_run.substr(
+                                             0, cannot.front()->cannot_run.find(';')))});
     for (const auto &n : shown.memory.notes)
       f.add({"note", n});
     f.add({"next", "--gpu NAME for one GPU's verdict, time and changes; --all-gpus for the table"});
@@ -432,7 +442,9 @@ std::vector<Table> to_tables(const FitReport &r, bool summary) {
 
     Table v;
     v.title = "Verdict";
-    if (!g.fits)
+    if (!g.cannot_run.empty())
+      v.add({"verdict", "does not run: " + g.cannot_run});
+    else if (!g.fits)
       v.add({"verdict", "unknown: the GPU's memory size is unknown"});
     else if (*g.fits)
       v.add({"verdict", fmt::format("fits, {} to spare (judged as nvidia-smi shows it)",
@@ -494,10 +506,7 @@ Table to_csv(const FitReport &r, bool summary) {
         "gpu",       "memory_bytes",     "device_bytes", "verdict",       "headroom_bytes",
         "max_batch", "seconds_per_step", "tokens_per_s", "samples_per_s", "decode_tokens_per_s"};
     for (const auto &g : r.gpus)
-      t.add({g.gpu.name, cell(g.gpu.memory_bytes), std::to_string(g.memory.device),
-             !g.fits   ? "unknown"
-             : *g.fits ? "fits"
-                       : "does-not-fit",
+      t.add({g.gpu.name, cell(g.gpu.memory_bytes), std::to_string(g.memory.device), verdict(g),
              cell(g.headroom), cell(g.max_batch), cell(g.time.seconds_per_step),
              cell(g.time.tokens_per_s), cell(g.time.samples_per_s),
              cell(g.time.decode_tokens_per_s)});

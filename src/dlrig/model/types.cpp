@@ -588,9 +588,10 @@ Result<ModelArch> apply_head(ModelArch m, const Json &config, const std::string 
   if (config.contains("architectures") && !config.at("architectures").is_null()) {
     const Json &a = config.at("architectures");
     if (!a.is_array() || (!a.empty() && !a.at(0).is_string()))
-      return make_error(fmt::format("{}: config field 'architectures' must be a list of class "
-                                    "names, got {}",
-                                    name, kind_of(a)));
+      return make_error(fmt::format(
+          "{}: config field 'architectures' must be a list of class "
+          "names, got {}",
+          name, a.is_array() ? "a list whose first item is " + kind_of(a.at(0)) : kind_of(a)));
     if (!a.empty())
       cls = a.at(0).get<std::string>();
   }

@@ -7,6 +7,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -131,7 +133,8 @@ TEST(Suggest, RankedAndEachWithItsMemory) {
 }
 
 // The smaller micro-batch with accumulation is sized with accumulation on (the gradients then
-// live through every micro-batch), so when it is offered as fitting it does fit.
+// live through every micro-batch), so when it is offered as fitting it does fit; and it keeps the
+// samples per optimizer step: 32 on a GPU whose largest micro-batch is 29 is 16 x 2, not 29 x 2.
 TEST(Suggest, GradientAccumulationIsSizedWithItsGradients) {
   auto model = test::bert_base_cased();
   fit::Run run;
@@ -148,8 +151,39 @@ TEST(Suggest, GradientAccumulationIsSizedWithItsGradients) {
     seen = true;
     EXPECT_TRUE(c.fits) << c.change;
     EXPECT_LE(c.device_bytes, *gpu.memory_bytes) << c.change;
+    long long b = 0, k = 0;
+    ASSERT_EQ(std::sscanf(c.flags.c_str(), "--batch %lld --grad-accum %lld", &b, &k), 2) << c.flags;
+    EXPECT_EQ(b * k, 32) << c.flags;
   }
   EXPECT_TRUE(seen);
+  run.batch = 31; // a prime: micro-batches of 1
+  for (const auto &c : suggest(model, run, gpu)) {
+    if (c.flags.rfind("--batch ", 0) == 0) {
+      EXPECT_EQ(c.flags, "--batch 1 --grad-accum 31");
+    }
+  }
+}
+
+// A serving run that does not fit is offered the changes that make it fit (quantised weights,
+// tensor parallelism): none was kept, because each change was checked with a training-only
+// optimizer setting a serving run must not carry.
+TEST(Suggest, ServingThatDoesNotFitGetsChanges) {
+  auto model = test::llama3_8b();
+  fit::Run run;
+  run.mode = Mode::infer;
+  run.seq = 2048;
+  run.max_tokens = 256;
+  auto resolved = resolve_run(model, run, nullptr);
+  ASSERT_TRUE(resolved.ok()) << resolved.error().message;
+  EXPECT_FALSE(resolved->optimizer_impl.has_value());
+  auto gpu = test::gpu_24gb();
+  gpu.memory_bytes = 12'884'901'888; // 12 GiB
+  ASSERT_GT(estimate_memory(model, *resolved, gpu).device, *gpu.memory_bytes);
+  std::vector<std::string> flags;
+  for (const auto &c : suggest(model, *resolved, gpu))
+    flags.push_back(c.flags);
+  EXPECT_NE(std::find(flags.begin(), flags.end(), "--quant int8"), flags.end());
+  EXPECT_NE(std::find(flags.begin(), flags.end(), "--quant int4"), flags.end());
 }
 
 // The frameworks' memory options are offered where they save memory, each with the flags that
@@ -417,6 +451,83 @@ TEST(Fit, VerdictHeadroomAndJson) {
   EXPECT_TRUE(gj["max_batch"].is_number_integer());
 }
 
+// FP8 training runs from compute capability 8.9 (Transformer Engine): on an older GPU the verdict
+// is "does not run" with the fix, never "fits"; serving, or an unknown capability, is not refused.
+TEST(Fit, Fp8TrainingDoesNotRunBeforeComputeCapability8_9) {
+  auto model = test::llama3_8b();
+  fit::Run run;
+  run.seq = 512;
+  run.lora_rank = 16;
+  run.precision = Precision::fp8;
+  auto ampere = test::gpu_80gb(); // 8.0
+  auto ada = test::gpu_24gb();    // 8.9
+  auto unknown = test::gpu_80gb();
+  unknown.compute_capability.clear();
+  auto rep = fit(model, run, {ampere, ada, unknown}, FitOptions{}, std::nullopt);
+  ASSERT_EQ(rep.gpus.size(), 3u);
+  EXPECT_EQ(rep.gpus[0].cannot_run,
+            "FP8 training needs compute capability 8.9 or newer (Transformer Engine); test 80GB "
+            "is 8.0: use --precision bf16-amp");
+  EXPECT_EQ(rep.gpus[0].fits, std::optional<bool>(false));
+  EXPECT_TRUE(rep.gpus[0].suggestions.empty());
+  EXPECT_TRUE(rep.gpus[1].cannot_run.empty());
+  EXPECT_TRUE(rep.gpus[2].cannot_run.empty());
+  EXPECT_FALSE(rep.all_fit());
+  auto j = document(fit_report(rep, false), Envelope{});
+  EXPECT_EQ(j["gpus"][0]["verdict"], "does-not-run");
+  EXPECT_EQ(j["gpus"][0]["cannot_run"], rep.gpus[0].cannot_run);
+  EXPECT_EQ(j["gpus"][1]["verdict"], "fits");
+  EXPECT_TRUE(j["gpus"][1]["cannot_run"].is_null());
+  run.mode = Mode::infer;
+  run.lora_rank = 0;
+  EXPECT_TRUE(cannot_run_on(run, ampere).empty());
+}
+
+// Beyond 2^31 tokens in flight per GPU the activations pass 2^63 bytes: refused, not summed wrong.
+TEST(ResolveRun, TokensInFlightBeyondTwoToThe31AreRefused) {
+  auto model = test::llama3_8b();
+  fit::Run run;
+  run.seq = 16'777'216;
+  run.batch = 1'048'576;
+  auto r = resolve_run(model, run, nullptr);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message.rfind("--batch 1048576 x --seq 16777216 = 1.76e+13 tokens per GPU: "
+                                    "beyond the 2147483648 (2^31) dlrig sizes",
+                                    0),
+            0u)
+      << r.error().message;
+  run.batch = 128;
+  run.seq = 1 << 24; // 2^31 exactly
+  EXPECT_TRUE(resolve_run(model, run, nullptr).ok());
+}
+
+// A GPU its driver answers for stays a target when its memory is unknown (GB10's unified memory:
+// NVML "not supported") and the catalog does not know it: its verdict is unknown, not "no GPU".
+TEST(GpuTargets, AGpuTheDriverSeesWithUnknownMemoryStays) {
+  Snapshot snap;
+  Gpu g;
+  g.bdf = "000f:01:00.0";
+  g.vendor_id = "0x10de";
+  g.device_id = "0x2e12";
+  NvmlGpu n;
+  n.name = "NVIDIA GB10";
+  n.compute_capability = "12.1";
+  g.nvml = n;
+  snap.gpus.push_back(g);
+  Gpu display; // a display controller nothing answers for
+  display.bdf = "0000:00:02.0";
+  display.vendor_id = "0x8086";
+  display.device_id = "0xffff";
+  snap.gpus.push_back(display);
+  auto targets = gpu_targets(snap, kb::builtin());
+  ASSERT_EQ(targets.size(), 1u);
+  EXPECT_EQ(targets[0].name, "NVIDIA GB10");
+  EXPECT_FALSE(targets[0].memory_bytes.has_value());
+  auto rep = fit(test::llama3_8b(), fit::Run{}, targets, FitOptions{}, std::nullopt);
+  EXPECT_FALSE(rep.gpus.at(0).fits.has_value());
+  EXPECT_FALSE(rep.all_fit());
+}
+
 } // namespace
 } // namespace dlrig::fit
 
@@ -611,6 +722,7 @@ TEST(HubIds, ACachedSnapshotIsReadWithTheRevisionRefsMainNames) {
   EXPECT_EQ(m->arch.hidden, 512);
   EXPECT_EQ(m->arch.layers, 4);
   EXPECT_NE(m->origin.find("snapshots/aaa111/config.json"), std::string::npos) << m->origin;
+  EXPECT_EQ(m->arch.name, "someone/small-llama"); // not the revision folder's name
   ASSERT_EQ(m->assumptions.size(), 1u);
   EXPECT_NE(m->assumptions[0].find("someone/small-llama: read from the Hugging Face cache"),
             std::string::npos)
@@ -625,8 +737,12 @@ TEST(HubIds, WithoutRefsMainOnlyASingleSnapshotIsTaken) {
   EXPECT_EQ(one->arch.hidden, 512);
   hub.snapshot("models--someone--small-llama", "bbb222", kSmallLlama);
   auto two = load_model("someone/small-llama", std::nullopt, kb::builtin());
-  ASSERT_FALSE(two.ok()); // which of the two is not guessed
+  ASSERT_FALSE(two.ok()); // which of the two is not guessed, and the message says it is there
   EXPECT_EQ(two.error().kind, ErrorKind::not_found);
+  EXPECT_NE(two.error().message.find("the Hugging Face cache holds 2 snapshots of it (aaa111, "
+                                     "bbb222) and no refs/main names one"),
+            std::string::npos)
+      << two.error().message;
 }
 
 TEST(HubIds, AnUncachedIdIsTheCatalogModelFromThatRepository) {
@@ -679,6 +795,13 @@ TEST(ConfigErrors, ABareConfigJsonIsNamedAfterTheWorkingFolder) {
       "config.json");
   ASSERT_TRUE(ok.ok()) << ok.error().message;
   EXPECT_EQ(ok->name, cwd);
+  // A config saved under a name of its own is named after it, not after its folder.
+  auto named = parse_model_config(
+      R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2,
+      "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100})",
+      "models/bart-base.json");
+  ASSERT_TRUE(named.ok()) << named.error().message;
+  EXPECT_EQ(named->name, "bart-base");
   auto in_folder = parse_model_config(R"({"model_type": "llama"})", "models/tiny/config.json");
   ASSERT_FALSE(in_folder.ok());
   EXPECT_EQ(in_folder.error().message.rfind("models/tiny/config.json: tiny: config field ", 0), 0u)

@@ -622,5 +622,21 @@ TEST(ModelCatalogLoader, ABadRowNamesTheModelAndTheField) {
   EXPECT_NE(catalog_error("[]").find("\"models\" list"), std::string::npos);
 }
 
+// A config whose architectures list holds something other than class names says what it holds.
+TEST(ModelConfigErrors, ArchitecturesOfNumbersAreNamedAsSuch) {
+  auto cfg = Json::parse(R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2,
+    "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100,
+    "architectures": [5]})");
+  auto r = model_from_config(cfg, "tiny");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "tiny: config field 'architectures' must be a list of class names, "
+                               "got a list whose first item is 5");
+  cfg["architectures"] = "LlamaForCausalLM";
+  r = model_from_config(cfg, "tiny");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("got the string \"LlamaForCausalLM\""), std::string::npos)
+      << r.error().message;
+}
+
 } // namespace
 } // namespace dlrig::model
