@@ -48,18 +48,22 @@ int status_rank(Status s) {
     return 2;
   case Status::no_fit:
     return 3;
-  case Status::unknown:
+  case Status::no_run:
     return 4;
-  case Status::unpriced:
+  case Status::unknown:
     return 5;
+  case Status::unpriced:
+    return 6;
   }
-  return 6;
+  return 7;
 }
 
 std::string constraint_of(Status s) {
   switch (s) {
   case Status::no_fit:
     return "memory";
+  case Status::no_run:
+    return "precision";
   case Status::too_slow:
     return "speed";
   case Status::over_budget:
@@ -212,6 +216,8 @@ std::string_view name(Status s) {
     return "ok";
   case Status::no_fit:
     return "does-not-fit";
+  case Status::no_run:
+    return "does-not-run";
   case Status::too_slow:
     return "too-slow";
   case Status::over_budget:
@@ -300,10 +306,6 @@ Option evaluate(const fit::ModelInput &model, const fit::Run &base, const fit::G
   std::vector<std::pair<fit::Run, std::string>> layouts;
   fit::Run r = base;
   r.gpus = count;
-  // resolve_run filled PyTorch's optimizer implementation, which a serving run must not carry
-  // when it is resolved again.
-  if (base.mode == fit::Mode::infer)
-    r.optimizer_impl.reset();
   if (base.mode == fit::Mode::infer) {
     if (count > 1 && transformer(model) && base.tp * base.pp == 1)
       r.tp = count;
@@ -339,6 +341,12 @@ Option evaluate(const fit::ModelInput &model, const fit::Run &base, const fit::G
   if (!resolved_any) {
     o.run = r;
     o.status = Status::unknown;
+    return o;
+  }
+  if (auto why = fit::cannot_run_on(o.run, gpu); !why.empty()) {
+    o.status = Status::no_run;
+    o.constraint = "precision";
+    o.why = std::move(why);
     return o;
   }
   if (!o.fits) {

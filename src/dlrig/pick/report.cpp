@@ -159,7 +159,7 @@ std::string status_cell(const Option &o) {
   if (o.status == Status::ok)
     return "ok";
   std::string s(name(o.status));
-  if (o.status == Status::too_slow || o.status == Status::unknown)
+  if (o.status == Status::too_slow || o.status == Status::unknown || o.status == Status::no_run)
     s += o.why.empty() ? "" : ": " + o.why;
   return s;
 }
@@ -172,7 +172,7 @@ Table options_table(const std::string &title, const std::vector<Option> &v, std:
   for (std::size_t i = 0; i < v.size() && i < shown; ++i) {
     const auto &o = v[i];
     // A run that does not fit has no speed to show (JSON keeps what it would take).
-    const bool runs = o.status != Status::no_fit;
+    const bool runs = o.status != Status::no_fit && o.status != Status::no_run;
     t.add({std::to_string(i + 1), o.name, std::string(name(o.acquire)), status_cell(o),
            fits_cell(o), runs ? speed_cell(o) : "-",
            runs && o.job_s ? fit::show_duration(*o.job_s) : kUnknown, price_cell(o), cost_cell(o),

@@ -90,6 +90,30 @@ TEST(Pick, MemoryDecidesWhenTheSmallGpusCannotHoldTheModel) {
   EXPECT_EQ(r.decided_by, "memory");
 }
 
+// FP8 training does not run before compute capability 8.9 (fit's verdict): an A100 is turned down
+// for it, not listed as unknown, and an H100 still runs it.
+TEST(Pick, Fp8TrainingDoesNotRunOnGpusBeforeAda) {
+  auto run = lora_8b(1e8);
+  run.precision = fit::Precision::fp8;
+  auto r = pick(request("llama-3-8b", run));
+  bool a100 = false, h100 = false;
+  for (const auto &o : r.options) {
+    if (o.gpu == "NVIDIA A100 80GB SXM4") { // sold and rented 4 or 8 at a time
+      a100 = true;
+      EXPECT_EQ(o.status, Status::no_run);
+      EXPECT_EQ(name(o.status), "does-not-run");
+      EXPECT_EQ(o.constraint, "precision");
+      EXPECT_NE(o.why.find("compute capability 8.9"), std::string::npos) << o.why;
+    }
+    if (o.gpu == "NVIDIA H100 SXM5") {
+      h100 = true;
+      EXPECT_NE(o.status, Status::no_run) << o.why;
+    }
+  }
+  EXPECT_TRUE(a100);
+  EXPECT_TRUE(h100);
+}
+
 TEST(Pick, SpeedDecidesATightDeadline) {
   auto rq = request("llama-3-8b", lora_8b(2e9));
   rq.goal.within_s = 24 * 3600;
