@@ -225,5 +225,27 @@ TEST(InfoHw, GarbageSysfsIsNullWithNotes) {
     EXPECT_TRUE(noted.count(f)) << f << "\n" << r.out;
 }
 
+// An unreadable /proc/cpuinfo leaves the ISA unknown (n/a, JSON null), never "none of ...";
+// a snapshot with no readings does not say the PCI bus holds no GPU.
+TEST(InfoHw, UnreadableCpuinfoAndEmptySnapshotAreUnknownNotNone) {
+  auto root = scratch("empty-root");
+  std::filesystem::create_directories(root);
+  auto r = run_dlrig({"info", "--sysroot", root.string()}, {kPciIds});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(has(r.out, "none of AVX2")) << r.out;
+  EXPECT_TRUE(has(r.out, "ISA for PyTorch            n/a")) << r.out;
+  r = run_dlrig({"info", "--json", "--sysroot", root.string()}, {kPciIds});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(json::parse(r.out)["host"]["cpu"]["isa"].is_null()) << r.out;
+
+  auto empty = scratch("empty.json");
+  std::ofstream(empty) << R"({"schema_version":1})";
+  r = run_dlrig({"info", "--from", empty.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(has(r.out, "No GPU found on the PCI bus")) << r.out;
+  EXPECT_TRUE(has(r.out, "unknown: the snapshot holds no PCI reading")) << r.out;
+  EXPECT_FALSE(has(r.out, "none of AVX2")) << r.out;
+}
+
 } // namespace
 } // namespace dlrig::test

@@ -11,6 +11,53 @@ Json to_json(const Snapshot &s) {
   return Json(s);
 }
 
+void to_json(Json &j, const CpuInfo &c) {
+  j = Json{{"vendor", c.vendor},
+           {"model", c.model},
+           {"soc", c.soc},
+           {"sockets", c.sockets},
+           {"cores", c.cores},
+           {"threads", c.threads},
+           {"base_hz", c.base_hz},
+           {"max_hz", c.max_hz},
+           {"isa", c.isa_known() ? Json(c.isa) : Json(nullptr)},
+           {"numa_nodes", c.numa_nodes}};
+}
+
+void from_json(const Json &j, CpuInfo &c) {
+  const CpuInfo d;
+  c.vendor = j.value("vendor", d.vendor);
+  c.model = j.value("model", d.model);
+  c.soc = j.value("soc", d.soc);
+  c.sockets = j.value("sockets", d.sockets);
+  c.cores = j.value("cores", d.cores);
+  c.threads = j.value("threads", d.threads);
+  c.base_hz = j.value("base_hz", d.base_hz);
+  c.max_hz = j.value("max_hz", d.max_hz);
+  c.numa_nodes = j.value("numa_nodes", d.numa_nodes);
+  c.isa.clear();
+  c.isa_read = false;
+  if (auto it = j.find("isa"); it != j.end() && !it->is_null()) {
+    c.isa = it->get<std::vector<std::string>>();
+    c.isa_read = true;
+  }
+}
+
+bool from_collect_env(const Snapshot &s) {
+  return std::any_of(s.notes.begin(), s.notes.end(), [](const ProbeNote &n) {
+    return n.field == "*" && n.source && n.source->rfind("collect_env", 0) == 0;
+  });
+}
+
+bool gpus_known(const Snapshot &s) {
+  if (!s.gpus.empty())
+    return true;
+  bool noted = std::any_of(s.notes.begin(), s.notes.end(),
+                           [](const ProbeNote &n) { return n.field.rfind("gpus", 0) == 0; });
+  bool probed = s.host.os.kernel_release || s.host.cpu.threads || s.host.memory.total_bytes;
+  return probed && !noted && !from_collect_env(s);
+}
+
 std::vector<const Gpu *> nvml_gpus(const Snapshot &s) {
   std::vector<const Gpu *> out;
   for (const auto &g : s.gpus)

@@ -43,6 +43,14 @@ Json to_json(const Snapshot &s);
 
 // The GPUs NVML reported (gpu.nvml set), in NVML index order; pointers into s.gpus.
 std::vector<const Gpu *> nvml_gpus(const Snapshot &s);
+// A snapshot read from a `python -m torch.utils.collect_env` report carries the note
+// {field "*", source "collect_env ..."} (probe/collect_env.hpp): it holds only what the report
+// prints. The note survives saving the snapshot and reading it back.
+bool from_collect_env(const Snapshot &s);
+// The GPUs of the snapshot are known: gpus[] lists some, or the PCI bus was read and held none
+// (a probe that could not list it notes the field "gpus"; a collect_env report never says none;
+// a snapshot with no host readings at all, such as {"schema_version":1}, was never probed).
+bool gpus_known(const Snapshot &s);
 // Reads a snapshot document; errors name the position or the field (JSON pointer) and the version.
 // Every number is checked against its field's type and range (-1 for a count, 1e26 for an int,
 // 2^63 bytes or more are errors naming the field); errors are ErrorKind::bad_input.

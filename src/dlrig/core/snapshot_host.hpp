@@ -44,9 +44,17 @@ struct CpuInfo {
   OptF64 max_hz;
   std::vector<std::string>
       isa; // flags that matter to PyTorch: avx2, avx512f, avx512_bf16, amx_bf16...
+  // The CPU's flags were read (/proc/cpuinfo "flags"/"Features", lscpu's "Flags"), so an empty
+  // `isa` means none of those, not unknown. Not a JSON member of its own: JSON writes `isa` as
+  // null when it is unknown, and reading [] sets it.
+  bool isa_read = false;
   std::vector<NumaNode> numa_nodes;
+
+  bool isa_known() const { return isa_read || !isa.empty(); }
 };
-DLRIG_JSON(CpuInfo, vendor, model, soc, sockets, cores, threads, base_hz, max_hz, isa, numa_nodes)
+// As DLRIG_JSON would, but `isa` is null when unknown (isa_known()).
+void to_json(Json &j, const CpuInfo &c);
+void from_json(const Json &j, CpuInfo &c);
 
 struct MemoryInfo {
   OptU64 total_bytes;

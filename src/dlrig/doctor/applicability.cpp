@@ -72,21 +72,6 @@ Reason not_runtime(const Snapshot &s, const char *kind, const char *what) {
 
 } // namespace
 
-bool from_collect_env(const Snapshot &s) {
-  return std::any_of(s.notes.begin(), s.notes.end(), [](const ProbeNote &n) {
-    return n.field == "*" && n.source && n.source->rfind("collect_env", 0) == 0;
-  });
-}
-
-bool gpus_known(const Snapshot &s) {
-  if (!s.gpus.empty())
-    return true;
-  bool noted = std::any_of(s.notes.begin(), s.notes.end(),
-                           [](const ProbeNote &n) { return n.field.rfind("gpus", 0) == 0; });
-  bool probed = s.host.os.kernel_release || s.host.cpu.threads || s.host.memory.total_bytes;
-  return probed && !noted && !from_collect_env(s);
-}
-
 std::optional<std::string> not_applicable(const Check &c, const Snapshot &s) {
   const std::string_view id = c.id, area = c.area;
   // Checks that need more than their area does.

@@ -105,6 +105,9 @@ std::vector<Finding> run_isolated(const Check &c, const Snapshot &s, const kb::K
 // the area has something to read. A check that returns no finding on such a snapshot did not
 // pass: the report counts it as "not run" with this reason.
 std::optional<std::string> unknown_inputs(std::string_view area, const Snapshot &s);
+// The same for one check: its area's readings, and the GPUs for the checks outside the gpu and
+// link areas that decide on them (compute capability, vendor, count).
+std::optional<std::string> unknown_inputs(const Check &c, const Snapshot &s);
 
 // Why the check does not apply to this machine: what it looks at is known to be absent (no
 // NVIDIA GPU on the PCI bus for a GPU check, no PyTorch for a torch check, not a container for a
@@ -113,14 +116,11 @@ std::optional<std::string> unknown_inputs(std::string_view area, const Snapshot 
 // "passed"; one that finds something reports it whatever this says. The rules per area and the
 // few checks that need more than their area are in applicability.cpp.
 std::optional<std::string> not_applicable(const Check &c, const Snapshot &s);
-// The GPUs of the snapshot are known: gpus[] lists some, or the PCI bus was read and held none
-// (a probe that could not list it notes the field "gpus"; a collect_env report never says none).
-bool gpus_known(const Snapshot &s);
+// The GPUs of the snapshot are known (core/snapshot.hpp).
+using dlrig::gpus_known;
 
-// A snapshot read from a `python -m torch.utils.collect_env` report carries the note
-// {field "*", source "collect_env ..."} (probe/collect_env.hpp): it holds only what the report
-// prints. The note survives saving the snapshot (info --json) and reading it back.
-bool from_collect_env(const Snapshot &s);
+// A snapshot read from a `python -m torch.utils.collect_env` report (core/snapshot.hpp).
+using dlrig::from_collect_env;
 // On such a snapshot: nullopt when the check can run on it (every reading it decides on is one
 // the report gives), else what the report lacks;
 // such a check is not run at all (a missing reading must not look like a healthy one). Any other

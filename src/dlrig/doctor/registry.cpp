@@ -113,6 +113,25 @@ std::optional<std::string> unknown_inputs(std::string_view area, const Snapshot 
   return std::nullopt;
 }
 
+std::optional<std::string> unknown_inputs(const Check &c, const Snapshot &s) {
+  // Checks outside the gpu and link areas that decide on the GPUs themselves (their compute
+  // capability, vendor or count): with the GPUs unknown (a collect_env report that lists none,
+  // an unreadable PCI bus) finding nothing is not a pass.
+  static constexpr std::string_view kNeedGpus[] = {
+      "torch.cpu-only-build",   "torch.arch-unsupported",      "torch.triton-unsupported",
+      "torch.vendor-mismatch",  "torch.tf32-off-by-default",   "host.ram-vs-vram",
+      "host.cpu-cores-per-gpu", "kernel.open-module-required",
+  };
+  if (s.gpus.empty() && !gpus_known(s) &&
+      std::find(std::begin(kNeedGpus), std::end(kNeedGpus), c.id) != std::end(kNeedGpus)) {
+    for (const auto &n : s.notes)
+      if (n.field == "gpus")
+        return "the GPUs are unknown: " + n.reason;
+    return std::string("the GPUs are unknown (the snapshot lists none)");
+  }
+  return unknown_inputs(c.area, s);
+}
+
 const Check *find_check(std::string_view id) {
   for (const auto &c : all_checks())
     if (c.id == id)

@@ -83,7 +83,7 @@ DoctorReport run_doctor(const Snapshot &s, const kb::KnowledgeBase &kb,
     if (cr.findings.empty()) {
       cr.not_applicable = not_applicable(c, s);
       if (!cr.not_applicable) {
-        cr.not_run = lacking ? lacking : unknown_inputs(c.area, s);
+        cr.not_run = lacking ? lacking : unknown_inputs(c, s);
         cr.not_in_report = lacking.has_value();
       }
     }

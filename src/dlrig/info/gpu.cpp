@@ -98,10 +98,11 @@ std::vector<Table> info_gpu_tables(const Snapshot &s) {
   });
   if (s.gpus.empty()) {
     const auto *why = unread(s, "gpus");
-    out.push_back(
-        Table{"GPUs (PCI)",
-              {},
-              {{"GPU", why ? "unknown: " + why->reason : "No GPU found on the PCI bus"}}});
+    out.push_back(Table{"GPUs (PCI)",
+                        {},
+                        {{"GPU", why             ? "unknown: " + why->reason
+                                 : gpus_known(s) ? "No GPU found on the PCI bus"
+                                                 : "unknown: the snapshot holds no PCI reading"}}});
     return out;
   }
   out.push_back(std::move(gpus));

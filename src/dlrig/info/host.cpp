@@ -43,7 +43,7 @@ std::vector<Table> info_host_tables(const Snapshot &s) {
                                                     show_int(c.cores), show_int(c.threads))});
   cpu.add({"base / max frequency", show_hz(c.base_hz) + " / " + show_hz(c.max_hz)});
   cpu.add({"ISA for PyTorch", !c.isa.empty() ? join(c.isa, " ")
-                              : unread(s, "host.cpu.isa")
+                              : !c.isa_known() || unread(s, "host.cpu.isa")
                                   ? std::string(kUnknown)
                                   : "none of AVX2, AVX-512, AMX, NEON, SVE"});
   cpu.add({"NUMA nodes",

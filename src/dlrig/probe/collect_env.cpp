@@ -469,6 +469,7 @@ void fill_cpu(Snapshot &s, const CollectEnvReport &r) {
         cpu.max_hz = *mhz * 1e6;
     } else if (key == "Flags" && !value.empty()) {
       cpu.isa = pytorch_isa(words(value));
+      cpu.isa_read = true;
       flags = true;
     } else if (key.rfind("NUMA node", 0) == 0 && key.size() > 16 &&
                key.compare(key.size() - 6, 6, "CPU(s)") == 0) {

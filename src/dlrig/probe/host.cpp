@@ -75,6 +75,7 @@ void probe_cpu(const ProbeContext &ctx, CpuInfo &cpu) {
       cpu.cores = info->cores;
       cpu.threads = info->logical;
       cpu.isa = probe::pytorch_isa(info->flags);
+      cpu.isa_read = !info->flags.empty();
       if (!cpu.sockets)
         ctx.note("host.cpu.sockets", "/proc/cpuinfo", "no \"physical id\" lines");
       if (!cpu.cores)

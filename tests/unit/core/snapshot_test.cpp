@@ -49,6 +49,34 @@ TEST(Snapshot, UnknownIsNullNeverZero) {
   EXPECT_FALSE(back->host.memory.total_bytes.has_value());
 }
 
+// The CPU's ISA list is unknown (null) until its flags are read; read and empty ([]) means none
+// of the flags PyTorch uses. Both survive a round trip.
+TEST(Snapshot, UnknownIsaIsNullAndReadEmptyIsaIsAList) {
+  Snapshot s;
+  EXPECT_FALSE(s.host.cpu.isa_known());
+  Json j = to_json(s);
+  EXPECT_TRUE(j["host"]["cpu"]["isa"].is_null()) << j["host"]["cpu"].dump();
+  auto back = snapshot_from_json(j.dump());
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_FALSE(back->host.cpu.isa_known());
+
+  s.host.cpu.isa_read = true;
+  j = to_json(s);
+  ASSERT_TRUE(j["host"]["cpu"]["isa"].is_array());
+  EXPECT_TRUE(j["host"]["cpu"]["isa"].empty());
+  back = snapshot_from_json(j.dump());
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_TRUE(back->host.cpu.isa_known());
+
+  back = snapshot_from_json(R"({"schema_version":1})");
+  ASSERT_TRUE(back.ok());
+  EXPECT_FALSE(back->host.cpu.isa_known());
+  EXPECT_FALSE(gpus_known(*back)); // nothing was probed: no GPU is not "none"
+  back = snapshot_from_json(R"({"schema_version":1,"host":{"cpu":{"isa":["avx2"]}}})");
+  ASSERT_TRUE(back.ok());
+  EXPECT_TRUE(back->host.cpu.isa_known());
+}
+
 TEST(Snapshot, MalformedJsonNamesThePosition) {
   auto r = snapshot_from_json("{\n  \"schema_version\": 1,\n  \"host\": {,}\n}");
   ASSERT_FALSE(r.ok());

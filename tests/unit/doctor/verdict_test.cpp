@@ -240,6 +240,32 @@ TEST(CollectEnvDoctor, RunsOnlyTheChecksTheReportCanDecide) {
             std::string::npos);
 }
 
+// A report whose GPU line says "Could not collect": the checks that decide on the GPUs did not
+// pass, they could not run.
+TEST(CollectEnvDoctor, ChecksThatNeedTheGpusAreNotRunWhenTheReportListsNone) {
+  std::ifstream in(std::string(DLRIG_TEST_DATA) + "/collect_env/v3-torch2.1-rtx4090.txt");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  auto line = text.find("GPU models and configuration: ");
+  ASSERT_NE(line, std::string::npos);
+  text.replace(line, text.find('\n', line) - line,
+               "GPU models and configuration: Could not collect");
+  auto parsed = probe::parse_collect_env(text);
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  auto r = doctor(probe::collect_env_snapshot(*parsed, kb::builtin()));
+  for (const char *id :
+       {"torch.arch-unsupported", "torch.triton-unsupported", "torch.tf32-off-by-default",
+        "host.cpu-cores-per-gpu", "torch.vendor-mismatch", "torch.cpu-only-build"}) {
+    const auto &cr = result(r, id);
+    EXPECT_FALSE(cr.passed()) << id;
+    ASSERT_TRUE(cr.not_run) << id;
+    EXPECT_NE(cr.not_run->find("the GPUs are unknown"), std::string::npos) << *cr.not_run;
+  }
+  // What does not depend on the GPUs still runs.
+  EXPECT_TRUE(result(r, "torch.companion-mismatch").passed());
+}
+
 TEST(CollectEnvDoctor, EveryCoveredCheckExists) {
   for (auto id : collect_env_checks())
     EXPECT_NE(find_check(id), nullptr) << id;
