@@ -148,6 +148,9 @@ std::vector<Finding> rank_env(const Snapshot &s, const kb::KnowledgeBase &, cons
   for (const char *var : {"RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_PORT"})
     if (auto v = env_var(s, var); v && !to_long(v))
       problems.push_back(fmt::format("{}=\"{}\" is not a number", var, *v));
+  // A port is 1..65535; torch's TCPStore cannot listen on anything else.
+  if (auto port = to_long(env_var(s, "MASTER_PORT")); port && (*port < 1 || *port > 65535))
+    problems.push_back(fmt::format("MASTER_PORT={} is not a port number (1-65535)", *port));
   if (world && *world < 1)
     problems.push_back("WORLD_SIZE is below 1");
   if (rank && world && (*rank < 0 || *rank >= *world))
@@ -221,8 +224,8 @@ std::vector<Check> dist_checks() {
        socket_ifname},
       {"dist.rank-env", "dist", Severity::fail, "RANK/WORLD_SIZE/LOCAL_RANK inconsistent",
        "software.env RANK, WORLD_SIZE, LOCAL_RANK, MASTER_PORT; gpus[]",
-       "a value is not a number, RANK is not below WORLD_SIZE, or LOCAL_RANK is not below the "
-       "GPU count",
+       "a value is not a number, MASTER_PORT is not a port (1-65535), RANK is not below "
+       "WORLD_SIZE, or LOCAL_RANK is not below the GPU count",
        "unset them and let torchrun set them",
        "PyTorch torch.distributed environment initialisation (env://) "
        "https://pytorch.org/docs/stable/distributed.html",

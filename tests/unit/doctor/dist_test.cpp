@@ -56,6 +56,17 @@ TEST(DoctorDist, RankEnv) {
   Snapshot bad = healthy_server();
   bad.software.env["MASTER_PORT"] = "auto";
   EXPECT_EQ(worst("dist.rank-env", bad), Severity::fail);
+  // A number that is no port fails too; the ends of the range do not.
+  for (const char *port : {"99999", "0", "-1", "65536"}) {
+    bad.software.env["MASTER_PORT"] = port;
+    auto f = run_check("dist.rank-env", bad);
+    ASSERT_EQ(f.size(), 1u) << port;
+    EXPECT_NE(f[0].title.find("is not a port number (1-65535)"), std::string::npos) << f[0].title;
+  }
+  for (const char *port : {"1", "29500", "65535"}) {
+    bad.software.env["MASTER_PORT"] = port;
+    EXPECT_TRUE(run_check("dist.rank-env", bad).empty()) << port;
+  }
 }
 
 // ---- dist.nccl-not-found: only with 2+ GPUs or a distributed launch ------------------------
