@@ -60,23 +60,39 @@ else:
 print(f"{2 * n**3 / t / 1e9:.1f}")
 PY
 )
-# dlrig's cpu.gemm at the standard tier (n = 512, 1024, 2048; all threads and one) in one run.
-"$build/dlrig" bench cpu.gemm.sgemm cpu.gemm.dgemm --json --db "$work/side.db" \
-  >"$work/gemm.json" 2>/dev/null || true
-dlrig_gemm() { # $1 dtype; prints the median GFLOP/s at n = 2048 with every thread, or n/a
+# dlrig's cpu.gemm at the standard tier (n = 512, 1024, 2048; all threads and one), then numpy and
+# torch at n = 2048, in ROUNDS interleaved rounds (default 3): on a shared VM whose speed drifts by
+# tens of percent over minutes, only runs made next to each other compare. Each round gives a ratio
+# (dlrig's median over the faster reference's median of the same round); the table shows the medians
+# over the rounds and every round's ratio.
+rounds=${ROUNDS:-3}
+dlrig_gemm() { # $1 json file, $2 dtype; prints the median GFLOP/s at n = 2048 with every thread, or n/a
   "$py" -c "import json,sys
-d=json.load(open('$work/gemm.json')); i={'float32':'cpu.gemm.sgemm','float64':'cpu.gemm.dgemm'}['$1']
+d=json.load(open('$1')); i={'float32':'cpu.gemm.sgemm','float64':'cpu.gemm.dgemm'}['$2']
 v=[r['rate']['median'] for r in d.get('results',[]) if r.get('id')==i and r.get('status')=='measured'
    and r['details'].get('n')==2048 and r['details'].get('threads')==$threads]
 print('%.1f' % v[0] if v else 'n/a')" 2>/dev/null || echo n/a
 }
+median() { tr ' ' '\n' | grep -v '^n/a$' | grep . | sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "n/a"; else if (NR % 2) printf "%.2f", v[(NR + 1) / 2]; else printf "%.2f", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+declare -A dl_r np_r th_r q_r
+for ((k = 1; k <= rounds; k++)); do
+  echo "   round $k of $rounds" >&2
+  "$build/dlrig" bench cpu.gemm.sgemm cpu.gemm.dgemm --json --db "$work/side.db" \
+    >"$work/gemm.json" 2>/dev/null || true
+  for dt in float32 float64; do
+    dl=$(dlrig_gemm "$work/gemm.json" $dt)
+    np_g=$("$py" -c "$gemm_py" 2048 numpy $dt 2>/dev/null) || np_g=n/a
+    th_g=$("$py" -c "$gemm_py" 2048 torch $dt "$threads" 2>/dev/null) || th_g=n/a
+    ref=$(awk -v a="$np_g" -v b="$th_g" 'BEGIN { if (a == "n/a") print b; else if (b == "n/a" || a + 0 > b + 0) print a; else print b }')
+    dl_r[$dt]+="$dl "; np_r[$dt]+="$np_g "; th_r[$dt]+="$th_g "; q_r[$dt]+="$(ratio "$dl" "$ref") "
+  done
+done
 for dt in float32 float64; do
-  np_g=n/a; th_g=n/a
-  np_g=$("$py" -c "$gemm_py" 2048 numpy $dt 2>/dev/null) || np_g=n/a
-  th_g=$("$py" -c "$gemm_py" 2048 torch $dt "$threads" 2>/dev/null) || th_g=n/a
-  dl=$(dlrig_gemm $dt)
-  ref=$(awk -v a="$np_g" -v b="$th_g" 'BEGIN { if (a == "n/a") print b; else if (b == "n/a" || a + 0 > b + 0) print a; else print b }')
-  row "GEMM $dt 2048², $threads threads (GFLOP/s)" "$dl" "numpy $np_g / torch $th_g" "$(ratio "$dl" "$ref")" "≥ 0.95"
+  each=$(echo "${q_r[$dt]}" | xargs | sed 's/ /, /g')
+  row "GEMM $dt 2048², $threads threads (GFLOP/s), median of $rounds interleaved rounds" \
+    "$(echo "${dl_r[$dt]}" | median)" \
+    "numpy $(echo "${np_r[$dt]}" | median) / torch $(echo "${th_r[$dt]}" | median)" \
+    "$(echo "${q_r[$dt]}" | median) (rounds: $each)" "≥ 0.95"
 done
 
 # --- STREAM triad: the reference stream.c against dlrig's cpu.stream, same array size and threads.
