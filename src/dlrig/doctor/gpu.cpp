@@ -91,6 +91,12 @@ std::vector<Finding> none_visible(const Snapshot &s, const kb::KnowledgeBase &,
   }
   if (any_usable || reasons.empty())
     return {};
+  // One fix per cause, not per GPU: two GPUs without a driver need one driver install.
+  std::vector<std::string> fixes;
+  for (auto &step : f.fix)
+    if (std::find(fixes.begin(), fixes.end(), step) == fixes.end())
+      fixes.push_back(std::move(step));
+  f.fix = std::move(fixes);
   f.with("reasons", join(reasons, "; "));
   f.title += ": " + reasons.front();
   return {f};

@@ -32,6 +32,21 @@ TEST(DoctorGpu, NoneVisibleWhenNouveauOwnsTheGpu) {
   EXPECT_NE(f[0].title.find("nouveau"), std::string::npos) << f[0].title;
 }
 
+// Two GPUs with the same cause get its fix once.
+TEST(DoctorGpu, NoneVisibleGivesEachFixOnce) {
+  Snapshot s = healthy_server();
+  for (auto &g : s.gpus) {
+    g.nvml.reset();
+    g.driver.reset();
+  }
+  s.nvidia.nvml_status = "not-found";
+  s.nvidia.nvml_error = "libnvidia-ml.so.1: cannot open shared object file";
+  auto f = run_check("gpu.none-visible", s);
+  ASSERT_EQ(f.size(), 1u);
+  ASSERT_EQ(f[0].fix.size(), 1u) << f[0].fix.size();
+  EXPECT_NE(f[0].fix[0].find("install the driver"), std::string::npos) << f[0].fix[0];
+}
+
 TEST(DoctorGpu, NoneVisibleWhenCudaVisibleDevicesIsEmptyOrMinusOne) {
   for (const char *v : {"", "-1"}) {
     Snapshot s = healthy_desktop();
