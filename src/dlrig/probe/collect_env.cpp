@@ -246,18 +246,121 @@ OptBool CollectEnvReport::flag(std::string_view label) const {
   return std::nullopt;
 }
 
+namespace {
+
+constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
+constexpr std::string_view kFirstLabel = "PyTorch version:";
+
+// The prefix of the "PyTorch version:" line when it is a paste's indent or quote ("    ",
+// "> "); "" when the line starts the text's line or has anything else before it.
+std::string_view paste_prefix(std::string_view text) {
+  for (auto line : split_lines(text)) {
+    if (line.rfind(kUtf8Bom, 0) == 0)
+      line.remove_prefix(kUtf8Bom.size());
+    auto at = line.find(kFirstLabel);
+    if (at == std::string_view::npos)
+      continue;
+    auto prefix = line.substr(0, at);
+    if (prefix.find_first_not_of(" \t>") == std::string_view::npos)
+      return prefix;
+  }
+  return {};
+}
+
+void append_utf8(std::string &out, std::uint32_t c) {
+  if (c < 0x80) {
+    out += static_cast<char>(c);
+  } else if (c < 0x800) {
+    out += static_cast<char>(0xC0 | (c >> 6));
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  } else if (c < 0x10000) {
+    out += static_cast<char>(0xE0 | (c >> 12));
+    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (c >> 18));
+    out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  }
+}
+
+} // namespace
+
+std::string unwrap_pasted_report(std::string_view text) {
+  if (text.rfind(kUtf8Bom, 0) == 0)
+    text.remove_prefix(kUtf8Bom.size());
+  const auto prefix = paste_prefix(text);
+  if (prefix.empty())
+    return std::string(text);
+  // An empty quoted line is ">" without its space; an empty indented one has no spaces at all.
+  auto bare = prefix.substr(0, prefix.find_last_not_of(" \t") + 1);
+  std::string out;
+  out.reserve(text.size());
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    auto end = text.find('\n', start);
+    auto line = text.substr(start, end == std::string_view::npos ? end : end - start);
+    if (line.rfind(prefix, 0) == 0)
+      line.remove_prefix(prefix.size());
+    else if (!bare.empty() && line.rfind(bare, 0) == 0 &&
+             line.substr(bare.size()).find_first_not_of(" \t\r") == std::string_view::npos)
+      line.remove_prefix(bare.size());
+    out += line;
+    if (end == std::string_view::npos)
+      break;
+    out += '\n';
+    start = end + 1;
+  }
+  return out;
+}
+
+std::optional<std::string> utf8_from_utf16(std::string_view bytes) {
+  if (bytes.size() < 2)
+    return std::nullopt;
+  const auto b0 = static_cast<unsigned char>(bytes[0]), b1 = static_cast<unsigned char>(bytes[1]);
+  bool little = b0 == 0xFF && b1 == 0xFE;
+  if (!little && !(b0 == 0xFE && b1 == 0xFF))
+    return std::nullopt;
+  auto unit = [&](std::size_t i) -> std::uint32_t {
+    auto lo = static_cast<unsigned char>(bytes[i]), hi = static_cast<unsigned char>(bytes[i + 1]);
+    return little ? (hi << 8 | lo) : (lo << 8 | hi);
+  };
+  std::string out;
+  out.reserve(bytes.size() / 2);
+  for (std::size_t i = 2; i + 1 < bytes.size(); i += 2) {
+    std::uint32_t c = unit(i);
+    if (c >= 0xD800 && c <= 0xDBFF && i + 3 < bytes.size()) {
+      std::uint32_t low = unit(i + 2);
+      if (low >= 0xDC00 && low <= 0xDFFF) {
+        append_utf8(out, 0x10000 + ((c - 0xD800) << 10) + (low - 0xDC00));
+        i += 2;
+        continue;
+      }
+    }
+    append_utf8(out, c >= 0xD800 && c <= 0xDFFF ? 0xFFFD : c);
+  }
+  if (bytes.size() % 2)
+    append_utf8(out, 0xFFFD); // a last half unit
+  return out;
+}
+
 bool looks_like_collect_env(std::string_view text) {
   auto body = trim(text);
   if (!body.empty() && (body.front() == '{' || body.front() == '['))
     return false;
-  for (auto line : split_lines(text))
-    if (line.rfind("PyTorch version:", 0) == 0)
+  for (auto line : split_lines(text)) {
+    if (line.rfind(kUtf8Bom, 0) == 0)
+      line.remove_prefix(kUtf8Bom.size());
+    if (line.rfind(kFirstLabel, 0) == 0)
       return true;
-  return false;
+  }
+  return !paste_prefix(text).empty();
 }
 
-Result<CollectEnvReport> parse_collect_env(std::string_view text) {
+Result<CollectEnvReport> parse_collect_env(std::string_view pasted) {
   CollectEnvReport r;
+  const std::string text = unwrap_pasted_report(pasted);
   const auto lines = split_lines(text);
   std::size_t i = 0;
   while (i < lines.size() && lines[i].rfind("PyTorch version:", 0) != 0)
@@ -804,10 +907,33 @@ Snapshot collect_env_snapshot(const CollectEnvReport &r, const kb::KnowledgeBase
 }
 
 Result<Snapshot> load_snapshot_or_report(const std::string &path, const kb::KnowledgeBase &kb) {
-  auto text = read_snapshot_text(path);
+  auto read = read_snapshot_text(path);
+  if (!read)
+    return read.error();
+  std::optional<std::string> text = utf8_from_utf16(*read);
   if (!text)
-    return text.error();
+    text = std::move(*read);
   if (!looks_like_collect_env(*text)) {
+    auto body = trim(*text);
+    if (body.rfind(kUtf8Bom, 0) == 0)
+      body.remove_prefix(kUtf8Bom.size());
+    // Neither form: say both, rather than a JSON parser's complaint about the first character.
+    if (body.empty() || (body.front() != '{' && body.front() != '[')) {
+      // UTF-16 of mostly ASCII text: every other byte of the start is NUL, the rest are not.
+      std::size_t pairs = std::min<std::size_t>(text->size() / 2, 256), nul[2] = {0, 0};
+      for (std::size_t i = 0; i < 2 * pairs; ++i)
+        nul[i % 2] += (*text)[i] == '\0';
+      bool utf16 = pairs >= 8 && ((nul[0] * 10 >= pairs * 8 && nul[1] * 10 < pairs) ||
+                                  (nul[1] * 10 >= pairs * 8 && nul[0] * 10 < pairs));
+      return make_error(
+          ErrorKind::bad_input,
+          utf16 ? path + ": UTF-16 text without a byte-order mark; save it as UTF-8 (PowerShell: "
+                         "`python -m torch.utils.collect_env | Out-File -Encoding utf8 "
+                         "report.txt`) and give that file"
+                : path + ": neither a dlrig snapshot (JSON from `dlrig snapshot`, starting with "
+                         "'{') nor the text of `python -m torch.utils.collect_env` (a line "
+                         "starting \"PyTorch version:\")");
+    }
     auto snap = snapshot_from_json(*text);
     if (!snap)
       return prefixed(path + ": ", snap.error());

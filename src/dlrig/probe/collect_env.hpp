@@ -75,8 +75,21 @@ struct CollectEnvReport {
 };
 
 // True when the text is a collect_env report rather than JSON: it does not start with '{' and
-// has a line starting "PyTorch version:".
+// has a line starting "PyTorch version:", or one that does after the same indent or markdown
+// quote ("    ", "> ") as the report was pasted with (see unwrap_pasted_report).
 bool looks_like_collect_env(std::string_view text);
+
+// A report pasted into a markdown issue as an indented code block (every line 4 spaces in) or
+// a quote ("> " before every line, ">" alone on an empty one): the prefix the "PyTorch
+// version:" line carries, if it is only spaces, tabs and '>', is removed from every line that
+// has it. A UTF-8 byte-order mark is dropped. Lines stay where they were, so "line N" in an
+// error is the file's line N. Text without such a prefix comes back unchanged.
+std::string unwrap_pasted_report(std::string_view text);
+
+// Text saved as UTF-16 with a byte-order mark (PowerShell 5's `>` and Out-File write UTF-16LE),
+// as UTF-8; a code unit that is no character becomes U+FFFD. nullopt when the text does not
+// start with a UTF-16 byte-order mark.
+std::optional<std::string> utf8_from_utf16(std::string_view bytes);
 
 // Errors (bad_input) start "line N: " and say what was expected: a value that is not what the
 // field holds ("Is CUDA available: maybe"), a line in the fields that is neither "Label: value"
@@ -91,9 +104,11 @@ Result<CollectEnvReport> parse_collect_env(std::string_view text);
 // capability and architecture of a GPU the report names, which nvidia-smi -L does not print.
 Snapshot collect_env_snapshot(const CollectEnvReport &report, const kb::KnowledgeBase &kb);
 
-// --from FILE: reads the file as platform/snapshot_file.hpp does and takes it as a collect_env
-// report when it looks like one, else as a snapshot document. Errors name the file (and for a
-// report the line: "FILE:12: ..."); bad_input, or not_found for a missing file.
+// --from FILE: reads the file as platform/snapshot_file.hpp does (UTF-16 with a byte-order mark
+// is read as its UTF-8) and takes it as a collect_env report when it looks like one, else as a
+// snapshot document. Errors name the file (and for a report the line: "FILE:12: ..."); a file
+// that is neither (no '{' first, no "PyTorch version:" line) says both forms, and UTF-16 without
+// a byte-order mark says how to save it as UTF-8; bad_input, or not_found for a missing file.
 Result<Snapshot> load_snapshot_or_report(const std::string &path, const kb::KnowledgeBase &kb);
 
 } // namespace dlrig::probe

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -250,6 +253,86 @@ TEST(CollectEnv, PastedInAFenceWithCrLfAndTextAfter) {
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->value("CUDA used to build PyTorch"), OptStr("12.1"));
   EXPECT_EQ(r->packages.size(), 1u);
+}
+
+// A report pasted as a markdown code block (4 spaces in) or quote ("> "), or saved by PowerShell
+// as UTF-16, reads as the report itself.
+TEST(CollectEnv, IndentedQuotedAndUtf16ReportsReadAsTheReport) {
+  const std::string plain = read("v3-torch2.1-rtx4090.txt");
+  const auto want = parsed("v3-torch2.1-rtx4090.txt");
+  auto with_prefix = [&](const std::string &prefix, const std::string &empty_line) {
+    std::string out, line;
+    std::istringstream in(plain);
+    while (std::getline(in, line))
+      out += (line.empty() ? empty_line : prefix + line) + "\n";
+    return out;
+  };
+  for (const auto &[prefix, empty] :
+       {std::pair<std::string, std::string>{"    ", ""}, {"> ", ">"}, {"\t", ""}}) {
+    auto text = "Here is my environment:\n\n" + with_prefix(prefix, empty) + "\nThanks!\n";
+    ASSERT_TRUE(looks_like_collect_env(text)) << "[" << prefix << "]";
+    auto r = parse_collect_env(text);
+    ASSERT_TRUE(r) << "[" << prefix << "] " << r.error().message;
+    EXPECT_EQ(r->value("PyTorch version"), want.value("PyTorch version"));
+    EXPECT_EQ(r->gpus.size(), want.gpus.size()) << "[" << prefix << "]";
+    EXPECT_EQ(r->packages.size(), want.packages.size()) << "[" << prefix << "]";
+    EXPECT_EQ(r->first_line, want.first_line + 2); // the file's own line numbers
+  }
+  // UTF-16LE and UTF-16BE with their byte-order marks, one character beyond the BMP included.
+  std::string le = "\xFF\xFE", be = "\xFE\xFF";
+  for (unsigned char c : plain) {
+    le += static_cast<char>(c);
+    le += '\0';
+    be += '\0';
+    be += static_cast<char>(c);
+  }
+  EXPECT_EQ(utf8_from_utf16(le), plain);
+  EXPECT_EQ(utf8_from_utf16(be), plain);
+  EXPECT_EQ(utf8_from_utf16(std::string("\xFF\xFE\x3D\xD8\x00\xDE", 6)),
+            OptStr("\xF0\x9F\x98\x80")); // U+1F600 as a surrogate pair
+  EXPECT_EQ(utf8_from_utf16(plain), std::nullopt);
+  // Not a paste: words before the label are no prefix.
+  EXPECT_FALSE(looks_like_collect_env("see PyTorch version: 2.1 below\n"));
+}
+
+TEST(CollectEnv, LoadingUtf16OrNeitherFormSaysWhatItIs) {
+  const std::string plain = read("v3-torch2.1-rtx4090.txt");
+  auto dir =
+      std::filesystem::temp_directory_path() / ("dlrig-collect-env-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto write = [&](const char *name, const std::string &bytes) {
+    std::ofstream(dir / name, std::ios::binary) << bytes;
+    return (dir / name).string();
+  };
+  std::string le = "\xFF\xFE", no_bom;
+  for (unsigned char c : plain) {
+    le += static_cast<char>(c);
+    le += '\0';
+    no_bom += static_cast<char>(c);
+    no_bom += '\0';
+  }
+  auto s = load_snapshot_or_report(write("le.txt", le), kb::builtin());
+  EXPECT_TRUE(s) << s.error().message;
+  auto e = load_snapshot_or_report(write("nobom.txt", no_bom), kb::builtin());
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error().kind, ErrorKind::bad_input);
+  EXPECT_NE(e.error().message.find("UTF-16"), std::string::npos) << e.error().message;
+  EXPECT_NE(e.error().message.find("Out-File -Encoding utf8"), std::string::npos);
+  // Binary bytes with a NUL among them are not taken for UTF-16.
+  e = load_snapshot_or_report(write("binary.bin", std::string("\x7f"
+                                                              "ELF\x02\x01\x01\0\0\0\0\0"
+                                                              "\0\0\0\0\x03\0>\0\x01\0\0\0",
+                                                              24)),
+                              kb::builtin());
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error().message.find("UTF-16"), std::string::npos) << e.error().message;
+  e = load_snapshot_or_report(write("words.txt", "hello world\n"), kb::builtin());
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error().kind, ErrorKind::bad_input);
+  EXPECT_NE(e.error().message.find("python -m torch.utils.collect_env"), std::string::npos)
+      << e.error().message;
+  EXPECT_EQ(e.error().message.find("malformed JSON"), std::string::npos) << e.error().message;
+  std::filesystem::remove_all(dir);
 }
 
 TEST(CollectEnv, UnknownFieldOfANewerLayoutIsKeptAsANote) {
