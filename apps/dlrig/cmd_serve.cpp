@@ -75,16 +75,23 @@ Runner setup_serve(CLI::App &sub) {
     opts.host = listen->first;
     opts.port = listen->second;
     opts.per_process = o->per_process;
-    // A read that failed makes dlrig_up 0: say which on stderr, each the first time it fails.
+    // A lost GPU or a read that failed makes dlrig_up 0: say which on stderr, each the first
+    // time. A lost GPU has no read_errors (NVML is no longer asked about it).
     std::set<std::string> said;
     std::mutex said_mutex;
     auto take = [&] {
       monitor::Sample s = sampler.take();
       std::lock_guard<std::mutex> lock(said_mutex);
-      for (const auto &g : s.gpus)
+      auto say = [&](const monitor::GpuSample &g, const std::string &what) {
+        if (said.insert(fmt::format("GPU {}: {}", g.index, what)).second)
+          std::cerr << "dlrig serve: GPU " << g.index << ": " << what << " (dlrig_up is 0)\n";
+      };
+      for (const auto &g : s.gpus) {
+        if (g.lost)
+          say(g, "fell off the bus (NVML: GPU is lost): it needs a reset or a reboot");
         for (const auto &e : g.read_errors)
-          if (said.insert(fmt::format("GPU {}: {}", g.index, e)).second)
-            std::cerr << "dlrig serve: GPU " << g.index << ": " << e << " (dlrig_up is 0)\n";
+          say(g, e);
+      }
       return s;
     };
     monitor::Exporter exporter(opts, take, sampler.facts());
@@ -93,7 +100,7 @@ Runner setup_serve(CLI::App &sub) {
       return ExitCode::ok;
     }
     if (!exporter.bind())
-      throw Failure(ExitCode::io, "dlrig serve: " + exporter.error());
+      throw Failure(ExitCode::io, exporter.error());
     std::signal(SIGPIPE, SIG_IGN);
     std::signal(SIGINT, on_serve_signal);
     std::signal(SIGTERM, on_serve_signal);

@@ -7,6 +7,11 @@
 
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -222,6 +227,44 @@ TEST(WatchCli, ReplaysARecordingFromARealH200) {
   EXPECT_NEAR(summary.at("duration_seconds").get<double>(), 48.6, 0.1);
   ASSERT_FALSE(summary.at("findings").empty());
   EXPECT_EQ(summary.at("findings")[0].at("id"), "idle-while-process-runs");
+}
+
+// A GPU that fell off the bus made dlrig_up 0 with nothing on stderr: a lost GPU has no
+// read_errors, only lost.
+TEST(ServeCli, ALostGpuIsNamedOnStderr) {
+  auto file = scratch("lost.json").string();
+  std::ofstream(file) << R"({"gpus": [{"bus_id": "00000000:01:00.0", "uuid": "GPU-1",
+    "temperature_c": 70, "errors": {"nvmlDeviceGetPowerUsage": 15}}]})";
+  auto r =
+      run_dlrig(on_host({"serve", "--once"}), {std::string("DLRIG_NVML_LIBRARY=") + DLRIG_FAKE_NVML,
+                                               "DLRIG_FAKE_NVML_SCENARIO=" + file});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("dlrig_up 0\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("dlrig_finding{id=\"gpu-lost\""), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("dlrig serve: GPU 0: fell off the bus (NVML: GPU is lost)"),
+            std::string::npos)
+      << r.err;
+}
+
+// A second serve on a port in use said nothing of the kind ("dlrig: dlrig serve: cannot listen
+// ... (in use, not an address of this machine, or ...)"), or, before SO_REUSEPORT was left off,
+// listened beside the first.
+TEST(ServeCli, APortInUseIsExit74SayingSo) {
+  int held = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(held, reinterpret_cast<sockaddr *>(&a), sizeof a), 0);
+  ASSERT_EQ(::listen(held, 1), 0);
+  socklen_t len = sizeof a;
+  ::getsockname(held, reinterpret_cast<sockaddr *>(&a), &len);
+  const std::string where = "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+  auto r = run_dlrig(on_host({"serve", "--no-nvml", "--listen", where}));
+  ::close(held);
+  EXPECT_EQ(r.exit_code, 74) << r.err;
+  EXPECT_NE(r.err.find("\ndlrig: cannot listen on " + where + ": address in use"),
+            std::string::npos)
+      << r.err;
 }
 
 } // namespace

@@ -6,12 +6,20 @@
 
 #include <fmt/format.h>
 
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <mutex>
+#include <set>
 #include <thread>
 
 namespace dlrig::monitor {
@@ -201,6 +209,205 @@ std::optional<std::pair<std::string, int>> parse_listen(std::string_view text) {
 
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
+// Waits until fd is ready for events or the deadline passes; true when ready (an error or a hang-up
+// counts as ready: the next read or write says what it was).
+bool wait_until(int fd, short events, Clock::time_point deadline) {
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0)
+      return false;
+    pollfd p{fd, events, 0};
+    int n = ::poll(&p, 1, static_cast<int>(std::min<long long>(left.count() + 1, 1000)));
+    if (n > 0)
+      return true;
+    if (n < 0 && errno != EINTR)
+      return false;
+  }
+}
+
+bool address_text(const sockaddr_storage &a, socklen_t len, std::string &ip, int &port) {
+  char host[NI_MAXHOST], serv[NI_MAXSERV];
+  if (::getnameinfo(reinterpret_cast<const sockaddr *>(&a), len, host, sizeof host, serv,
+                    sizeof serv, NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+    return false;
+  ip = host;
+  port = std::atoi(serv);
+  return true;
+}
+
+// One accepted connection as cpp-httplib's Stream, with a deadline on each phase rather than on
+// each read: a request must arrive whole within the read timeout of its first byte, and a response
+// must be sent within the write timeout of its first byte. cpp-httplib's own stream times out
+// only a read that gets no byte at all, so a client sending one byte every few seconds held a
+// worker for as long as it liked.
+class DeadlineStream final : public httplib::Stream {
+public:
+  DeadlineStream(int fd, std::chrono::seconds read_timeout, std::chrono::seconds write_timeout)
+      : fd_(fd), read_timeout_(read_timeout), write_timeout_(write_timeout) {}
+
+  // Waits up to `idle` for the next request's first byte; then its read deadline starts.
+  bool next_request(std::chrono::seconds idle) {
+    if (begin_ == end_ && !wait_until(fd_, POLLIN, Clock::now() + idle))
+      return false;
+    deadline_ = Clock::now() + read_timeout_;
+    writing_ = false;
+    return true;
+  }
+
+  bool is_readable() const override { return begin_ != end_ || wait_until(fd_, POLLIN, deadline_); }
+  bool is_writable() const override {
+    return wait_until(fd_, POLLOUT, writing_ ? deadline_ : Clock::now() + write_timeout_);
+  }
+
+  // True once a read missed its deadline or found the connection closed: cpp-httplib then
+  // answers 400 and would wait for the next request on the same connection.
+  bool broken() const { return broken_; }
+
+  ssize_t read(char *ptr, size_t size) override {
+    if (begin_ == end_) {
+      if (!wait_until(fd_, POLLIN, deadline_)) {
+        broken_ = true;
+        return -1;
+      }
+      ssize_t n;
+      do
+        n = ::recv(fd_, buffer_, sizeof buffer_, MSG_DONTWAIT);
+      while (n < 0 && errno == EINTR);
+      if (n <= 0) {
+        broken_ = true;
+        return n;
+      }
+      begin_ = 0;
+      end_ = static_cast<std::size_t>(n);
+    }
+    std::size_t n = std::min(size, end_ - begin_);
+    std::memcpy(ptr, buffer_ + begin_, n);
+    begin_ += n;
+    return static_cast<ssize_t>(n);
+  }
+
+  ssize_t write(const char *ptr, size_t size) override {
+    if (!writing_) {
+      writing_ = true;
+      deadline_ = Clock::now() + write_timeout_;
+    }
+    for (;;) {
+      if (!wait_until(fd_, POLLOUT, deadline_))
+        return -1;
+      ssize_t n = ::send(fd_, ptr, size, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n >= 0)
+        return n;
+      if (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK)
+        return -1;
+    }
+  }
+
+  void get_remote_ip_and_port(std::string &ip, int &port) const override {
+    sockaddr_storage a{};
+    socklen_t len = sizeof a;
+    if (::getpeername(fd_, reinterpret_cast<sockaddr *>(&a), &len) == 0)
+      address_text(a, len, ip, port);
+  }
+  void get_local_ip_and_port(std::string &ip, int &port) const override {
+    sockaddr_storage a{};
+    socklen_t len = sizeof a;
+    if (::getsockname(fd_, reinterpret_cast<sockaddr *>(&a), &len) == 0)
+      address_text(a, len, ip, port);
+  }
+  socket_t socket() const override { return fd_; }
+
+private:
+  int fd_;
+  std::chrono::seconds read_timeout_, write_timeout_;
+  Clock::time_point deadline_ = Clock::now();
+  bool writing_ = false;
+  bool broken_ = false;
+  char buffer_[4096];
+  std::size_t begin_ = 0, end_ = 0;
+};
+
+// The open connections, so that stop() can end them at once: shutdown() wakes a worker waiting
+// on its client, whatever the client does. A socket is shut down only while it is registered,
+// and unregistered before it is closed, so a descriptor number reused meanwhile is never touched.
+class Connections {
+public:
+  bool add(int fd) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_)
+      return false;
+    open_.insert(fd);
+    return true;
+  }
+  void remove(int fd) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    open_.erase(fd);
+  }
+  void stop() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+    for (int fd : open_)
+      ::shutdown(fd, SHUT_RDWR);
+  }
+  bool stopping() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return stopping_;
+  }
+
+private:
+  std::mutex mutex_;
+  std::set<int> open_;
+  bool stopping_ = false;
+};
+
+// cpp-httplib's server with dlrig's connection loop: Server::process_and_close_socket is the one
+// virtual step between accept and the request parser (cpp-httplib's SSLServer replaces it the same
+// way), and process_request is protected for that purpose.
+class BoundedServer final : public httplib::Server {
+public:
+  BoundedServer(Connections &connections, int timeout_seconds)
+      : connections_(connections), timeout_(timeout_seconds) {}
+
+  // Ends listen_after_bind(), whether it is running or about to: accept() on a listening socket
+  // that is shut down fails at once (Linux), and cpp-httplib then closes it and returns. Unlike
+  // Server::stop() this holds before the loop has started, and may not be repeated (the socket is
+  // closed afterwards).
+  void stop_listening() {
+    std::lock_guard<std::mutex> lock(stop_mutex_);
+    socket_t s = svr_sock_.load();
+    if (!stopped_ && s != INVALID_SOCKET) {
+      ::shutdown(s, SHUT_RDWR);
+      stopped_ = true;
+    }
+  }
+
+private:
+  bool process_and_close_socket(socket_t sock) override {
+    bool ret = false;
+    if (connections_.add(sock)) {
+      DeadlineStream stream(sock, timeout_, timeout_);
+      for (std::size_t left = keep_alive_max_count_; left > 0; --left) {
+        if (connections_.stopping() || !stream.next_request(timeout_))
+          break;
+        bool closed = false;
+        ret = process_request(stream, left == 1, closed, nullptr);
+        if (!ret || closed || stream.broken())
+          break;
+      }
+      connections_.remove(sock);
+    }
+    ::shutdown(sock, SHUT_RDWR);
+    ::close(sock);
+    return ret;
+  }
+
+  Connections &connections_;
+  std::chrono::seconds timeout_;
+  std::mutex stop_mutex_;
+  bool stopped_ = false;
+};
+
 // A fixed set of worker threads and a bounded queue of accepted connections. When the queue is
 // full, enqueue waits, so the accepting thread stops accepting and further clients wait in the
 // kernel's backlog: at most threads + queued connections are held at once.
@@ -255,6 +462,54 @@ private:
   bool shutdown_ = false;
 };
 
+// Why an address cannot be listened on: binds a socket of our own the way the server does
+// (SO_REUSEADDR only) and names the errno. cpp-httplib says only that it failed.
+std::string bind_failure(const std::string &host, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo *found = nullptr;
+  const std::string service = std::to_string(port);
+  if (::getaddrinfo(host.c_str(), service.c_str(), &hints, &found) != 0 || !found)
+    return "not an address of this machine (no such address or host name)";
+  int err = 0;
+  for (addrinfo *a = found; a && err != EADDRINUSE; a = a->ai_next) {
+    int fd = ::socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+    if (fd < 0) {
+      err = errno;
+      continue;
+    }
+    int yes = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    if (::bind(fd, a->ai_addr, a->ai_addrlen) != 0)
+      err = errno;
+    else if (::listen(fd, 1) != 0)
+      err = errno;
+    ::close(fd);
+  }
+  ::freeaddrinfo(found);
+  switch (err) {
+  case EADDRINUSE:
+    return "address in use (another program, or another dlrig serve, listens there)";
+  case EADDRNOTAVAIL:
+    return "not an address of this machine";
+  case EACCES:
+  case EPERM:
+    return "a port below 1024 needs the privilege (CAP_NET_BIND_SERVICE)";
+  case 0:
+    return "the address was in use or unavailable a moment ago; try again";
+  default:
+    return std::strerror(err);
+  }
+}
+
+std::string host_port(const std::string &host, int port) {
+  if (host.find(':') != std::string::npos)
+    return fmt::format("[{}]:{}", host, port);
+  return fmt::format("{}:{}", host, port);
+}
+
 const char *kLanding = R"(<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>dlrig exporter</title></head>
 <body><h1>dlrig exporter</h1>
@@ -268,21 +523,29 @@ const char *kLanding = R"(<!DOCTYPE html>
 } // namespace
 
 struct Exporter::Impl {
-  httplib::Server server;
+  Connections connections;
+  std::unique_ptr<BoundedServer> server;
   std::function<Sample()> collect;
   SystemFacts facts;
   std::mutex mutex; // one collection at a time: NVML calls and the window
   std::deque<Sample> window;
-  double last_duration = 0;
 };
 
 Exporter::Exporter(ServeOptions options, std::function<Sample()> collect, SystemFacts facts)
     : impl_(std::make_unique<Impl>()), options_(std::move(options)) {
   impl_->collect = std::move(collect);
   impl_->facts = std::move(facts);
-  auto &svr = impl_->server;
+  impl_->server = std::make_unique<BoundedServer>(impl_->connections, options_.timeout_seconds);
+  auto &svr = *impl_->server;
   const int threads = options_.threads, queued = options_.queued;
   svr.new_task_queue = [threads, queued] { return new BoundedPool(threads, queued); };
+  // cpp-httplib's default sets SO_REUSEPORT, with which a second server binds the same port and
+  // the kernel shares the clients between the two. SO_REUSEADDR alone lets a restarted server
+  // bind while the old connections linger in TIME_WAIT, and refuses a port that is listened on.
+  svr.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   svr.set_read_timeout(options_.timeout_seconds, 0);
   svr.set_write_timeout(options_.timeout_seconds, 0);
   svr.set_keep_alive_timeout(options_.timeout_seconds);
@@ -311,19 +574,19 @@ Exporter::~Exporter() {
 }
 
 bool Exporter::bind() {
-  auto &svr = impl_->server;
+  auto &svr = *impl_->server;
   if (options_.port == 0) {
     port_ = svr.bind_to_any_port(options_.host);
     if (port_ <= 0) {
-      error_ = fmt::format("cannot listen on {}: no free port", options_.host);
+      error_ =
+          fmt::format("cannot listen on {}: {}", options_.host, bind_failure(options_.host, 0));
       return false;
     }
     return true;
   }
   if (!svr.bind_to_port(options_.host, options_.port)) {
-    error_ = fmt::format("cannot listen on {}:{} (in use, not an address of this machine, or a "
-                         "port below 1024 without the privilege)",
-                         options_.host, options_.port);
+    error_ = fmt::format("cannot listen on {}: {}", host_port(options_.host, options_.port),
+                         bind_failure(options_.host, options_.port));
     return false;
   }
   port_ = options_.port;
@@ -331,12 +594,14 @@ bool Exporter::bind() {
 }
 
 void Exporter::run() {
-  impl_->server.listen_after_bind();
+  impl_->server->listen_after_bind();
 }
 
 void Exporter::stop() {
-  if (impl_ && impl_->server.is_running())
-    impl_->server.stop();
+  if (!impl_)
+    return;
+  impl_->connections.stop();
+  impl_->server->stop_listening();
 }
 
 std::string Exporter::scrape() {

@@ -44,7 +44,7 @@ struct ServeOptions {
   bool per_process = false;
   int threads = 8;             // requests served at once
   int queued = 32;             // accepted connections waiting for a thread; then accept waits
-  int timeout_seconds = 5;     // read and write timeouts per connection
+  int timeout_seconds = 5;     // a request's whole read, a response's whole write, keep-alive
   std::size_t max_body = 1024; // bytes; a scrape has no body
   double window_seconds = 60;  // samples kept for the diagnoses
 };
@@ -57,12 +57,18 @@ public:
   // collect: one fresh sample (called at scrape time, one call at a time).
   Exporter(ServeOptions options, std::function<Sample()> collect, SystemFacts facts);
   ~Exporter();
-  // Binds; false with error() when the address cannot be had.
+  // Binds (SO_REUSEADDR, never SO_REUSEPORT: a port another server listens on is refused);
+  // false with error() when the address cannot be had ("cannot listen on 127.0.0.1:19445:
+  // address in use ...", "... not an address of this machine").
   bool bind();
   int port() const { return port_; }
   const std::string &error() const { return error_; }
-  // Serves until stop() (from another thread or a signal handler's flag watcher).
+  // Serves until stop(). Each request must arrive whole within timeout_seconds of its first byte
+  // and its answer be sent within timeout_seconds; an idle connection is closed after
+  // timeout_seconds.
   void run();
+  // Thread-safe, from any thread, after bind(): run() returns promptly (it ends every open
+  // connection, whatever its client is doing), also when run() has not started yet.
   void stop();
   // The /metrics body of one scrape (what the handler sends).
   std::string scrape();

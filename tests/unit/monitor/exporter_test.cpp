@@ -8,6 +8,10 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
+#include <atomic>
+#include <cerrno>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -255,6 +259,137 @@ TEST_F(ServerOnLoopback, SlowAndDroppedClientsLeaveItServing) {
   for (int fd : slow)
     ::close(fd);
   EXPECT_EQ(get(port(), "/metrics").rfind("HTTP/1.1 200", 0), 0u);
+}
+
+// cpp-httplib sets SO_REUSEPORT by default, with which a second server listened on the same port
+// and the kernel shared the scrapes between the two.
+TEST(MonitorExporterBind, APortAnotherServerListensOnIsRefused) {
+  ServeOptions o;
+  o.port = 0;
+  Exporter first(
+      o, [] { return example(); }, SystemFacts{});
+  ASSERT_TRUE(first.bind()) << first.error();
+  std::thread serving([&] { first.run(); });
+  ServeOptions same = o;
+  same.port = first.port();
+  Exporter second(
+      same, [] { return example(); }, SystemFacts{});
+  EXPECT_FALSE(second.bind());
+  EXPECT_NE(second.error().find(
+                fmt::format("cannot listen on 127.0.0.1:{}: address in use", first.port())),
+            std::string::npos)
+      << second.error();
+  first.stop();
+  serving.join();
+}
+
+TEST(MonitorExporterBind, AnAddressOfAnotherMachineIsNamedAsSuch) {
+  ServeOptions o;
+  o.host = "192.0.2.1"; // TEST-NET-1 (RFC 5737): no machine's address
+  o.port = 0;
+  Exporter e(
+      o, [] { return example(); }, SystemFacts{});
+  EXPECT_FALSE(e.bind());
+  EXPECT_EQ(e.error(), "cannot listen on 192.0.2.1: not an address of this machine");
+}
+
+// Clients that send a request one byte at a time, each byte within the read timeout: they keep
+// their connection only until the request's deadline. shut_by_server counts the connections the
+// server closed.
+class Drippers {
+public:
+  Drippers(int port, int n, std::chrono::milliseconds every) {
+    for (int i = 0; i < n; ++i) {
+      int fd = connect_to(port);
+      if (fd >= 0) {
+        ::send(fd, "GET /metrics HTTP/1.1\r\nHost: x\r\nX-A: ", 37, MSG_NOSIGNAL);
+        fds_.push_back(fd);
+      }
+    }
+    thread_ = std::thread([this, every] {
+      while (!done_.load()) {
+        for (std::size_t i = 0; i < fds_.size(); ++i)
+          if (!closed_[i] && ::send(fds_[i], "a", 1, MSG_NOSIGNAL) < 0)
+            closed_[i] = true;
+        std::this_thread::sleep_for(every);
+      }
+    });
+  }
+  ~Drippers() {
+    done_.store(true);
+    thread_.join();
+    for (int fd : fds_)
+      ::close(fd);
+  }
+  std::size_t connected() const { return fds_.size(); }
+  // Connections the server has closed: past what it answered (a 400), reading sees the end (or
+  // a reset) without waiting.
+  std::size_t shut_by_server() const {
+    std::size_t n = 0;
+    for (int fd : fds_) {
+      char buf[4096];
+      ssize_t got;
+      while ((got = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT)) > 0) {
+      }
+      if (got == 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
+        ++n;
+    }
+    return n;
+  }
+
+private:
+  std::vector<int> fds_;
+  bool closed_[64] = {};
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
+TEST_F(ServerOnLoopback, ClientsDrippingARequestAreCutOffAtItsDeadline) {
+  // More drippers than worker threads (4), each byte well within the 1 s read timeout.
+  Drippers slow(port(), 6, std::chrono::milliseconds(300));
+  ASSERT_EQ(slow.connected(), 6u);
+  auto start = std::chrono::steady_clock::now();
+  std::string health = get(port(), "/healthz");
+  auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_NE(health.find("\r\n\r\nok\n"), std::string::npos) << health;
+  // Each request has 1 s to arrive: the drippers' workers are free again within about 2 s.
+  EXPECT_LT(took, std::chrono::milliseconds(3500));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  EXPECT_EQ(slow.shut_by_server(), 6u);
+}
+
+TEST(MonitorExporterStop, StopEndsRunPromptlyWhateverTheClientsDo) {
+  ServeOptions o;
+  o.port = 0;
+  o.threads = 2;
+  o.timeout_seconds = 5;
+  Exporter e(
+      o, [] { return example(); }, SystemFacts{});
+  ASSERT_TRUE(e.bind()) << e.error();
+  std::thread serving([&] { e.run(); });
+  for (int i = 0; i < 200 && get(e.port(), "/healthz").empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  Drippers slow(e.port(), 4, std::chrono::milliseconds(200)); // two served, two queued
+  int idle = connect_to(e.port());                            // and one that says nothing
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto start = std::chrono::steady_clock::now();
+  e.stop();
+  serving.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(1000));
+  ::close(idle);
+}
+
+TEST(MonitorExporterStop, StopBeforeRunStillEndsIt) {
+  ServeOptions o;
+  o.port = 0;
+  Exporter e(
+      o, [] { return example(); }, SystemFacts{});
+  ASSERT_TRUE(e.bind()) << e.error();
+  e.stop(); // a SIGTERM that arrives between bind and run
+  auto start = std::chrono::steady_clock::now();
+  std::thread serving([&] { e.run(); });
+  serving.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(1000));
 }
 
 } // namespace
