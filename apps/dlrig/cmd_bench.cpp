@@ -5,8 +5,10 @@
 // Exit codes: 0 measured (or skipped with a reason), 1 a result below its expectation, 2 a result
 // failed its verification or a GPU failed mid-run (device lost, uncorrectable ECC error: the
 // results so far are stored and printed, that GPU's remaining benchmarks skipped), 64 usage (an
-// unknown id, with the nearest names; an unknown run), 65 a database that is not a database,
-// corrupt or of a newer schema, 74 a database locked past 5 s or read-only, 130 interrupted
+// unknown id, with the nearest names; an unknown run), 65 a database that is not a regular file,
+// not a database, corrupt, another program's or of a newer schema (history, show, compare: also
+// no database file), 74 a database locked past 5 s or read-only (history, show and compare open
+// it read-only and never create it), 130 interrupted
 // (SIGINT/SIGTERM: the results so far are stored and printed, the temporary file of storage.read is
 // removed). DLRIG_BENCH_SMALL=1 shrinks every sweep to its smallest size (tests);
 // DLRIG_BENCH_CORRUPT=1 is a test hook that damages each result before verification (so it must
@@ -274,12 +276,15 @@ Runner setup_bench(CLI::App &sub) {
     if (!a->data.empty())
       ctx.data = a->data;
     std::optional<std::string> db_path = a->db.empty() ? bench::default_db_path() : a->db;
-    auto open_db = [&] {
+    auto need_db_path = [&] {
       if (!db_path)
         throw Failure(ExitCode::usage, "no results database: neither XDG_DATA_HOME nor HOME is "
                                        "set; give one with --db PATH");
-      return value_or_throw(bench::Store::open(*db_path));
+      return *db_path;
     };
+    auto open_db = [&] { return value_or_throw(bench::Store::open(need_db_path())); };
+    // history, show and compare only read: the file is never created, switched or migrated.
+    auto read_db = [&] { return value_or_throw(bench::Store::open_for_reading(need_db_path())); };
     auto run_id = [&](const std::string &text) {
       auto v = parse_ranged<std::int64_t>(text, 1, INT64_MAX);
       if (!v)
@@ -299,7 +304,7 @@ Runner setup_bench(CLI::App &sub) {
     if (verb == "history") {
       if (a->names.size() > 2)
         throw Failure(ExitCode::usage, "bench history takes at most one ID or FAMILY");
-      auto db = open_db();
+      auto db = read_db();
       std::string id = a->names.size() == 2 ? a->names[1] : "";
       if (!id.empty())
         value_or_throw(bench::select({id}));
@@ -309,7 +314,7 @@ Runner setup_bench(CLI::App &sub) {
     if (verb == "show") {
       if (a->names.size() != 2)
         throw Failure(ExitCode::usage, "bench show takes one RUN number");
-      auto db = open_db();
+      auto db = read_db();
       auto rs = stored(*db, run_id(a->names[1]));
       std::vector<bench::Record> records;
       for (auto &s : rs)
@@ -324,7 +329,7 @@ Runner setup_bench(CLI::App &sub) {
     if (verb == "compare") {
       if (a->names.size() != 3)
         throw Failure(ExitCode::usage, "bench compare takes two RUN numbers");
-      auto db = open_db();
+      auto db = read_db();
       auto ia = run_id(a->names[1]), ib = run_id(a->names[2]);
       print(bench::compare_report(ia, stored(*db, ia), ib, stored(*db, ib)), run, a->out);
       return ExitCode::ok;

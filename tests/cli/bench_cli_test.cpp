@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <sqlite3.h>
+
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -105,6 +108,51 @@ TEST(BenchCli, CorruptDatabaseExits65AndIsNotTouched) {
   std::ifstream in(db, std::ios::binary);
   std::string back((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_EQ(back, std::string(4096, 'z'));
+}
+
+std::string file_bytes(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// `sqlite3 other.db "create table t(x)"; dlrig bench --db other.db` added dlrig's tables to it and
+// switched it to WAL.
+TEST(BenchCli, AnotherProgramsDatabaseIsRefusedWith65Untouched) {
+  auto db = scratch("cli_other.db").string();
+  sqlite3 *other = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(
+      sqlite3_exec(other, "create table t(x); insert into t values (1)", nullptr, nullptr, nullptr),
+      SQLITE_OK);
+  sqlite3_close(other);
+  const auto before = file_bytes(db);
+  auto r = run_dlrig({"bench", "--quick", "cpu.gemm.sgemm", "--db", db}, {"DLRIG_BENCH_SMALL=1"});
+  EXPECT_EQ(r.exit_code, 65) << r.err;
+  EXPECT_NE(r.err.find(db + ": a SQLite database of another program"), std::string::npos) << r.err;
+  EXPECT_EQ(file_bytes(db), before);
+  EXPECT_FALSE(std::filesystem::exists(db + "-wal"));
+  EXPECT_EQ(run_dlrig({"bench", "history", "--db", db}).exit_code, 65);
+}
+
+// history, show and compare created a missing file (and switched one to WAL).
+TEST(BenchCli, HistoryNeverCreatesTheDatabase) {
+  auto db = scratch("cli_none.db").string();
+  auto r = run_dlrig({"bench", "history", "--db", db});
+  EXPECT_EQ(r.exit_code, 65) << r.err;
+  EXPECT_NE(r.err.find(db + ": no such file"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(db));
+  EXPECT_EQ(run_dlrig({"bench", "show", "1", "--db", db}).exit_code, 65);
+  EXPECT_EQ(run_dlrig({"bench", "compare", "1", "2", "--db", db}).exit_code, 65);
+  EXPECT_FALSE(std::filesystem::exists(db));
+}
+
+TEST(BenchCli, ADatabaseThatIsAFolderIsNotARegularFile) {
+  auto dir = scratch("cli_folder.db").string();
+  std::filesystem::create_directories(dir);
+  auto r = run_dlrig({"bench", "--quick", "cpu.gemm.sgemm", "--db", dir}, {"DLRIG_BENCH_SMALL=1"});
+  EXPECT_EQ(r.exit_code, 65) << r.err;
+  EXPECT_NE(r.err.find(dir + ": not a regular file but a folder"), std::string::npos) << r.err;
+  EXPECT_EQ(run_dlrig({"bench", "history", "--db", dir}).exit_code, 65);
 }
 
 TEST(BenchCli, NoHomeNoDbIsAUsageError) {

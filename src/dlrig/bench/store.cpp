@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -37,9 +38,10 @@ Error db_error(sqlite3 *db, int rc, const std::string &path, const std::string &
                     path, busy_ms / 1000.0, doing));
   if (primary == SQLITE_READONLY || primary == SQLITE_CANTOPEN || primary == SQLITE_PERM)
     return make_error(ErrorKind::io,
-                      fmt::format("results database {}: cannot be written ({}: {}); fix its "
+                      fmt::format("results database {}: cannot be {} ({}: {}); fix its "
                                   "permissions or give another file with --db PATH",
-                                  path, doing, what));
+                                  path, primary == SQLITE_READONLY ? "written" : "opened", doing,
+                                  what));
   if (primary == SQLITE_NOTADB || primary == SQLITE_CORRUPT)
     return make_error(ErrorKind::bad_input,
                       fmt::format("results database {}: not a readable SQLite database ({}); "
@@ -86,13 +88,109 @@ std::optional<std::string> default_db_path() {
   return std::nullopt;
 }
 
+namespace {
+
+// The tables of the database (not SQLite's own), or the error of reading them: the first read of
+// the file, where one that is not a database fails untouched.
+dlrig::Result<std::vector<std::string>> table_names(sqlite3 *db, const std::string &path,
+                                                    int busy_ms) {
+  Stmt st;
+  int rc = sqlite3_prepare_v2(
+      db, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'", -1,
+      &st.s, nullptr);
+  if (rc != SQLITE_OK)
+    return db_error(db, rc, path, "reading its tables", busy_ms);
+  std::vector<std::string> out;
+  while ((rc = sqlite3_step(st.s)) == SQLITE_ROW)
+    out.push_back(col_text(st.s, 0));
+  if (rc != SQLITE_DONE)
+    return db_error(db, rc, path, "reading its tables", busy_ms);
+  return out;
+}
+
+dlrig::Result<int> schema_version(sqlite3 *db, const std::string &path, int busy_ms) {
+  Stmt st;
+  int rc = sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st.s, nullptr);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_step(st.s);
+  if (rc != SQLITE_ROW)
+    return db_error(db, rc, path, "reading its schema version", busy_ms);
+  return sqlite3_column_int(st.s, 0);
+}
+
+Error corrupt(const std::string &path, const std::string &what) {
+  return make_error(ErrorKind::bad_input,
+                    fmt::format("results database {}: corrupt ({}); dlrig leaves it as it is: "
+                                "move it away (or give another file with --db PATH) and run "
+                                "again; `sqlite3 {} .recover` may save its results",
+                                path, what, path));
+}
+
+// PRAGMA quick_check: every page and b-tree read once (not the indexes' contents), so a page
+// damaged on disk is found before anything is written next to it.
+std::optional<Error> quick_check(sqlite3 *db, const std::string &path, int busy_ms) {
+  Stmt st;
+  int rc = sqlite3_prepare_v2(db, "PRAGMA quick_check(5)", -1, &st.s, nullptr);
+  if (rc != SQLITE_OK)
+    return db_error(db, rc, path, "checking it", busy_ms);
+  std::vector<std::string> said;
+  while ((rc = sqlite3_step(st.s)) == SQLITE_ROW)
+    said.push_back(col_text(st.s, 0));
+  if (rc != SQLITE_DONE) {
+    Error e = db_error(db, rc, path, "checking it", busy_ms);
+    return (rc & 0xff) == SQLITE_CORRUPT ? corrupt(path, sqlite3_errmsg(db)) : e;
+  }
+  if (said.size() == 1 && said[0] == "ok")
+    return std::nullopt;
+  std::string what;
+  for (const auto &line : said)
+    what += (what.empty() ? "" : "; ") + line;
+  return corrupt(path, "PRAGMA quick_check: " + what);
+}
+
+bool has(const std::vector<std::string> &names, const char *name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+} // namespace
+
 dlrig::Result<std::shared_ptr<Store>> Store::open(const std::string &path, int busy_ms) {
+  return open_as(path, busy_ms, Access::write);
+}
+
+dlrig::Result<std::shared_ptr<Store>> Store::open_for_reading(const std::string &path,
+                                                              int busy_ms) {
+  return open_as(path, busy_ms, Access::read);
+}
+
+dlrig::Result<std::shared_ptr<Store>> Store::open_as(const std::string &path, int busy_ms,
+                                                     Access access) {
+  const bool write = access == Access::write;
   std::error_code ec;
-  auto parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty())
-    std::filesystem::create_directories(parent, ec);
+  auto status = std::filesystem::status(path, ec);
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+    return make_error(
+        ErrorKind::bad_input,
+        fmt::format("results database {}: not a regular file but {}; give a file with --db PATH",
+                    path,
+                    std::filesystem::is_directory(status)               ? "a folder"
+                    : status.type() == std::filesystem::file_type::fifo ? "a FIFO (named pipe)"
+                                                                        : "a device or a socket"));
+  if (!write && !std::filesystem::exists(status))
+    return make_error(ErrorKind::not_found,
+                      fmt::format("results database {}: no such file: no benchmark has been "
+                                  "stored there (`dlrig bench` creates it); give the database "
+                                  "with --db PATH",
+                                  path));
+  if (write) {
+    auto parent = std::filesystem::path(path).parent_path();
+    if (!parent.empty())
+      std::filesystem::create_directories(parent, ec);
+  }
   sqlite3 *db = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  int rc = sqlite3_open_v2(
+      path.c_str(), &db, write ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY,
+      nullptr);
   if (rc != SQLITE_OK) {
     Error e = db_error(db, rc, path, "opening", busy_ms);
     sqlite3_close(db);
@@ -100,49 +198,56 @@ dlrig::Result<std::shared_ptr<Store>> Store::open(const std::string &path, int b
   }
   std::shared_ptr<Store> store(new Store(db, path, busy_ms));
   sqlite3_busy_timeout(db, busy_ms);
-  // Read before anything is written: a file that is not a database fails here, untouched.
-  int version = 0;
-  {
-    Stmt st;
-    rc = sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st.s, nullptr);
-    if (rc == SQLITE_OK)
-      rc = sqlite3_step(st.s);
-    if (rc != SQLITE_ROW)
-      return db_error(db, rc, path, "reading its schema version", busy_ms);
-    version = sqlite3_column_int(st.s, 0);
+  // Read and checked before anything is written (the switch to WAL included): a file that is not
+  // a database, is corrupt, is another program's or has a newer schema fails here, untouched.
+  auto tables = table_names(db, path, busy_ms);
+  if (!tables)
+    return tables.error();
+  auto version = schema_version(db, path, busy_ms);
+  if (!version)
+    return version.error();
+  // dlrig's marker: schema_migrations, created in the same transaction as the first migration.
+  const bool ours = has(*tables, "schema_migrations");
+  if (!tables->empty() && !ours) {
+    std::string names;
+    for (const auto &t : *tables)
+      names += (names.empty() ? "" : ", ") + t;
+    return make_error(ErrorKind::bad_input,
+                      fmt::format("results database {}: a SQLite database of another program "
+                                  "(tables {}; no schema_migrations); dlrig leaves it as it is: "
+                                  "give dlrig a file of its own with --db PATH",
+                                  path, names));
   }
-  if (version > kStoreSchema)
+  if (*version > kStoreSchema)
     return make_error(ErrorKind::bad_input,
                       fmt::format("results database {}: schema version {} is newer than this "
                                   "dlrig's ({}); use a newer dlrig, or give another file with "
                                   "--db PATH (dlrig leaves this one as it is)",
-                                  path, version, kStoreSchema));
-  if (version > 0) {
-    Stmt st; // a dlrig database has our tables; another program's database is refused
-    rc = sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE name='schema_migrations'",
-                            -1, &st.s, nullptr);
-    if (rc == SQLITE_OK)
-      rc = sqlite3_step(st.s);
-    if (rc != SQLITE_ROW)
-      return db_error(db, rc, path, "reading its tables", busy_ms);
-    if (sqlite3_column_int(st.s, 0) != 1)
-      return make_error(ErrorKind::bad_input,
-                        fmt::format("results database {}: a SQLite database but not dlrig's (no "
-                                    "schema_migrations table); give another file with --db PATH",
-                                    path));
+                                  path, *version, kStoreSchema));
+  if (*version > 0 && !ours)
+    return make_error(ErrorKind::bad_input,
+                      fmt::format("results database {}: a SQLite database but not dlrig's (no "
+                                  "schema_migrations table); give another file with --db PATH",
+                                  path));
+  if (auto bad = quick_check(db, path, busy_ms))
+    return *bad;
+  if (!write) {
+    store->empty_ = *version == 0; // an empty file: no results, nothing migrated
+    return store;
   }
   if ((rc = exec(db, "PRAGMA journal_mode=WAL")) != SQLITE_OK)
     return db_error(db, rc, path, "switching to WAL", busy_ms);
-  if (version < kStoreSchema) {
+  int current = *version;
+  if (current < kStoreSchema) {
     if ((rc = exec(db, "BEGIN IMMEDIATE")) != SQLITE_OK)
       return db_error(db, rc, path, "starting the migration", busy_ms);
     Stmt st;
     rc = sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st.s, nullptr);
     if (rc == SQLITE_OK && sqlite3_step(st.s) == SQLITE_ROW)
-      version = sqlite3_column_int(st.s, 0); // another process may have migrated meanwhile
+      current = sqlite3_column_int(st.s, 0); // another process may have migrated meanwhile
     rc = exec(db, "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY,"
                   " applied TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)");
-    for (int v = version + 1; rc == SQLITE_OK && v <= kStoreSchema; ++v) {
+    for (int v = current + 1; rc == SQLITE_OK && v <= kStoreSchema; ++v) {
       rc = exec(db, kMigrations[v - 1]);
       if (rc == SQLITE_OK)
         rc = exec(db, fmt::format("INSERT INTO schema_migrations(version) VALUES ({});"
@@ -216,6 +321,8 @@ std::optional<Error> Store::add(std::int64_t run, const Record &r) {
 }
 
 dlrig::Result<std::vector<StoredRun>> Store::runs() {
+  if (empty_)
+    return std::vector<StoredRun>{};
   Stmt st;
   int rc = sqlite3_prepare_v2(db_,
                               "SELECT runs.id, time, tier, environment, (SELECT count(*) FROM "
@@ -240,6 +347,8 @@ dlrig::Result<std::vector<StoredRun>> Store::runs() {
 
 dlrig::Result<std::vector<StoredResult>> Store::results(std::optional<std::int64_t> run,
                                                         const std::string &id) {
+  if (empty_)
+    return std::vector<StoredResult>{};
   Stmt st;
   int rc = sqlite3_prepare_v2(
       db_,

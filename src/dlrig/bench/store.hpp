@@ -5,9 +5,11 @@
 // transaction per result: killing dlrig mid-run loses at most the result in progress.
 // A database dlrig cannot use is refused with a message naming the file and what to do, and is
 // never truncated, overwritten or repaired: locked past the timeout or read-only -> ErrorKind::io
-// (exit 74); not a database, corrupt, or of a newer schema -> ErrorKind::bad_input (exit 65).
-// Nothing is written to a file before it has been read and found to be a dlrig database of this
-// schema or older (or empty).
+// (exit 74); not a regular file (a folder, a FIFO), not a database, corrupt (PRAGMA quick_check),
+// another program's (tables but no schema_migrations) or of a newer schema ->
+// ErrorKind::bad_input (exit 65). Nothing is written to a file, and it is not switched to WAL,
+// before it has been read, checked and found to be a dlrig database of this schema or older (or
+// empty).
 #include "dlrig/bench/bench.hpp"
 
 #include <cstdint>
@@ -41,8 +43,14 @@ struct StoredResult {
 
 class Store {
 public:
-  // busy_ms: how long to wait for another writer before giving up (tests shorten it).
+  // For writing: creates the file (and its folder) when missing, switches it to WAL and migrates
+  // it. busy_ms: how long to wait for another writer before giving up (tests shorten it).
   static dlrig::Result<std::shared_ptr<Store>> open(const std::string &path, int busy_ms = 5000);
+  // For reading only (history, show, compare): SQLITE_OPEN_READONLY, never created, switched or
+  // migrated, so a read-only file reads. No file -> ErrorKind::not_found (exit 65); an empty
+  // database has no runs. begin_run and add fail on it.
+  static dlrig::Result<std::shared_ptr<Store>> open_for_reading(const std::string &path,
+                                                                int busy_ms = 5000);
   ~Store();
   Store(const Store &) = delete;
   Store &operator=(const Store &) = delete;
@@ -58,11 +66,15 @@ public:
   const std::string &path() const { return path_; }
 
 private:
+  enum class Access { read, write };
+  static dlrig::Result<std::shared_ptr<Store>> open_as(const std::string &path, int busy_ms,
+                                                       Access access);
   Store(sqlite3 *db, std::string path, int busy_ms)
       : db_(db), path_(std::move(path)), busy_ms_(busy_ms) {}
   sqlite3 *db_;
   std::string path_;
   int busy_ms_;
+  bool empty_ = false; // opened for reading, no schema yet: no runs
 };
 
 // compare: beyond the noise when |b/a - 1| > 2 (CV_a + CV_b), the two runs' coefficients of

@@ -4,6 +4,7 @@
 #include "support/cli.hpp"
 
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -225,6 +226,132 @@ TEST(BenchStore, LockedPastTheTimeoutIsAnIoErrorNamingTheFile) {
   sqlite3_exec(holder, "ROLLBACK", nullptr, nullptr, nullptr);
   sqlite3_close(holder);
   EXPECT_TRUE((*db)->begin_run("t", "quick", Json::object())); // free again: it works
+}
+
+// The journal mode as the file's header says it (bytes 18 and 19: 1 rollback journal, 2 WAL),
+// read without SQLite: a connection to a WAL database creates its -wal and -shm files.
+std::string journal_mode(const std::string &path) {
+  const std::string b = bytes(path);
+  if (b.size() < 20)
+    return "";
+  return b[18] == 2 && b[19] == 2 ? "wal" : b[18] == 1 && b[19] == 1 ? "delete" : "other";
+}
+
+// Opening path for writing, then for reading, is refused as bad input (exit 65) with a message
+// that names the file and says `says`, and leaves every byte as it was: no WAL beside it.
+void expect_refused_untouched(const std::string &path, const std::string &says) {
+  const auto before = bytes(path);
+  const auto mode = journal_mode(path);
+  for (auto open : {&Store::open, &Store::open_for_reading}) {
+    auto db = open(path, 5000);
+    ASSERT_FALSE(db);
+    EXPECT_EQ(db.error().kind, ErrorKind::bad_input) << db.error().message;
+    EXPECT_NE(db.error().message.find(path), std::string::npos) << db.error().message;
+    EXPECT_NE(db.error().message.find(says), std::string::npos) << db.error().message;
+    EXPECT_EQ(bytes(path), before);
+    EXPECT_EQ(journal_mode(path), mode);
+  }
+  if (mode != "wal") {
+    EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
+  }
+}
+
+// Another program's database with no user_version (as `sqlite3 other.db "create table t(x)"`
+// leaves it) was taken over: dlrig's tables added and the file switched to WAL.
+TEST(BenchStore, AnotherProgramsTablesAreRefusedBeforeTheSwitchToWal) {
+  auto path = fresh("foreign.db");
+  sql_exec(path, "CREATE TABLE t(x); INSERT INTO t VALUES (1)");
+  ASSERT_EQ(journal_mode(path), "delete");
+  expect_refused_untouched(path, "a SQLite database of another program");
+  expect_refused_untouched(path, "--db PATH");
+}
+
+// A table named like one of dlrig's failed the migration as an I/O error (74) after the switch.
+TEST(BenchStore, AForeignResultsTableIsBadInputAndUntouched) {
+  auto path = fresh("foreign-results.db");
+  sql_exec(path, "CREATE TABLE results(x)");
+  expect_refused_untouched(path, "(tables results; no schema_migrations)");
+}
+
+// Two pages of a database damaged on disk (a copy of a real one, overwritten at 4096 and
+// 3 x 4096): refused before anything is written next to them.
+TEST(BenchStore, ACorruptPageIsRefusedAndNoByteChanges) {
+  auto path = fresh("corrupt-page.db");
+  {
+    auto db = Store::open(path);
+    ASSERT_TRUE(db);
+    auto run = (*db)->begin_run("t", "quick", Json::object());
+    ASSERT_TRUE(run);
+    for (int i = 0; i < 300; ++i)
+      ASSERT_FALSE((*db)->add(*run, sample_record("cpu.gemm.sgemm", i)));
+  }
+  ASSERT_FALSE(std::filesystem::exists(path + "-wal")); // checkpointed as the last one closed
+  ASSERT_GT(std::filesystem::file_size(path), 4u * 4096);
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    const std::string junk(512, '\xa5');
+    for (std::streamoff at : {std::streamoff(4096), std::streamoff(3 * 4096)}) {
+      f.seekp(at);
+      f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+    }
+  }
+  expect_refused_untouched(path, "corrupt");
+}
+
+TEST(BenchStore, AFolderOrAFifoIsNotARegularFile) {
+  auto dir = fresh("a-folder.db");
+  std::filesystem::create_directories(dir);
+  auto db = Store::open(dir);
+  ASSERT_FALSE(db);
+  EXPECT_EQ(db.error().kind, ErrorKind::bad_input);
+  EXPECT_NE(db.error().message.find("not a regular file but a folder"), std::string::npos)
+      << db.error().message;
+  auto fifo = fresh("a-fifo.db");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto f = Store::open(fifo); // returns: a FIFO is never opened (it would wait for a writer)
+  ASSERT_FALSE(f);
+  EXPECT_EQ(f.error().kind, ErrorKind::bad_input);
+  EXPECT_NE(f.error().message.find("FIFO"), std::string::npos) << f.error().message;
+  EXPECT_EQ(Store::open_for_reading(fifo).error().kind, ErrorKind::bad_input);
+}
+
+// history, show and compare read: they created the file when it was missing, and switched a
+// database to WAL (a read-only one failed with 74).
+TEST(BenchStore, ReadingNeverCreatesSwitchesOrMigrates) {
+  auto missing = fresh("missing.db");
+  auto none = Store::open_for_reading(missing);
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().kind, ErrorKind::not_found);
+  EXPECT_NE(none.error().message.find(missing), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(missing));
+
+  auto empty = fresh("empty.db");
+  std::ofstream(empty).close();
+  {
+    auto db = Store::open_for_reading(empty);
+    ASSERT_TRUE(db) << db.error().message;
+    EXPECT_TRUE((*db)->runs()->empty());
+    EXPECT_TRUE((*db)->results(std::nullopt)->empty());
+    EXPECT_FALSE((*db)->begin_run("t", "quick", Json::object()));
+  }
+  EXPECT_EQ(std::filesystem::file_size(empty), 0u);
+
+  auto path = fresh("rollback-journal.db");
+  {
+    auto db = Store::open(path);
+    ASSERT_TRUE(db);
+    auto run = (*db)->begin_run("t", "quick", Json::object());
+    ASSERT_FALSE((*db)->add(*run, sample_record("cpu.gemm.sgemm", 12.5)));
+  }
+  sql_exec(path, "PRAGMA journal_mode=DELETE");
+  auto before = bytes(path);
+  {
+    auto db = Store::open_for_reading(path);
+    ASSERT_TRUE(db) << db.error().message;
+    EXPECT_EQ((*db)->results(std::nullopt)->size(), 1u);
+  }
+  EXPECT_EQ(journal_mode(path), "delete");
+  EXPECT_EQ(bytes(path), before);
 }
 
 TEST(BenchStore, BeyondNoise) {
