@@ -8,7 +8,7 @@
 // unknown id, with the nearest names; an unknown run), 65 a database that is not a regular file,
 // not a database, corrupt, another program's or of a newer schema (history, show, compare: also
 // no database file), 74 a database locked past 5 s or read-only (history, show and compare open
-// it read-only and never create it), 130 interrupted
+// it read-only and never create it), or standard output that cannot be written, 130 interrupted
 // (SIGINT/SIGTERM: the results so far are stored and printed, the temporary file of storage.read is
 // removed). DLRIG_BENCH_SMALL=1 shrinks every sweep to its smallest size (tests);
 // DLRIG_BENCH_CORRUPT=1 is a test hook that damages each result before verification (so it must

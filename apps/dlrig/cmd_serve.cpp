@@ -1,6 +1,7 @@
 // `dlrig serve`: a Prometheus exporter (monitor/exporter.hpp). Binds 127.0.0.1:19445 unless
 // --listen says otherwise; SIGINT/SIGTERM stop it (exit 0). --once prints one scrape and exits.
-// Exit codes: 0 stopped by a signal, 64 usage, 74 the address cannot be bound.
+// Exit codes: 0 stopped by a signal, 64 usage (also --data naming nothing), 74 the address cannot
+// be bound, or --once's scrape cannot be written to standard output.
 #include "commands.hpp"
 #include "dlrig/monitor/exporter.hpp"
 #include "dlrig/platform/fs.hpp"
@@ -62,6 +63,9 @@ Runner setup_serve(CLI::App &sub) {
     Sysroot fs(o->sysroot);
     if (!fs.is_directory("/"))
       throw Failure(ExitCode::usage, "--sysroot " + o->sysroot + ": not a directory");
+    if (!o->data.empty())
+      if (auto why = monitor::data_path_problem(fs, o->data))
+        throw Failure(ExitCode::usage, "--data " + o->data + ": " + *why);
     monitor::SamplerOptions so;
     so.nvml_library = monitor::default_nvml_library();
     so.skip_nvml = o->no_nvml;

@@ -1,8 +1,10 @@
 // `dlrig watch`: live GPU monitoring with diagnoses. Full screen on a terminal; one table per
 // sample otherwise (no escape codes); --once, --json, --record FILE, --replay FILE. Ctrl-C ends a
-// watch normally (exit 0). Exit codes: 0 ok, 64 usage, 65 a recording that cannot be read, 74 a
-// recording that cannot be written.
+// watch normally (exit 0). Exit codes: 0 ok, 64 usage (also --record onto an existing file without
+// --overwrite, --data naming nothing), 65 a recording that cannot be read, 74 a recording or
+// standard output that cannot be written.
 #include "commands.hpp"
+#include "dlrig/monitor/record.hpp"
 #include "dlrig/monitor/sampler.hpp"
 #include "dlrig/monitor/tui.hpp"
 #include "dlrig/monitor/view.hpp"
@@ -11,9 +13,10 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
-#include <fstream>
+#include <cstring>
 #include <iostream>
 #include <thread>
 
@@ -35,6 +38,7 @@ struct WatchOptions {
   bool once = false;
   bool json = false;
   std::string record;
+  bool overwrite = false;
   std::string replay;
   std::string color = "auto";
 };
@@ -101,6 +105,7 @@ Runner setup_watch(CLI::App &sub) {
                          ->type_name("FILE")
                          ->check(non_empty());
   replay_opt->excludes(once)->excludes(record);
+  sub.add_flag("--overwrite", o->overwrite, "--record: replace FILE when it exists")->needs(record);
   sub.add_option("--color", o->color,
                  "auto (colour on a terminal unless NO_COLOR is set), always or never")
       ->check(CLI::IsMember(color_mode_names()))
@@ -114,22 +119,24 @@ Runner setup_watch(CLI::App &sub) {
     Sysroot fs(o->sysroot);
     if (!fs.is_directory("/"))
       throw Failure(ExitCode::usage, "--sysroot " + o->sysroot + ": not a directory");
+    if (!o->data.empty())
+      if (auto why = monitor::data_path_problem(fs, o->data))
+        throw Failure(ExitCode::usage, "--data " + o->data + ": " + *why);
+    // Before the sampler: an existing recording is refused before NVML is even loaded.
+    std::optional<monitor::Recording> rec;
+    bool csv = false;
+    if (!o->record.empty()) {
+      rec.emplace(value_or_throw(monitor::Recording::open(o->record, o->overwrite)));
+      csv = o->record.size() >= 4 && o->record.compare(o->record.size() - 4, 4, ".csv") == 0;
+      if (csv)
+        if (auto e = rec->write(monitor::csv_header() + "\n"))
+          throw Failure(*e);
+    }
     monitor::SamplerOptions so;
     so.nvml_library = monitor::default_nvml_library();
     so.skip_nvml = o->no_nvml;
     so.data_path = o->data;
     monitor::Sampler sampler(fs, so);
-
-    std::ofstream rec;
-    bool csv = false;
-    if (!o->record.empty()) {
-      rec.open(o->record, std::ios::out | std::ios::trunc);
-      if (!rec)
-        throw Failure(ExitCode::io, "--record " + o->record + ": cannot write the file");
-      csv = o->record.size() >= 4 && o->record.compare(o->record.size() - 4, 4, ".csv") == 0;
-      if (csv)
-        rec << monitor::csv_header() << "\n";
-    }
     // One JSON line with the run's context, as every dlrig JSON document has.
     auto json_line = [&run](const monitor::Sample &s, const std::vector<monitor::Finding> &f) {
       Report r;
@@ -137,10 +144,18 @@ Runner setup_watch(CLI::App &sub) {
       return document(r, run).dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
     };
     auto write_record = [&](const monitor::Sample &s, const std::vector<monitor::Finding> &f) {
-      if (!rec.is_open())
+      if (!rec)
         return;
-      rec << (csv ? monitor::csv_rows(s) : json_line(s, f));
-      rec.flush();
+      if (auto e = rec->write(csv ? monitor::csv_rows(s) : json_line(s, f)))
+        throw Failure(*e);
+    };
+    // A watch whose standard output is gone (a full disk behind `> file`) stops and says so; the
+    // front door checks it once more at exit.
+    auto check_stdout = [] {
+      errno = 0;
+      if (!std::cout.flush())
+        throw Failure(ExitCode::io, std::string("cannot write to standard output: ") +
+                                        std::strerror(errno ? errno : EIO));
     };
 
     std::signal(SIGINT, on_stop_signal);
@@ -151,6 +166,9 @@ Runner setup_watch(CLI::App &sub) {
       auto findings = monitor::diagnose({s});
       write_record(s, findings);
       std::cout << (o->json ? json_line(s, findings) : monitor::render_sample(s, findings, colour));
+      if (rec)
+        if (auto e = rec->close())
+          throw Failure(*e);
       return ExitCode::ok;
     }
 
@@ -161,12 +179,23 @@ Runner setup_watch(CLI::App &sub) {
       t.colour = colour;
       t.stop = &g_stop;
       std::size_t n = 0;
+      std::optional<Failure> failed; // thrown once the screen is restored
       t.on_sample = [&](const monitor::Sample &s) {
-        write_record(s, {});
+        try {
+          write_record(s, {});
+        } catch (const Failure &f) {
+          failed = f;
+          g_stop.store(true);
+        }
         if (o->count && ++n >= o->count)
           g_stop.store(true);
       };
       monitor::run_tui([&] { return sampler.take(); }, t);
+      if (failed)
+        throw *failed;
+      if (rec)
+        if (auto e = rec->close())
+          throw Failure(*e);
       return ExitCode::ok;
     }
 
@@ -186,10 +215,13 @@ Runner setup_watch(CLI::App &sub) {
         std::cout << json_line(s, findings);
       else if (o->record.empty())
         std::cout << (n ? "\n" : "") << monitor::render_sample(s, findings, colour);
-      std::cout.flush();
+      check_stdout();
     }
-    if (!o->record.empty())
+    if (rec) {
+      if (auto e = rec->close())
+        throw Failure(*e);
       std::cerr << "dlrig watch: recorded to " << o->record << "\n";
+    }
     return ExitCode::ok;
   };
 }

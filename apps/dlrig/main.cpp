@@ -5,8 +5,10 @@
 
 #include "dlrig/probe/collect_env.hpp"
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 
 namespace dlrig::cli {
@@ -136,8 +138,18 @@ int main(int argc, char **argv) {
   envelope.command_line.assign(argv, argv + argc);
   try {
     for (auto &[sub, run] : runners)
-      if (sub->parsed())
-        return static_cast<int>(run(envelope));
+      if (sub->parsed()) {
+        int rc = static_cast<int>(run(envelope));
+        // Data that never reached stdout (a full disk behind `> file`) is a failed command, not
+        // exit 0: stdio reports the failed write only when flushed.
+        errno = 0;
+        if (!std::cout.flush() || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+          std::cerr << "dlrig: cannot write to standard output: "
+                    << std::strerror(errno ? errno : EIO) << "\n";
+          return static_cast<int>(ExitCode::io);
+        }
+        return rc;
+      }
   } catch (const Failure &f) {
     std::fflush(stdout);
     std::cerr << "dlrig: " << printable(f.what()) << "\n";

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <sqlite3.h>
+#include <sys/wait.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -153,6 +154,20 @@ TEST(BenchCli, ADatabaseThatIsAFolderIsNotARegularFile) {
   EXPECT_EQ(r.exit_code, 65) << r.err;
   EXPECT_NE(r.err.find(dir + ": not a regular file but a folder"), std::string::npos) << r.err;
   EXPECT_EQ(run_dlrig({"bench", "history", "--db", dir}).exit_code, 65);
+}
+
+// Results that never reached stdout (`> file` on a full disk) were exit 0.
+TEST(BenchCli, StdoutThatCannotBeWrittenIsExit74) {
+  auto db = scratch("cli_empty.db").string();
+  std::ofstream(db).close();
+  auto err = scratch("cli_full.err").string();
+  int status = std::system(("env -i PATH=/usr/bin:/bin '" + std::string(DLRIG_BINARY) +
+                            "' bench history --json --db '" + db + "' >/dev/full 2>'" + err + "'")
+                               .c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 74) << file_bytes(err);
+  EXPECT_NE(file_bytes(err).find("cannot write to standard output"), std::string::npos)
+      << file_bytes(err);
 }
 
 TEST(BenchCli, NoHomeNoDbIsAUsageError) {

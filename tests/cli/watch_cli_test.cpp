@@ -10,10 +10,13 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
+#include <set>
 #include <sstream>
 
 namespace dlrig::test {
@@ -227,6 +230,86 @@ TEST(WatchCli, ReplaysARecordingFromARealH200) {
   EXPECT_NEAR(summary.at("duration_seconds").get<double>(), 48.6, 0.1);
   ASSERT_FALSE(summary.at("findings").empty());
   EXPECT_EQ(summary.at("findings")[0].at("id"), "idle-while-process-runs");
+}
+
+// Runs dlrig with its standard output on /dev/full (a disk that is full): the exit code, and
+// what it said on stderr in err.
+int run_onto_full_disk(const std::vector<std::string> &args, const std::vector<std::string> &env,
+                       std::string &err) {
+  auto quoted = [](const std::string &a) { return "'" + a + "'"; };
+  std::string cmd = "env -i PATH=/usr/bin:/bin DLRIG_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1";
+  for (const auto &e : env)
+    cmd += " " + quoted(e);
+  cmd += " " + quoted(DLRIG_BINARY);
+  for (const auto &a : args)
+    cmd += " " + quoted(a);
+  auto err_file = scratch("full-disk.err").string();
+  int status = std::system((cmd + " >/dev/full 2>" + quoted(err_file)).c_str());
+  std::ifstream in(err_file);
+  err.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(WatchCli, ARecordingOrStdoutThatCannotBeWrittenIsExit74) {
+  auto r = run_dlrig(on_host(
+      {"watch", "--no-nvml", "--count", "2", "--interval", "0.05", "--record", "/dev/full"}));
+  EXPECT_EQ(r.exit_code, 74) << r.err;
+  EXPECT_NE(r.err.find("--record /dev/full: cannot write the recording (No space left on device)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("recorded to"), std::string::npos) << r.err;
+  std::string err;
+  EXPECT_EQ(
+      run_onto_full_disk(
+          on_host({"watch", "--no-nvml", "--count", "2", "--interval", "0.05", "--json"}), {}, err),
+      74);
+  EXPECT_NE(err.find("dlrig: cannot write to standard output: No space left on device"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(run_onto_full_disk(on_host({"watch", "--once", "--no-nvml"}), {}, err), 74) << err;
+  EXPECT_EQ(run_onto_full_disk(on_host({"serve", "--once"}), fake_nvml("throttling.json"), err),
+            74);
+  EXPECT_NE(err.find("dlrig: cannot write to standard output"), std::string::npos) << err;
+}
+
+// --record replaced a recording that was there (a training run's) without a word.
+TEST(WatchCli, RecordKeepsAnExistingFileUnlessOverwrite) {
+  auto file = scratch("kept.csv").string();
+  std::ofstream(file) << "a recording someone kept\n";
+  auto r = run_dlrig(on_host({"watch", "--no-nvml", "--count", "1", "--record", file}));
+  EXPECT_EQ(r.exit_code, 64) << r.err;
+  EXPECT_NE(r.err.find("--record " + file + ": the file exists"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--overwrite"), std::string::npos) << r.err;
+  std::ifstream in(file);
+  std::string kept((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(kept, "a recording someone kept\n");
+  auto o =
+      run_dlrig(on_host({"watch", "--no-nvml", "--count", "1", "--record", file, "--overwrite"}));
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(run_dlrig({"watch", "--replay", file}).exit_code, 0);
+  EXPECT_EQ(run_dlrig({"watch", "--overwrite"}).exit_code, 64); // only with --record
+}
+
+// --data naming nothing fell to the root's disk; the first sample's disk rate was 0 B/s, taken
+// over the few milliseconds between starting and sampling.
+TEST(WatchCli, DataMustExistAndItsFirstRateIsUnknown) {
+  for (const char *cmd : {"watch", "serve"}) {
+    auto r = run_dlrig(on_host({cmd, "--once", "--no-nvml", "--data", "/nonexistent/imagenet"}));
+    EXPECT_EQ(r.exit_code, 64) << cmd << r.err;
+    EXPECT_NE(r.err.find("--data /nonexistent/imagenet: no such file or directory"),
+              std::string::npos)
+        << r.err;
+  }
+  auto r =
+      run_dlrig(on_host({"watch", "--once", "--json", "--no-nvml", "--data", "/data/imagenet"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json host = Json::parse(r.out).at("sample").at("host");
+  EXPECT_EQ(host.at("data_device"), "nvme0n1p2");
+  EXPECT_TRUE(host.at("data_read_bytes_per_second").is_null()) << host;
+  EXPECT_TRUE(host.at("data_write_bytes_per_second").is_null()) << host;
+  auto s = run_dlrig(on_host({"serve", "--once", "--no-nvml", "--data", "/data/imagenet"}));
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  EXPECT_EQ(s.out.find("dlrig_host_data_read_bytes_per_second"), std::string::npos) << s.out;
 }
 
 // A GPU that fell off the bus made dlrig_up 0 with nothing on stderr: a lost GPU has no

@@ -192,6 +192,12 @@ std::optional<std::string> parse_cmdline(std::string_view raw) {
   return out;
 }
 
+std::optional<std::string> data_path_problem(const FileSystem &fs, const std::string &path) {
+  if (!fs.exists(path))
+    return std::string("no such file or directory");
+  return std::nullopt;
+}
+
 // --- the reader ----------------------------------------------------------------------------------
 
 HostReader::HostReader(const FileSystem &fs, std::string data_path)

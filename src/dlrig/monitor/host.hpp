@@ -58,6 +58,12 @@ std::optional<unsigned> parse_status_uid(std::string_view text);
 // or a process that exited).
 std::optional<std::string> parse_cmdline(std::string_view raw);
 
+// Why --data PATH cannot be measured, seen through fs: nullopt when the path exists (its disk may
+// still be unknown: a mount with no /proc/diskstats entry gives no rate), else "no such file or
+// directory". A path that does not exist would fall to the longest mount point that prefixes it,
+// the root: another disk than the user's data.
+std::optional<std::string> data_path_problem(const FileSystem &fs, const std::string &path);
+
 // Reads the host's readings; rates come from the previous read of the same reader (the first
 // read has none).
 class HostReader {

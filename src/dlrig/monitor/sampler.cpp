@@ -50,8 +50,9 @@ struct Sampler::Gpu {
 
 Sampler::Sampler(const FileSystem &fs, SamplerOptions options)
     : fs_(fs), options_(std::move(options)), host_(fs, options_.data_path) {
-  // The first reading of the host's counters: the first take() then has rates.
-  host_.read(monotonic_seconds());
+  // No first reading of the host's counters here: the first take() would have rates over the
+  // moment between construction and take (no sector moved in 5 ms: a disk "at 0 B/s"). The
+  // first sample's rates are unknown; the next ones cover the interval.
   amd_ = find_amd_gpus(fs_);
   if (options_.skip_nvml) {
     nvml_error_ = "NVML not loaded (--no-nvml)";

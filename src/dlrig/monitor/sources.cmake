@@ -5,5 +5,6 @@ list(APPEND DLRIG_SOURCES
   monitor/sampler.cpp
   monitor/diagnose.cpp
   monitor/view.cpp
+  monitor/record.cpp
   monitor/exporter.cpp
   monitor/tui.cpp)
