@@ -1,7 +1,11 @@
 #include "dlrig/monitor/sample.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <fstream>
+#include <iterator>
 #include <set>
 
 namespace dlrig::monitor {
@@ -69,6 +73,28 @@ TEST(MonitorSample, CsvRoundTripOfTheGpuFields) {
   EXPECT_EQ(back[0].host.cpu_utilization_ratio, 0.5);
   EXPECT_THROW(samples_from_csv("time,gpu\n1,0\n"), std::runtime_error);
   EXPECT_THROW(samples_from_csv(csv_header() + "\n1,0,u,n\n"), std::runtime_error);
+}
+
+// docs/monitoring.md says how a JSON key and CSV column is named after its metric; the keys that
+// do not follow the rule (recordings carry them, replay reads them) are listed there, each with
+// its metric, so the rule as written holds for every field.
+TEST(MonitorSample, KeysFollowTheDocumentedRuleOrAreListedAsExceptions) {
+  std::ifstream in(std::string(DLRIG_TEST_DATA) + "/../../docs/monitoring.md");
+  const std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(doc.empty());
+  EXPECT_NE(doc.find("minus `dlrig_gpu_` and `_total`"), std::string::npos);
+  std::size_t exceptions = 0;
+  for (const auto &f : gpu_fields()) {
+    std::string rule = std::string(f.metric).substr(std::strlen("dlrig_gpu_"));
+    if (rule.size() > 6 && rule.compare(rule.size() - 6, 6, "_total") == 0)
+      rule.resize(rule.size() - 6);
+    if (rule == f.key)
+      continue;
+    ++exceptions;
+    const std::string row = fmt::format("| `{}` | `{}` |", f.key, f.metric);
+    EXPECT_NE(doc.find(row), std::string::npos) << "docs/monitoring.md lacks the row " << row;
+  }
+  EXPECT_GT(exceptions, 0u);
 }
 
 } // namespace
