@@ -24,6 +24,10 @@ struct DoctorArgs {
 Runner setup_doctor(CLI::App &sub) {
   auto a = std::make_shared<DoctorArgs>();
   add_snapshot_options(sub, a->src);
+  // Only doctor reads it (host.dataset-on-slow-disk); it also applies to a saved snapshot.
+  sub.add_option("--data", a->src.probe.data_path, "Where the training data lives (storage checks)")
+      ->type_name("PATH")
+      ->check(non_empty());
   add_output_options(sub, a->out);
   sub.add_flag("--list-checks", a->list, "List every check with its id and area");
   sub.add_option("--explain", a->explain,

@@ -43,28 +43,36 @@ CLI::Validator non_empty() {
 }
 
 void add_snapshot_options(CLI::App &sub, SnapshotSource &src, bool analysis) {
+  CLI::Option *from = nullptr;
   if (analysis)
-    sub.add_option("--from", src.from,
-                   "Work on a saved snapshot (from `dlrig snapshot`) or on the text of `python -m "
-                   "torch.utils.collect_env`")
-        ->type_name("FILE")
-        ->check(non_empty());
-  sub.add_option("--sysroot", src.probe.sysroot,
-                 "Read /sys, /proc, /dev, /etc, /usr... under DIR instead of /")
-      ->type_name("DIR")
-      ->check(non_empty());
-  sub.add_flag("--no-nvml", src.probe.skip_nvml, "Do not load NVML");
-  sub.add_flag("--deep", src.probe.deep,
-               "Also run each Python interpreter once to ask torch itself");
-  add_ranged_option<double>(sub, "--deep-timeout", std::function<void(double)>([&src](double s) {
-                              src.probe.deep_timeout =
-                                  std::chrono::milliseconds(std::llround(s * 1000));
-                            }),
-                            "Time limit of --deep, in seconds (default 10)", "SECONDS", 0.1, 600.0);
-  sub.add_option("--python", src.probe.pythons, "Also inspect this Python interpreter (repeatable)")
-      ->type_name("PATH");
-  sub.add_option("--data", src.probe.data_path, "Where the training data lives (storage checks)")
-      ->type_name("PATH");
+    from = sub.add_option("--from", src.from,
+                          "Work on a saved snapshot (from `dlrig snapshot`) or on the text of "
+                          "`python -m torch.utils.collect_env` (not with the probe's options "
+                          "below)")
+               ->type_name("FILE")
+               ->check(non_empty());
+  // The probe's options: a saved snapshot was probed already, so they cannot apply to it and
+  // are refused next to --from rather than silently ignored.
+  std::vector<CLI::Option *> probing;
+  probing.push_back(sub.add_option("--sysroot", src.probe.sysroot,
+                                   "Read /sys, /proc, /dev, /etc, /usr... under DIR instead of /")
+                        ->type_name("DIR")
+                        ->check(non_empty()));
+  probing.push_back(sub.add_flag("--no-nvml", src.probe.skip_nvml, "Do not load NVML"));
+  probing.push_back(sub.add_flag("--deep", src.probe.deep,
+                                 "Also run each Python interpreter once to ask torch itself"));
+  probing.push_back(add_ranged_option<double>(
+      sub, "--deep-timeout", std::function<void(double)>([&src](double s) {
+        src.probe.deep_timeout = std::chrono::milliseconds(std::llround(s * 1000));
+      }),
+      "Time limit of --deep, in seconds (default 10)", "SECONDS", 0.1, 600.0));
+  probing.push_back(sub.add_option("--python", src.probe.pythons,
+                                   "Also inspect this Python interpreter (repeatable)")
+                        ->type_name("PATH")
+                        ->check(non_empty()));
+  if (from)
+    for (auto *o : probing)
+      from->excludes(o);
   sub.add_flag("--redact", src.redact,
                "Remove hostname, GPU UUIDs, user names and home paths (for pasting in public)");
 }

@@ -78,8 +78,8 @@ TEST(OutputCli, EveryJsonDocumentCarriesTheSameEnvelope) {
 }
 
 TEST(OutputCli, RedactHidesTheHostAndHomePathsOfTheEnvelope) {
-  auto r = run_dlrig({"info", "--json", "--redact", "--data", "/home/alice/data", "--sysroot",
-                      fixture("laptop-no-gpu")});
+  auto r = run_dlrig({"info", "--json", "--redact", "--python", "/home/alice/venv/bin/python3",
+                      "--sysroot", fixture("laptop-no-gpu")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   Json c = Json::parse(r.out)["context"];
   EXPECT_TRUE(c["host"].is_null());

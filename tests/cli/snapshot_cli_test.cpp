@@ -45,5 +45,42 @@ TEST(SnapshotCli, SnapshotRoundTripsThroughFrom) {
   EXPECT_EQ(a, b);
 }
 
+// The probe's options cannot apply to a saved snapshot: next to --from they are a usage error,
+// never silently ignored. An empty --python names nothing. --data is doctor's alone.
+TEST(SnapshotCli, ProbeOptionsWithFromAndEmptyPythonAreUsageErrors) {
+  auto snap = run_dlrig({"snapshot", "--sysroot", fixture("laptop-no-gpu")});
+  ASSERT_EQ(snap.exit_code, 0) << snap.err;
+  auto path = scratch("probe-options.json");
+  std::ofstream(path) << snap.out;
+  const std::vector<std::vector<std::string>> probing = {{"--sysroot", fixture("laptop-no-gpu")},
+                                                         {"--deep"},
+                                                         {"--deep-timeout", "5"},
+                                                         {"--no-nvml"},
+                                                         {"--python", "/usr/bin/python3"}};
+  for (const char *cmd : {"info", "doctor"})
+    for (const auto &extra : probing) {
+      std::vector<std::string> args{cmd, "--from", path.string()};
+      args.insert(args.end(), extra.begin(), extra.end());
+      auto r = run_dlrig(args);
+      EXPECT_EQ(r.exit_code, 64) << cmd << " " << extra[0] << ": " << r.err;
+      EXPECT_NE(r.err.find("excludes"), std::string::npos) << r.err;
+    }
+  for (const char *cmd : {"info", "snapshot", "doctor"}) {
+    auto r = run_dlrig({cmd, "--python", "", "--sysroot", fixture("laptop-no-gpu")});
+    EXPECT_EQ(r.exit_code, 64) << cmd << ": " << r.err;
+    EXPECT_NE(r.err.find("--python"), std::string::npos) << r.err;
+  }
+  for (const char *cmd : {"info", "snapshot"})
+    EXPECT_EQ(
+        run_dlrig({cmd, "--data", "/mnt/data", "--sysroot", fixture("laptop-no-gpu")}).exit_code,
+        64)
+        << cmd;
+  auto doctor = run_dlrig({"doctor", "--data", "/mnt/data", "--from", path.string()});
+  EXPECT_NE(doctor.exit_code, 64) << doctor.err;
+  EXPECT_EQ(run_dlrig({"doctor", "--data", "", "--from", path.string()}).exit_code, 64);
+  // --redact still goes with --from.
+  EXPECT_EQ(run_dlrig({"info", "--redact", "--from", path.string()}).exit_code, 0);
+}
+
 } // namespace
 } // namespace dlrig::test
