@@ -76,7 +76,8 @@ StoredResults load_stored(const std::optional<std::string> &path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(*p, ec))
     return out;
-  auto db = Store::open(*p);
+  // Read only: fit and doctor never create, switch or migrate the user's results database.
+  auto db = Store::open_for_reading(*p);
   if (!db) {
     out.problem = db.error().message;
     return out;

@@ -5,8 +5,11 @@
 #include "dlrig/kb/kb.hpp"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <unistd.h>
 
 namespace dlrig::bench {
@@ -47,6 +50,31 @@ TEST(Measured, NoDatabaseMeansNoResultsAndNothingIsCreated) {
   EXPECT_FALSE(s.problem);
   EXPECT_FALSE(fs::exists(db.path));
   EXPECT_FALSE(measured_cpu_gemm(s, std::nullopt));
+}
+
+// fit and doctor read the results database and never write it: a dlrig database a user put back
+// in rollback-journal mode (copied, or opened by another tool) keeps every byte (no WAL switch).
+TEST(Measured, ReadingNeverChangesTheFile) {
+  Db db;
+  {
+    auto store = Store::open(db.path.string());
+    ASSERT_TRUE(store) << store.error().message;
+    auto run = *store.value()->begin_run("t1", "quick", {{"cpu_model", "Test CPU"}});
+    store.value()->add(run, measured("cpu.gemm.sgemm", "n=512 threads=4", 900, "GFLOP/s"));
+  }
+  sqlite3 *h = nullptr;
+  ASSERT_EQ(sqlite3_open(db.path.c_str(), &h), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(h, "pragma journal_mode=delete;", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(h);
+  auto bytes = [&] {
+    std::ifstream f(db.path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  };
+  const std::string before = bytes();
+  auto s = load_stored(db.path.string());
+  EXPECT_FALSE(s.problem) << *s.problem;
+  EXPECT_EQ(s.results.size(), 1u);
+  EXPECT_EQ(bytes(), before);
 }
 
 TEST(Measured, CpuGemmIsTheFastestResultOfTheLatestRun) {
