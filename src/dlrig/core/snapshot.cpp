@@ -121,12 +121,38 @@ std::string describe_json_error(const Json &doc, const Json::exception &e) {
 }
 
 // Plain int members of the snapshot (NVML index, NVLink number, pid, pair indices, NUMA node id,
-// RDMA port) are read without the optional<T> range check; these keys hold only such counts.
+// RDMA port) are read without the optional<T> range check, and the counts read as optional<int>
+// (CPU sockets, cores and threads, link widths and generations, DIMMs, GPU and device counts)
+// would take a negative number; these keys hold only such counts, none below 0.
+bool count_key(const std::string &key) {
+  static const std::set<std::string> keys = {"index",
+                                             "link",
+                                             "pid",
+                                             "a",
+                                             "b",
+                                             "id",
+                                             "port",
+                                             "sockets",
+                                             "cores",
+                                             "threads",
+                                             "current_width",
+                                             "max_width",
+                                             "narrowest_width",
+                                             "pcie_gen_current",
+                                             "pcie_gen_max",
+                                             "pcie_width_current",
+                                             "pcie_width_max",
+                                             "dimm_slots",
+                                             "dimms_installed",
+                                             "gpu_count",
+                                             "device_count"};
+  return keys.count(key) > 0;
+}
+
 void check_plain_ints(const Json &j) {
   if (j.is_object()) {
     for (const auto &[key, value] : j.items()) {
-      if (value.is_number() && (key == "index" || key == "link" || key == "pid" || key == "a" ||
-                                key == "b" || key == "id" || key == "port")) {
+      if (value.is_number() && count_key(key)) {
         bool ok = value.is_number_unsigned() && value.get<std::uint64_t>() <= INT32_MAX;
         if (!ok)
           throw nlohmann::detail::out_of_range::create(

@@ -137,6 +137,19 @@ TEST(Snapshot, NegativeCountIsOutOfRange) {
   EXPECT_NE(m.find("out of range"), std::string::npos) << m;
 }
 
+// A count (CPU threads, a link width) below 0 is no reading: it names the field, never shows "-5".
+TEST(Snapshot, NegativeCpuThreadsAndOtherCountsAreOutOfRange) {
+  auto m = range_error(R"({"schema_version":1,"host":{"cpu":{"threads":-5}}})");
+  EXPECT_NE(m.find("field /host/cpu/threads"), std::string::npos) << m;
+  EXPECT_NE(m.find("out of range"), std::string::npos) << m;
+  m = range_error(R"({"schema_version":1,"host":{"cpu":{"cores":-1}}})");
+  EXPECT_NE(m.find("field /host/cpu/cores"), std::string::npos) << m;
+  m = range_error(R"({"schema_version":1,"gpus":[{"bdf":"x","link":{"max_width":-16}}]})");
+  EXPECT_NE(m.find("field /gpus/0/link/max_width"), std::string::npos) << m;
+  EXPECT_TRUE(snapshot_from_json(R"({"schema_version":1,"host":{"cpu":{"threads":0}}})").ok());
+  EXPECT_TRUE(snapshot_from_json(R"({"schema_version":1,"host":{"cpu":{"threads":null}}})").ok());
+}
+
 TEST(Snapshot, HugeFloatIntoIntIsOutOfRange) {
   auto m =
       range_error(R"({"schema_version":1,"gpus":[{"bdf":"x","link":{"current_width":1e26}}]})");
