@@ -116,7 +116,7 @@ std::vector<Finding> too_old_for_torch(const Snapshot &s, const kb::KnowledgeBas
         .with("torch_cuda", need)
         .with("driver_version", s.nvidia.driver_version.value_or("n/a"))
         .with("driver_cuda", *dc);
-    if (auto win = min_driver_windows(need); windows && win)
+    if (auto win = min_driver_windows(kb, need); windows && win)
       f.with("min_windows_driver_for_cuda_" + need, *win);
     else if (row && !windows)
       f.with("min_driver_for_cuda_" + need, row->min_driver_linux);

@@ -1,8 +1,5 @@
 #include "dlrig/doctor/facts.hpp"
 
-#include "dlrig/core/embedded.hpp"
-#include "dlrig/kb/csv.hpp"
-
 #include <cmath>
 
 #include <fmt/format.h>
@@ -120,43 +117,15 @@ const kb::CudaDriverMin *min_driver_for(const kb::KnowledgeBase &kb, std::string
 
 namespace {
 
-// The min_driver_windows column of data/cuda_drivers.csv by release ("12.4.0" -> "551.61"; ""
-// where Table 3 says N/A). kb::CudaDriverMin carries the Linux column only, so the column is
-// read here from the same embedded file; an unreadable file leaves it empty (unknown).
-struct WindowsRow {
-  std::string cuda, min_driver_windows, min_driver_linux;
-};
-const std::vector<WindowsRow> &windows_rows() {
-  static const std::vector<WindowsRow> rows = [] {
-    std::vector<WindowsRow> out;
-    auto text = embedded_file("cuda_drivers.csv");
-    if (!text)
-      return out;
-    auto table = kb::parse_csv(*text, "cuda_drivers.csv");
-    if (!table)
-      return out;
-    int cuda = table->column("cuda"), win = table->column("min_driver_windows"),
-        linux_min = table->column("min_driver_linux");
-    if (cuda < 0 || win < 0 || linux_min < 0)
-      return out;
-    for (const auto &r : table->records)
-      out.push_back({r.fields[static_cast<std::size_t>(cuda)],
-                     r.fields[static_cast<std::size_t>(win)],
-                     r.fields[static_cast<std::size_t>(linux_min)]});
-    return out;
-  }();
-  return rows;
-}
-
 // The newest CUDA a Windows driver runs natively: the rows whose Windows minimum it meets, and
 // for a CUDA whose Windows minimum Table 3 does not give (13.x), the rows of a Linux branch at
 // or below the driver's (the branches are shared).
-std::optional<std::string> windows_max_cuda(std::string_view driver) {
+std::optional<std::string> windows_max_cuda(const kb::KnowledgeBase &kb, std::string_view driver) {
   auto d = parse_version(driver);
   if (d.empty())
     return std::nullopt;
   std::optional<std::string> best;
-  for (const auto &r : windows_rows()) {
+  for (const auto &r : kb.cuda) {
     bool runs = false;
     if (!r.min_driver_windows.empty()) {
       runs = compare_versions(driver, r.min_driver_windows) >= 0;
@@ -181,10 +150,10 @@ bool windows_driver(const Snapshot &s) {
   return on_windows(s) || s.software.runtime.kind == OptStr("wsl2");
 }
 
-std::optional<std::string> min_driver_windows(std::string_view cuda) {
+std::optional<std::string> min_driver_windows(const kb::KnowledgeBase &kb, std::string_view cuda) {
   std::string want = major_minor(cuda);
   std::optional<std::string> best;
-  for (const auto &r : windows_rows())
+  for (const auto &r : kb.cuda)
     if (major_minor(r.cuda) == want && !r.min_driver_windows.empty() &&
         (!best || compare_versions(r.min_driver_windows, *best) < 0))
       best = r.min_driver_windows;
@@ -197,7 +166,7 @@ std::string windows_driver_fix(const Snapshot &s, const kb::KnowledgeBase &kb,
       s.software.runtime.kind == OptStr("wsl2") ? "on the Windows host (not inside WSL): " : "";
   const std::string get = "download it from https://www.nvidia.com/Download/index.aspx or "
                           "update it in the NVIDIA App";
-  if (auto win = min_driver_windows(cuda))
+  if (auto win = min_driver_windows(kb, cuda))
     return fmt::format("{}upgrade the Windows driver to {} or newer: {}", where, *win, get);
   if (const auto *row = min_driver_for(kb, cuda);
       row && !parse_version(row->min_driver_linux).empty())
@@ -219,7 +188,7 @@ std::optional<std::string> driver_cuda(const Snapshot &s, const kb::KnowledgeBas
   if (!driver)
     return std::nullopt;
   if (windows_driver(s))
-    if (auto best = windows_max_cuda(*driver))
+    if (auto best = windows_max_cuda(kb, *driver))
       return major_minor(*best);
   std::string best = kb.max_cuda_for_driver(*driver);
   if (best.empty())

@@ -58,7 +58,7 @@ bool windows_driver(const Snapshot &s);
 // The lowest Windows driver NVIDIA's Table 3 gives for this CUDA major.minor (the
 // min_driver_windows column of data/cuda_drivers.csv); nullopt when it gives none (CUDA 13.x
 // says N/A) or the CUDA is not listed.
-std::optional<std::string> min_driver_windows(std::string_view cuda);
+std::optional<std::string> min_driver_windows(const kb::KnowledgeBase &kb, std::string_view cuda);
 // The fix line that upgrades a Windows driver to run `cuda` (a download, not a package).
 std::string windows_driver_fix(const Snapshot &s, const kb::KnowledgeBase &kb,
                                std::string_view cuda);

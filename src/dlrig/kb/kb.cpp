@@ -191,9 +191,14 @@ Result<std::vector<ArchSpec>> parse_archs(std::string_view text, std::string_vie
 
 Result<std::vector<CudaDriverMin>> parse_cuda_drivers(std::string_view text,
                                                       std::string_view file) {
-  static const std::vector<std::string_view> cols = {
-      "cuda",   "version", "release", "min_driver_linux", "minor_compat_min_driver",
-      "source", "notes"};
+  static const std::vector<std::string_view> cols = {"cuda",
+                                                     "version",
+                                                     "release",
+                                                     "min_driver_linux",
+                                                     "min_driver_windows",
+                                                     "minor_compat_min_driver",
+                                                     "source",
+                                                     "notes"};
   std::set<std::string> keys;
   return parse_rows<CudaDriverMin>(
       text, file, cols, [&](const Row &r, std::vector<CudaDriverMin> &out) {
@@ -207,6 +212,10 @@ Result<std::vector<CudaDriverMin>> parse_cuda_drivers(std::string_view text,
         c.min_driver_linux = r.required("min_driver_linux");
         if (!std::isdigit(static_cast<unsigned char>(c.min_driver_linux[0])))
           r.fail("min_driver_linux", "'" + c.min_driver_linux + "' is not a driver version");
+        c.min_driver_windows = r.str("min_driver_windows");
+        if (!c.min_driver_windows.empty() &&
+            !std::isdigit(static_cast<unsigned char>(c.min_driver_windows[0])))
+          r.fail("min_driver_windows", "'" + c.min_driver_windows + "' is not a driver version");
         c.minor_compat_min_driver = r.str("minor_compat_min_driver");
         c.source = r.required("source");
         c.notes = r.str("notes");

@@ -71,6 +71,7 @@ struct CudaDriverMin {
   std::string version;                 // "12.4.1" (GA = .0)
   std::string release;                 // GA | U1 | U2 ...
   std::string min_driver_linux;        // "550.54.15" (Toolkit Driver Version, Linux x86_64)
+  std::string min_driver_windows;      // "551.61" (Windows x86_64); "" where Table 3 says N/A
   std::string minor_compat_min_driver; // "525.60.13": minor-version compatibility for 12.x
   std::string source;
   std::string notes;

@@ -311,10 +311,11 @@ TEST(CollectEnvDoctor, WindowsReportGetsWindowsDriversAndFixes) {
 }
 
 TEST(CollectEnvDoctor, WindowsDriverMinimumsComeFromTable3) {
-  EXPECT_EQ(min_driver_windows("12.4"), OptStr("551.61")); // GA, not Update 1's 551.78
-  EXPECT_EQ(min_driver_windows("12.4.1"), OptStr("551.61"));
-  EXPECT_EQ(min_driver_windows("11.8"), OptStr("520.06"));
-  EXPECT_EQ(min_driver_windows("13.0"), std::nullopt); // Table 3 says N/A
+  EXPECT_EQ(min_driver_windows(kb::builtin(), "12.4"),
+            OptStr("551.61")); // GA, not Update 1's 551.78
+  EXPECT_EQ(min_driver_windows(kb::builtin(), "12.4.1"), OptStr("551.61"));
+  EXPECT_EQ(min_driver_windows(kb::builtin(), "11.8"), OptStr("520.06"));
+  EXPECT_EQ(min_driver_windows(kb::builtin(), "13.0"), std::nullopt); // Table 3 says N/A
   // A Windows 551.23 driver is below 12.4's 551.61 though its branch is 12.4's Linux one.
   Snapshot s;
   s.host.os.distro_name = "Microsoft Windows 11 Pro";

@@ -108,12 +108,23 @@ TEST(KbLoader, AttentionRowsNameTheirKernelPassAndShape) {
 }
 
 TEST(KbLoader, CudaRowMustBelongToItsMinor) {
-  std::string h = "cuda,version,release,min_driver_linux,minor_compat_min_driver,source,notes\n";
-  auto bad = parse_cuda_drivers(h + "12.4,12.5.0,GA,550.54.14,525.60.13,src,\n", "c");
+  std::string h = "cuda,version,release,min_driver_linux,min_driver_windows,"
+                  "minor_compat_min_driver,source,notes\n";
+  auto bad = parse_cuda_drivers(h + "12.4,12.5.0,GA,550.54.14,551.61,525.60.13,src,\n", "c");
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message.find("c:2: column version"), std::string::npos);
-  auto driver = parse_cuda_drivers(h + "12.4,12.4.0,GA,r550,525.60.13,src,\n", "c");
+  auto driver = parse_cuda_drivers(h + "12.4,12.4.0,GA,r550,551.61,525.60.13,src,\n", "c");
   ASSERT_FALSE(driver);
+  auto windows = parse_cuda_drivers(h + "12.4,12.4.0,GA,550.54.14,r551,525.60.13,src,\n", "c");
+  ASSERT_FALSE(windows);
+  EXPECT_NE(windows.error().message.find("column min_driver_windows"), std::string::npos)
+      << windows.error().message;
+  auto good = parse_cuda_drivers(h + "12.4,12.4.0,GA,550.54.14,551.61,525.60.13,src,\n" +
+                                     "13.0,13.0.0,GA,580.65.06,,580,src,\n",
+                                 "c");
+  ASSERT_TRUE(good) << good.error().message;
+  EXPECT_EQ(good.value()[0].min_driver_windows, "551.61");
+  EXPECT_EQ(good.value()[1].min_driver_windows, ""); // Table 3 says N/A
 }
 
 TEST(KbLoader, TorchRowsGroupIntoReleases) {
