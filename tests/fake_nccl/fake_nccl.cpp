@@ -1061,11 +1061,34 @@ Result broadcast(const void *send, void *recv, std::size_t count, DataType type,
                  count, root, comm_of(comm), stream});
 }
 
+// "watch_send_buffer" {"rank": R, "seconds": S}: rank R's ncclSend watches its buffer for S
+// seconds before it returns, and kills its process, saying so, if the caller frees the buffer
+// meanwhile (what NCCL would then read is freed memory): a caller that leaves a call behind inside
+// NCCL must leave it its buffers too.
+void watch_send_buffer(const void *buffer, std::size_t count, const FakeComm *comm) {
+  const json *w = find(state().scenario, {"watch_send_buffer"});
+  if (!w || !comm || w->value("rank", -1) != comm->rank)
+    return;
+  const auto until =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(w->value("seconds", 1.0));
+  while (std::chrono::steady_clock::now() < until) {
+    if (!state().is_memory_of(reinterpret_cast<std::uint64_t>(buffer), count * 4, comm->device)) {
+      std::fprintf(stderr,
+                   "fake NCCL: rank %d's send buffer was freed while its ncclSend ran "
+                   "(watch_send_buffer)\n",
+                   comm->rank);
+      std::abort();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
 Result send(const void *buffer, std::size_t count, DataType type, int peer, Comm comm,
             Stream stream) {
   FAKE_ENTER();
   if (type != kFloat32)
     return kInvalidArgument;
+  watch_send_buffer(buffer, count, comm_of(comm));
   return submit({"sendrecv", false, static_cast<const float *>(buffer), nullptr, count, peer,
                  comm_of(comm), stream});
 }

@@ -304,8 +304,11 @@ void settle(Nccl &n, const std::string &call,
 // (NCCL takes the calling thread's, and a group is the calling thread's) while this one watches the
 // other ranks and the job's limit, as settle does. A thread inside NCCL's call cannot be
 // interrupted, and its communicator is not aborted under it, so on a loss the rank tells the others
-// and leaves the call behind (it ends with the process). What `f` throws is thrown here.
-void watched(Nccl &n, const std::string &call, cuda::Context context, std::function<void()> f) {
+// and leaves the call behind (it ends with the process): `f` must own or copy everything it uses,
+// as the caller's frame unwinds meanwhile, and `leave` is called first, to give up (not free)
+// what the call may still touch (its device buffers and stream). What `f` throws is thrown here.
+void watched(Nccl &n, const std::string &call, cuda::Context context, std::function<void()> f,
+             const std::function<void()> &leave = {}) {
   struct Call {
     std::atomic<bool> done{false};
     std::exception_ptr error;
@@ -329,6 +332,8 @@ void watched(Nccl &n, const std::string &call, cuda::Context context, std::funct
       why = never_connected(n, call, n.job->timeout);
     if (why) {
       n.comms.clear(); // left to the thread inside NCCL, not aborted
+      if (leave)
+        leave();
       stop_job(n, *why,
                fmt::format("this rank's {} could not be interrupted (NCCL before 2.14 has no "
                            "non-blocking communicator) and ends with the process",
@@ -679,44 +684,52 @@ Outcome run(const Collective &c, const Config &cfg, const Context &ctx, Sampler 
       DLRIG_CU(stream_synchronize, k.stream->get());
     });
   }
-  auto ptr = [](const std::unique_ptr<DeviceBuffer> &b) {
-    return reinterpret_cast<void *>(b->ptr());
+  // What one group queues on each local GPU, copied out: `one` holds its own copy, as a call left
+  // behind inside NCCL (watched) outlives this frame.
+  struct Queue {
+    int r = 0; // global rank
+    const void *send = nullptr;
+    void *recv = nullptr;
+    nccl::Comm comm = nullptr;
+    nccl::Stream stream = nullptr;
   };
-  auto stream_of = [](const Rank &k) { return reinterpret_cast<nccl::Stream>(k.stream->get()); };
-  auto one = [&] {
-    DLRIG_NC(ctx, group_start);
-    for (int l = 0; l < local; ++l) {
-      const int r = first + l;
-      const Rank &k = rank[static_cast<std::size_t>(l)];
-      nccl::Comm comm = n.comms[static_cast<std::size_t>(l)];
-      switch (c.op) {
+  std::vector<Queue> queues;
+  for (int l = 0; l < local; ++l) {
+    const Rank &k = rank[static_cast<std::size_t>(l)];
+    queues.push_back({first + l, reinterpret_cast<const void *>(k.send->ptr()),
+                      reinterpret_cast<void *>(k.recv->ptr()), n.comms[static_cast<std::size_t>(l)],
+                      reinterpret_cast<nccl::Stream>(k.stream->get())});
+  }
+  auto one = [&n, queues, op = c.op, elements, share, ranks] {
+    const auto &api = n.lib.api();
+    nc_call(n, api.group_start);
+    for (const Queue &q : queues) {
+      switch (op) {
       case Op::all_reduce:
-        DLRIG_NC(ctx, all_reduce, static_cast<const void *>(ptr(k.send)), ptr(k.recv),
-                 static_cast<std::size_t>(elements), nccl::kFloat32, nccl::kSum, comm,
-                 stream_of(k));
+        nc_call(n, api.all_reduce, q.send, q.recv, static_cast<std::size_t>(elements),
+                nccl::kFloat32, nccl::kSum, q.comm, q.stream);
         break;
       case Op::all_gather:
-        DLRIG_NC(ctx, all_gather, static_cast<const void *>(ptr(k.send)), ptr(k.recv),
-                 static_cast<std::size_t>(share), nccl::kFloat32, comm, stream_of(k));
+        nc_call(n, api.all_gather, q.send, q.recv, static_cast<std::size_t>(share), nccl::kFloat32,
+                q.comm, q.stream);
         break;
       case Op::reduce_scatter:
-        DLRIG_NC(ctx, reduce_scatter, static_cast<const void *>(ptr(k.send)), ptr(k.recv),
-                 static_cast<std::size_t>(share), nccl::kFloat32, nccl::kSum, comm, stream_of(k));
+        nc_call(n, api.reduce_scatter, q.send, q.recv, static_cast<std::size_t>(share),
+                nccl::kFloat32, nccl::kSum, q.comm, q.stream);
         break;
       case Op::broadcast:
-        DLRIG_NC(ctx, broadcast, static_cast<const void *>(ptr(k.send)), ptr(k.recv),
-                 static_cast<std::size_t>(elements), nccl::kFloat32, 0, comm, stream_of(k));
+        nc_call(n, api.broadcast, q.send, q.recv, static_cast<std::size_t>(elements),
+                nccl::kFloat32, 0, q.comm, q.stream);
         break;
       case Op::sendrecv:
-        DLRIG_NC(ctx, send, static_cast<const void *>(ptr(k.send)),
-                 static_cast<std::size_t>(elements), nccl::kFloat32, (r + 1) % ranks, comm,
-                 stream_of(k));
-        DLRIG_NC(ctx, recv, ptr(k.recv), static_cast<std::size_t>(elements), nccl::kFloat32,
-                 (r + ranks - 1) % ranks, comm, stream_of(k));
+        nc_call(n, api.send, q.send, static_cast<std::size_t>(elements), nccl::kFloat32,
+                (q.r + 1) % ranks, q.comm, q.stream);
+        nc_call(n, api.recv, q.recv, static_cast<std::size_t>(elements), nccl::kFloat32,
+                (q.r + ranks - 1) % ranks, q.comm, q.stream);
         break;
       }
     }
-    DLRIG_NC(ctx, group_end);
+    nc_call(n, api.group_end);
   };
   // One sample: a start event on every GPU's stream, kIterations operations, an end event; the
   // slowest GPU's interval over kIterations.
@@ -748,7 +761,13 @@ Outcome run(const Collective &c, const Config &cfg, const Context &ctx, Sampler 
   // Warm-up (NCCL sets up its channels on the first call). On a job's blocking communicator a
   // first point-to-point call connects the ranks inside ncclGroupEnd: watched.
   if (n.job && !n.nonblocking)
-    watched(n, n.lib.api().group_end.name(), rank.front().device->context, one);
+    watched(n, n.lib.api().group_end.name(), rank.front().device->context, one, [&rank] {
+      for (Rank &k : rank) { // still NCCL's: never freed
+        (void)k.send.release();
+        (void)k.recv.release();
+        (void)k.stream.release();
+      }
+    });
   else
     one();
   std::vector<Queued> streams;
