@@ -268,6 +268,17 @@ public:
   ssize_t read(char *ptr, size_t size) override {
     if (begin_ == end_) {
       if (!wait_until(fd_, POLLIN, deadline_)) {
+        // The request did not arrive whole in time: 408 Request Timeout (RFC 9110, 15.5.9) is
+        // answered here and the connection closed; cpp-httplib's answer to the failed read
+        // (a 400, which would blame the request) is not sent.
+        if (!broken_ && !writing_) {
+          static constexpr std::string_view timeout =
+              "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Type: text/plain; "
+              "charset=utf-8\r\nContent-Length: 41\r\n\r\nthe request did not arrive whole in "
+              "time\n";
+          (void)write(timeout.data(), timeout.size());
+          timed_out_ = true;
+        }
         broken_ = true;
         return -1;
       }
@@ -289,6 +300,8 @@ public:
   }
 
   ssize_t write(const char *ptr, size_t size) override {
+    if (timed_out_) // already answered 408
+      return -1;
     if (!writing_) {
       writing_ = true;
       deadline_ = Clock::now() + write_timeout_;
@@ -324,6 +337,7 @@ private:
   Clock::time_point deadline_ = Clock::now();
   bool writing_ = false;
   bool broken_ = false;
+  bool timed_out_ = false; // 408 sent
   char buffer_[4096];
   std::size_t begin_ = 0, end_ = 0;
 };

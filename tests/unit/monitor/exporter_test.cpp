@@ -322,23 +322,26 @@ public:
       ::close(fd);
   }
   std::size_t connected() const { return fds_.size(); }
-  // Connections the server has closed: past what it answered (a 400), reading sees the end (or
-  // a reset) without waiting.
-  std::size_t shut_by_server() const {
+  // Connections the server has closed: past what it answered (kept in answers), reading sees the
+  // end (or a reset) without waiting.
+  std::size_t shut_by_server() {
     std::size_t n = 0;
-    for (int fd : fds_) {
+    answers_.assign(fds_.size(), "");
+    for (std::size_t i = 0; i < fds_.size(); ++i) {
       char buf[4096];
       ssize_t got;
-      while ((got = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT)) > 0) {
-      }
+      while ((got = ::recv(fds_[i], buf, sizeof buf, MSG_DONTWAIT)) > 0)
+        answers_[i].append(buf, static_cast<std::size_t>(got));
       if (got == 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
         ++n;
     }
     return n;
   }
+  const std::vector<std::string> &answers() const { return answers_; }
 
 private:
   std::vector<int> fds_;
+  std::vector<std::string> answers_;
   bool closed_[64] = {};
   std::atomic<bool> done_{false};
   std::thread thread_;
@@ -356,6 +359,12 @@ TEST_F(ServerOnLoopback, ClientsDrippingARequestAreCutOffAtItsDeadline) {
   EXPECT_LT(took, std::chrono::milliseconds(3500));
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   EXPECT_EQ(slow.shut_by_server(), 6u);
+  // Each was told why: 408 Request Timeout, not a 400 blaming the request, and nothing else.
+  for (const std::string &a : slow.answers()) {
+    EXPECT_EQ(a.rfind("HTTP/1.1 408 Request Timeout\r\n", 0), 0u) << a;
+    EXPECT_EQ(a.find("HTTP/1.1 400"), std::string::npos) << a;
+    EXPECT_NE(a.find("\r\n\r\nthe request did not arrive whole in time\n"), std::string::npos) << a;
+  }
 }
 
 TEST(MonitorExporterStop, StopEndsRunPromptlyWhateverTheClientsDo) {
