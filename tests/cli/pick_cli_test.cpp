@@ -338,6 +338,7 @@ TEST(PickCli, FromThisMachineTimesTheThunderboltDockAgainstASlot) {
   for (const auto &b : m["as_is"]["time"]["basis"])
     basis = basis || b.get<std::string>().find("Thunderbolt") != std::string::npos;
   EXPECT_TRUE(basis) << m["as_is"].dump();
+  EXPECT_EQ(m["as_is"]["acquire"], "owned") << "this machine is neither bought nor rented";
   EXPECT_EQ(m["verdict"], "nothing on this machine limits the workload");
 }
 

@@ -181,6 +181,8 @@ std::string_view name(Acquire a) {
     return "buy used";
   case Acquire::rent:
     return "rent";
+  case Acquire::owned:
+    return "owned";
   }
   return "?";
 }

@@ -17,7 +17,8 @@
 namespace dlrig::pick {
 
 // How the hardware is had: bought new (street price, else launch MSRP), bought used, or rented.
-enum class Acquire { buy_new, buy_used, rent };
+// owned: this machine as it is (pick's upgrade advice), neither bought nor rented.
+enum class Acquire { buy_new, buy_used, rent, owned };
 std::string_view name(Acquire a);
 
 // Where the GPUs sit. desktop: 1-2 cards in a tower; workstation: up to 4 (pro or blower cards);

@@ -146,6 +146,7 @@ UpgradeAdvice upgrade_advice(const Request &rq, const Snapshot &snap, const Pick
       fmt::format("{}x {}{}", count, g.name, g.host_link.empty() ? "" : " (" + g.host_link + ")");
   Option o = evaluate(rq.model, rq.run, g, count, rq.goal, rq.host);
   o.name = a.machine;
+  o.acquire = Acquire::owned;
   a.as_is = o;
   // The same GPUs, as many again: offered only where the board has the free slots for them, and
   // with the caveat where the kernel does not say. Timed over the free slots' links: the added

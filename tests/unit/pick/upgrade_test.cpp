@@ -52,6 +52,7 @@ TEST(PickUpgrade, SmallRamFewCoresAndAnX4SlotAreNamed) {
   auto a = upgrade_advice(rq, snap, pick(rq));
   ASSERT_TRUE(a.as_is);
   EXPECT_EQ(a.as_is->name, a.machine) << "the option is this machine, named";
+  EXPECT_EQ(a.as_is->acquire, Acquire::owned);
   EXPECT_NE(a.machine.find("PCIe 16 GT/s x4"), std::string::npos) << a.machine;
   const auto *ram = part(a, "ram");
   ASSERT_NE(ram, nullptr);
