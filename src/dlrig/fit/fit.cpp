@@ -63,6 +63,18 @@ std::string cannot_run_on(const Run &run, const GpuTarget &gpu) {
   // weight-only kernels (vLLM's FP8 Marlin) on older GPUs.
   if (run.mode != Mode::train || run.precision != Precision::fp8 || gpu.compute_capability.empty())
     return "";
+  // An AMD GPU (a gfx target) trains in FP8 where its matrix cores have FP8 (data/archs.csv, from
+  // AMD's ROCm GPU hardware specifications: CDNA 3 on, not CDNA 2 or CDNA); an architecture the
+  // knowledge base does not settle is not refused.
+  if (gpu.compute_capability.rfind("gfx", 0) == 0) {
+    const kb::ArchSpec *a = kb::builtin().arch(gpu.compute_capability);
+    if (!a || a->fp8 || !a->feature_known("fp8"))
+      return "";
+    return fmt::format("FP8 training needs FP8 matrix cores, which {} ({} {}) lacks (ROCm GPU "
+                       "hardware specifications): use --precision {}",
+                       gpu.name, a->name, gpu.compute_capability,
+                       a->bf16 || gpu.bf16_flops ? "bf16-amp" : "fp16-amp");
+  }
   const auto cc = parse_version(gpu.compute_capability);
   if (cc.parts.empty() || compare_versions(gpu.compute_capability, "8.9") >= 0)
     return "";

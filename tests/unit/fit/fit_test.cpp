@@ -483,6 +483,36 @@ TEST(Fit, Fp8TrainingDoesNotRunBeforeComputeCapability8_9) {
   EXPECT_TRUE(cannot_run_on(run, ampere).empty());
 }
 
+// AMD: FP8 matrix cores came with CDNA 3 (MI300X, gfx942); CDNA 2 (MI250X, gfx90a) has none
+// (data/archs.csv, ROCm's hardware specifications). A gfx target the catalog does not know is not
+// refused.
+TEST(Fit, Fp8TrainingOnAmdNeedsCdna3) {
+  fit::Run run;
+  run.seq = 512;
+  run.lora_rank = 16;
+  run.precision = Precision::fp8;
+  auto gpu = [](std::string_view name) {
+    const kb::GpuSpec *spec = kb::builtin().find_gpu(name);
+    EXPECT_NE(spec, nullptr) << name;
+    return gpu_target(*spec);
+  };
+  const GpuTarget mi250x = gpu("AMD Instinct MI250X"), mi300x = gpu("AMD Instinct MI300X");
+  EXPECT_EQ(mi250x.compute_capability, "gfx90a");
+  EXPECT_EQ(cannot_run_on(run, mi250x),
+            "FP8 training needs FP8 matrix cores, which AMD Instinct MI250X (CDNA 2 gfx90a) lacks "
+            "(ROCm GPU hardware specifications): use --precision bf16-amp");
+  EXPECT_TRUE(cannot_run_on(run, mi300x).empty());
+  GpuTarget unknown = mi300x;
+  unknown.compute_capability = "gfx1201";
+  EXPECT_TRUE(cannot_run_on(run, unknown).empty());
+  auto rep = fit(test::llama3_8b(), run, {mi250x}, FitOptions{}, std::nullopt);
+  ASSERT_EQ(rep.gpus.size(), 1u);
+  EXPECT_EQ(document(fit_report(rep, false), Envelope{})["gpus"][0]["verdict"], "does-not-run");
+  run.mode = Mode::infer;
+  run.lora_rank = 0;
+  EXPECT_TRUE(cannot_run_on(run, mi250x).empty());
+}
+
 // Beyond 2^31 tokens in flight per GPU the activations pass 2^63 bytes: refused, not summed wrong.
 TEST(ResolveRun, TokensInFlightBeyondTwoToThe31AreRefused) {
   auto model = test::llama3_8b();
