@@ -192,6 +192,13 @@ std::vector<Finding> companion_mismatch(const Snapshot &s, const kb::KnowledgeBa
       auto family = kb::torch_companion_family(tv, name);
       auto parts = parse_version(mine);
       bool in_family = parts.size() >= 2 && fmt::format("{}.{}", parts[0], parts[1]) == family;
+      // A build on PyTorch's stable ABI loads in its own torch and newer ones (not older).
+      if (const auto since = kb::torch_stable_abi_since(name);
+          !since.empty() && parts.size() >= 2 && !family.empty()) {
+        const auto mm = fmt::format("{}.{}", parts[0], parts[1]);
+        if (compare_versions(mm, since) >= 0 && compare_versions(mm, family) <= 0)
+          paired = in_family = true;
+      }
       if (!a.empty() && !b.empty() && a != b)
         problems.push_back(fmt::format("{} {} is built for {}, torch for {}", name, *ver, b, a));
       else if (!expected.empty() && !paired)
@@ -429,10 +436,12 @@ std::vector<Check> torch_checks() {
        "their +cuXXX suffix differs from torch's, or their version is not the one the kb pairs "
        "with this exact torch release; for a release the kb does not list (a nightly, an "
        "unlisted patch), their major.minor is not torch's family (torchvision 0.(minor+15) for "
-       "2.x)",
+       "2.x); a torchaudio from 2.10 on (built on PyTorch's stable ABI) pairs with its own torch "
+       "and newer ones",
        "reinstall torch, torchvision and torchaudio together from one index",
        "https://pytorch.org/get-started/previous-versions/; "
        "https://github.com/pytorch/vision/blob/main/README.md; "
+       "https://github.com/pytorch/audio/pull/4142; https://github.com/pytorch/audio/pull/4147; "
        "dlrig issue 4 (torchvision/torchaudio ↔ torch)",
        companion_mismatch},
       {"torch.triton-unsupported", "torch", Severity::warn,

@@ -124,6 +124,13 @@ TorchVersion parse_torch_version(std::string_view version);
 // the pytorch/vision README's compatibility table; the torch.csv test checks it on every row.
 std::string torch_companion_family(std::string_view torch_version, std::string_view companion);
 
+// The first major.minor of a companion built on PyTorch's stable ABI, whose compiled operators
+// then load in that torch and newer ones, so a build of it needs no release of its own for each
+// torch: torchaudio 2.10 ("torchaudio is fully torch ABI stable", pytorch/audio#4142 and #4147,
+// merged December 2025, before the 2.10 branch; torchaudio has been in maintenance since
+// pytorch/audio#3902 and has no companion of its own for torch 2.11 on). Empty for the others.
+std::string torch_stable_abi_since(std::string_view companion);
+
 // What the knowledge base knows about one installed torch version.
 struct TorchLookup {
   // The exact patch release when the data has it; otherwise (an unlisted patch, a nightly or a

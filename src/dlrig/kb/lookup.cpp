@@ -263,6 +263,10 @@ std::string torch_companion_family(std::string_view torch_version, std::string_v
   return "";
 }
 
+std::string torch_stable_abi_since(std::string_view companion) {
+  return companion == "torchaudio" ? "2.10" : "";
+}
+
 TorchLookup KnowledgeBase::lookup_torch(std::string_view version) const {
   TorchLookup out;
   out.parsed = parse_torch_version(version);

@@ -169,6 +169,25 @@ TEST(DoctorTorch, CompanionCheckOfAnUnlistedVersionComparesTheMinorOnly) {
   EXPECT_NE(f[0].title.find("torchvision 0.23.x"), std::string::npos) << f[0].title;
 }
 
+// torchaudio from 2.10 is built on PyTorch's stable ABI (pytorch/audio#4142): it loads in its own
+// torch and newer ones, and none of its own is released for torch 2.11 on; an older torch is still
+// a mismatch, as is a torchaudio before 2.10 with a newer torch, and another CUDA.
+TEST(DoctorTorch, AStableAbiTorchaudioPairsWithANewerTorch) {
+  EXPECT_TRUE(companions("2.12.0+cu130", "0.27.0+cu130", "2.11.0+cu130").empty());
+  EXPECT_TRUE(companions("2.11.0+cu128", "0.26.0+cu128", "2.10.0+cu128").empty());
+  EXPECT_TRUE(
+      companions("2.13.0.dev20260601+cu130", "0.28.0.dev20260601+cu130", "2.10.0+cu130").empty());
+  auto older = companions("2.11.0+cu128", "0.26.0+cu128", "2.12.0+cu128");
+  ASSERT_EQ(older.size(), 1u);
+  EXPECT_NE(older[0].title.find("torchaudio 2.12.0+cu128 belongs to another torch"),
+            std::string::npos)
+      << older[0].title;
+  EXPECT_EQ(companions("2.11.0+cu128", "0.26.0+cu128", "2.9.1+cu128").size(), 1u);
+  EXPECT_EQ(companions("2.12.0+cu130", "0.27.0+cu130", "2.11.0+cu128").size(), 1u);
+  // Its own torch's exact pairing still holds where the kb lists one.
+  EXPECT_TRUE(companions("2.10.0+cu128", "0.25.0+cu128", "2.10.0+cu128").empty());
+}
+
 TEST(DoctorTorch, TritonUnsupportedBelowSeven) {
   Snapshot s = healthy_desktop();
   s.gpus[0].nvml->compute_capability = "6.1";
