@@ -489,7 +489,8 @@ TEST(BenchNcclRanksCli, ABlockingInitThatNeverConnectsTimesOut) {
 // that died leaves the other for ever: the call runs on a thread of its own while the rank watches
 // the rendezvous's connections, and the job stops saying the call is left behind (the fake's
 // blocking connection gives up only after 60 s here). The all-reduce before it is kept. Rank 0's
-// ncclSend is still running as the job stops (the fake's watch_send_buffer holds it 3 s): the
+// ncclSend is still running as the job stops (the fake's watch_send_buffer holds it 3 s, and rank
+// 1 dies only once it has started): the
 // call left behind keeps its buffers, which the fake checks (it killed rank 0, exit 134, when
 // they were freed under it; a thread that read the benchmark's gone frame crashed it, 139).
 TEST(BenchNcclRanksCli, ARankThatDiesAsAFirstSendrecvConnectsStopsTheJob) {

@@ -494,6 +494,11 @@ void progress_all() {
 // (one collective, or a send and a receive). As NCCL's, it returns at once: its time is added to
 // the stream now, its data moves when the other ranks' data is there (progress), and until then
 // the stream is held.
+// Written by rank R's ncclSend as "watch_send_buffer" starts watching.
+fs::path sending_file(const Remote &m, int rank) {
+  return fs::path(m.dir) / ("sending.rank" + std::to_string(rank));
+}
+
 fs::path connection_file(const Remote &m, int from, int to) {
   return fs::path(m.dir) / ("connect.rank" + std::to_string(from) + ".to" + std::to_string(to));
 }
@@ -511,6 +516,9 @@ Result connect(FakeComm &comm, int peer) {
     return kSuccess;
   const json &sc = state().scenario;
   if (const json *e = find(sc, {"exit_at_connect"}); e && e->value("rank", -1) == comm.rank) {
+    // With "watch_send_buffer" on the peer, it dies only once the peer's ncclSend is watching.
+    if (const json *w = find(sc, {"watch_send_buffer"}); w && w->value("rank", -1) == peer)
+      (void)wait_for({sending_file(m, peer)});
     std::fprintf(stderr, "fake NCCL: rank %d killed connecting to rank %d (exit_at_connect)\n",
                  comm.rank, peer);
     std::fflush(stderr);
@@ -1064,15 +1072,47 @@ Result broadcast(const void *send, void *recv, std::size_t count, DataType type,
 // "watch_send_buffer" {"rank": R, "seconds": S}: rank R's ncclSend watches its buffer for S
 // seconds before it returns, and kills its process, saying so, if the caller frees the buffer
 // meanwhile (what NCCL would then read is freed memory): a caller that leaves a call behind inside
-// NCCL must leave it its buffers too.
+// NCCL must leave it its buffers too. A rank that "exit_at_connect" kills waits until this
+// watch has started (so its death finds the peer inside ncclSend). The process ending is no such
+// free: its exit destroys the fake libcuda's state (its static objects), so a watcher still running
+// then stops for good.
+struct WatchEnd {
+  std::mutex m; // held around each look at the buffer; never destroyed
+  bool exiting = false;
+};
+WatchEnd &watch_end() {
+  static auto *w = new WatchEnd;
+  return *w;
+}
+// Constructed at the first watch, after the fake libcuda's state, so destroyed (at exit) before
+// it: from then on no watcher asks the fake libcuda anything.
+struct ExitMark {
+  ~ExitMark() {
+    std::lock_guard<std::mutex> lock(watch_end().m);
+    watch_end().exiting = true;
+  }
+};
+
 void watch_send_buffer(const void *buffer, std::size_t count, const FakeComm *comm) {
   const json *w = find(state().scenario, {"watch_send_buffer"});
   if (!w || !comm || w->value("rank", -1) != comm->rank)
     return;
+  static ExitMark mark;
+  if (comm->remote)
+    (void)put(sending_file(*comm->remote, comm->rank), "");
   const auto until =
       std::chrono::steady_clock::now() + std::chrono::duration<double>(w->value("seconds", 1.0));
   while (std::chrono::steady_clock::now() < until) {
-    if (!state().is_memory_of(reinterpret_cast<std::uint64_t>(buffer), count * 4, comm->device)) {
+    bool freed = false;
+    {
+      std::lock_guard<std::mutex> lock(watch_end().m);
+      if (watch_end().exiting)
+        for (;;) // the process is ending: nothing more of this call runs
+          std::this_thread::sleep_for(std::chrono::hours(1));
+      freed =
+          !state().is_memory_of(reinterpret_cast<std::uint64_t>(buffer), count * 4, comm->device);
+    }
+    if (freed) {
       std::fprintf(stderr,
                    "fake NCCL: rank %d's send buffer was freed while its ncclSend ran "
                    "(watch_send_buffer)\n",
