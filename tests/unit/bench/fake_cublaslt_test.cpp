@@ -23,13 +23,15 @@ struct Descs {
   lt::Layout a = nullptr, b = nullptr, d = nullptr;
   lt::Preference pref = nullptr;
   ~Descs() {
-    for (lt::Layout l : {a, b, d})
-      if (l)
-        api.matrix_layout_destroy(l);
-    if (op)
-      api.matmul_desc_destroy(op);
-    if (pref)
-      api.preference_destroy(pref);
+    auto drop = [](const auto &destroy, auto handle) {
+      if (handle)
+        destroy(handle);
+    };
+    drop(api.matrix_layout_destroy, a);
+    drop(api.matrix_layout_destroy, b);
+    drop(api.matrix_layout_destroy, d);
+    drop(api.matmul_desc_destroy, op);
+    drop(api.preference_destroy, pref);
   }
 };
 
