@@ -226,6 +226,21 @@ std::vector<Finding> companion_mismatch(const Snapshot &s, const kb::KnowledgeBa
           same = &v;
       if (same)
         f.fix.push_back(reinstall_command(*r, *same));
+      // No torchaudio of its own for this torch (2.11 on): the kb's line leaves the installed
+      // one as it is, so the stable-ABI range is named for the same index.
+      const auto since = kb::torch_stable_abi_since("torchaudio");
+      const auto family = kb::torch_companion_family(r->version, "torchaudio");
+      if (same && env.torchaudio && r->torchaudio.empty() && !since.empty() && !family.empty() &&
+          compare_versions(family, since) >= 0) {
+        const auto next = parse_version(family);
+        f.fix.push_back(fmt::format(
+            "and a torchaudio of {} up to torch's {} (built on PyTorch's stable ABI; torch {} has "
+            "no torchaudio of its own): pip install --force-reinstall \"torchaudio>={},<{}.{}\"{}",
+            since, family, r->version, since, next.at(0), next.at(1) + 1,
+            same->index_url.rfind("https://pypi.org/", 0) == 0
+                ? ""
+                : " --index-url " + same->index_url));
+      }
     }
     if (f.fix.empty())
       f.fix.push_back("reinstall the three together from one index: pip install "

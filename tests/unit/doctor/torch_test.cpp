@@ -182,7 +182,21 @@ TEST(DoctorTorch, AStableAbiTorchaudioPairsWithANewerTorch) {
   EXPECT_NE(older[0].title.find("torchaudio 2.12.0+cu128 belongs to another torch"),
             std::string::npos)
       << older[0].title;
-  EXPECT_EQ(companions("2.11.0+cu128", "0.26.0+cu128", "2.9.1+cu128").size(), 1u);
+  // A torchaudio from before the stable ABI: the kb's line for torch 2.11 has no torchaudio, so the
+  // range that pairs is named for the same index.
+  Snapshot old_audio = healthy_desktop();
+  auto &e = old_audio.software.python_envs[0];
+  e.torch->version = "2.11.0+cu128";
+  e.torch->variant = "cu128";
+  e.torchvision = "0.26.0+cu128";
+  e.torchaudio = "2.9.1+cu128";
+  auto before = run_check("torch.companion-mismatch", old_audio, kb::builtin());
+  ASSERT_EQ(before.size(), 1u);
+  ASSERT_EQ(before[0].fix.size(), 2u);
+  EXPECT_EQ(before[0].fix[1],
+            "and a torchaudio of 2.10 up to torch's 2.11 (built on PyTorch's stable ABI; torch "
+            "2.11.0 has no torchaudio of its own): pip install --force-reinstall "
+            "\"torchaudio>=2.10,<2.12\" --index-url https://download.pytorch.org/whl/cu128");
   EXPECT_EQ(companions("2.12.0+cu130", "0.27.0+cu130", "2.11.0+cu128").size(), 1u);
   // Its own torch's exact pairing still holds where the kb lists one.
   EXPECT_TRUE(companions("2.10.0+cu128", "0.25.0+cu128", "2.10.0+cu128").empty());
