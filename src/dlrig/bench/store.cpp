@@ -188,8 +188,10 @@ dlrig::Result<std::shared_ptr<Store>> Store::open_as(const std::string &path, in
       std::filesystem::create_directories(parent, ec);
   }
   sqlite3 *db = nullptr;
+  // Read-write even for reading (SQLite falls back to read-only on a write-protected file), with
+  // query_only set below: a read-only connection leaves a WAL database's -wal and -shm behind.
   int rc = sqlite3_open_v2(
-      path.c_str(), &db, write ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY,
+      path.c_str(), &db, write ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READWRITE,
       nullptr);
   if (rc != SQLITE_OK) {
     Error e = db_error(db, rc, path, "opening", busy_ms);
@@ -198,6 +200,8 @@ dlrig::Result<std::shared_ptr<Store>> Store::open_as(const std::string &path, in
   }
   std::shared_ptr<Store> store(new Store(db, path, busy_ms));
   sqlite3_busy_timeout(db, busy_ms);
+  if (!write && (rc = exec(db, "PRAGMA query_only = ON")) != SQLITE_OK)
+    return db_error(db, rc, path, "opening it for reading only", busy_ms);
   // Read and checked before anything is written (the switch to WAL included): a file that is not
   // a database, is corrupt, is another program's or has a newer schema fails here, untouched.
   auto tables = table_names(db, path, busy_ms);

@@ -46,9 +46,12 @@ public:
   // For writing: creates the file (and its folder) when missing, switches it to WAL and migrates
   // it. busy_ms: how long to wait for another writer before giving up (tests shorten it).
   static dlrig::Result<std::shared_ptr<Store>> open(const std::string &path, int busy_ms = 5000);
-  // For reading only (history, show, compare): SQLITE_OPEN_READONLY, never created, switched or
-  // migrated, so a read-only file reads. No file -> ErrorKind::not_found (exit 65); an empty
-  // database has no runs. begin_run and add fail on it.
+  // For reading only (history, show, compare, fit, doctor): never created, switched or migrated,
+  // and PRAGMA query_only, so nothing is written; opened read-write where the file allows (SQLite
+  // then removes a WAL database's -wal and -shm files as the last connection closes, which a
+  // read-only connection cannot), read-only where it does not, so a read-only file reads. No
+  // file -> ErrorKind::not_found (exit 65); an empty database has no runs. begin_run and add fail
+  // on it.
   static dlrig::Result<std::shared_ptr<Store>> open_for_reading(const std::string &path,
                                                                 int busy_ms = 5000);
   ~Store();

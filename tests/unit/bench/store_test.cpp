@@ -352,6 +352,30 @@ TEST(BenchStore, ReadingNeverCreatesSwitchesOrMigrates) {
   }
   EXPECT_EQ(journal_mode(path), "delete");
   EXPECT_EQ(bytes(path), before);
+
+  // A WAL database read leaves no -wal or -shm file behind (a read-only connection would), and
+  // nothing can be written through the reading connection.
+  auto wal = fresh("wal.db");
+  {
+    auto db = Store::open(wal);
+    ASSERT_TRUE(db);
+    auto run = (*db)->begin_run("t", "quick", Json::object());
+    ASSERT_FALSE((*db)->add(*run, sample_record("cpu.gemm.sgemm", 12.5)));
+  }
+  ASSERT_EQ(journal_mode(wal), "wal");
+  ASSERT_FALSE(std::filesystem::exists(wal + "-wal"));
+  const auto wal_before = bytes(wal);
+  {
+    auto db = Store::open_for_reading(wal);
+    ASSERT_TRUE(db) << db.error().message;
+    EXPECT_EQ((*db)->results(std::nullopt)->size(), 1u);
+    auto refused = (*db)->begin_run("t", "quick", Json::object());
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().kind, ErrorKind::io);
+  }
+  EXPECT_FALSE(std::filesystem::exists(wal + "-wal"));
+  EXPECT_FALSE(std::filesystem::exists(wal + "-shm"));
+  EXPECT_EQ(bytes(wal), wal_before);
 }
 
 TEST(BenchStore, BeyondNoise) {
