@@ -13,10 +13,8 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <csignal>
-#include <cstring>
 #include <iostream>
 #include <thread>
 
@@ -149,14 +147,6 @@ Runner setup_watch(CLI::App &sub) {
       if (auto e = rec->write(csv ? monitor::csv_rows(s) : json_line(s, f)))
         throw Failure(*e);
     };
-    // A watch whose standard output is gone (a full disk behind `> file`) stops and says so; the
-    // front door checks it once more at exit.
-    auto check_stdout = [] {
-      errno = 0;
-      if (!std::cout.flush())
-        throw Failure(ExitCode::io, std::string("cannot write to standard output: ") +
-                                        std::strerror(errno ? errno : EIO));
-    };
 
     std::signal(SIGINT, on_stop_signal);
     std::signal(SIGTERM, on_stop_signal);
@@ -215,7 +205,7 @@ Runner setup_watch(CLI::App &sub) {
         std::cout << json_line(s, findings);
       else if (o->record.empty())
         std::cout << (n ? "\n" : "") << monitor::render_sample(s, findings, colour);
-      check_stdout();
+      flush_stdout(); // a watch whose standard output is gone stops and says so
     }
     if (rec) {
       if (auto e = rec->close())

@@ -45,6 +45,11 @@ void add_snapshot_options(CLI::App &sub, SnapshotSource &src, bool analysis = tr
 // Refuses an empty value ("--from ''"): an empty path names nothing, it does not mean "not given".
 CLI::Validator non_empty();
 
+// Flushes standard output; data that never got there (a full disk behind `> file`) throws
+// Failure(io) "cannot write to standard output: REASON": stdio reports a failed write only when
+// flushed.
+void flush_stdout();
+
 // Parses a number for a flag; nullopt unless the whole text is a finite number of type T (whole
 // for integer T, never NaN or infinity) within [lo, hi].
 template <class T> std::optional<T> parse_ranged(const std::string &text, T lo, T hi) {

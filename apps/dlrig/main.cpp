@@ -42,6 +42,13 @@ CLI::Validator non_empty() {
       "", "non-empty");
 }
 
+void flush_stdout() {
+  errno = 0;
+  if (!std::cout.flush() || std::fflush(stdout) != 0 || std::ferror(stdout))
+    throw Failure(ExitCode::io, std::string("cannot write to standard output: ") +
+                                    std::strerror(errno ? errno : EIO));
+}
+
 void add_snapshot_options(CLI::App &sub, SnapshotSource &src, bool analysis) {
   CLI::Option *from = nullptr;
   if (analysis)
@@ -148,14 +155,7 @@ int main(int argc, char **argv) {
     for (auto &[sub, run] : runners)
       if (sub->parsed()) {
         int rc = static_cast<int>(run(envelope));
-        // Data that never reached stdout (a full disk behind `> file`) is a failed command, not
-        // exit 0: stdio reports the failed write only when flushed.
-        errno = 0;
-        if (!std::cout.flush() || std::fflush(stdout) != 0 || std::ferror(stdout)) {
-          std::cerr << "dlrig: cannot write to standard output: "
-                    << std::strerror(errno ? errno : EIO) << "\n";
-          return static_cast<int>(ExitCode::io);
-        }
+        flush_stdout(); // results that never reached stdout are a failed command, not exit 0
         return rc;
       }
   } catch (const Failure &f) {

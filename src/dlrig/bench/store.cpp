@@ -190,9 +190,8 @@ dlrig::Result<std::shared_ptr<Store>> Store::open_as(const std::string &path, in
   sqlite3 *db = nullptr;
   // Read-write even for reading (SQLite falls back to read-only on a write-protected file), with
   // query_only set below: a read-only connection leaves a WAL database's -wal and -shm behind.
-  int rc = sqlite3_open_v2(
-      path.c_str(), &db, write ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READWRITE,
-      nullptr);
+  int rc = sqlite3_open_v2(path.c_str(), &db,
+                           SQLITE_OPEN_READWRITE | (write ? SQLITE_OPEN_CREATE : 0), nullptr);
   if (rc != SQLITE_OK) {
     Error e = db_error(db, rc, path, "opening", busy_ms);
     sqlite3_close(db);
@@ -245,10 +244,8 @@ dlrig::Result<std::shared_ptr<Store>> Store::open_as(const std::string &path, in
   if (current < kStoreSchema) {
     if ((rc = exec(db, "BEGIN IMMEDIATE")) != SQLITE_OK)
       return db_error(db, rc, path, "starting the migration", busy_ms);
-    Stmt st;
-    rc = sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st.s, nullptr);
-    if (rc == SQLITE_OK && sqlite3_step(st.s) == SQLITE_ROW)
-      current = sqlite3_column_int(st.s, 0); // another process may have migrated meanwhile
+    if (auto again = schema_version(db, path, busy_ms))
+      current = *again; // another process may have migrated meanwhile
     rc = exec(db, "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY,"
                   " applied TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)");
     for (int v = current + 1; rc == SQLITE_OK && v <= kStoreSchema; ++v) {

@@ -191,14 +191,13 @@ std::vector<Finding> companion_mismatch(const Snapshot &s, const kb::KnowledgeBa
         paired = paired || compare_versions(mine, x) == 0;
       auto family = kb::torch_companion_family(tv, name);
       auto parts = parse_version(mine);
-      bool in_family = parts.size() >= 2 && fmt::format("{}.{}", parts[0], parts[1]) == family;
+      const std::string mm = parts.size() >= 2 ? fmt::format("{}.{}", parts[0], parts[1]) : "";
+      bool in_family = !mm.empty() && mm == family;
       // A build on PyTorch's stable ABI loads in its own torch and newer ones (not older).
       if (const auto since = kb::torch_stable_abi_since(name);
-          !since.empty() && parts.size() >= 2 && !family.empty()) {
-        const auto mm = fmt::format("{}.{}", parts[0], parts[1]);
-        if (compare_versions(mm, since) >= 0 && compare_versions(mm, family) <= 0)
-          paired = in_family = true;
-      }
+          !since.empty() && !mm.empty() && !family.empty() && compare_versions(mm, since) >= 0 &&
+          compare_versions(mm, family) <= 0)
+        paired = in_family = true;
       if (!a.empty() && !b.empty() && a != b)
         problems.push_back(fmt::format("{} {} is built for {}, torch for {}", name, *ver, b, a));
       else if (!expected.empty() && !paired)

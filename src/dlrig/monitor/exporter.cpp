@@ -261,8 +261,8 @@ public:
     return wait_until(fd_, POLLOUT, writing_ ? deadline_ : Clock::now() + write_timeout_);
   }
 
-  // True once a read missed its deadline or found the connection closed: cpp-httplib then
-  // answers 400 and would wait for the next request on the same connection.
+  // True once a read missed its deadline (answered 408 here) or found the connection closed: the
+  // connection is then ended rather than waited on for a next request.
   bool broken() const { return broken_; }
 
   ssize_t read(char *ptr, size_t size) override {
@@ -272,11 +272,12 @@ public:
         // answered here and the connection closed; cpp-httplib's answer to the failed read
         // (a 400, which would blame the request) is not sent.
         if (!broken_ && !writing_) {
-          static constexpr std::string_view timeout =
-              "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Type: text/plain; "
-              "charset=utf-8\r\nContent-Length: 41\r\n\r\nthe request did not arrive whole in "
-              "time\n";
-          (void)write(timeout.data(), timeout.size());
+          constexpr std::string_view body = "the request did not arrive whole in time\n";
+          const std::string answer =
+              fmt::format("HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Type: "
+                          "text/plain; charset=utf-8\r\nContent-Length: {}\r\n\r\n{}",
+                          body.size(), body);
+          (void)write(answer.data(), answer.size());
           timed_out_ = true;
         }
         broken_ = true;

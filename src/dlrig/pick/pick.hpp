@@ -69,7 +69,7 @@ struct Request {
 enum class Status {
   ok,          // fits, reaches the goal, within the budget
   no_fit,      // fit's verdict: does not fit these GPUs
-  no_run,      // fit's verdict: does not run on these GPUs (FP8 training before 8.9)
+  no_run,      // fit's verdict: does not run on these GPUs (fit::cannot_run_on)
   too_slow,    // fits, misses the goal
   over_budget, // fits and reaches the goal, costs more than the budget allows
   unpriced,    // no price of this kind for this GPU

@@ -251,12 +251,15 @@ namespace {
 constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
 constexpr std::string_view kFirstLabel = "PyTorch version:";
 
+std::string_view without_bom(std::string_view text) {
+  return text.rfind(kUtf8Bom, 0) == 0 ? text.substr(kUtf8Bom.size()) : text;
+}
+
 // The prefix of the "PyTorch version:" line when it is a paste's indent or quote ("    ",
 // "> "); "" when the line starts the text's line or has anything else before it.
 std::string_view paste_prefix(std::string_view text) {
-  for (auto line : split_lines(text)) {
-    if (line.rfind(kUtf8Bom, 0) == 0)
-      line.remove_prefix(kUtf8Bom.size());
+  for (auto full : split_lines(text)) {
+    const auto line = without_bom(full);
     auto at = line.find(kFirstLabel);
     if (at == std::string_view::npos)
       continue;
@@ -288,8 +291,7 @@ void append_utf8(std::string &out, std::uint32_t c) {
 } // namespace
 
 std::string unwrap_pasted_report(std::string_view text) {
-  if (text.rfind(kUtf8Bom, 0) == 0)
-    text.remove_prefix(kUtf8Bom.size());
+  text = without_bom(text);
   const auto prefix = paste_prefix(text);
   if (prefix.empty())
     return std::string(text);
@@ -349,12 +351,9 @@ bool looks_like_collect_env(std::string_view text) {
   auto body = trim(text);
   if (!body.empty() && (body.front() == '{' || body.front() == '['))
     return false;
-  for (auto line : split_lines(text)) {
-    if (line.rfind(kUtf8Bom, 0) == 0)
-      line.remove_prefix(kUtf8Bom.size());
-    if (line.rfind(kFirstLabel, 0) == 0)
+  for (auto line : split_lines(text))
+    if (without_bom(line).rfind(kFirstLabel, 0) == 0)
       return true;
-  }
   return !paste_prefix(text).empty();
 }
 
@@ -914,9 +913,7 @@ Result<Snapshot> load_snapshot_or_report(const std::string &path, const kb::Know
   if (!text)
     text = std::move(*read);
   if (!looks_like_collect_env(*text)) {
-    auto body = trim(*text);
-    if (body.rfind(kUtf8Bom, 0) == 0)
-      body.remove_prefix(kUtf8Bom.size());
+    const auto body = without_bom(trim(*text));
     // Neither form: say both, rather than a JSON parser's complaint about the first character.
     if (body.empty() || (body.front() != '{' && body.front() != '[')) {
       // UTF-16 of mostly ASCII text: every other byte of the start is NUL, the rest are not.

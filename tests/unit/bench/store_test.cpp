@@ -43,6 +43,17 @@ Record sample_record(const std::string &id, double rate) {
   return r;
 }
 
+// A database at `path` holding one run of `n` results of cpu.gemm.sgemm (rates 0, 1, ...),
+// closed again.
+void store_results(const std::string &path, int n) {
+  auto db = Store::open(path);
+  ASSERT_TRUE(db) << db.error().message;
+  auto run = (*db)->begin_run("t", "quick", Json::object());
+  ASSERT_TRUE(run);
+  for (int i = 0; i < n; ++i)
+    ASSERT_FALSE((*db)->add(*run, sample_record("cpu.gemm.sgemm", i)));
+}
+
 int sql_int(const std::string &path, const char *sql) {
   sqlite3 *db = nullptr;
   sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
@@ -277,14 +288,7 @@ TEST(BenchStore, AForeignResultsTableIsBadInputAndUntouched) {
 // 3 x 4096): refused before anything is written next to them.
 TEST(BenchStore, ACorruptPageIsRefusedAndNoByteChanges) {
   auto path = fresh("corrupt-page.db");
-  {
-    auto db = Store::open(path);
-    ASSERT_TRUE(db);
-    auto run = (*db)->begin_run("t", "quick", Json::object());
-    ASSERT_TRUE(run);
-    for (int i = 0; i < 300; ++i)
-      ASSERT_FALSE((*db)->add(*run, sample_record("cpu.gemm.sgemm", i)));
-  }
+  ASSERT_NO_FATAL_FAILURE(store_results(path, 300));
   ASSERT_FALSE(std::filesystem::exists(path + "-wal")); // checkpointed as the last one closed
   ASSERT_GT(std::filesystem::file_size(path), 4u * 4096);
   {
@@ -337,12 +341,7 @@ TEST(BenchStore, ReadingNeverCreatesSwitchesOrMigrates) {
   EXPECT_EQ(std::filesystem::file_size(empty), 0u);
 
   auto path = fresh("rollback-journal.db");
-  {
-    auto db = Store::open(path);
-    ASSERT_TRUE(db);
-    auto run = (*db)->begin_run("t", "quick", Json::object());
-    ASSERT_FALSE((*db)->add(*run, sample_record("cpu.gemm.sgemm", 12.5)));
-  }
+  ASSERT_NO_FATAL_FAILURE(store_results(path, 1));
   sql_exec(path, "PRAGMA journal_mode=DELETE");
   auto before = bytes(path);
   {
@@ -356,12 +355,7 @@ TEST(BenchStore, ReadingNeverCreatesSwitchesOrMigrates) {
   // A WAL database read leaves no -wal or -shm file behind (a read-only connection would), and
   // nothing can be written through the reading connection.
   auto wal = fresh("wal.db");
-  {
-    auto db = Store::open(wal);
-    ASSERT_TRUE(db);
-    auto run = (*db)->begin_run("t", "quick", Json::object());
-    ASSERT_FALSE((*db)->add(*run, sample_record("cpu.gemm.sgemm", 12.5)));
-  }
+  ASSERT_NO_FATAL_FAILURE(store_results(wal, 1));
   ASSERT_EQ(journal_mode(wal), "wal");
   ASSERT_FALSE(std::filesystem::exists(wal + "-wal"));
   const auto wal_before = bytes(wal);
