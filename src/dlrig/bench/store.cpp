@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -148,6 +149,28 @@ std::optional<Error> quick_check(sqlite3 *db, const std::string &path, int busy_
   return corrupt(path, "PRAGMA quick_check: " + what);
 }
 
+// `path` as an SQLite URI that opens it immutable (https://sqlite.org/uri.html): '?', '#' and '%'
+// percent-encoded, a relative path kept relative.
+std::string immutable_uri(const std::string &path) {
+  std::string uri = "file:";
+  for (char c : path)
+    uri += c == '?' ? "%3f" : c == '#' ? "%23" : c == '%' ? "%25" : std::string(1, c);
+  return uri + "?immutable=1";
+}
+
+// Reading failed because SQLite could not create the -shm a WAL database needs: the folder is not
+// this user's to write and no -shm is there (SQLITE_READONLY_DIRECTORY, or SQLITE_CANTOPEN when a
+// -wal is there).
+bool cannot_make_shm(sqlite3 *db, const std::string &path) {
+  const int primary = sqlite3_extended_errcode(db) & 0xff;
+  if (primary != SQLITE_READONLY && primary != SQLITE_CANTOPEN)
+    return false;
+  auto folder = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  return ::access(folder.empty() ? "." : folder.c_str(), W_OK) != 0 &&
+         !std::filesystem::exists(path + "-shm", ec);
+}
+
 bool has(const std::vector<std::string> &names, const char *name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
@@ -204,6 +227,34 @@ dlrig::Result<std::shared_ptr<Store>> Store::open_as(const std::string &path, in
   // Read and checked before anything is written (the switch to WAL included): a file that is not
   // a database, is corrupt, is another program's or has a newer schema fails here, untouched.
   auto tables = table_names(db, path, busy_ms);
+  if (!tables && !write && cannot_make_shm(db, path)) {
+    // A WAL database in a folder this user cannot write: SQLite must create its -shm there to
+    // read it. With no -wal beside it (or an empty one) the file holds every result, and SQLite's
+    // immutable open reads it without the -shm (and without locks: a run storing into it at that
+    // moment is not seen). A -wal with results in it cannot be read that way.
+    std::error_code size_ec;
+    auto wal = std::filesystem::file_size(path + "-wal", size_ec);
+    if (!size_ec && wal > 0)
+      return make_error(
+          ErrorKind::io,
+          fmt::format("results database {}: cannot be read by this user: its {}-wal holds "
+                      "results not yet in the file, and SQLite must create {}-shm to read them "
+                      "in a folder this user cannot write; let the file's owner run `dlrig bench "
+                      "history --db {}` once (it folds them in), or copy the database with its "
+                      "-wal to a folder you can write and give that with --db PATH",
+                      path, path, path, path));
+    sqlite3 *frozen = nullptr;
+    rc = sqlite3_open_v2(immutable_uri(path).c_str(), &frozen,
+                         SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
+    if (rc != SQLITE_OK) {
+      Error e = db_error(frozen, rc, path, "opening it immutable", busy_ms);
+      sqlite3_close(frozen);
+      return e;
+    }
+    store.reset(new Store(frozen, path, busy_ms)); // closes the first connection
+    db = frozen;
+    tables = table_names(db, path, busy_ms);
+  }
   if (!tables)
     return tables.error();
   auto version = schema_version(db, path, busy_ms);

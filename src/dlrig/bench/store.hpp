@@ -49,7 +49,8 @@ public:
   // For reading only (history, show, compare, fit, doctor): never created, switched or migrated,
   // and PRAGMA query_only, so nothing is written; opened read-write where the file allows (SQLite
   // then removes a WAL database's -wal and -shm files as the last connection closes, which a
-  // read-only connection cannot), read-only where it does not, so a read-only file reads. No
+  // read-only connection cannot), read-only where it does not, so a read-only file reads; a WAL
+  // database in a folder this user cannot write is read immutable when no -wal holds results. No
   // file -> ErrorKind::not_found (exit 65); an empty database has no runs. begin_run and add fail
   // on it.
   static dlrig::Result<std::shared_ptr<Store>> open_for_reading(const std::string &path,

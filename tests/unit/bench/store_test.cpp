@@ -12,6 +12,7 @@
 
 #include <csignal>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 namespace dlrig::bench {
@@ -370,6 +371,93 @@ TEST(BenchStore, ReadingNeverCreatesSwitchesOrMigrates) {
   EXPECT_FALSE(std::filesystem::exists(wal + "-wal"));
   EXPECT_FALSE(std::filesystem::exists(wal + "-shm"));
   EXPECT_EQ(bytes(wal), wal_before);
+}
+
+// Runs `read` in a child process as a user who cannot write `folder` (nobody where the test runs
+// as root, who writes anywhere; the same user otherwise), with `folder` made read-only meanwhile.
+// The child's exit status.
+int read_in_a_folder_this_user_cannot_write(const std::filesystem::path &folder,
+                                            const std::function<int()> &read) {
+  namespace fs = std::filesystem;
+  fs::permissions(folder, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
+                              fs::perms::group_exec | fs::perms::others_read |
+                              fs::perms::others_exec);
+  pid_t child = fork();
+  if (child == 0) {
+    if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0))
+      _exit(90);
+    if (access(folder.c_str(), W_OK) == 0 || access(folder.c_str(), R_OK | X_OK) != 0)
+      _exit(91);
+    _exit(read());
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  fs::permissions(folder, fs::perms::owner_all);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+TEST(BenchStore, AWalDatabaseInAFolderThisUserCannotWriteReads) {
+  // SQLite must create the -shm beside a WAL database to read it; here it cannot, so the file is
+  // read immutable. The name needs URI escapes ('?', '#', '%').
+  auto folder = test::scratch("locked-wal");
+  std::filesystem::create_directories(folder);
+  const std::string path = (folder / "r?#%.db").string();
+  ASSERT_NO_FATAL_FAILURE(store_results(path, 3));
+  ASSERT_EQ(journal_mode(path), "wal");
+  const auto before = bytes(path);
+  int read = read_in_a_folder_this_user_cannot_write(folder, [&] {
+    auto db = Store::open_for_reading(path);
+    if (!db) {
+      fprintf(stderr, "%s\n", db.error().message.c_str());
+      return 1;
+    }
+    auto results = (*db)->results(std::nullopt);
+    if (!results || results->size() != 3 || (*results)[2].record.rate_median != 2.0)
+      return 2;
+    return (*db)->begin_run("t", "quick", Json::object()) ? 3 : 0; // nothing written through it
+  });
+  EXPECT_EQ(read, 0);
+  EXPECT_EQ(bytes(path), before);
+  EXPECT_FALSE(std::filesystem::exists(path + "-shm"));
+  EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
+}
+
+TEST(BenchStore, AWalHoldingResultsInAFolderThisUserCannotWriteIsRefused) {
+  // A -wal with results not yet in the file: an immutable read would miss them, so it is refused
+  // with what to do, and nothing changes.
+  auto source = fresh("wal-source.db");
+  ASSERT_NO_FATAL_FAILURE(store_results(source, 1));
+  sqlite3 *holder = nullptr;
+  ASSERT_EQ(sqlite3_open(source.c_str(), &holder), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(holder,
+                         "PRAGMA wal_autocheckpoint = 0; INSERT INTO runs(time, tier, environment)"
+                         " VALUES ('t2', 'quick', '{}')",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  auto folder = test::scratch("locked-wal-with-results");
+  std::filesystem::create_directories(folder);
+  const std::string path = (folder / "r.db").string();
+  std::filesystem::copy_file(source, path);
+  std::filesystem::copy_file(source + "-wal", path + "-wal");
+  sqlite3_close(holder);
+  ASSERT_GT(std::filesystem::file_size(path + "-wal"), 0u);
+  const auto before = bytes(path), wal_before = bytes(path + "-wal");
+  int read = read_in_a_folder_this_user_cannot_write(folder, [&] {
+    auto db = Store::open_for_reading(path);
+    if (db)
+      return 1;
+    if (db.error().kind != ErrorKind::io)
+      return 2;
+    const auto &m = db.error().message;
+    return m.find(path + "-wal holds results") != std::string::npos &&
+                   m.find("dlrig bench history --db " + path) != std::string::npos
+               ? 0
+               : 3;
+  });
+  EXPECT_EQ(read, 0);
+  EXPECT_EQ(bytes(path), before);
+  EXPECT_EQ(bytes(path + "-wal"), wal_before);
+  EXPECT_FALSE(std::filesystem::exists(path + "-shm"));
 }
 
 TEST(BenchStore, BeyondNoise) {
