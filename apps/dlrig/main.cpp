@@ -73,6 +73,12 @@ void add_snapshot_options(CLI::App &sub, SnapshotSource &src, bool analysis) {
         src.probe.deep_timeout = std::chrono::milliseconds(std::llround(s * 1000));
       }),
       "Time limit of --deep, in seconds (default 10)", "SECONDS", 0.1, 600.0));
+  probing.push_back(add_ranged_option<double>(
+      sub, "--nvml-timeout", std::function<void(double)>([&src](double s) {
+        src.probe.nvml_timeout = std::chrono::milliseconds(std::llround(s * 1000));
+      }),
+      "How long to wait for NVML, in seconds (default 30); past it NVML's readings are unknown",
+      "SECONDS", 0.1, 600.0));
   probing.push_back(sub.add_option("--python", src.probe.pythons,
                                    "Also inspect this Python interpreter (repeatable)")
                         ->type_name("PATH")

@@ -229,6 +229,34 @@ TEST(DoctorFixtures, ServerDatasetsOnNfs) {
   EXPECT_TRUE(has(m.ids, "host.dataset-on-slow-disk")) << show(m.ids);
 }
 
+// An NVML that stops answering (a GPU fallen off the bus hangs nvidia-smi the same way): doctor
+// and info say so once --nvml-timeout has passed, readiness is decided by it, and both exit while
+// NVML is still asleep. The pipe run_dlrig reads reaches its end: the stuck NVML holds no stream.
+TEST(DoctorFixtures, AnNvmlThatHangsIsReportedNotWaitedFor) {
+  auto scenario = nlohmann::json::parse(std::ifstream(fixture("desktop-rtx4090") + "/nvml.json"));
+  scenario["hang_ms"] = {{"nvmlInit_v2", 120000}};
+  auto path = scratch("nvml-hang.json");
+  std::ofstream(path) << scenario.dump();
+  const std::vector<std::string> env = {std::string("DLRIG_NVML_LIBRARY=") + DLRIG_FAKE_NVML,
+                                        "DLRIG_FAKE_NVML_SCENARIO=" + path.string()};
+  auto r = run_dlrig(
+      {"doctor", "--json", "--nvml-timeout", "0.5", "--sysroot", fixture("desktop-rtx4090")}, env);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  MachineRun m{r.exit_code, finding_ids(r.out), r.err, r.out};
+  EXPECT_EQ(m.severity("gpu.nvml-not-responding"), "fail") << show(m.ids);
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["verdict"]["ready"], "no");
+  EXPECT_EQ(j["verdict"]["decided_by"], "gpu.nvml-not-responding");
+  auto info =
+      run_dlrig({"info", "--nvml-timeout", "0.5", "--sysroot", fixture("desktop-rtx4090")}, env);
+  EXPECT_EQ(info.exit_code, 0) << info.err;
+  EXPECT_NE(info.out.find("no answer: NVML did not answer within 0.5 s"), std::string::npos)
+      << info.out;
+  // The same machine whose NVML answers in time has nothing of the kind.
+  auto healthy = doctor_on("desktop-rtx4090");
+  EXPECT_EQ(healthy.exit_code, 0) << show(healthy.ids) << healthy.err;
+}
+
 // Two GeForce RTX 3090 with P2P on driver 545 in the Ryzen desktop: NCCL uses P2P between two
 // GPUs on an AMD CPU at any distance, and that driver hangs it.
 TEST(DoctorFixtures, TwoGeforceCardsDoingP2pOnAHangingDriver) {

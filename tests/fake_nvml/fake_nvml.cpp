@@ -12,12 +12,13 @@
 // Readings that change over time: a scalar given as an array is a sequence, one element per call
 // (the last repeats), and a GPU with "lost_after_calls" answers GPU_IS_LOST once it has answered
 // that many calls, as DCGM's NVML injection does; "raise_xid_on" {symbol: xid} raises the Xid at
-// the GPU's first call of that symbol. A GPU's "timeline" changes it with time: a list
-// of frames, each {"ms": how long it lasts, "set": {keys of the GPU merged over what came before
-// (JSON merge patch: null removes a key)}, "xid": an Xid event raised as the frame starts,
-// "lost": true (the GPU falls off the bus)}, counted from nvmlInit; the last frame lasts. Events
-// reach an event set the GPU was registered with (nvmlEventSetWait never blocks here).
-// Every export holds one lock: the fake is as thread-safe as NVML, whose callers may share it.
+// the GPU's first call of that symbol; "hang_ms" {symbol: ms} makes every call of the symbol
+// sleep first, and "abort_in": symbol aborts the process there. A GPU's "timeline" changes it with
+// time: a list of frames, each {"ms": how long it lasts, "set": {keys of the GPU merged over what
+// came before (JSON merge patch: null removes a key)}, "xid": an Xid event raised as the frame
+// starts, "lost": true (the GPU falls off the bus)}, counted from nvmlInit; the last frame lasts.
+// Events reach an event set the GPU was registered with (nvmlEventSetWait never blocks here). Every
+// export holds one lock: the fake is as thread-safe as NVML, whose callers may share it.
 #include "dlrig/platform/nvml_entry_points.hpp"
 
 #include "fake_common/fake_library.hpp"
@@ -35,6 +36,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -179,10 +181,22 @@ Return enter_gpu(FakeGpu &g) {
   return kSuccess;
 }
 
+// "hang_ms": {symbol: ms}: every call of that symbol sleeps that long before it answers, as NVML
+// does when a GPU or the driver has stopped responding (nvidia-smi hangs the same way).
+// "abort_in": symbol: that call aborts the process, as a library that crashes does.
+void hang_if_told() {
+  if (const json *ms = find(state().scenario, {"hang_ms", g_symbol}))
+    std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<long long>(number(*ms))));
+  if (const json *crash = find(state().scenario, {"abort_in"});
+      crash && crash->is_string() && *crash == g_symbol)
+    std::abort();
+}
+
 // Common prologue: the function's availability, initialisation, the handle and the GPU's state.
 Return enter(Device d = nullptr, bool needs_device = false) {
   auto &s = state();
   ++s.call;
+  hang_if_told();
   if (s.missing.count(g_symbol))
     return kErrorFunctionNotFound;
   if (!s.initialised)
@@ -372,6 +386,7 @@ Return init() {
   auto &s = state();
   if (s.missing.count(g_symbol))
     return kErrorFunctionNotFound;
+  hang_if_told();
   if (const json *err = find(s.scenario, {"init_error"}))
     return static_cast<Return>(number(*err));
   s.initialised = true;

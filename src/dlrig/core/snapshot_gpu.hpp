@@ -167,7 +167,7 @@ struct GpuPair {
 DLRIG_JSON(GpuPair, a, b, topology, p2p_read, p2p_write, p2p_nvlink)
 
 struct NvidiaDriver {
-  OptStr nvml_status; // ok | not-found | init-failed | not-probed
+  OptStr nvml_status; // ok | not-found | init-failed | not-probed | timed-out
   OptStr nvml_error;  // NVML's error text, e.g. "Driver/library version mismatch"
   std::optional<int>
       nvml_error_code;        // nvmlReturn_t of the failed call (18 = LIB_RM_VERSION_MISMATCH)

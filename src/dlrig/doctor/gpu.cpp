@@ -102,6 +102,27 @@ std::vector<Finding> none_visible(const Snapshot &s, const kb::KnowledgeBase &,
   return {f};
 }
 
+std::vector<Finding> nvml_not_responding(const Snapshot &s, const kb::KnowledgeBase &,
+                                         const DoctorOptions &) {
+  if (s.nvidia.nvml_status != OptStr("timed-out"))
+    return {};
+  Finding f = make_finding(
+      "gpu.nvml-not-responding", Severity::fail,
+      "NVML did not answer: a GPU or the NVIDIA driver has stopped responding",
+      "NVML, which nvidia-smi is built on, asks the driver about every GPU. When it does not "
+      "answer, a GPU has usually fallen off the bus (Xid 79) or the driver is stuck on a faulted "
+      "GPU (Xid 45, 48, 79), and CUDA hangs the same way: torch.cuda.is_available() or a job's "
+      "first CUDA call never returns, and nvidia-smi itself hangs.",
+      {"sudo dmesg -T | grep -E 'NVRM: Xid|fallen off the bus'   # which GPU, which Xid",
+       "stop the jobs on this machine and reboot it (a GPU off the bus does not come back "
+       "without one)",
+       "if it happens again: check the GPU's power cables and the PSU, reseat the card, watch "
+       "its temperature (NVIDIA's Xid catalogue, 79)"});
+  f.with("nvml_error", s.nvidia.nvml_error.value_or("unknown"))
+      .with("nvml_library", s.nvidia.nvml_library.value_or("unknown"));
+  return {f};
+}
+
 std::vector<Finding> thermal_throttle(const Snapshot &s, const kb::KnowledgeBase &,
                                       const DoctorOptions &) {
   std::vector<Finding> out;
@@ -453,6 +474,17 @@ std::vector<Check> gpu_checks() {
        "DCGM Software::checkPermissions "
        "https://github.com/NVIDIA/DCGM/blob/HEAD/nvvs/src/Software.cpp",
        none_visible},
+      {"gpu.nvml-not-responding", "gpu", Severity::fail,
+       "NVML hangs: a GPU or the driver stopped responding",
+       "nvidia.nvml_status, nvidia.nvml_error",
+       "NVML (its session and readings, run in a child process) did not answer within "
+       "--nvml-timeout (30 s by default)",
+       "find the Xid in `sudo dmesg`; stop the jobs and reboot; check power, seating, cooling",
+       "NVIDIA Xid catalogue https://docs.nvidia.com/deploy/xid-errors/index.html (79: GPU has "
+       "fallen off the bus); nvidia-smi stuck in uninterruptible sleep after Xid 45: "
+       "https://github.com/leptonai/gpud/pull/117; "
+       "https://github.com/NVIDIA/open-gpu-kernel-modules/issues/507",
+       nvml_not_responding},
       {"gpu.thermal-throttle", "gpu", Severity::warn,
        "Clocks slowed for heat, or temperature near the slowdown threshold",
        "gpus[].nvml.throttle_reasons_mask, temperature_c, slowdown_temperature_c",

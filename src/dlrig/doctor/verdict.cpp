@@ -14,30 +14,19 @@ namespace {
 // The checks whose failure means PyTorch cannot use the GPU, root causes first: what surrounds
 // the device (a container without the NVIDIA runtime, a Linux driver inside WSL2), the driver
 // (a version mismatch, nouveau, no module, a proprietary module on Blackwell, a stub or compat
-// libcuda ahead of it), then the GPUs being unusable (none visible, the NVLink fabric not set up,
-// CUDA_VISIBLE_DEVICES naming no GPU here, every GPU prohibited), then torch's build against it,
-// then torch's own answer (--deep, or a collect_env report's "Is CUDA available"). Only a fail
-// finding decides (env.cuda-visible-devices fails only when its first entry matches no GPU, so
-// none is left); a failure of any other check (a torchvision mismatch, ECC errors) leaves the GPU
-// usable and shows below.
-constexpr std::array<std::string_view, 18> kDeciding = {
-    "container.no-gpu-runtime",
-    "container.lost-gpu",
-    "wsl.driver-inside",
-    "driver.nvml-mismatch",
-    "kernel.nouveau-loaded",
-    "driver.no-kernel-module",
-    "kernel.open-module-required",
-    "driver.stub-libcuda",
-    "driver.compat-lib",
-    "gpu.none-visible",
-    "gpu.fabric-manager",
-    "env.cuda-visible-devices",
-    "gpu.compute-mode",
-    "torch.cpu-only-build",
-    "torch.vendor-mismatch",
-    "driver.too-old-for-torch",
-    "torch.arch-unsupported",
+// libcuda ahead of it), then the GPUs being unusable (NVML hanging, none visible, the NVLink fabric
+// not set up, CUDA_VISIBLE_DEVICES naming no GPU here, every GPU prohibited), then torch's build
+// against it, then torch's own answer (--deep, or a collect_env report's "Is CUDA available"). Only
+// a fail finding decides (env.cuda-visible-devices fails only when its first entry matches no GPU,
+// so none is left); a failure of any other check (a torchvision mismatch, ECC errors) leaves the
+// GPU usable and shows below.
+constexpr std::array<std::string_view, 19> kDeciding = {
+    "container.no-gpu-runtime",    "container.lost-gpu",       "wsl.driver-inside",
+    "driver.nvml-mismatch",        "kernel.nouveau-loaded",    "driver.no-kernel-module",
+    "kernel.open-module-required", "driver.stub-libcuda",      "driver.compat-lib",
+    "gpu.nvml-not-responding",     "gpu.none-visible",         "gpu.fabric-manager",
+    "env.cuda-visible-devices",    "gpu.compute-mode",         "torch.cpu-only-build",
+    "torch.vendor-mismatch",       "driver.too-old-for-torch", "torch.arch-unsupported",
     "torch.cuda-unavailable",
 };
 

@@ -15,6 +15,10 @@ namespace {
 
 // What a failed NVML means for the user, keyed by the nvmlReturn_t in the snapshot.
 std::string nvml_meaning(const NvidiaDriver &nv) {
+  if (nv.nvml_status == "timed-out")
+    return "a GPU or the driver has stopped responding (a GPU fallen off the bus leaves "
+           "nvidia-smi hanging the same way); CUDA is likely to hang too: look for Xid lines in "
+           "`sudo dmesg` (`dlrig doctor --explain gpu.nvml-not-responding`)";
   if (nv.nvml_status == "not-found")
     return "no NVIDIA user-space driver on the library path: GPUs are known from the PCI bus only "
            "(no memory, clocks or health), and CUDA most likely cannot start either";
@@ -48,8 +52,11 @@ Table driver_table(const NvidiaDriver &nv) {
                                             : std::string());
   else if (nv.nvml_status == "not-probed")
     status = "not probed";
+  else if (nv.nvml_status == "timed-out")
+    status = "no answer: " + show(nv.nvml_error);
   t.add({"NVML", status});
-  if (nv.nvml_status == "not-found" || nv.nvml_status == "init-failed")
+  if (nv.nvml_status == "not-found" || nv.nvml_status == "init-failed" ||
+      nv.nvml_status == "timed-out")
     t.add({"What it means", nvml_meaning(nv)});
   if (nv.nvml_status == "ok") {
     t.add({"Driver", show(nv.driver_version)});

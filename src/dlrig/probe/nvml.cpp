@@ -2,7 +2,8 @@
 // session, each GPU's static readings and one live sample, turned into snapshot fields and notes.
 // A call the library does not export, or that answers NOT_SUPPORTED, leaves its field null.
 // Nothing NVML says stops the probe: a library that does not load or does not initialise is
-// recorded in snapshot.nvidia and the GPUs keep what the PCI probe found.
+// recorded in snapshot.nvidia and the GPUs keep what the PCI probe found; one that crashes or does
+// not answer in time (it runs in a child process) is recorded the same way.
 #include "dlrig/probe/nvml.hpp"
 
 #include "dlrig/kb/kb.hpp"
@@ -12,7 +13,17 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
 #include <set>
+#include <stdexcept>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace dlrig {
 
@@ -253,8 +264,8 @@ void fill_nvlinks(Notes &n, const nvml::StaticInfo &st, const std::string &f, Nv
 
 // The snapshot's view of one GPU, from its static readings and one live sample, field by field in
 // the snapshot's order (which is also the order of the notes).
-NvmlGpu fill_gpu(Notes &n, const ProbeContext &ctx, const nvml::StaticInfo &st,
-                 const nvml::LiveSample &live, int index, const std::string &f) {
+NvmlGpu fill_gpu(Notes &n, const nvml::StaticInfo &st, const nvml::LiveSample &live, int index,
+                 const std::string &f) {
   NvmlGpu g;
   g.index = index;
   g.name = n.take(st.name, f + ".name");
@@ -332,8 +343,7 @@ NvmlGpu fill_gpu(Notes &n, const ProbeContext &ctx, const nvml::StaticInfo &st,
     for (const auto &p : *processes) {
       GpuProcess gp;
       gp.pid = p.pid;
-      gp.used_memory_bytes = p.used_memory_bytes;
-      gp.name = read_trimmed(ctx.fs, fmt::format("/proc/{}/comm", p.pid));
+      gp.used_memory_bytes = p.used_memory_bytes; // named from /proc by name_processes
       g.processes.push_back(std::move(gp));
     }
   return g;
@@ -359,9 +369,51 @@ Gpu &gpu_entry(Snapshot &snap, const std::string &bdf, const nvml::PciInfo &pci,
   return *snap.gpus.insert(at, std::move(gpu));
 }
 
+// The processes NVML lists on each GPU, named from /proc/PID/comm.
+void name_processes(const ProbeContext &ctx) {
+  for (auto &gpu : ctx.snapshot.gpus)
+    if (gpu.nvml)
+      for (auto &p : gpu.nvml->processes)
+        p.name = read_trimmed(ctx.fs, fmt::format("/proc/{}/comm", p.pid));
+}
+
+// The child's answer: what probe_nvml_readings changed, as CBOR (RFC 8949), which carries text
+// NVML gave that is not UTF-8 as it came, for the printers to repair as they do any reading.
+std::vector<std::uint8_t> nvml_answer(const Snapshot &snap) {
+  return Json::to_cbor(Json{{"gpus", snap.gpus}, {"nvidia", snap.nvidia}, {"notes", snap.notes}});
+}
+
+// Reads fd until its end or the deadline; false at the deadline.
+bool read_until(int fd, std::chrono::steady_clock::time_point deadline, std::string &out) {
+  char buf[1 << 16];
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0)
+      return false;
+    pollfd p{fd, POLLIN, 0};
+    int ready = ::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
+    if (ready < 0 && errno != EINTR)
+      return true; // treated as the end: what came is parsed
+    if (ready <= 0)
+      continue;
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+      continue;
+    if (n <= 0)
+      return true;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+}
+
 } // namespace
 
 void probe_nvml_with(const ProbeContext &ctx, const nvml::Session &session) {
+  probe_nvml_readings(ctx, session);
+  name_processes(ctx);
+}
+
+void probe_nvml_readings(const ProbeContext &ctx, const nvml::Session &session) {
   auto &nv = ctx.snapshot.nvidia;
   nv.nvml_library = session.library_path();
   switch (session.state()) {
@@ -413,7 +465,7 @@ void probe_nvml_with(const ProbeContext &ctx, const nvml::Session &session) {
       continue;
     }
     nvml::LiveSample live = nvml::sample(session, *handle);
-    NvmlGpu g = fill_gpu(n, ctx, st, live, static_cast<int>(i), "gpus[" + bdf + "].nvml");
+    NvmlGpu g = fill_gpu(n, st, live, static_cast<int>(i), "gpus[" + bdf + "].nvml");
     Gpu &entry = gpu_entry(ctx.snapshot, bdf, *pci, g);
     entry.nvml = std::move(g);
     seen.emplace_back(*handle, bdf);
@@ -460,8 +512,95 @@ void probe_nvml(const ProbeContext &ctx) {
   // The kernel module speaks even when user-space NVML does not load or does not match it.
   if (auto text = ctx.fs.read("/proc/driver/nvidia/version", 1 << 14))
     ctx.snapshot.nvidia.kernel_module_version = parse_nvidia_module_version(*text);
-  auto session = nvml::Session::open(nvml_library_name(ctx));
-  probe_nvml_with(ctx, session);
+  // NVML runs in a child process: one that has stopped answering (a GPU fallen off the bus
+  // leaves nvidia-smi stuck, often in uninterruptible sleep, which no signal ends) cannot hold the
+  // probe, nor keep dlrig from exiting, and one that crashes cannot take dlrig with it.
+  const std::string library = nvml_library_name(ctx);
+  auto &nv = ctx.snapshot.nvidia;
+  int fds[2] = {-1, -1};
+  const bool piped = ::pipe2(fds, O_CLOEXEC) == 0;
+  pid_t child = piped ? ::fork() : -1;
+  if (child == 0) {
+    ::close(fds[0]);
+    // Not the caller's standard streams: a child stuck in the driver would hold them open, and a
+    // pipe reader (`dlrig doctor --json | jq`) would wait for it.
+    int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    for (int fd : {0, 1, 2})
+      if (null >= 0)
+        ::dup2(null, fd);
+    int code = 1;
+    try {
+      Snapshot mine = ctx.snapshot;
+      ProbeContext own{ctx.fs, ctx.env, ctx.options, mine};
+      std::vector<std::uint8_t> answer;
+      {
+        auto session = nvml::Session::open(library);
+        probe_nvml_readings(own, session);
+        answer = nvml_answer(mine);
+      } // nvmlShutdown before the answer is sent
+      std::size_t sent = 0;
+      while (sent < answer.size()) {
+        ssize_t n = ::write(fds[1], answer.data() + sent, answer.size() - sent);
+        if (n < 0 && errno == EINTR)
+          continue;
+        if (n <= 0)
+          break;
+        sent += static_cast<std::size_t>(n);
+      }
+      code = sent == answer.size() ? 0 : 1;
+      ::close(fds[1]); // the answer's end, before this process's own
+    } catch (...) {
+    }
+    ::_exit(code);
+  }
+  if (child < 0) { // no pipe or no process: NVML in this one, without a deadline
+    if (piped) {
+      ::close(fds[0]);
+      ::close(fds[1]);
+    }
+    auto session = nvml::Session::open(library);
+    probe_nvml_readings(ctx, session);
+    name_processes(ctx);
+    return;
+  }
+  ::close(fds[1]);
+  std::string answer;
+  const bool ended =
+      read_until(fds[0], std::chrono::steady_clock::now() + ctx.options.nvml_timeout, answer);
+  ::close(fds[0]);
+  nv.nvml_library = library;
+  if (!ended) {
+    ::kill(child, SIGKILL); // ends it unless it sleeps in the driver; never waited for
+    nv.nvml_status = "timed-out";
+    nv.nvml_error = fmt::format(
+        "NVML did not answer within {:g} s (--nvml-timeout): a GPU or the driver has stopped "
+        "responding, and nvidia-smi would hang too; what NVML reports is unknown",
+        std::chrono::duration<double>(ctx.options.nvml_timeout).count());
+    return;
+  }
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  try {
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+      throw std::runtime_error("no answer");
+    auto j = Json::from_cbor(answer);
+    Snapshot back = ctx.snapshot;
+    j.at("gpus").get_to(back.gpus);
+    j.at("nvidia").get_to(back.nvidia);
+    j.at("notes").get_to(back.notes);
+    ctx.snapshot = std::move(back);
+  } catch (const std::exception &) {
+    nv.nvml_status = "init-failed";
+    nv.nvml_error =
+        WIFSIGNALED(status)
+            ? fmt::format("NVML's probe ended with signal {} ({}) before it answered: the "
+                          "library crashed; what NVML reports is unknown",
+                          WTERMSIG(status), strsignal(WTERMSIG(status)))
+            : std::string("NVML's probe ended without an answer; what NVML reports is unknown");
+    return;
+  }
+  name_processes(ctx);
 }
 
 } // namespace dlrig

@@ -57,8 +57,11 @@ OptStr gpu_pair_topology(const Gpu &a, const Gpu &b, std::optional<int> pcie_lev
 std::string nvml_library_name(const ProbeContext &ctx);
 
 // probe_nvml over a session already opened (its library path is what the snapshot records; a
-// session that is not ready is recorded as not-found or init-failed). probe_nvml opens the
-// session and calls this.
+// session that is not ready is recorded as not-found or init-failed): probe_nvml_readings, then
+// the processes named from /proc/PID/comm through ctx.fs.
 void probe_nvml_with(const ProbeContext &ctx, const nvml::Session &session);
+// What NVML says, without reading any file. probe_nvml opens the session and calls this in a
+// child process, waiting at most ProbeOptions::nvml_timeout for its answer.
+void probe_nvml_readings(const ProbeContext &ctx, const nvml::Session &session);
 
 } // namespace dlrig

@@ -30,6 +30,10 @@ struct ProbeOptions {
   // read_budget in all, the rest are skipped.
   std::chrono::milliseconds file_timeout{500};
   std::chrono::milliseconds read_budget{5000};
+  // How long the probe waits for NVML (its session and every reading, in a child process): past
+  // it nvidia.nvml_status is "timed-out" and the child is killed, not waited for. nvidia-smi takes
+  // seconds to start GPUs without persistence mode; one that has stopped responding never answers.
+  std::chrono::milliseconds nvml_timeout{30000};
 };
 
 struct ProbeContext {

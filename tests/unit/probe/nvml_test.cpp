@@ -563,6 +563,49 @@ TEST_F(NvmlProbe, GpuLostDuringTheProbeLeavesNotesNotACrash) {
   EXPECT_TRUE(memory_noted);
 }
 
+// A GPU that has stopped responding: NVML does not answer (here nvmlInit_v2, or the first GPU's
+// handle, sleeps for a minute). The probe stops waiting at its deadline and keeps what the PCI bus
+// and the kernel module said; nothing NVML would have said is half-kept.
+TEST_F(NvmlProbe, NvmlThatDoesNotAnswerTimesOut) {
+  Gpu pci; // what the PCI probe saw
+  pci.bdf = "0000:01:00.0";
+  pci.name = "GeForce RTX 4090";
+  seed_.gpus.push_back(pci);
+  for (const char *symbol : {"nvmlInit_v2", "nvmlDeviceGetHandleByIndex_v2"}) {
+    auto path = root_ / "hang.json";
+    std::ofstream(path) << R"({"driver_version": "550.54.15", "hang_ms": {")" << symbol
+                        << R"(": 60000}, "gpus": [{"bus_id": "00000000:01:00.0",
+        "name": "NVIDIA GeForce RTX 4090"}]})";
+    ProbeOptions options;
+    options.nvml_timeout = std::chrono::milliseconds(300);
+    Snapshot s = probe(path.string(), options);
+    EXPECT_EQ(s.nvidia.nvml_status, "timed-out") << symbol;
+    EXPECT_NE(s.nvidia.nvml_error.value_or("").find("did not answer within 0.3 s"),
+              std::string::npos)
+        << s.nvidia.nvml_error.value_or("");
+    EXPECT_EQ(s.nvidia.nvml_library, DLRIG_FAKE_NVML);
+    EXPECT_EQ(s.nvidia.driver_version, std::nullopt) << symbol;
+    EXPECT_EQ(s.nvidia.kernel_module_version, "550.54.15");
+    ASSERT_EQ(s.gpus.size(), 1u);
+    EXPECT_EQ(s.gpus[0].name, "GeForce RTX 4090");
+    EXPECT_FALSE(s.gpus[0].nvml);
+  }
+}
+
+// An NVML that crashes takes only its probe with it: the status says how it ended.
+TEST_F(NvmlProbe, NvmlThatCrashesIsRecordedNotFatal) {
+  auto path = root_ / "crash.json";
+  std::ofstream(path) << R"({"driver_version": "550.54.15", "abort_in": "nvmlDeviceGetPowerUsage",
+      "gpus": [{"bus_id": "00000000:01:00.0", "name": "NVIDIA GeForce RTX 4090",
+                "power_usage_mw": 30000}]})";
+  Snapshot s = probe(path.string());
+  EXPECT_EQ(s.nvidia.nvml_status, "init-failed");
+  EXPECT_NE(s.nvidia.nvml_error.value_or("").find("signal 6"), std::string::npos)
+      << s.nvidia.nvml_error.value_or("");
+  EXPECT_EQ(s.nvidia.driver_version, std::nullopt);
+  EXPECT_TRUE(s.gpus.empty()); // the GPU NVML was reading is not half-kept
+}
+
 TEST_F(NvmlProbe, SnapshotIsOneSampleOfReadingsThatChange) {
   // Each reading is asked once per probe, so a snapshot of a scenario whose readings change shows
   // the first value of every sequence: one moment, not a mix of two.
