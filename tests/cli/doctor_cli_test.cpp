@@ -257,6 +257,50 @@ TEST(DoctorFixtures, AnNvmlThatHangsIsReportedNotWaitedFor) {
   EXPECT_EQ(healthy.exit_code, 0) << show(healthy.ids) << healthy.err;
 }
 
+// A GPU that has fallen off the bus answers NVML's calls with GPU_IS_LOST. Alone, it decides that
+// PyTorch cannot use a GPU; beside a healthy one, PyTorch uses the other and the failure stays.
+TEST(DoctorFixtures, AGpuFallenOffTheBusIsAFailure) {
+  // The desktop's own environment (its .dlrig/env): torch 2.5.1+cu124 in a venv.
+  auto run = [](const std::string &scenario_file, int lost, int after_calls,
+                std::string command = "doctor") {
+    auto scenario = nlohmann::json::parse(std::ifstream(scenario_file));
+    scenario["gpus"][lost]["lost_after_calls"] = after_calls;
+    auto path = scratch("nvml-lost.json");
+    std::ofstream(path) << scenario.dump();
+    auto r = run_dlrig({command, "--json", "--sysroot", fixture("desktop-rtx4090")},
+                       {std::string("DLRIG_NVML_LIBRARY=") + DLRIG_FAKE_NVML,
+                        "DLRIG_FAKE_NVML_SCENARIO=" + path.string(),
+                        "PATH=/home/user/venv/bin:/usr/bin:/bin", "VIRTUAL_ENV=/home/user/venv",
+                        "HOME=/home/user"});
+    return MachineRun{r.exit_code, finding_ids(r.out), r.err, r.out};
+  };
+  auto alone = run(fixture("desktop-rtx4090") + "/nvml.json", 0, 0);
+  EXPECT_EQ(alone.exit_code, 2) << alone.err;
+  EXPECT_EQ(alone.severity("gpu.fallen-off-bus"), "fail") << show(alone.ids);
+  auto verdict = nlohmann::json::parse(alone.out)["verdict"];
+  EXPECT_EQ(verdict["decided_by"], "gpu.fallen-off-bus") << verdict.dump();
+  EXPECT_EQ(verdict["ready"], "no");
+
+  // Lost after NVML gave its bus id (handle, PCI info, name, UUID answered).
+  auto beside = run(fixture("nvml/two-4090-pcie.json"), 1, 4);
+  EXPECT_EQ(beside.exit_code, 2) << beside.err;
+  EXPECT_EQ(beside.severity("gpu.fallen-off-bus"), "fail") << show(beside.ids);
+  auto j = nlohmann::json::parse(beside.out);
+  for (const auto &f : j["findings"]) {
+    if (f["id"] == "gpu.fallen-off-bus") {
+      EXPECT_EQ(f["title"],
+                "GPU 1 (0000:41:00.0) has fallen off the bus: NVML answers GPU_IS_LOST");
+    }
+  }
+  EXPECT_EQ(j["verdict"]["ready"], "yes") << j["verdict"].dump();
+  ASSERT_EQ(j["verdict"]["gpus"].size(), 1u) << j["verdict"].dump();
+  EXPECT_NE(j["verdict"]["gpus"][0].get<std::string>().find("0000:01:00.0"), std::string::npos);
+  // The snapshot says which GPU, by NVML index and bus id.
+  auto snap = nlohmann::json::parse(run(fixture("nvml/two-4090-pcie.json"), 1, 4, "info").out);
+  EXPECT_EQ(snap["nvidia"]["lost_gpus"],
+            nlohmann::json::parse(R"([{"index": 1, "bdf": "0000:41:00.0"}])"));
+}
+
 // Two GeForce RTX 3090 with P2P on driver 545 in the Ryzen desktop: NCCL uses P2P between two
 // GPUs on an AMD CPU at any distance, and that driver hangs it.
 TEST(DoctorFixtures, TwoGeforceCardsDoingP2pOnAHangingDriver) {

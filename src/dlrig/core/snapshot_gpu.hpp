@@ -166,6 +166,14 @@ struct GpuPair {
 };
 DLRIG_JSON(GpuPair, a, b, topology, p2p_read, p2p_write, p2p_nvlink)
 
+// A GPU whose NVML calls answered NVML_ERROR_GPU_IS_LOST ("The GPU has fallen off the bus or has
+// otherwise become inaccessible", nvml.h).
+struct LostGpu {
+  int index = 0; // NVML's
+  OptStr bdf;    // when NVML gave its PCI bus id before it was lost
+};
+DLRIG_JSON(LostGpu, index, bdf)
+
 struct NvidiaDriver {
   OptStr nvml_status; // ok | not-found | init-failed | not-probed | timed-out
   OptStr nvml_error;  // NVML's error text, e.g. "Driver/library version mismatch"
@@ -178,8 +186,9 @@ struct NvidiaDriver {
   OptStr kernel_module_version; // /proc/driver/nvidia/version
   std::optional<int> gpu_count;
   std::vector<GpuPair> pairs;
+  std::vector<LostGpu> lost_gpus; // answered GPU_IS_LOST during the probe
 };
 DLRIG_JSON(NvidiaDriver, nvml_status, nvml_error, nvml_error_code, nvml_library, driver_version,
-           cuda_driver_version, nvml_version, kernel_module_version, gpu_count, pairs)
+           cuda_driver_version, nvml_version, kernel_module_version, gpu_count, pairs, lost_gpus)
 
 } // namespace dlrig

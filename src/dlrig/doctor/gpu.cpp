@@ -123,6 +123,31 @@ std::vector<Finding> nvml_not_responding(const Snapshot &s, const kb::KnowledgeB
   return {f};
 }
 
+std::vector<Finding> fallen_off_bus(const Snapshot &s, const kb::KnowledgeBase &,
+                                    const DoctorOptions &) {
+  const auto &lost = s.nvidia.lost_gpus;
+  if (lost.empty())
+    return {};
+  std::vector<std::string> names;
+  for (const auto &l : lost)
+    names.push_back(l.bdf ? fmt::format("GPU {} ({})", l.index, *l.bdf)
+                          : fmt::format("GPU {}", l.index));
+  Finding f = make_finding(
+      "gpu.fallen-off-bus", Severity::fail,
+      join(names, ", ") + (lost.size() == 1 ? " has" : " have") +
+          " fallen off the bus: NVML answers GPU_IS_LOST",
+      "NVML answers NVML_ERROR_GPU_IS_LOST when a GPU \"has fallen off the bus or has otherwise "
+      "become inaccessible\" (the kernel logs Xid 79). Nothing runs on it until the machine is "
+      "rebooted: CUDA calls on it fail, and a job that was using it has died or hangs in its "
+      "collectives.",
+      {"sudo dmesg -T | grep -E 'NVRM: Xid|fallen off the bus'   # when, and what came before",
+       "stop the jobs on this machine and reboot it",
+       "if it happens again: check the GPU's power cables and the PSU, reseat the card, update "
+       "the system BIOS, watch its temperature (NVIDIA's Xid catalogue, 79)"});
+  f.with("lost_gpus", join(names, ", "));
+  return {f};
+}
+
 std::vector<Finding> thermal_throttle(const Snapshot &s, const kb::KnowledgeBase &,
                                       const DoctorOptions &) {
   std::vector<Finding> out;
@@ -485,6 +510,19 @@ std::vector<Check> gpu_checks() {
        "https://github.com/leptonai/gpud/pull/117; "
        "https://github.com/NVIDIA/open-gpu-kernel-modules/issues/507",
        nvml_not_responding},
+      {"gpu.fallen-off-bus", "gpu", Severity::fail, "A GPU has fallen off the bus",
+       "nvidia.lost_gpus",
+       "an NVML call for a GPU answered NVML_ERROR_GPU_IS_LOST (15) during the probe; readiness "
+       "is decided by it when no other GPU NVML reads is left",
+       "find the Xid in `sudo dmesg`; stop the jobs and reboot; check power, seating, BIOS, "
+       "cooling",
+       "NVML's nvmlReturn_t, NVML_ERROR_GPU_IS_LOST: \"The GPU has fallen off the bus or has "
+       "otherwise become inaccessible\" (NVIDIA's nvml.h, "
+       "https://github.com/NVIDIA/go-nvml/blob/main/pkg/nvml/nvml.h); NVIDIA Xid catalogue "
+       "https://docs.nvidia.com/deploy/xid-errors/index.html (79); "
+       "https://github.com/NVIDIA/open-gpu-kernel-modules/issues/507; "
+       "https://github.com/NVIDIA/NVSentinel/issues/155",
+       fallen_off_bus},
       {"gpu.thermal-throttle", "gpu", Severity::warn,
        "Clocks slowed for heat, or temperature near the slowdown threshold",
        "gpus[].nvml.throttle_reasons_mask, temperature_c, slowdown_temperature_c",

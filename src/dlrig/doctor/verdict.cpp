@@ -14,20 +14,20 @@ namespace {
 // The checks whose failure means PyTorch cannot use the GPU, root causes first: what surrounds
 // the device (a container without the NVIDIA runtime, a Linux driver inside WSL2), the driver
 // (a version mismatch, nouveau, no module, a proprietary module on Blackwell, a stub or compat
-// libcuda ahead of it), then the GPUs being unusable (NVML hanging, none visible, the NVLink fabric
-// not set up, CUDA_VISIBLE_DEVICES naming no GPU here, every GPU prohibited), then torch's build
-// against it, then torch's own answer (--deep, or a collect_env report's "Is CUDA available"). Only
-// a fail finding decides (env.cuda-visible-devices fails only when its first entry matches no GPU,
-// so none is left); a failure of any other check (a torchvision mismatch, ECC errors) leaves the
-// GPU usable and shows below.
-constexpr std::array<std::string_view, 19> kDeciding = {
+// libcuda ahead of it), then the GPUs being unusable (NVML hanging, every GPU off the bus, none
+// visible, the NVLink fabric not set up, CUDA_VISIBLE_DEVICES naming no GPU here, every GPU
+// prohibited), then torch's build against it, then torch's own answer (--deep, or a collect_env
+// report's "Is CUDA available"). Only a fail finding decides (env.cuda-visible-devices fails only
+// when its first entry matches no GPU, so none is left); a failure of any other check (a
+// torchvision mismatch, ECC errors) leaves the GPU usable and shows below.
+constexpr std::array<std::string_view, 20> kDeciding = {
     "container.no-gpu-runtime",    "container.lost-gpu",       "wsl.driver-inside",
     "driver.nvml-mismatch",        "kernel.nouveau-loaded",    "driver.no-kernel-module",
     "kernel.open-module-required", "driver.stub-libcuda",      "driver.compat-lib",
-    "gpu.nvml-not-responding",     "gpu.none-visible",         "gpu.fabric-manager",
-    "env.cuda-visible-devices",    "gpu.compute-mode",         "torch.cpu-only-build",
-    "torch.vendor-mismatch",       "driver.too-old-for-torch", "torch.arch-unsupported",
-    "torch.cuda-unavailable",
+    "gpu.nvml-not-responding",     "gpu.fallen-off-bus",       "gpu.none-visible",
+    "gpu.fabric-manager",          "env.cuda-visible-devices", "gpu.compute-mode",
+    "torch.cpu-only-build",        "torch.vendor-mismatch",    "driver.too-old-for-torch",
+    "torch.arch-unsupported",      "torch.cuda-unavailable",
 };
 
 // gpu.compute-mode fails once per prohibited GPU: it keeps PyTorch off the GPU only when every
@@ -36,13 +36,26 @@ bool prohibited(const Gpu &g) {
   return g.nvml && g.nvml->compute_mode == OptStr("prohibited");
 }
 
+// gpu.fallen-off-bus keeps PyTorch off the GPU only when no GPU NVML reads is left; otherwise
+// PyTorch uses the others (step 4 leaves the lost ones out).
+bool lost(const Snapshot &s, const Gpu &g) {
+  for (const auto &l : s.nvidia.lost_gpus)
+    if (l.bdf == OptStr(g.bdf) || (g.nvml && g.nvml->index == l.index))
+      return true;
+  return false;
+}
+
 const Finding *deciding_failure(const Snapshot &s, const std::vector<CheckResult> &results) {
   const auto seen = nvml_gpus(s);
   const bool all_prohibited =
       !seen.empty() &&
       std::all_of(seen.begin(), seen.end(), [](const Gpu *g) { return prohibited(*g); });
+  const bool all_lost =
+      std::all_of(seen.begin(), seen.end(), [&](const Gpu *g) { return lost(s, *g); });
   for (auto id : kDeciding) {
     if (id == "gpu.compute-mode" && !all_prohibited)
+      continue;
+    if (id == "gpu.fallen-off-bus" && !all_lost)
       continue;
     for (const auto &r : results)
       if (r.check && r.check->id == id)
@@ -197,7 +210,7 @@ Verdict readiness(const Snapshot &s, const std::vector<CheckResult> &results,
   } else {
     auto seen = nvml_gpus(s);
     for (const auto *g : seen.empty() ? nv : seen)
-      if (!prohibited(*g))
+      if (!prohibited(*g) && !lost(s, *g))
         names.push_back(gpu_label(*g));
   }
   v.gpus = names;

@@ -66,6 +66,10 @@ Table driver_table(const NvidiaDriver &nv) {
   t.add({"Kernel module", show(nv.kernel_module_version)});
   if (nv.nvml_status == "ok")
     t.add({"GPUs (NVML)", show_int(nv.gpu_count)});
+  for (const auto &l : nv.lost_gpus)
+    t.add({fmt::format("GPU {}", l.index),
+           fmt::format("{}fallen off the bus (NVML: GPU is lost); `dlrig doctor` says what to do",
+                       l.bdf ? *l.bdf + ": " : std::string())});
   return t;
 }
 

@@ -204,9 +204,12 @@ public:
                               session_.library_path(), symbol));
       return false;
     }
+    lost = lost || a.status == nvml::kErrorGpuIsLost;
     ctx_.note(field, symbol, session_.error_text(a.status));
     return false;
   }
+
+  bool lost = false; // a call answered GPU_IS_LOST since it was last cleared
 
   std::string error_text(nvml::Return r) const { return session_.error_text(r); }
 
@@ -452,9 +455,13 @@ void probe_nvml_readings(const ProbeContext &ctx, const nvml::Session &session) 
   std::vector<std::pair<nvml::Device, std::string>> seen;
   for (unsigned i = 0; i < count; ++i) {
     std::string f = fmt::format("nvidia.gpu[{}]", i);
+    n.lost = false;
     auto handle = n.take(nvml::device_handle(session, i), f);
-    if (!handle)
+    if (!handle) {
+      if (n.lost)
+        nv.lost_gpus.push_back({static_cast<int>(i), std::nullopt});
       continue;
+    }
     nvml::StaticInfo st = nvml::read_static(session, *handle);
     auto pci = n.take(st.pci, f + ".bdf");
     std::string bdf = pci ? normalize_bus_id(nvml::bus_id_text(*pci)) : std::string();
@@ -462,12 +469,16 @@ void probe_nvml_readings(const ProbeContext &ctx, const nvml::Session &session) 
       ctx.note(
           f, st.pci.symbol,
           "no PCI bus id from NVML: this GPU cannot be matched to the PCI bus and is left out");
+      if (n.lost)
+        nv.lost_gpus.push_back({static_cast<int>(i), std::nullopt});
       continue;
     }
     nvml::LiveSample live = nvml::sample(session, *handle);
     NvmlGpu g = fill_gpu(n, st, live, static_cast<int>(i), "gpus[" + bdf + "].nvml");
     Gpu &entry = gpu_entry(ctx.snapshot, bdf, *pci, g);
     entry.nvml = std::move(g);
+    if (n.lost)
+      nv.lost_gpus.push_back({static_cast<int>(i), bdf});
     seen.emplace_back(*handle, bdf);
   }
 

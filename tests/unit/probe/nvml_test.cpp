@@ -561,6 +561,24 @@ TEST_F(NvmlProbe, GpuLostDuringTheProbeLeavesNotesNotACrash) {
     if (n.field == "gpus[0000:01:00.0].nvml.memory_total_bytes")
       memory_noted = n.reason == "GPU is lost" && n.source == "nvmlDeviceGetMemoryInfo_v2";
   EXPECT_TRUE(memory_noted);
+  // The doctor's gpu.fallen-off-bus reads this: which GPU, with the bus id NVML gave before.
+  ASSERT_EQ(s.nvidia.lost_gpus.size(), 1u);
+  EXPECT_EQ(s.nvidia.lost_gpus[0].index, 0);
+  EXPECT_EQ(s.nvidia.lost_gpus[0].bdf, "0000:01:00.0");
+}
+
+TEST_F(NvmlProbe, AGpuLostBeforeItsHandleIsListedByIndex) {
+  auto path = root_ / "lost-at-once.json";
+  std::ofstream(path) << R"({"gpus": [
+      {"bus_id": "00000000:01:00.0", "name": "NVIDIA GeForce RTX 4090"},
+      {"bus_id": "00000000:41:00.0", "name": "NVIDIA GeForce RTX 4090", "lost_after_calls": 0}]})";
+  Snapshot s = probe(path.string());
+  EXPECT_EQ(s.nvidia.nvml_status, "ok");
+  ASSERT_EQ(s.gpus.size(), 1u); // the lost one cannot be matched to the bus
+  EXPECT_EQ(s.gpus[0].bdf, "0000:01:00.0");
+  ASSERT_EQ(s.nvidia.lost_gpus.size(), 1u);
+  EXPECT_EQ(s.nvidia.lost_gpus[0].index, 1);
+  EXPECT_EQ(s.nvidia.lost_gpus[0].bdf, std::nullopt);
 }
 
 // A GPU that has stopped responding: NVML does not answer (here nvmlInit_v2, or the first GPU's
@@ -622,6 +640,7 @@ TEST_F(NvmlProbe, SnapshotIsOneSampleOfReadingsThatChange) {
   EXPECT_TRUE(g.processes.empty());
   EXPECT_TRUE(s.notes.empty()) << s.notes.front().source.value_or("") << ": "
                                << s.notes.front().reason;
+  EXPECT_TRUE(s.nvidia.lost_gpus.empty()); // lost later in the scenario, not in this sample
 }
 
 } // namespace
