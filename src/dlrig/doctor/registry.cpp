@@ -1,4 +1,5 @@
 #include "dlrig/doctor/check.hpp"
+#include "dlrig/doctor/facts.hpp"
 
 #include "dlrig/core/text.hpp"
 
@@ -129,6 +130,18 @@ std::optional<std::string> unknown_inputs(const Check &c, const Snapshot &s) {
         return "the GPUs are unknown: " + n.reason;
     return std::string("the GPUs are unknown (the snapshot lists none)");
   }
+  // Checks that decide on NVML's readings alone: with NVIDIA GPUs on the bus and NVML not read
+  // (not loaded, failed, not answering, --no-nvml), finding nothing is not a pass.
+  static constexpr std::string_view kNeedNvml[] = {
+      "gpu.thermal-throttle", "gpu.power-throttle",  "gpu.ecc-errors",
+      "gpu.retired-pages",    "gpu.persistence-off", "gpu.mig-enabled",
+      "gpu.compute-mode",     "gpu.memory-in-use",   "gpu.display-attached",
+  };
+  const auto &status = s.nvidia.nvml_status;
+  if (status && *status != "ok" && !nvidia_gpus(s).empty() &&
+      std::find(std::begin(kNeedNvml), std::end(kNeedNvml), c.id) != std::end(kNeedNvml))
+    return "NVML's readings are unknown (NVML " +
+           std::string(*status == "not-probed" ? "not probed: --no-nvml" : *status) + ")";
   return unknown_inputs(c.area, s);
 }
 

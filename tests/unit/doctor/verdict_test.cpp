@@ -59,6 +59,34 @@ TEST(Verdict, HealthyServerUsesItsEightGpus) {
   EXPECT_NE(r.verdict.answer.find("and 7 more"), std::string::npos) << r.verdict.answer;
 }
 
+// NVIDIA GPUs on the bus and NVML not read: the checks that read only NVML's readings found
+// nothing because they read nothing, so they did not pass; the checks that read more still run.
+TEST(Verdict, NvmlOnlyChecksAreNotRunWhenNvmlWasNotRead) {
+  const char *nvml_only[] = {"gpu.thermal-throttle", "gpu.power-throttle",  "gpu.ecc-errors",
+                             "gpu.retired-pages",    "gpu.persistence-off", "gpu.mig-enabled",
+                             "gpu.compute-mode",     "gpu.memory-in-use",   "gpu.display-attached"};
+  const Snapshot read = test::healthy_server();
+  ASSERT_EQ(read.nvidia.nvml_status, "ok");
+  auto ok = doctor(read);
+  for (const char *id : nvml_only)
+    EXPECT_FALSE(result(ok, id).not_run) << id;
+  for (const char *status : {"timed-out", "init-failed", "not-found", "not-probed"}) {
+    Snapshot s = read;
+    s.nvidia.nvml_status = status;
+    for (auto &g : s.gpus)
+      g.nvml.reset();
+    auto r = doctor(s);
+    for (const char *id : nvml_only) {
+      const auto &cr = result(r, id);
+      EXPECT_FALSE(cr.passed()) << status << " " << id;
+      ASSERT_TRUE(cr.not_run) << status << " " << id;
+      EXPECT_NE(cr.not_run->find("NVML's readings are unknown"), std::string::npos) << *cr.not_run;
+    }
+    EXPECT_FALSE(result(r, "gpu.none-visible").not_run) << status;
+    EXPECT_FALSE(result(r, "gpu.nvml-not-responding").not_run) << status;
+  }
+}
+
 TEST(Verdict, LaptopWithoutGpuRunsOnTheCpuAndCountsGpuChecksNotApplicable) {
   auto s = probed("laptop-no-gpu");
   auto r = doctor(s);
