@@ -18,7 +18,6 @@
 #include <csignal>
 #include <cstring>
 #include <set>
-#include <stdexcept>
 
 #include <fcntl.h>
 #include <poll.h>
@@ -456,10 +455,13 @@ void probe_nvml_readings(const ProbeContext &ctx, const nvml::Session &session) 
   for (unsigned i = 0; i < count; ++i) {
     std::string f = fmt::format("nvidia.gpu[{}]", i);
     n.lost = false;
+    auto note_if_lost = [&](OptStr bdf) {
+      if (n.lost)
+        nv.lost_gpus.push_back({static_cast<int>(i), std::move(bdf)});
+    };
     auto handle = n.take(nvml::device_handle(session, i), f);
     if (!handle) {
-      if (n.lost)
-        nv.lost_gpus.push_back({static_cast<int>(i), std::nullopt});
+      note_if_lost(std::nullopt);
       continue;
     }
     nvml::StaticInfo st = nvml::read_static(session, *handle);
@@ -469,16 +471,14 @@ void probe_nvml_readings(const ProbeContext &ctx, const nvml::Session &session) 
       ctx.note(
           f, st.pci.symbol,
           "no PCI bus id from NVML: this GPU cannot be matched to the PCI bus and is left out");
-      if (n.lost)
-        nv.lost_gpus.push_back({static_cast<int>(i), std::nullopt});
+      note_if_lost(std::nullopt);
       continue;
     }
     nvml::LiveSample live = nvml::sample(session, *handle);
     NvmlGpu g = fill_gpu(n, st, live, static_cast<int>(i), "gpus[" + bdf + "].nvml");
     Gpu &entry = gpu_entry(ctx.snapshot, bdf, *pci, g);
     entry.nvml = std::move(g);
-    if (n.lost)
-      nv.lost_gpus.push_back({static_cast<int>(i), bdf});
+    note_if_lost(bdf);
     seen.emplace_back(*handle, bdf);
   }
 
@@ -569,9 +569,7 @@ void probe_nvml(const ProbeContext &ctx) {
       ::close(fds[0]);
       ::close(fds[1]);
     }
-    auto session = nvml::Session::open(library);
-    probe_nvml_readings(ctx, session);
-    name_processes(ctx);
+    probe_nvml_with(ctx, nvml::Session::open(library));
     return;
   }
   ::close(fds[1]);
@@ -592,26 +590,26 @@ void probe_nvml(const ProbeContext &ctx) {
   int status = 0;
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
-  try {
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-      throw std::runtime_error("no answer");
-    auto j = Json::from_cbor(answer);
-    Snapshot back = ctx.snapshot;
-    j.at("gpus").get_to(back.gpus);
-    j.at("nvidia").get_to(back.nvidia);
-    j.at("notes").get_to(back.notes);
-    ctx.snapshot = std::move(back);
-  } catch (const std::exception &) {
-    nv.nvml_status = "init-failed";
-    nv.nvml_error =
-        WIFSIGNALED(status)
-            ? fmt::format("NVML's probe ended with signal {} ({}) before it answered: the "
-                          "library crashed; what NVML reports is unknown",
-                          WTERMSIG(status), strsignal(WTERMSIG(status)))
-            : std::string("NVML's probe ended without an answer; what NVML reports is unknown");
-    return;
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+    try {
+      auto j = Json::from_cbor(answer);
+      Snapshot back = ctx.snapshot;
+      j.at("gpus").get_to(back.gpus);
+      j.at("nvidia").get_to(back.nvidia);
+      j.at("notes").get_to(back.notes);
+      ctx.snapshot = std::move(back);
+      name_processes(ctx);
+      return;
+    } catch (const std::exception &) {
+    }
   }
-  name_processes(ctx);
+  nv.nvml_status = "init-failed";
+  nv.nvml_error =
+      WIFSIGNALED(status)
+          ? fmt::format("NVML's probe ended with signal {} ({}) before it answered: the library "
+                        "crashed; what NVML reports is unknown",
+                        WTERMSIG(status), strsignal(WTERMSIG(status)))
+          : std::string("NVML's probe ended without an answer; what NVML reports is unknown");
 }
 
 } // namespace dlrig
