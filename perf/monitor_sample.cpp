@@ -1,14 +1,17 @@
-// CPU cost of one sample per GPU: the monitor's Sampler (every NVML reading of platform/nvml.hpp
-// sample(), the Xid events, the process list with /proc look-ups, the host's /proc reads) on the
-// fake NVML, measured with the process's CPU clock. perf/monitor.sh prints the table.
+// Cost of one sample: the monitor's Sampler (every NVML reading of platform/nvml.hpp sample(), the
+// Xid events, the process list with /proc look-ups, the host's /proc reads) on the fake NVML.
+// NVML is read in the sampler's child process, so two figures: the wall time of a take() (both
+// processes' work and the round trip, samples back to back) and this process's CPU clock (the
+// host's readings, the answer's decoding). perf/monitor.sh prints the table.
 //
 // Usage: dlrig_perf_monitor SAMPLES SYSROOT   (DLRIG_NVML_LIBRARY and DLRIG_FAKE_NVML_SCENARIO
-// name the fake and its scenario). Prints "gpus samples cpu_ms_per_sample cpu_ms_per_gpu".
+// name the fake and its scenario). Prints "gpus samples wall_ms_per_sample cpu_ms_per_sample".
 #include "dlrig/monitor/sampler.hpp"
 
 #include <ctime>
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <string>
 
@@ -35,11 +38,15 @@ int main(int argc, char **argv) {
     return 2;
   }
   std::size_t gpus = sampler.take().gpus.size(); // warm-up
-  double start = cpu_seconds();
+  const auto wall_start = std::chrono::steady_clock::now();
+  const double start = cpu_seconds();
   for (int i = 0; i < n; ++i)
     sampler.take();
-  double per_sample = (cpu_seconds() - start) / n * 1e3;
-  fmt::print("{} {} {:.4f} {:.4f}\n", gpus, n, per_sample,
-             gpus ? per_sample / static_cast<double>(gpus) : 0.0);
+  const double cpu = (cpu_seconds() - start) / n * 1e3;
+  const double wall =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall_start)
+          .count() /
+      n;
+  fmt::print("{} {} {:.4f} {:.4f}\n", gpus, n, wall, cpu);
   return 0;
 }

@@ -28,6 +28,7 @@ extern "C" void on_serve_signal(int) {
 struct ServeCliOptions {
   std::string sysroot = "/";
   bool no_nvml = false;
+  monitor::SamplerOptions sampler; // --nvml-timeout's limits
   std::string data;
   std::string listen = "127.0.0.1:" + std::to_string(monitor::kDefaultPort);
   bool per_process = false;
@@ -49,6 +50,7 @@ Runner setup_serve(CLI::App &sub) {
       ->type_name("DIR")
       ->check(non_empty());
   sub.add_flag("--no-nvml", o->no_nvml, "Do not load NVML (host readings only)");
+  add_sampler_nvml_timeout(sub, o->sampler);
   sub.add_option("--data", o->data, "Where the training data lives: export its disk's throughput")
       ->type_name("PATH")
       ->check(non_empty());
@@ -66,14 +68,12 @@ Runner setup_serve(CLI::App &sub) {
     if (!o->data.empty())
       if (auto why = monitor::data_path_problem(fs, o->data))
         throw Failure(ExitCode::usage, "--data " + o->data + ": " + *why);
-    monitor::SamplerOptions so;
+    monitor::SamplerOptions so = o->sampler;
     so.nvml_library = monitor::default_nvml_library();
     so.skip_nvml = o->no_nvml;
     so.data_path = o->data;
     so.processes = true;
     monitor::Sampler sampler(fs, so);
-    if (!sampler.nvml_ok())
-      std::cerr << "dlrig serve: NVML: " << sampler.nvml_error() << " (dlrig_up is 0)\n";
 
     monitor::ServeOptions opts;
     opts.host = listen->first;
@@ -83,9 +83,15 @@ Runner setup_serve(CLI::App &sub) {
     // time. A lost GPU has no read_errors (NVML is no longer asked about it).
     std::set<std::string> said;
     std::mutex said_mutex;
+    auto say_nvml = [&] { // NVML that did not open, or that stopped answering since
+      if (!sampler.nvml_ok() && said.insert("NVML: " + sampler.nvml_error()).second)
+        std::cerr << "dlrig serve: NVML: " << sampler.nvml_error() << " (dlrig_up is 0)\n";
+    };
+    say_nvml();
     auto take = [&] {
       monitor::Sample s = sampler.take();
       std::lock_guard<std::mutex> lock(said_mutex);
+      say_nvml();
       auto say = [&](const monitor::GpuSample &g, const std::string &what) {
         if (said.insert(fmt::format("GPU {}: {}", g.index, what)).second)
           std::cerr << "dlrig serve: GPU " << g.index << ": " << what << " (dlrig_up is 0)\n";

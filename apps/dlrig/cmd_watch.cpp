@@ -30,6 +30,7 @@ extern "C" void on_stop_signal(int) {
 struct WatchOptions {
   std::string sysroot = "/";
   bool no_nvml = false;
+  monitor::SamplerOptions sampler; // --nvml-timeout's limits
   std::string data;
   double interval = 1.0;
   unsigned count = 0;
@@ -81,6 +82,7 @@ Runner setup_watch(CLI::App &sub) {
       ->type_name("DIR")
       ->check(non_empty());
   sub.add_flag("--no-nvml", o->no_nvml, "Do not load NVML (host readings only)");
+  add_sampler_nvml_timeout(sub, o->sampler);
   sub.add_option("--data", o->data, "Where the training data lives: show its disk's throughput")
       ->type_name("PATH")
       ->check(non_empty());
@@ -130,7 +132,7 @@ Runner setup_watch(CLI::App &sub) {
         if (auto e = rec->write(monitor::csv_header() + "\n"))
           throw Failure(*e);
     }
-    monitor::SamplerOptions so;
+    monitor::SamplerOptions so = o->sampler;
     so.nvml_library = monitor::default_nvml_library();
     so.skip_nvml = o->no_nvml;
     so.data_path = o->data;

@@ -13,6 +13,7 @@
 #include <cctype>
 #include <cerrno>
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <functional>
@@ -20,6 +21,10 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+
+namespace dlrig::monitor {
+struct SamplerOptions;
+}
 
 namespace dlrig::cli {
 
@@ -100,6 +105,13 @@ CLI::Option *add_ranged_option(CLI::App &sub, const std::string &name, T &target
   return add_ranged_option<T>(sub, name, std::function<void(T)>([&target](T v) { target = v; }),
                               help, type_name, lo, hi);
 }
+// --nvml-timeout SECONDS (0.1 to 600): how long NVML may take to answer (the probe's, watch's and
+// serve's), given to `set` in milliseconds.
+CLI::Option *add_nvml_timeout(CLI::App &sub, std::function<void(std::chrono::milliseconds)> set,
+                              const std::string &help);
+// watch's and serve's --nvml-timeout: both of the sampler's limits (opening, each sample); the
+// options must outlive the parse.
+CLI::Option *add_sampler_nvml_timeout(CLI::App &sub, monitor::SamplerOptions &sampler);
 // Loads or probes; a bad --from file throws Failure(bad_input).
 Snapshot obtain_snapshot(const SnapshotSource &src);
 // The run's envelope with this snapshot source (live, sysroot or file), redacted with --redact.

@@ -1,6 +1,8 @@
 // The dlrig command: parses the command line, dispatches to the library, maps outcomes to exit
 // codes (documented in the README).
 #include "commands.hpp"
+
+#include "dlrig/monitor/sampler.hpp"
 #include "dlrig/output/text.hpp"
 
 #include "dlrig/probe/collect_env.hpp"
@@ -49,6 +51,25 @@ void flush_stdout() {
                                     std::strerror(errno ? errno : EIO));
 }
 
+CLI::Option *add_nvml_timeout(CLI::App &sub, std::function<void(std::chrono::milliseconds)> set,
+                              const std::string &help) {
+  return add_ranged_option<double>(sub, "--nvml-timeout",
+                                   std::function<void(double)>([set](double seconds) {
+                                     set(std::chrono::milliseconds(std::llround(seconds * 1000)));
+                                   }),
+                                   help, "SECONDS", 0.1, 600.0);
+}
+
+CLI::Option *add_sampler_nvml_timeout(CLI::App &sub, monitor::SamplerOptions &sampler) {
+  return add_nvml_timeout(
+      sub,
+      [&sampler](std::chrono::milliseconds t) {
+        sampler.nvml_open_timeout = sampler.nvml_sample_timeout = t;
+      },
+      "How long NVML may take to answer, in seconds (default 30 to open it, 10 for each "
+      "sample); past it NVIDIA GPUs are not read");
+}
+
 void add_snapshot_options(CLI::App &sub, SnapshotSource &src, bool analysis) {
   CLI::Option *from = nullptr;
   if (analysis)
@@ -73,12 +94,9 @@ void add_snapshot_options(CLI::App &sub, SnapshotSource &src, bool analysis) {
         src.probe.deep_timeout = std::chrono::milliseconds(std::llround(s * 1000));
       }),
       "Time limit of --deep, in seconds (default 10)", "SECONDS", 0.1, 600.0));
-  probing.push_back(add_ranged_option<double>(
-      sub, "--nvml-timeout", std::function<void(double)>([&src](double s) {
-        src.probe.nvml_timeout = std::chrono::milliseconds(std::llround(s * 1000));
-      }),
-      "How long to wait for NVML, in seconds (default 30); past it NVML's readings are unknown",
-      "SECONDS", 0.1, 600.0));
+  probing.push_back(add_nvml_timeout(
+      sub, [&src](std::chrono::milliseconds t) { src.probe.nvml_timeout = t; },
+      "How long to wait for NVML, in seconds (default 30); past it NVML's readings are unknown"));
   probing.push_back(sub.add_option("--python", src.probe.pythons,
                                    "Also inspect this Python interpreter (repeatable)")
                         ->type_name("PATH")

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -327,6 +328,40 @@ TEST(ServeCli, ALostGpuIsNamedOnStderr) {
   EXPECT_NE(r.err.find("dlrig serve: GPU 0: fell off the bus (NVML: GPU is lost)"),
             std::string::npos)
       << r.err;
+}
+
+// NVML that stops answering (a GPU or the driver has stopped responding: nvidia-smi hangs too) made
+// watch and serve hang with it. Now each waits --nvml-timeout, says why on the screen or stderr,
+// keeps the host's readings, and exits while the fake NVML is still asleep; serve says dlrig_up 0.
+TEST(ServeCli, NvmlThatStopsAnsweringIsReportedNotWaitedFor) {
+  for (const char *hang : {"nvmlInit_v2", "nvmlDeviceGetUtilizationRates"}) {
+    auto scenario = Json::parse(std::ifstream(fixture("nvml/throttling.json")));
+    scenario["hang_ms"] = {{hang, 120000}};
+    auto file = scratch("hang.json").string();
+    std::ofstream(file) << scenario.dump();
+    const std::vector<std::string> env = {std::string("DLRIG_NVML_LIBRARY=") + DLRIG_FAKE_NVML,
+                                          "DLRIG_FAKE_NVML_SCENARIO=" + file};
+    const auto start = std::chrono::steady_clock::now();
+    auto serve = run_dlrig(on_host({"serve", "--once", "--nvml-timeout", "0.5"}), env);
+    ASSERT_EQ(serve.exit_code, 0) << hang << serve.err;
+    EXPECT_NE(serve.out.find("dlrig_up 0\n"), std::string::npos) << hang << serve.out;
+    EXPECT_NE(serve.out.find("dlrig_host_memory_total_bytes"), std::string::npos) << serve.out;
+    EXPECT_EQ(serve.out.find("dlrig_gpu_power_watts"), std::string::npos) << serve.out;
+    EXPECT_NE(serve.err.find("dlrig serve: NVML: NVML did not answer within 0.5 s"),
+              std::string::npos)
+        << hang << serve.err;
+    auto watch = run_dlrig(on_host({"watch", "--once", "--nvml-timeout", "0.5"}), env);
+    ASSERT_EQ(watch.exit_code, 0) << hang << watch.err;
+    EXPECT_NE(watch.out.find("NVML: NVML did not answer within 0.5 s"), std::string::npos)
+        << hang << watch.out;
+    EXPECT_EQ(watch.out.find("NVIDIA GeForce RTX 4090"), std::string::npos) << watch.out;
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20)) << hang;
+  }
+  // The same scenario without the hang answers in time.
+  auto r = run_dlrig(on_host({"serve", "--once", "--nvml-timeout", "0.5"}),
+                     fake_nvml("throttling.json"));
+  EXPECT_NE(r.out.find("dlrig_gpu_power_watts"), std::string::npos) << r.out << r.err;
+  EXPECT_EQ(run_dlrig(on_host({"watch", "--once", "--nvml-timeout", "0"})).exit_code, 64);
 }
 
 // A second serve on a port in use said nothing of the kind ("dlrig: dlrig serve: cannot listen

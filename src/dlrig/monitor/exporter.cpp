@@ -17,7 +17,6 @@
 #include <cmath>
 #include <condition_variable>
 #include <cstring>
-#include <deque>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -542,8 +541,8 @@ struct Exporter::Impl {
   std::unique_ptr<BoundedServer> server;
   std::function<Sample()> collect;
   SystemFacts facts;
-  std::mutex mutex; // one collection at a time: NVML calls and the window
-  std::deque<Sample> window;
+  std::mutex mutex;           // one collection at a time: NVML calls and the window
+  std::vector<Sample> window; // oldest first; diagnosed in place, never copied
 };
 
 Exporter::Exporter(ServeOptions options, std::function<Sample()> collect, SystemFacts facts)
@@ -620,23 +619,29 @@ void Exporter::stop() {
 }
 
 std::string Exporter::scrape() {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  auto start = std::chrono::steady_clock::now();
-  Sample s = impl_->collect();
-  auto &w = impl_->window;
-  w.push_back(s);
-  while (!w.empty() && s.time - w.front().time > options_.window_seconds)
-    w.pop_front();
-  std::vector<Sample> window(w.begin(), w.end());
-  std::vector<Finding> findings = diagnose(window);
-  double duration = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   MetricsInput in;
+  Sample s;
+  std::vector<Finding> findings;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    auto start = std::chrono::steady_clock::now();
+    s = impl_->collect();
+    auto &w = impl_->window;
+    w.push_back(s);
+    auto expired = std::find_if(w.begin(), w.end(), [&](const Sample &old) {
+      return s.time - old.time <= options_.window_seconds;
+    });
+    w.erase(w.begin(), expired);
+    findings = diagnose(w);
+    in.scrape_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ++scrapes_;
+  }
+  // Rendering reads only this scrape's own copies: other scrapes collect meanwhile.
   in.sample = &s;
   in.facts = impl_->facts;
   in.findings = &findings;
-  in.scrape_seconds = duration;
   in.per_process = options_.per_process;
-  ++scrapes_;
   return render_metrics(in);
 }
 

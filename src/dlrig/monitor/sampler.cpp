@@ -1,9 +1,12 @@
 #include "dlrig/monitor/sampler.hpp"
 
+#include "dlrig/platform/nvml.hpp"
+
 #include <fmt/format.h>
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 
 namespace dlrig::monitor {
 
@@ -30,40 +33,42 @@ template <class T> std::optional<double> divided(const nvml::Reading<T> &r, doub
   return static_cast<double>(*r.value) / divisor;
 }
 
-} // namespace
+// The NVIDIA side, which lives in the sampler's child process: NVML's session, each GPU's static
+// facts (read once), the Xid event set, and one sample of every GPU per request.
+class NvidiaSide {
+public:
+  NvidiaSide(const std::string &library, bool processes);
+  // {"ok", "error", "driver_version", "cuda_version"}
+  Json opened() const;
+  // {"gpus": [...]}, as to_json(Sample) writes them; processes not yet described from /proc.
+  Json sample();
 
-std::string default_nvml_library() {
-  const char *env = std::getenv("DLRIG_NVML_LIBRARY");
-  return env && *env ? env : "libnvidia-ml.so.1";
-}
+private:
+  struct Gpu {
+    unsigned index = 0;
+    nvml::Device device = nullptr;
+    std::string uuid, name, bus_id;
+    std::optional<double> sm_clock_max_hertz, power_limit_watts, slowdown_celsius, gen_max,
+        width_max;
+    bool lost = false;
+    double xid_count = 0;
+    std::optional<double> last_xid;
+    std::vector<std::uint64_t> pending_xids;
+  };
+  void sample_gpu(Gpu &g, GpuSample &out);
 
-struct Sampler::Gpu {
-  unsigned index = 0;
-  nvml::Device device = nullptr;
-  std::string uuid, name, bus_id;
-  std::optional<double> sm_clock_max_hertz, power_limit_watts, slowdown_celsius, gen_max, width_max;
-  bool lost = false;
-  double xid_count = 0;
-  std::optional<double> last_xid;
-  std::vector<std::uint64_t> pending_xids;
+  bool processes_;
+  nvml::Session session_;
+  SystemFacts facts_;
+  std::vector<Gpu> gpus_;
+  std::unique_ptr<nvml::XidEvents> events_;
 };
 
-Sampler::Sampler(const FileSystem &fs, SamplerOptions options)
-    : fs_(fs), options_(std::move(options)), host_(fs, options_.data_path) {
-  // No first reading of the host's counters here: the first take() would have rates over the
-  // moment between construction and take (no sector moved in 5 ms: a disk "at 0 B/s"). The
-  // first sample's rates are unknown; the next ones cover the interval.
-  amd_ = find_amd_gpus(fs_);
-  if (options_.skip_nvml) {
-    nvml_error_ = "NVML not loaded (--no-nvml)";
+NvidiaSide::NvidiaSide(const std::string &library, bool processes)
+    : processes_(processes), session_(nvml::Session::open(library)) {
+  if (!session_.ready())
     return;
-  }
-  session_ = std::make_unique<nvml::Session>(nvml::Session::open(options_.nvml_library));
-  if (!session_->ready()) {
-    nvml_error_ = session_->error();
-    return;
-  }
-  nvml::SystemInfo sys = nvml::read_system(*session_);
+  nvml::SystemInfo sys = nvml::read_system(session_);
   facts_.driver_version = sys.driver_version.value;
   if (sys.cuda_driver_version.value) {
     int v = *sys.cuda_driver_version.value;
@@ -74,7 +79,7 @@ Sampler::Sampler(const FileSystem &fs, SamplerOptions options)
   for (unsigned i = 0; i < count && i < 1024; ++i) {
     Gpu g;
     g.index = i;
-    auto handle = nvml::device_handle(*session_, i);
+    auto handle = nvml::device_handle(session_, i);
     if (!handle.value) {
       g.lost = handle.status == nvml::kErrorGpuIsLost;
       gpus_.push_back(std::move(g));
@@ -82,7 +87,7 @@ Sampler::Sampler(const FileSystem &fs, SamplerOptions options)
     }
     g.device = *handle.value;
     devices.push_back(g.device);
-    nvml::StaticInfo st = nvml::read_static(*session_, g.device);
+    nvml::StaticInfo st = nvml::read_static(session_, g.device);
     g.uuid = st.uuid.value.value_or("");
     g.name = st.name.value.value_or("");
     if (st.pci.value)
@@ -94,16 +99,35 @@ Sampler::Sampler(const FileSystem &fs, SamplerOptions options)
     g.width_max = scaled(st.pcie_width_max, 1);
     gpus_.push_back(std::move(g));
   }
-  events_ = std::make_unique<nvml::XidEvents>(*session_, devices);
+  events_ = std::make_unique<nvml::XidEvents>(session_, devices);
 }
 
-Sampler::~Sampler() = default;
-
-bool Sampler::nvml_ok() const {
-  return session_ && session_->ready();
+Json NvidiaSide::opened() const {
+  Json j{{"ok", session_.ready()}, {"error", session_.error()}};
+  j["driver_version"] = facts_.driver_version ? Json(*facts_.driver_version) : Json(nullptr);
+  j["cuda_version"] = facts_.cuda_version ? Json(*facts_.cuda_version) : Json(nullptr);
+  return j;
 }
 
-void Sampler::sample_gpu(Gpu &g, GpuSample &out, double) {
+Json NvidiaSide::sample() {
+  Sample s;
+  if (events_)
+    for (const auto &e : events_->poll())
+      for (auto &g : gpus_)
+        if (g.device == e.device) {
+          g.pending_xids.push_back(e.xid);
+          g.xid_count += 1;
+          g.last_xid = static_cast<double>(e.xid);
+        }
+  for (auto &g : gpus_) {
+    GpuSample out;
+    sample_gpu(g, out);
+    s.gpus.push_back(std::move(out));
+  }
+  return Json{{"gpus", to_json(s).at("gpus")}};
+}
+
+void NvidiaSide::sample_gpu(Gpu &g, GpuSample &out) {
   out.index = g.index;
   out.uuid = g.uuid;
   out.name = g.name;
@@ -123,7 +147,7 @@ void Sampler::sample_gpu(Gpu &g, GpuSample &out, double) {
   }
   if (!g.device) // NVML gave no handle (and did not say the GPU is lost): nothing is known
     return;
-  nvml::LiveSample s = nvml::sample(*session_, g.device);
+  nvml::LiveSample s = nvml::sample(session_, g.device);
   if (s.gpu_lost()) {
     g.lost = true;
     out.lost = true;
@@ -135,7 +159,7 @@ void Sampler::sample_gpu(Gpu &g, GpuSample &out, double) {
       return;
     ++out.failed_reads;
     out.read_errors.push_back(fmt::format("{} ({}): {}", reading, a.symbol ? a.symbol : "NVML",
-                                          session_->error_text(a.status)));
+                                          session_.error_text(a.status)));
   };
   const std::pair<const char *, const nvml::Answer *> answers[] = {
       {"utilization", &s.utilization_percent},
@@ -201,7 +225,7 @@ void Sampler::sample_gpu(Gpu &g, GpuSample &out, double) {
     out.remapped_rows_pending = r.pending ? 1 : 0;
     out.remapped_rows_failure = r.failure ? 1 : 0;
   }
-  if (options_.processes && s.processes.value) {
+  if (processes_ && s.processes.value) {
     out.processes.emplace();
     for (const auto &p : *s.processes.value) {
       ProcessSample ps;
@@ -212,31 +236,107 @@ void Sampler::sample_gpu(Gpu &g, GpuSample &out, double) {
         for (const auto &u : *s.process_utilization.value)
           if (u.pid == p.pid)
             ps.sm_ratio = u.sm_percent / 100.0;
-      host_.describe(ps);
       out.processes->push_back(std::move(ps));
     }
   }
+}
+
+} // namespace
+
+std::string default_nvml_library() {
+  const char *env = std::getenv("DLRIG_NVML_LIBRARY");
+  return env && *env ? env : "libnvidia-ml.so.1";
+}
+
+Sampler::Sampler(const FileSystem &fs, SamplerOptions options)
+    : fs_(fs), options_(std::move(options)), host_(fs, options_.data_path) {
+  // No first reading of the host's counters here: the first take() would have rates over the
+  // moment between construction and take (no sector moved in 5 ms: a disk "at 0 B/s"). The
+  // first sample's rates are unknown; the next ones cover the interval.
+  amd_ = find_amd_gpus(fs_);
+  if (options_.skip_nvml) {
+    nvml_error_ = "NVML not loaded (--no-nvml)";
+    return;
+  }
+  // The side is made in the child, on the first request: NVML is never opened in this process
+  // (unless no child could be started).
+  auto side = std::make_shared<std::unique_ptr<NvidiaSide>>();
+  nvml_ =
+      std::make_unique<ChildWorker>([side, library = options_.nvml_library,
+                                     processes = options_.processes](const std::string &request) {
+        if (!*side)
+          *side = std::make_unique<NvidiaSide>(library, processes);
+        auto cbor = Json::to_cbor(request == "open" ? (*side)->opened() : (*side)->sample());
+        return std::string(cbor.begin(), cbor.end());
+      });
+  auto reply = nvml_->ask("open", options_.nvml_open_timeout);
+  if (reply.outcome != ChildWorker::Outcome::answered) {
+    stopped(reply, options_.nvml_open_timeout, "while it was being opened");
+    return;
+  }
+  Json j = Json::from_cbor(reply.answer, true, false);
+  if (j.is_discarded() || !j.is_object()) {
+    nvml_error_ = "NVML's process answered what dlrig cannot read";
+    return;
+  }
+  nvml_ok_ = j.value("ok", false);
+  nvml_error_ = j.value("error", std::string());
+  if (j.contains("driver_version") && j.at("driver_version").is_string())
+    facts_.driver_version = j.at("driver_version").get<std::string>();
+  if (j.contains("cuda_version") && j.at("cuda_version").is_string())
+    facts_.cuda_version = j.at("cuda_version").get<std::string>();
+}
+
+Sampler::~Sampler() = default;
+
+void Sampler::stopped(const ChildWorker::Reply &reply, std::chrono::milliseconds waited,
+                      const char *when) {
+  nvml_ok_ = false;
+  const std::string after =
+      " NVIDIA GPUs are not read from now on; restart dlrig once NVML answers";
+  if (reply.outcome == ChildWorker::Outcome::timed_out)
+    nvml_error_ = fmt::format(
+        "NVML did not answer within {:g} s (--nvml-timeout) {}: a GPU or the driver has stopped "
+        "responding, and nvidia-smi would hang too.{}",
+        std::chrono::duration<double>(waited).count(), when, after);
+  else if (reply.signal)
+    nvml_error_ = fmt::format("NVML's process ended with signal {} ({}) {}: the library crashed.{}",
+                              *reply.signal, strsignal(*reply.signal), when, after);
+  else
+    nvml_error_ = fmt::format("NVML's process ended without an answer {}.{}", when, after);
+}
+
+bool Sampler::nvml_ok() const {
+  return nvml_ok_;
 }
 
 Sample Sampler::take() {
   Sample s;
   s.time = wall_seconds();
   double now = monotonic_seconds();
-  s.nvml_ok = nvml_ok();
-  s.nvml_error = nvml_error_;
-  if (events_)
-    for (const auto &e : events_->poll())
-      for (auto &g : gpus_)
-        if (g.device == e.device) {
-          g.pending_xids.push_back(e.xid);
-          g.xid_count += 1;
-          g.last_xid = static_cast<double>(e.xid);
-        }
-  for (auto &g : gpus_) {
-    GpuSample out;
-    sample_gpu(g, out, now);
-    s.gpus.push_back(std::move(out));
+  if (nvml_ok_) {
+    auto reply = nvml_->ask("sample", options_.nvml_sample_timeout);
+    if (reply.outcome != ChildWorker::Outcome::answered) {
+      stopped(reply, options_.nvml_sample_timeout, "for a sample");
+    } else {
+      Json j = Json::from_cbor(reply.answer, true, false);
+      try {
+        Json whole{{"time", s.time}, {"gpus", j.at("gpus")}};
+        s.gpus = sample_from_json(whole).gpus;
+      } catch (const std::exception &) {
+        nvml_ok_ = false;
+        nvml_error_ = "NVML's process answered a sample dlrig cannot read; NVIDIA GPUs are not "
+                      "read from now on";
+      }
+      if (options_.processes)
+        for (auto &g : s.gpus)
+          if (g.processes)
+            for (auto &p : *g.processes)
+              host_.describe(p);
+    }
   }
+  s.nvml_ok = nvml_ok_;
+  s.nvml_error = nvml_error_;
   for (const auto &d : amd_) {
     GpuSample out;
     out.index = static_cast<unsigned>(s.gpus.size());

@@ -1,22 +1,27 @@
 #pragma once
 // The one sampler behind `dlrig watch` and `dlrig serve`: AMD GPUs through sysfs (amd.hpp) after
-// the NVIDIA ones, which it reads as follows. It opens NVML once (through the
-// platform seam's Session and entry-point table), reads each GPU's static facts once (name, UUID,
-// bus id, limits) and, per take(), one live sample per GPU (platform/nvml.hpp sample()), the Xid
-// events raised since the last take, and the host's readings. Readings are converted to base
-// units here and nowhere else; what NVML does not give stays nullopt.
+// the NVIDIA ones, which it reads as follows. NVML is opened once, in a child process of its own
+// (platform/process.hpp ChildWorker), which reads each GPU's static facts once (name, UUID, bus
+// id, limits) and, per take(), one live sample per GPU (platform/nvml.hpp sample()) and the Xid
+// events raised since the last take; the host's readings and the processes' users and commands
+// are read here. Readings are converted to base units and nowhere else; what NVML does not give
+// stays nullopt.
 //
 // A GPU that falls off the bus is marked lost and no longer asked (its sample says lost). A
-// session that does not open gives samples with nvml_ok false and no GPUs: the host is still
-// read.
+// session that does not open gives samples with nvml_ok false and no NVIDIA GPUs: the host is
+// still read. NVML that does not answer in time (a GPU or the driver has stopped responding:
+// NVML then sleeps in the driver, where no signal reaches it) is the same from then on, with the
+// reason in nvml_error: the child is killed and left behind, and NVML is not asked again.
 //
-// Not thread-safe: one caller at a time (serve serialises scrapes).
+// Not thread-safe: one caller at a time (serve serialises scrapes). Construct it while the
+// process has one thread (the child is forked then).
 #include "dlrig/monitor/amd.hpp"
 #include "dlrig/monitor/host.hpp"
 #include "dlrig/monitor/sample.hpp"
 #include "dlrig/platform/fs.hpp"
-#include "dlrig/platform/nvml.hpp"
+#include "dlrig/platform/process.hpp"
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,6 +34,10 @@ struct SamplerOptions {
   bool skip_nvml = false;
   std::string data_path; // --data: the training data, for its disk's throughput
   bool processes = true; // read the GPU processes (and their /proc entries)
+  // How long NVML may take to open (the first time without persistence mode takes seconds on a
+  // machine of many GPUs) and to answer each sample (--nvml-timeout sets both).
+  std::chrono::milliseconds nvml_open_timeout{30000};
+  std::chrono::milliseconds nvml_sample_timeout{10000};
 };
 
 // The library to load: DLRIG_NVML_LIBRARY when set and not empty, else libnvidia-ml.so.1.
@@ -55,16 +64,14 @@ public:
   const SystemFacts &facts() const { return facts_; }
 
 private:
-  struct Gpu;
-  void sample_gpu(Gpu &g, GpuSample &out, double now);
+  void stopped(const ChildWorker::Reply &reply, std::chrono::milliseconds waited, const char *when);
 
   const FileSystem &fs_;
   SamplerOptions options_;
-  std::unique_ptr<nvml::Session> session_;
+  std::unique_ptr<ChildWorker> nvml_; // null with --no-nvml
+  bool nvml_ok_ = false;
   std::string nvml_error_;
   SystemFacts facts_;
-  std::vector<Gpu> gpus_;
-  std::unique_ptr<nvml::XidEvents> events_;
   std::vector<AmdDevice> amd_; // after the NVIDIA GPUs, indexes following theirs
   HostReader host_;
 };

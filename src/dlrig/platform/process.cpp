@@ -8,12 +8,14 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
 #include <iterator>
+#include <thread>
 
 namespace dlrig {
 
@@ -169,8 +171,13 @@ std::vector<ProcessResult> run_processes(const std::vector<ProcessSpec> &specs,
       reap(i, WNOHANG);
       if (!c.reaped) {
         ::kill(-c.pid, SIGKILL);
+        ::kill(c.pid, SIGKILL); // also when it left its process group
         results[i].timed_out = true;
-        reap(i, 0); // SIGKILL cannot be caught: this returns at once
+        int status = 0;
+        if (reap_within(c.pid, std::chrono::seconds(1), status)) {
+          record_status(results[i], status);
+          c.reaped = true;
+        }
       }
     }
     if (c.pid > 0 && (c.fds[0] >= 0 || c.fds[1] >= 0))
@@ -226,6 +233,200 @@ bool is_executable_file(const std::string &host_path) {
 ProcessResult run_process(const ProcessSpec &spec, std::chrono::milliseconds timeout,
                           std::size_t max_output) {
   return run_processes({spec}, timeout, max_output).front();
+}
+
+bool reap_within(int pid, std::chrono::milliseconds grace, int &status) {
+  const auto deadline = Clock::now() + grace;
+  auto pause = std::chrono::microseconds(200);
+  for (;;) {
+    pid_t got = ::waitpid(pid, &status, WNOHANG);
+    if (got == pid)
+      return true;
+    if (got < 0 && errno != EINTR)
+      return false; // not a child of this process (reaped already)
+    if (Clock::now() >= deadline)
+      return false;
+    std::this_thread::sleep_for(pause);
+    pause = std::min<std::chrono::microseconds>(pause * 2, std::chrono::milliseconds(20));
+  }
+}
+
+// --- ChildWorker ---------------------------------------------------------------------------------
+
+namespace {
+
+// Blocking, whole: the child's side.
+bool write_all(int fd, const char *data, std::size_t size) {
+  while (size > 0) {
+    ssize_t n = ::send(fd, data, size, MSG_NOSIGNAL); // a peer gone is an error, not SIGPIPE
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    data += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+bool write_frame(int fd, const std::string &bytes) {
+  unsigned char head[8];
+  std::uint64_t size = bytes.size();
+  for (int i = 0; i < 8; ++i)
+    head[i] = static_cast<unsigned char>(size >> (8 * i));
+  return write_all(fd, reinterpret_cast<const char *>(head), 8) &&
+         write_all(fd, bytes.data(), bytes.size());
+}
+
+enum class ReadEnd { whole, ended, deadline };
+
+// Reads exactly size bytes, waiting until deadline at most (none: wait as long as it takes).
+ReadEnd read_exactly(int fd, char *out, std::size_t size,
+                     std::optional<Clock::time_point> deadline) {
+  while (size > 0) {
+    if (deadline) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now());
+      if (left.count() <= 0)
+        return ReadEnd::deadline;
+      pollfd p{fd, POLLIN, 0};
+      int ready = ::poll(&p, 1, static_cast<int>(std::min<long long>(left.count() + 1, 1000)));
+      if (ready < 0 && errno != EINTR)
+        return ReadEnd::ended;
+      if (ready <= 0)
+        continue;
+    }
+    ssize_t n = ::read(fd, out, size);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+      continue;
+    if (n <= 0)
+      return ReadEnd::ended;
+    out += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return ReadEnd::whole;
+}
+
+ReadEnd read_frame(int fd, std::string &out, std::optional<Clock::time_point> deadline) {
+  unsigned char head[8];
+  if (auto r = read_exactly(fd, reinterpret_cast<char *>(head), 8, deadline); r != ReadEnd::whole)
+    return r;
+  std::uint64_t size = 0;
+  for (int i = 0; i < 8; ++i)
+    size |= static_cast<std::uint64_t>(head[i]) << (8 * i);
+  if (size > (std::uint64_t{1} << 32))
+    return ReadEnd::ended; // not a frame this side wrote
+  out.assign(static_cast<std::size_t>(size), '\0');
+  return read_exactly(fd, out.data(), out.size(), deadline);
+}
+
+[[noreturn]] void serve_requests(int fd, const ChildWorker::Handler &handler) {
+  int code = 0;
+  try {
+    std::string request;
+    while (read_frame(fd, request, std::nullopt) == ReadEnd::whole)
+      if (!write_frame(fd, handler(request))) {
+        code = 1;
+        break;
+      }
+  } catch (...) {
+    code = 1;
+  }
+  ::_exit(code);
+}
+
+} // namespace
+
+ChildWorker::ChildWorker(Handler handler) : handler_(std::move(handler)) {
+  int ends[2] = {-1, -1};
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0) {
+    start_error_ = std::string("socketpair: ") + std::strerror(errno);
+    return;
+  }
+  std::fflush(nullptr); // what stdio holds would otherwise be written twice
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(ends[0]);
+    int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    for (int fd : {0, 1, 2})
+      if (null >= 0)
+        ::dup2(null, fd);
+    serve_requests(ends[1], handler_);
+  }
+  ::close(ends[1]);
+  if (pid < 0) {
+    start_error_ = std::string("fork: ") + std::strerror(errno);
+    ::close(ends[0]);
+    return;
+  }
+  pid_ = pid;
+  fd_ = ends[0];
+}
+
+ChildWorker::~ChildWorker() {
+  if (pid_ <= 0)
+    return;
+  close_fd(fd_);
+  if (!stopped_) {
+    int status = 0;
+    if (!reap_within(pid_, std::chrono::seconds(1), status)) {
+      ::kill(pid_, SIGKILL);
+      reap_within(pid_, std::chrono::milliseconds(0), status);
+    }
+  }
+}
+
+void ChildWorker::stop(Reply &reply, bool kill_it) {
+  if (!stopped_) {
+    stopped_ = true;
+    if (kill_it)
+      ::kill(pid_, SIGKILL); // ends it unless it sleeps in a driver; then it is left behind
+    int status = 0;
+    if (reap_within(pid_, kill_it ? std::chrono::milliseconds(0) : std::chrono::seconds(1),
+                    status)) {
+      if (WIFEXITED(status))
+        exit_code_ = WEXITSTATUS(status);
+      else if (WIFSIGNALED(status))
+        signal_ = WTERMSIG(status);
+    }
+    close_fd(fd_);
+  }
+  reply.exit_code = exit_code_;
+  reply.signal = signal_;
+}
+
+ChildWorker::Reply ChildWorker::ask(const std::string &request, std::chrono::milliseconds timeout) {
+  Reply reply;
+  if (pid_ <= 0) {
+    reply.outcome = Outcome::answered;
+    reply.answer = handler_(request);
+    return reply;
+  }
+  if (stopped_) {
+    stop(reply, false);
+    return reply;
+  }
+  const auto deadline = Clock::now() + timeout;
+  // A request fits the socket's buffer or the child is reading it; a child that neither reads
+  // nor answers is caught below.
+  if (!write_frame(fd_, request)) {
+    stop(reply, true);
+    return reply;
+  }
+  switch (read_frame(fd_, reply.answer, deadline)) {
+  case ReadEnd::whole:
+    reply.outcome = Outcome::answered;
+    return reply;
+  case ReadEnd::deadline:
+    reply.answer.clear();
+    reply.outcome = Outcome::timed_out;
+    stop(reply, true);
+    return reply;
+  case ReadEnd::ended:
+    break;
+  }
+  reply.answer.clear();
+  stop(reply, false);
+  return reply;
 }
 
 } // namespace dlrig

@@ -5,6 +5,7 @@
 // never waits past the deadline it gives. Not thread-safe with respect to SIGCHLD handlers that
 // reap children of other callers.
 #include <chrono>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -47,5 +48,60 @@ std::string reexec_self(const std::map<std::string, std::string> &set,
 // One program; the same contract.
 ProcessResult run_process(const ProcessSpec &spec, std::chrono::milliseconds timeout,
                           std::size_t max_output = 1 << 20);
+
+// Reaps pid (a child of this process) if it ends within `grace`, polling, never blocking past
+// it: a process asleep in a driver (uninterruptible sleep: a GPU fallen off the bus) does not
+// end even at SIGKILL, and waiting for it would hang the caller. True when reaped; status then
+// holds what waitpid gave. A child left unreaped stays a zombie until this process exits.
+bool reap_within(int pid, std::chrono::milliseconds grace, int &status);
+
+// A function served by a child process of this one (fork, no exec), asked over a socket with a
+// deadline: a call that stops answering (NVML on a GPU fallen off the bus sleeps in the driver,
+// where no signal reaches it) can neither hold the caller past the deadline nor keep it from
+// exiting, and a call that crashes cannot take the caller with it. The child's standard streams
+// are /dev/null (a child stuck holding the caller's stdout would keep `dlrig ... | jq` waiting).
+//
+// The handler runs in the child with a copy of everything the caller had at the fork, so what it
+// keeps between requests (an open library) lives there. Start it while the caller has one
+// thread: fork copies only the calling thread. When no pipe or process can be made, the handler
+// runs in this process instead, without a deadline (started() false says so).
+//
+// After one ask() that timed out or found the child gone, the worker is stopped: the child was
+// killed (SIGKILL, never waited for) and every later ask() answers `stopped` at once. Not
+// thread-safe: one caller at a time.
+class ChildWorker {
+public:
+  using Handler = std::function<std::string(const std::string &request)>;
+  enum class Outcome { answered, timed_out, stopped };
+  struct Reply {
+    Outcome outcome = Outcome::stopped;
+    std::string answer;           // answered: what the handler returned
+    std::optional<int> exit_code; // stopped: how the child ended, when it was seen to end
+    std::optional<int> signal;
+  };
+
+  explicit ChildWorker(Handler handler);
+  ChildWorker(const ChildWorker &) = delete;
+  ChildWorker &operator=(const ChildWorker &) = delete;
+  // Closes the request pipe (the child then exits), reaps the child within a second, else kills
+  // it and leaves it: never blocks longer.
+  ~ChildWorker();
+
+  bool started() const { return pid_ > 0; }
+  const std::string &start_error() const { return start_error_; } // why no child, if none
+  // Sends request and waits at most timeout for the answer. A handler that throws ends the
+  // child (stopped, exit code 1).
+  Reply ask(const std::string &request, std::chrono::milliseconds timeout);
+
+private:
+  void stop(Reply &reply, bool kill_it);
+  Handler handler_;
+  int pid_ = -1;
+  int fd_ = -1; // a socket to the child: each request and answer is its length (8 bytes,
+                // little-endian) then its bytes
+  bool stopped_ = false;
+  std::optional<int> exit_code_, signal_;
+  std::string start_error_;
+};
 
 } // namespace dlrig

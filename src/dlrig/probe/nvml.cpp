@@ -7,22 +7,17 @@
 #include "dlrig/probe/nvml.hpp"
 
 #include "dlrig/kb/kb.hpp"
+#include "dlrig/platform/process.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstring>
 #include <set>
-
-#include <fcntl.h>
-#include <poll.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 namespace dlrig {
 
@@ -385,29 +380,6 @@ std::vector<std::uint8_t> nvml_answer(const Snapshot &snap) {
   return Json::to_cbor(Json{{"gpus", snap.gpus}, {"nvidia", snap.nvidia}, {"notes", snap.notes}});
 }
 
-// Reads fd until its end or the deadline; false at the deadline.
-bool read_until(int fd, std::chrono::steady_clock::time_point deadline, std::string &out) {
-  char buf[1 << 16];
-  for (;;) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0)
-      return false;
-    pollfd p{fd, POLLIN, 0};
-    int ready = ::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
-    if (ready < 0 && errno != EINTR)
-      return true; // treated as the end: what came is parsed
-    if (ready <= 0)
-      continue;
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && (errno == EINTR || errno == EAGAIN))
-      continue;
-    if (n <= 0)
-      return true;
-    out.append(buf, static_cast<std::size_t>(n));
-  }
-}
-
 } // namespace
 
 void probe_nvml_with(const ProbeContext &ctx, const nvml::Session &session) {
@@ -523,63 +495,23 @@ void probe_nvml(const ProbeContext &ctx) {
   // The kernel module speaks even when user-space NVML does not load or does not match it.
   if (auto text = ctx.fs.read("/proc/driver/nvidia/version", 1 << 14))
     ctx.snapshot.nvidia.kernel_module_version = parse_nvidia_module_version(*text);
-  // NVML runs in a child process: one that has stopped answering (a GPU fallen off the bus
-  // leaves nvidia-smi stuck, often in uninterruptible sleep, which no signal ends) cannot hold the
-  // probe, nor keep dlrig from exiting, and one that crashes cannot take dlrig with it.
+  // NVML runs in a child process (ChildWorker; in this one, without a deadline, when no process
+  // can be made): one that has stopped answering (a GPU fallen off the bus leaves nvidia-smi
+  // stuck, often in uninterruptible sleep, which no signal ends) cannot hold the probe, nor keep
+  // dlrig from exiting, and one that crashes cannot take dlrig with it.
   const std::string library = nvml_library_name(ctx);
   auto &nv = ctx.snapshot.nvidia;
-  int fds[2] = {-1, -1};
-  const bool piped = ::pipe2(fds, O_CLOEXEC) == 0;
-  pid_t child = piped ? ::fork() : -1;
-  if (child == 0) {
-    ::close(fds[0]);
-    // Not the caller's standard streams: a child stuck in the driver would hold them open, and a
-    // pipe reader (`dlrig doctor --json | jq`) would wait for it.
-    int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
-    for (int fd : {0, 1, 2})
-      if (null >= 0)
-        ::dup2(null, fd);
-    int code = 1;
-    try {
-      Snapshot mine = ctx.snapshot;
-      ProbeContext own{ctx.fs, ctx.env, ctx.options, mine};
-      std::vector<std::uint8_t> answer;
-      {
-        auto session = nvml::Session::open(library);
-        probe_nvml_readings(own, session);
-        answer = nvml_answer(mine);
-      } // nvmlShutdown before the answer is sent
-      std::size_t sent = 0;
-      while (sent < answer.size()) {
-        ssize_t n = ::write(fds[1], answer.data() + sent, answer.size() - sent);
-        if (n < 0 && errno == EINTR)
-          continue;
-        if (n <= 0)
-          break;
-        sent += static_cast<std::size_t>(n);
-      }
-      code = sent == answer.size() ? 0 : 1;
-      ::close(fds[1]); // the answer's end, before this process's own
-    } catch (...) {
-    }
-    ::_exit(code);
-  }
-  if (child < 0) { // no pipe or no process: NVML in this one, without a deadline
-    if (piped) {
-      ::close(fds[0]);
-      ::close(fds[1]);
-    }
-    probe_nvml_with(ctx, nvml::Session::open(library));
-    return;
-  }
-  ::close(fds[1]);
-  std::string answer;
-  const bool ended =
-      read_until(fds[0], std::chrono::steady_clock::now() + ctx.options.nvml_timeout, answer);
-  ::close(fds[0]);
+  ChildWorker worker([&](const std::string &) {
+    Snapshot mine = ctx.snapshot;
+    ProbeContext own{ctx.fs, ctx.env, ctx.options, mine};
+    auto session = nvml::Session::open(library);
+    probe_nvml_readings(own, session);
+    auto cbor = nvml_answer(mine);
+    return std::string(cbor.begin(), cbor.end());
+  }); // nvmlShutdown (the session's end) comes before the answer is sent
+  auto reply = worker.ask("probe", ctx.options.nvml_timeout);
   nv.nvml_library = library;
-  if (!ended) {
-    ::kill(child, SIGKILL); // ends it unless it sleeps in the driver; never waited for
+  if (reply.outcome == ChildWorker::Outcome::timed_out) {
     nv.nvml_status = "timed-out";
     nv.nvml_error = fmt::format(
         "NVML did not answer within {:g} s (--nvml-timeout): a GPU or the driver has stopped "
@@ -587,28 +519,27 @@ void probe_nvml(const ProbeContext &ctx) {
         std::chrono::duration<double>(ctx.options.nvml_timeout).count());
     return;
   }
-  int status = 0;
-  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-    try {
-      auto j = Json::from_cbor(answer);
-      Snapshot back = ctx.snapshot;
-      j.at("gpus").get_to(back.gpus);
-      j.at("nvidia").get_to(back.nvidia);
-      j.at("notes").get_to(back.notes);
-      ctx.snapshot = std::move(back);
-      name_processes(ctx);
-      return;
-    } catch (const std::exception &) {
+  if (reply.outcome == ChildWorker::Outcome::answered) {
+    Snapshot back = ctx.snapshot;
+    if (auto j = Json::from_cbor(reply.answer, true, false);
+        !j.is_discarded() && j.contains("gpus")) {
+      try {
+        j.at("gpus").get_to(back.gpus);
+        j.at("nvidia").get_to(back.nvidia);
+        j.at("notes").get_to(back.notes);
+        ctx.snapshot = std::move(back);
+        name_processes(ctx);
+        return;
+      } catch (const std::exception &) {
+      }
     }
   }
   nv.nvml_status = "init-failed";
   nv.nvml_error =
-      WIFSIGNALED(status)
+      reply.signal
           ? fmt::format("NVML's probe ended with signal {} ({}) before it answered: the library "
                         "crashed; what NVML reports is unknown",
-                        WTERMSIG(status), strsignal(WTERMSIG(status)))
+                        *reply.signal, strsignal(*reply.signal))
           : std::string("NVML's probe ended without an answer; what NVML reports is unknown");
 }
 

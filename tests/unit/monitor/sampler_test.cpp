@@ -155,6 +155,57 @@ TEST_F(SamplerOnFake, NoNvmlStillReadsTheHost) {
   EXPECT_TRUE(s.host.memory_total_bytes);
 }
 
+// NVML that stops answering, while it opens or later in a sample: the sampler waits its limit,
+// then says why and goes on with the host alone, never asking NVML again.
+TEST_F(SamplerOnFake, NvmlThatStopsAnsweringIsReportedNotWaitedFor) {
+  SamplerOptions o = options();
+  o.nvml_open_timeout = std::chrono::milliseconds(400);
+  o.nvml_sample_timeout = std::chrono::milliseconds(300);
+  scenario(R"({"hang_ms": {"nvmlInit_v2": 60000}, "gpus": [{"bus_id": "00000000:01:00.0"}]})");
+  auto start = Clock::now();
+  Sampler opening(host_, o);
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(3));
+  EXPECT_FALSE(opening.nvml_ok());
+  EXPECT_NE(opening.nvml_error().find("NVML did not answer within 0.4 s (--nvml-timeout) while "
+                                      "it was being opened"),
+            std::string::npos)
+      << opening.nvml_error();
+  Sample none = opening.take();
+  EXPECT_FALSE(none.nvml_ok);
+  EXPECT_TRUE(none.gpus.empty());
+  EXPECT_TRUE(none.host.memory_total_bytes);
+
+  scenario(R"({"hang_ms": {"nvmlDeviceGetTemperature": 60000},
+    "gpus": [{"bus_id": "00000000:01:00.0", "temperature_c": 40}]})");
+  Sampler sampling(host_, o);
+  ASSERT_TRUE(sampling.nvml_ok()) << sampling.nvml_error(); // opening asks no temperature
+  start = Clock::now();
+  Sample s = sampling.take();
+  auto took = Clock::now() - start;
+  EXPECT_GE(took, std::chrono::milliseconds(300));
+  EXPECT_LT(took, std::chrono::seconds(3));
+  EXPECT_FALSE(s.nvml_ok);
+  EXPECT_NE(s.nvml_error.find("within 0.3 s (--nvml-timeout) for a sample"), std::string::npos)
+      << s.nvml_error;
+  EXPECT_TRUE(s.gpus.empty());
+  EXPECT_TRUE(s.host.memory_total_bytes);
+  start = Clock::now();
+  EXPECT_FALSE(sampling.take().nvml_ok);
+  EXPECT_LT(Clock::now() - start, std::chrono::milliseconds(250)); // not asked again
+}
+
+// An NVML that crashes (SIGABRT inside a reading) ends the sampler's child, not the sampler.
+TEST_F(SamplerOnFake, NvmlThatCrashesIsReportedNotFatal) {
+  scenario(R"({"abort_in": "nvmlDeviceGetPowerUsage",
+    "gpus": [{"bus_id": "00000000:01:00.0", "power_usage_mw": 1000}]})");
+  Sampler sampler(host_, options());
+  ASSERT_TRUE(sampler.nvml_ok()) << sampler.nvml_error();
+  Sample s = sampler.take();
+  EXPECT_FALSE(s.nvml_ok);
+  EXPECT_NE(s.nvml_error.find("ended with signal 6"), std::string::npos) << s.nvml_error;
+  EXPECT_TRUE(s.host.memory_total_bytes);
+}
+
 TEST(MonitorAmd, Mi300xNodeThroughSysfs) {
   Sysroot node(std::string(DLRIG_TEST_DATA) + "/node-mi300x");
   SamplerOptions o;

@@ -4,6 +4,12 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace dlrig {
 namespace {
@@ -38,6 +44,88 @@ TEST(Process, KillsAtTheDeadlineAndNeverWaitsPastIt) {
   EXPECT_EQ(r.signal, SIGKILL);
   EXPECT_FALSE(r.exit_code);
   EXPECT_LT(took, 2s);
+}
+
+// A program that leaves its process group (as a daemonising helper does) is out of reach of the
+// group's SIGKILL: it was then waited for until it ended by itself, past the deadline.
+TEST(Process, KillsAProgramThatLeftItsProcessGroup) {
+  auto start = Clock::now();
+  auto r =
+      run_process({{"/usr/bin/perl", "-e", "setpgrp(0, getpgrp(getppid())); sleep 20"}, {}}, 500ms);
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_EQ(r.signal, SIGKILL);
+  EXPECT_LT(Clock::now() - start, 5s);
+}
+
+// A child that does not end (as one asleep in a driver, which SIGKILL does not reach): reaping
+// gives up at its grace instead of waiting.
+TEST(Process, ReapingGivesUpOnAChildThatDoesNotEnd) {
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::pause();
+    ::_exit(0);
+  }
+  int status = 0;
+  auto start = Clock::now();
+  EXPECT_FALSE(reap_within(pid, 200ms, status));
+  auto took = Clock::now() - start;
+  EXPECT_GE(took, 200ms);
+  EXPECT_LT(took, 2s);
+  ::kill(pid, SIGKILL);
+  EXPECT_TRUE(reap_within(pid, 5s, status));
+  EXPECT_TRUE(WIFSIGNALED(status));
+}
+
+// --- ChildWorker ---
+
+TEST(ChildWorker, AnswersEachRequestInTheChildKeepingItsState) {
+  int calls = 0;
+  ChildWorker w([&calls](const std::string &request) {
+    return request + ":" + std::to_string(++calls) + ":" + std::to_string(::getpid());
+  });
+  ASSERT_TRUE(w.started()) << w.start_error();
+  auto a = w.ask("a", 5s);
+  auto b = w.ask(std::string(1 << 20, 'b'), 5s); // more than a socket's buffer either way
+  ASSERT_EQ(a.outcome, ChildWorker::Outcome::answered);
+  ASSERT_EQ(b.outcome, ChildWorker::Outcome::answered);
+  EXPECT_EQ(a.answer.substr(0, 4), "a:1:");
+  EXPECT_EQ(b.answer.substr((1 << 20), 3), ":2:");
+  EXPECT_NE(a.answer.substr(4), std::to_string(::getpid())); // not this process
+  EXPECT_EQ(calls, 0);                                       // its state lives in the child
+}
+
+TEST(ChildWorker, AnAskPastItsDeadlineReturnsThenAndStopsTheWorker) {
+  ChildWorker w([](const std::string &request) {
+    if (request == "hang")
+      std::this_thread::sleep_for(60s);
+    return request;
+  });
+  ASSERT_EQ(w.ask("fine", 5s).answer, "fine");
+  auto start = Clock::now();
+  auto r = w.ask("hang", 300ms);
+  auto took = Clock::now() - start;
+  EXPECT_EQ(r.outcome, ChildWorker::Outcome::timed_out);
+  EXPECT_GE(took, 300ms);
+  EXPECT_LT(took, 2s);
+  start = Clock::now();
+  EXPECT_EQ(w.ask("fine", 5s).outcome, ChildWorker::Outcome::stopped); // not asked again
+  EXPECT_LT(Clock::now() - start, 500ms);
+}
+
+TEST(ChildWorker, AHandlerThatCrashesOrThrowsStopsOnlyTheChild) {
+  ChildWorker crashes([](const std::string &) -> std::string {
+    std::raise(SIGSEGV);
+    return "";
+  });
+  auto r = crashes.ask("x", 5s);
+  EXPECT_EQ(r.outcome, ChildWorker::Outcome::stopped);
+  EXPECT_EQ(r.signal, SIGSEGV);
+  ChildWorker throws([](const std::string &) -> std::string { throw std::runtime_error("no"); });
+  auto t = throws.ask("x", 5s);
+  EXPECT_EQ(t.outcome, ChildWorker::Outcome::stopped);
+  EXPECT_EQ(t.exit_code, 1);
+  EXPECT_FALSE(t.signal);
 }
 
 TEST(Process, ReportsACrashBySignal) {
