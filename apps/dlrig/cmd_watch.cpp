@@ -198,9 +198,7 @@ Runner setup_watch(CLI::App &sub) {
       if (g_stop.load())
         break;
       auto s = sampler.take();
-      window.push_back(s);
-      while (window.size() > 1 && s.time - window.front().time > 60)
-        window.erase(window.begin());
+      monitor::add_to_window(window, s, 60);
       auto findings = monitor::diagnose(window);
       write_record(s, findings);
       if (o->json)

@@ -261,4 +261,22 @@ std::vector<Finding> diagnose(const std::vector<Sample> &window, const DiagnoseO
   return out;
 }
 
+void add_to_window(std::vector<Sample> &window, Sample s, double seconds, double spacing) {
+  const std::size_t n = window.size();
+  // The newest is kept for good only once it stands spacing after the last one kept.
+  if (spacing > 0 && n >= 2 && window[n - 1].time - window[n - 2].time < spacing) {
+    for (auto &g : s.gpus)
+      for (const auto &old : window.back().gpus)
+        if (old.index == g.index && !old.xids.empty())
+          g.xids.insert(g.xids.begin(), old.xids.begin(), old.xids.end());
+    window.back() = std::move(s);
+  } else {
+    window.push_back(std::move(s));
+  }
+  const double now = window.back().time;
+  auto kept = std::find_if(window.begin(), window.end() - 1,
+                           [&](const Sample &old) { return now - old.time <= seconds; });
+  window.erase(window.begin(), kept);
+}
+
 } // namespace dlrig::monitor

@@ -36,6 +36,14 @@ struct DiagnoseOptions {
 
 std::vector<Finding> diagnose(const std::vector<Sample> &window, const DiagnoseOptions &o = {});
 
+// The window the diagnoses read, kept by watch and serve alike: appends s and drops what is older
+// than `seconds` before it (the newest always stays). With spacing > 0, the samples kept besides
+// the newest stand at least `spacing` seconds apart: while the newest is closer than that to the
+// one kept before it, s replaces it, carrying on its Xids (the "xid" rule reads them from the
+// window). serve, whose scrapes come as fast as clients send them, thus holds about
+// seconds / spacing + 2 samples at most.
+void add_to_window(std::vector<Sample> &window, Sample s, double seconds, double spacing = 0);
+
 // The names of the throttle reasons set in an nvmlClocksEventReasons mask (the idle bit is not a
 // throttle); empty when none.
 std::vector<std::string> throttle_reasons(std::uint64_t mask);

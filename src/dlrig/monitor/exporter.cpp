@@ -626,13 +626,8 @@ std::string Exporter::scrape() {
     std::lock_guard<std::mutex> lock(impl_->mutex);
     auto start = std::chrono::steady_clock::now();
     s = impl_->collect();
-    auto &w = impl_->window;
-    w.push_back(s);
-    auto expired = std::find_if(w.begin(), w.end(), [&](const Sample &old) {
-      return s.time - old.time <= options_.window_seconds;
-    });
-    w.erase(w.begin(), expired);
-    findings = diagnose(w);
+    add_to_window(impl_->window, s, options_.window_seconds, options_.window_spacing_seconds);
+    findings = diagnose(impl_->window);
     in.scrape_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     ++scrapes_;

@@ -47,6 +47,9 @@ struct ServeOptions {
   int timeout_seconds = 5;     // a request's whole read, a response's whole write, keep-alive
   std::size_t max_body = 1024; // bytes; a scrape has no body
   double window_seconds = 60;  // samples kept for the diagnoses
+  // At most one sample per this many seconds in the window (add_to_window): a flood of scrapes
+  // neither grows the memory nor slows each scrape's diagnoses.
+  double window_spacing_seconds = 0.1;
 };
 
 // "ADDR:PORT", "[v6]:PORT" or ":PORT" (loopback) -> host and port; nullopt when malformed.

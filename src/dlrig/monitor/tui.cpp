@@ -91,7 +91,7 @@ std::size_t run_tui(const std::function<Sample()> &take, const TuiOptions &o) {
   }
   auto pair = [&](Pair p) { return colour ? COLOR_PAIR(p) : 0; };
 
-  std::deque<Sample> window;
+  std::vector<Sample> window;
   // Per GPU, per graph (utilisation, memory, power, temperature, SM clock): ratios 0-1.
   const char *graph_names[] = {"util", "mem ", "pow ", "temp", "clk "};
   std::map<unsigned, std::array<std::deque<std::optional<double>>, 5>> history;
@@ -109,9 +109,7 @@ std::size_t run_tui(const std::function<Sample()> &take, const TuiOptions &o) {
       Sample s = take();
       if (o.on_sample)
         o.on_sample(s);
-      window.push_back(s);
-      while (window.size() > 1 && s.time - window.front().time > 60)
-        window.pop_front();
+      add_to_window(window, s, 60);
       for (const auto &g : s.gpus) {
         auto &h = history[g.index];
         h[0].push_back(g.utilization_ratio);
@@ -123,7 +121,7 @@ std::size_t run_tui(const std::function<Sample()> &take, const TuiOptions &o) {
           while (d.size() > 512)
             d.pop_front();
       }
-      findings = diagnose(std::vector<Sample>(window.begin(), window.end()));
+      findings = diagnose(window);
       ++shown;
       next = now + std::chrono::microseconds(
                        static_cast<long long>(std::max(0.05, o.interval_seconds) * 1e6));
