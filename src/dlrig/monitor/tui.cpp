@@ -1,6 +1,7 @@
 #include "dlrig/monitor/tui.hpp"
 
 #include "dlrig/monitor/diagnose.hpp"
+#include "dlrig/monitor/view.hpp"
 #include "dlrig/output/text.hpp"
 
 #include <curses.h>
@@ -271,6 +272,8 @@ std::size_t run_tui(const std::function<Sample()> &take, const TuiOptions &o) {
     }
     if (rows.empty())
       put(y++, 0, "(no GPU process)");
+    if (y < h - 1 - static_cast<int>(findings.size()))
+      put(++y, 0, host_line(s.host));
 
     // Diagnoses at the bottom.
     int fy = std::max(y + 1, h - static_cast<int>(findings.size()));

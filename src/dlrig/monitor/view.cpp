@@ -42,6 +42,22 @@ const char *colour_of(const std::string &severity) {
 
 } // namespace
 
+std::string host_line(const HostSample &h) {
+  std::string host = "Host: CPU " + pct(h.cpu_utilization_ratio);
+  if (h.memory_total_bytes)
+    host +=
+        ", RAM " + bytes(h.memory_available_bytes) + " available of " + bytes(h.memory_total_bytes);
+  if (h.data_path) {
+    host += ", data " + printable(*h.data_path);
+    if (h.data_device)
+      host += " (" + printable(*h.data_device) + ")";
+    host += h.data_read_bytes_per_second
+                ? fmt::format(" read {:.0f} MB/s", *h.data_read_bytes_per_second / 1e6)
+                : std::string(" read n/a");
+  }
+  return host;
+}
+
 std::string render_sample(const Sample &s, const std::vector<Finding> &findings, bool colour) {
   std::string out;
   if (!s.nvml_ok)
@@ -89,19 +105,7 @@ std::string render_sample(const Sample &s, const std::vector<Finding> &findings,
   if (!procs.rows.empty())
     out += "\n" + render_text(procs);
 
-  std::string host = "Host: CPU " + pct(s.host.cpu_utilization_ratio);
-  if (s.host.memory_total_bytes)
-    host += ", RAM " + bytes(s.host.memory_available_bytes) + " available of " +
-            bytes(s.host.memory_total_bytes);
-  if (s.host.data_path) {
-    host += ", data " + printable(*s.host.data_path);
-    if (s.host.data_device)
-      host += " (" + printable(*s.host.data_device) + ")";
-    host += s.host.data_read_bytes_per_second
-                ? fmt::format(" read {:.0f} MB/s", *s.host.data_read_bytes_per_second / 1e6)
-                : std::string(" read n/a");
-  }
-  out += "\n" + host + "\n";
+  out += "\n" + host_line(s.host) + "\n";
 
   if (!findings.empty()) {
     out += "\n";

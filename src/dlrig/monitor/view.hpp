@@ -14,6 +14,10 @@ namespace dlrig::monitor {
 // One sample and its diagnoses as text tables (GPUs, processes, host, diagnoses).
 std::string render_sample(const Sample &s, const std::vector<Finding> &findings, bool colour);
 
+// The host's line of both views: "Host: CPU 12%, RAM 50.1 GB available of 67.4 GB" (and the
+// data's disk with --data).
+std::string host_line(const HostSample &h);
+
 // One JSON line: {"schema_version": 1, "sample": {...}, "findings": [...]} and a newline. The
 // command adds the run's context (output/print.hpp document()) with json_body().
 std::string json_line(const Sample &s, const std::vector<Finding> &findings);
