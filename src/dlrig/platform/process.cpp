@@ -397,8 +397,12 @@ void ChildWorker::stop(Reply &reply, bool kill_it) {
 ChildWorker::Reply ChildWorker::ask(const std::string &request, std::chrono::milliseconds timeout) {
   Reply reply;
   if (pid_ <= 0) {
-    reply.outcome = Outcome::answered;
-    reply.answer = handler_(request);
+    try {
+      reply.answer = handler_(request);
+      reply.outcome = Outcome::answered;
+    } catch (...) {
+      reply.exit_code = 1; // as the child would have ended
+    }
     return reply;
   }
   if (stopped_) {

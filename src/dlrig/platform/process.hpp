@@ -90,7 +90,7 @@ public:
   bool started() const { return pid_ > 0; }
   const std::string &start_error() const { return start_error_; } // why no child, if none
   // Sends request and waits at most timeout for the answer. A handler that throws ends the
-  // child (stopped, exit code 1).
+  // child (stopped, exit code 1; without a child, that one answer is `stopped` the same way).
   Reply ask(const std::string &request, std::chrono::milliseconds timeout);
 
 private:
