@@ -61,6 +61,7 @@ struct BenchArgs {
   std::int64_t batch = 0;
   std::optional<int> rank, nranks; // --rank, --nranks
   std::string rendezvous;
+  SnapshotSource source; // --nvml-timeout
   OutputOptions out;
 };
 
@@ -263,6 +264,10 @@ Runner setup_bench(CLI::App &sub) {
                  "srun or mpiexec, the rank and size come from the launcher's variables")
       ->type_name("HOST:PORT")
       ->check(non_empty());
+  add_nvml_timeout(
+      sub, [a](std::chrono::milliseconds t) { a->source.probe.nvml_timeout = t; },
+      "How long the probe waits for NVML, in seconds (default 30); past it the GPU benchmarks are "
+      "skipped (a GPU or the driver has stopped responding)");
   add_output_options(sub, a->out);
   return [a](const Envelope &run) -> ExitCode {
     bench::Context ctx;
@@ -337,8 +342,9 @@ Runner setup_bench(CLI::App &sub) {
     if (a->list) {
       // The snapshot as a run reads it, so that --list finds cuBLASLt and NCCL where a run would
       // (the torch environment's copies).
-      Snapshot snap = obtain_snapshot(SnapshotSource{});
+      Snapshot snap = obtain_snapshot(a->source);
       ctx.snapshot = &snap;
+      bench::gpu::withhold_gpus(snap);
       print(bench::list_report(ctx), run, a->out);
       return ExitCode::ok;
     }
@@ -366,9 +372,9 @@ Runner setup_bench(CLI::App &sub) {
       if (job && !a->cpu_vs_gpu.empty())
         throw Failure(ExitCode::usage, "--cpu-vs-gpu does not take --rank");
     }
-    SnapshotSource src;
-    Snapshot snap = obtain_snapshot(src);
+    Snapshot snap = obtain_snapshot(a->source);
     ctx.snapshot = &snap;
+    bench::gpu::withhold_gpus(snap);
     if (job) {
       std::vector<std::string> ids;
       for (const auto *b : which)
@@ -440,14 +446,14 @@ Runner setup_bench(CLI::App &sub) {
           throw Failure(*store_error);
       };
       print(cpu_vs_gpu_report(*a, snap, bench::load_stored(db->path()), measure_cpu, db->path()),
-            with_source(run, src), a->out);
+            with_source(run, a->source), a->out);
       return ExitCode::ok;
     }
     auto records = execute(which);
     // Rank 0 of a job: "done" to the other ranks, or why the job stopped.
     const auto stopped =
         job ? bench::end_nccl_job(ctx, !bench::storage_stop_requested()) : std::nullopt;
-    print(bench::results_report(records, env), with_source(run, src), a->out);
+    print(bench::results_report(records, env), with_source(run, a->source), a->out);
     if (store_error)
       throw Failure(*store_error);
     if (bench::storage_stop_requested()) {

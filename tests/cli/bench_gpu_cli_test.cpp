@@ -109,6 +109,54 @@ TEST(BenchGpuCli, ListWithOneFakeGpuSaysP2pNeedsTwo) {
   EXPECT_EQ(gpu, 21);
 }
 
+// NVML that does not answer at the probe (a GPU or the driver has stopped responding): cuInit
+// would hang on the same GPU, so every GPU benchmark is skipped with that reason before the
+// driver is opened, in --list and in a run, and the host's benchmarks still run.
+TEST(BenchGpuCli, NvmlThatDoesNotAnswerSkipsEveryGpuBenchmark) {
+  auto scenario = json::parse(std::ifstream(fixture("fake_cuda/nvml_h100_xid.json")));
+  scenario["hang_ms"] = {{"nvmlInit_v2", 120000}};
+  auto path = scratch("nvml-hang-bench.json").string();
+  std::ofstream(path) << scenario.dump();
+  auto env = with(fake_cuda("one_gpu.json"), {std::string("DLRIG_NVML_LIBRARY=") + DLRIG_FAKE_NVML,
+                                              "DLRIG_FAKE_NVML_SCENARIO=" + path});
+  const std::string why = "NVML did not answer when the machine was probed (doctor: "
+                          "gpu.nvml-not-responding)";
+  const auto start = std::chrono::steady_clock::now();
+  auto list = run_dlrig({"bench", "--list", "--json", "--nvml-timeout", "0.5"}, env);
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  int gpu = 0;
+  const json listed = json::parse(list.out);
+  for (auto &b : listed.at("benchmarks"))
+    if (b["family"].get<std::string>().rfind("gpu.", 0) == 0 ||
+        b["family"].get<std::string>() == "nccl") {
+      ++gpu;
+      EXPECT_FALSE(b["can_run"].get<bool>()) << b.dump();
+      EXPECT_EQ(b["reason"].get<std::string>().rfind(why, 0), 0u) << b.dump();
+    }
+  EXPECT_GE(gpu, 21);
+  env.push_back("DLRIG_BENCH_SMALL=1");
+  auto db = scratch("nvml-hang-bench.db").string();
+  std::filesystem::remove(db);
+  auto r = run_dlrig({"bench", "--quick", "--json", "--nvml-timeout", "0.5", "--db", db,
+                      "gpu.memory", "gpu.launch", "cpu.stream"},
+                     env);
+  ASSERT_FALSE(r.out.empty()) << r.err;
+  int skipped = 0, measured = 0;
+  const json results = json::parse(r.out);
+  for (auto &res : results.at("results")) {
+    if (res["id"].get<std::string>().rfind("gpu.", 0) == 0) {
+      ++skipped;
+      EXPECT_EQ(res["status"], "skipped") << res.dump();
+      EXPECT_EQ(res["reason"].get<std::string>().rfind(why, 0), 0u) << res.dump();
+    } else {
+      measured += res["status"] == "measured";
+    }
+  }
+  EXPECT_GE(skipped, 2);
+  EXPECT_GE(measured, 1) << r.out;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
+}
+
 TEST(BenchGpuCli, EveryFamilyRunsEndToEndAndIsStored) {
   // A cuBLASLt with outer-vector and block scales (12.9+), so gpu.gemm.fp8_rowwise and
   // gpu.gemm.fp8_block run too; gpu.gemm.mxfp8 needs a Blackwell GPU.

@@ -273,8 +273,15 @@ private:
 // the clock for heat or a hardware signal (what doctor's throttling check counts).
 std::vector<std::string> clock_event_reasons(std::uint64_t mask, bool &slows);
 
-// Skip reason when fewer than `count` usable GPUs are there (nullopt when enough).
+// Skip reason when fewer than `count` usable GPUs are there (nullopt when enough). The driver is
+// opened on the first call, unless withhold_gpus() said why not.
 std::optional<std::string> needs_gpus(int count);
+
+// What the probe found (snapshot.nvidia): when NVML did not answer in time (nvml_status
+// "timed-out": a GPU or the driver has stopped responding), every GPU benchmark is skipped with
+// that reason and the driver is never opened, since cuInit and NVML would hang on the same GPU.
+// Call it before the first needs_gpus().
+void withhold_gpus(const Snapshot &snapshot);
 
 // Free device memory against what one configuration needs (docs/bench.md, "Sizes"): the reason to
 // skip it when `needed` bytes do not fit in 90 % of the `free` bytes cuMemGetInfo reported (a

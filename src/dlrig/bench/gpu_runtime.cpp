@@ -702,7 +702,20 @@ void StateLog::into(Json &details) const {
                     throttled, readings_.size());
 }
 
+namespace {
+std::optional<std::string> g_withheld; // withhold_gpus()
+} // namespace
+
+void withhold_gpus(const Snapshot &snapshot) {
+  if (snapshot.nvidia.nvml_status == "timed-out")
+    g_withheld = "NVML did not answer when the machine was probed (doctor: "
+                 "gpu.nvml-not-responding): a GPU or the driver has stopped responding, and the "
+                 "GPU benchmarks would hang on it";
+}
+
 std::optional<std::string> needs_gpus(int count) {
+  if (g_withheld)
+    return g_withheld;
   Runtime &rt = Runtime::get();
   if (auto why = rt.unavailable())
     return why;
