@@ -281,6 +281,8 @@ Sampler::Sampler(const FileSystem &fs, SamplerOptions options)
   }
   nvml_ok_ = j.value("ok", false);
   nvml_error_ = j.value("error", std::string());
+  if (!nvml_ok_)
+    nvml_.reset(); // never asked again: its process ends now rather than idle for the run
   if (j.contains("driver_version") && j.at("driver_version").is_string())
     facts_.driver_version = j.at("driver_version").get<std::string>();
   if (j.contains("cuda_version") && j.at("cuda_version").is_string())
