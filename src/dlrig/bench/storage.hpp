@@ -10,12 +10,12 @@
 // - dataset: `data` names regular files. A read-only pass over them (opened O_RDONLY, never
 //   written); the checksum of what was read is reported, there is nothing to compare it with.
 //
-// In flight: `queue_depth` threads, each with its own pread on the shared descriptor, keep that
-// many requests outstanding. Threads instead of io_uring or libaio: no extra dependency, no
-// kernel feature to probe (io_uring is disabled by default in some kernels and containers), and
-// with one 1 MiB request per thread the syscall cost is far below the transfer time; for 4 KiB
-// reads it costs a few microseconds per request, which docs/bench.md's side-by-side with fio
-// measures.
+// In flight: sequential reads use `queue_depth` threads, each with its own pread on the shared
+// descriptor (with one 1 MiB request per thread the syscall cost is far below the transfer
+// time). Random 4 KiB reads use Linux AIO from one thread, as fio's libaio engine does, through
+// its system calls (no library; io_uring is disabled in some kernels and containers): 32
+// blocking threads on 2 vCPUs lost a quarter of fio's IOPS to context switches (docs/bench.md).
+// Without O_DIRECT, or where the kernel refuses AIO, they fall back to the threads.
 //
 // Thread safety: run_storage may be called from one thread at a time (the temp-file registry
 // below is process-wide).
@@ -45,6 +45,8 @@ struct StorageOptions {
   std::optional<std::uint64_t> test_enospc_after;
   // Test hook: flips one byte of the first block each pass reads (verification must catch it).
   bool test_corrupt_read = false;
+  // Test hook: the random reads use the blocking threads, as where the kernel refuses AIO.
+  bool test_no_aio = false;
 };
 
 struct StorageResult {
@@ -54,6 +56,10 @@ struct StorageResult {
   bool direct = false;         // O_DIRECT was used
   std::string cache_note;      // why the figure may include the page cache (empty: it doesn't)
   unsigned queue_depth = 0;
+  // How the random reads were kept in flight: "linux-aio" (one thread, Linux AIO, as fio's libaio
+  // engine; with O_DIRECT where the kernel allows it) or "threads" (one blocking pread per
+  // thread); empty when no random pass ran.
+  std::string random_engine;
   std::vector<double> seq_bytes_per_s; // one per pass (B/s, 1e9 = 1 GB/s)
   std::vector<double> rand_iops;       // one per pass (4 KiB reads per second)
   std::optional<bool> verified;        // temp file: every block matched; dataset: nullopt

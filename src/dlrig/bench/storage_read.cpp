@@ -130,7 +130,9 @@ Outcome run_read(bool sequential, const Context &ctx, Sampler &s) {
       {"file_bytes", r.bytes},
       {"request_bytes", sequential ? opt.block_bytes : 4096},
       {"queue_depth", r.queue_depth},
-      {"in_flight", "one thread per request, blocking pread"},
+      {"in_flight", sequential || r.random_engine != "linux-aio"
+                        ? "one thread per request, blocking pread"
+                        : "Linux AIO (io_submit/io_getevents) from one thread, as fio's libaio"},
       {"page_cache", r.direct ? "bypassed: O_DIRECT for the write and every read" : r.cache_note},
       {"verified", r.verified ? Json(*r.verified) : Json(nullptr)},
       {"checksum", r.temp_file ? Json(nullptr) : Json(r.checksum)},
