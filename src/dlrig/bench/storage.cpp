@@ -256,6 +256,15 @@ std::vector<std::size_t> random_targets(const std::vector<Target> &targets) {
   return usable;
 }
 
+// Whether the 4 KiB read at byte `off` of the temp file holds what the generator wrote there.
+bool random_block_matches(std::uint64_t seed, std::uint64_t off, const unsigned char *block) {
+  const auto *w = reinterpret_cast<const std::uint64_t *>(block);
+  for (std::uint64_t i = 0; i < kRandomBytes / 8; ++i)
+    if (w[i] != storage_word(seed, off / 8 + i))
+      return false;
+  return true;
+}
+
 // usable: random_targets(targets), not empty.
 RandPass random_pass(const std::vector<Target> &targets, const std::vector<std::size_t> &usable,
                      const StorageOptions &opt, std::optional<std::uint64_t> seed,
@@ -290,14 +299,8 @@ RandPass random_pass(const std::vector<Target> &targets, const std::vector<std::
       }
       if (opt.test_corrupt_read && id == 0 && mine == 0)
         buf.get()[kRandomBytes / 2] ^= 0x5a;
-      if (seed) {
-        const auto *w = reinterpret_cast<const std::uint64_t *>(buf.get());
-        for (std::uint64_t i = 0; i < kRandomBytes / 8; ++i)
-          if (w[i] != storage_word(*seed, off / 8 + i)) {
-            mismatches.fetch_add(1);
-            break;
-          }
-      }
+      if (seed && !random_block_matches(*seed, off, buf.get()))
+        mismatches.fetch_add(1);
       done.fetch_add(1);
     }
   };
@@ -406,14 +409,8 @@ std::optional<RandPass> random_pass_aio(const std::vector<Target> &targets,
       }
       if (opt.test_corrupt_read && done == 0)
         sl.buf.get()[kRandomBytes / 2] ^= 0x5a;
-      if (seed) {
-        const auto *w = reinterpret_cast<const std::uint64_t *>(sl.buf.get());
-        for (std::uint64_t i = 0; i < kRandomBytes / 8; ++i)
-          if (w[i] != storage_word(*seed, off / 8 + i)) {
-            ++out.mismatches;
-            break;
-          }
-      }
+      if (seed && !random_block_matches(*seed, off, sl.buf.get()))
+        ++out.mismatches;
       ++done;
       if (more && issued < opt.random_reads) {
         prepare(static_cast<std::size_t>(events[e].data));
@@ -604,6 +601,7 @@ Result<StorageResult> run_storage(const StorageOptions &opt) {
   }
 
   std::uint64_t mismatches = 0;
+  const auto usable = random_targets(targets);
   for (unsigned pass = 0; pass < std::max(1u, opt.passes); ++pass) {
     if (!res.direct)
       for (const auto &t : targets)
@@ -621,7 +619,6 @@ Result<StorageResult> run_storage(const StorageOptions &opt) {
       if (pass == 0)
         res.checksum = s.checksum;
     }
-    const auto usable = random_targets(targets);
     if (!opt.random || usable.empty())
       continue;
     std::optional<RandPass> aio;
