@@ -6,8 +6,10 @@
 #
 #   [ONLY="machine gemm ..."] [PRECISIONS="bf16 ..."] perf/gpu_session.sh OUT [BUNDLE] [SECONDS]
 #
-# GEMM_LIMIT (default 45) is each precision's time limit in seconds; SIDE_ARGS more arguments for
-# the side-by-side (--match-samples: torch timed with as many samples as dlrig took).
+# GEMM_LIMIT (default 45) is each precision's time limit in seconds, CPU_LIMIT (default 90) the cpu
+# group's (its three GEMM rounds alone took 90 s on a 16-vCPU Xeon: ROUNDS=1 or a larger limit);
+# SIDE_ARGS more arguments for the side-by-side (--match-samples: torch timed with as many samples
+# as dlrig took).
 # ONLY names the groups to run (default all): machine, software (info, snapshot, doctor,
 # collect_env), capture, fit, gemm, memory, link, multi, side, extras (serve/watch once, text runs);
 # and, named only: quick (the whole --quick GPU suite, timed), fitnew (FIT_ONLY cases of
@@ -123,7 +125,7 @@ named fitnew && step fit-new 120 python3 perf/fit_measure.py --device cuda --dlr
 named categories && step fit-categories 90 python3 perf/fit_measure.py --device cuda --categories --dlrig "$D" --out "$R/fit-cat" --only "${CATEGORIES_ONLY:-gpt2 bf16,bert,llama-1b-shape bf16-amp b4 s1024}"
 named profile && step fit-profile 150 python3 perf/fit_profile.py --out "$R/profile"
 if named cpu; then
-  step cpu-side-by-side 90 env STREAM_C="$BUNDLE_DIR/stream.c" BUILD="$BUNDLE" BENCH_VENV=/nonexistent perf/bench_side_by_side.sh /tmp
+  step cpu-side-by-side "${CPU_LIMIT:-90}" env STREAM_C="$BUNDLE_DIR/stream.c" BUILD="$BUNDLE" BENCH_VENV=/nonexistent perf/bench_side_by_side.sh /tmp
 fi
 # One SIGINT (--foreground: to dlrig only, not the group, which would be a second Ctrl-C) a few
 # seconds in: the first --long configuration (60 s sustained) finishes and is kept, none follows.

@@ -12,7 +12,7 @@ table (device name, dlrig, torch, ratio) for docs/bench.md.
   GEMM   torch.matmul per dtype (tf32: torch.backends.cuda.matmul.allow_tf32), fp8:
          torch._scaled_mm (E4M3 with per-tensor scales amax / 448, as dlrig's gpu.gemm.fp8,
          BF16 out; fp8_rowwise: a scale per row of A and per column of B; fp8_block: 1 x 128
-         blocks of A and 128 x 128 blocks of B, not yet run on a GPU; mxfp8: a power-of-two
+         blocks of A and 128 x 128 blocks of B (run on an H100, k/128 a multiple of 4); mxfp8: a power-of-two
          float8_e8m0fnu scale per 32 elements along k in cuBLAS's 128 x 4 tiles, torch 2.7+ on
          a Blackwell GPU, not yet run on one), int8: torch._int_mm;
          rate 2*m*n*k / t.

@@ -68,6 +68,36 @@ TEST(BenchCli, QuickGemmMeasuresVerifiedResultsWithEnvironment) {
   EXPECT_EQ(missing.exit_code, 64);
 }
 
+// cpu.stream runs the widest vectors the CPU has (AVX-512F, AVX2, else SSE2's 16 bytes),
+// DLRIG_STREAM_VECTOR_BYTES caps the width, and every width's output is checked element by element.
+TEST(BenchCli, StreamRunsTheWidestVectorsTheCpuHasAndChecksEachWidth) {
+  std::size_t widest = 16;
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  widest = __builtin_cpu_supports("avx512f") ? 64 : __builtin_cpu_supports("avx2") ? 32 : 16;
+#endif
+  auto db = scratch("cli_stream_width.db").string();
+  for (const char *cap : {"", "16", "32", "64"}) {
+    std::filesystem::remove(db);
+    std::vector<std::string> env{"DLRIG_BENCH_SMALL=1"};
+    if (*cap)
+      env.push_back(std::string("DLRIG_STREAM_VECTOR_BYTES=") + cap);
+    auto r = run_dlrig({"bench", "--quick", "cpu.stream", "--json", "--db", db}, env);
+    ASSERT_EQ(r.exit_code, 0) << cap << ": " << r.err;
+    const std::size_t want = *cap ? std::min<std::size_t>(std::stoul(cap), widest) : widest;
+    int measured = 0;
+    const auto j = nlohmann::json::parse(r.out);
+    for (const auto &res : j["results"]) {
+      ASSERT_EQ(res["status"], "measured") << cap << ": " << res.dump();
+      EXPECT_EQ(res["details"]["vector_bytes"], want) << cap << ": " << res["id"];
+      EXPECT_NE(res["details"]["vector"].get<std::string>().find(std::to_string(want) + " B"),
+                std::string::npos);
+      ++measured;
+    }
+    EXPECT_EQ(measured, 4) << cap; // copy, scale, add, triad
+  }
+}
+
 TEST(BenchCli, DataDecodeMeasuresImagesPerSecondAndCatchesAWrongDecode) {
   auto db = scratch("cli_decode.db").string();
   std::filesystem::remove(db);

@@ -2,7 +2,7 @@
 // hardware thread: a persistent team (the caller plus std::threads meeting at a barrier, as
 // stream.c's OpenMP team does), a static contiguous partition on cache-line boundaries,
 // first-touch initialisation by the member that uses each slice, arrays in transparent huge
-// pages where the kernel grants them (madvise), loops written with 16-byte vectors.
+// pages where the kernel grants them (madvise), loops written with the widest vectors the CPU has.
 // Run rules followed: each array is at least 4 x the sum of the last-level caches (and at least
 // 1 Mi elements); 10 timed passes after an untimed first; the best pass is STREAM's figure
 // (rate.best), the median is reported beside it. Bytes by STREAM's convention (doubles, reads
@@ -172,29 +172,38 @@ std::pair<std::size_t, std::size_t> slice(std::size_t n, int threads, int t) {
   return {lo, hi};
 }
 
-// The kernels, written with two-lane vectors (GCC/Clang vector extensions; SSE2 on x86-64, so
-// the binary stays portable). Plain loops over three pointers are left scalar at -O2 (GCC's
-// "very cheap" vectoriser will not add the alias checks and the remainder loop they need); the
-// explicit form issues the 16-byte loads and stores that stream.c gets from -O3.
-using V2 = double __attribute__((vector_size(16)));
+// The kernels, written with explicit vectors (GCC/Clang vector extensions) of W bytes. Plain
+// loops over three pointers are left scalar at -O2 (GCC's "very cheap" vectoriser will not add the
+// alias checks and the remainder loop they need); the explicit form issues the loads and stores
+// that stream.c gets from -O3. The binary stays portable: SSE2's 16 bytes everywhere on x86-64,
+// and copies of the loops compiled for AVX2 (32 bytes) and AVX-512F (64 bytes) that run where the
+// CPU has them (__builtin_cpu_supports), as stream.c built with -march=native uses the widest
+// (16-byte loads measured 0.85 of stream.c's triad on a 16-vCPU Xeon with AVX-512, docs/bench.md).
+template <std::size_t W> struct Vec;
+template <> struct Vec<16> { typedef double type __attribute__((vector_size(16))); };
+template <> struct Vec<32> { typedef double type __attribute__((vector_size(32))); };
+template <> struct Vec<64> { typedef double type __attribute__((vector_size(64))); };
 
-template <Kernel K>
-void kernel_slice(double *__restrict a, double *__restrict b, double *__restrict c, std::size_t lo,
-                  std::size_t hi) {
+template <Kernel K, std::size_t W>
+[[gnu::always_inline]] inline void kernel_lanes(double *__restrict a, double *__restrict b,
+                                                double *__restrict c, std::size_t lo,
+                                                std::size_t hi) {
+  using V = typename Vec<W>::type;
+  constexpr std::size_t lanes = W / sizeof(double);
+  const V s = V{} + kScalar;
   std::size_t i = lo;
-  const V2 s = {kScalar, kScalar};
-  for (; i + 8 <= hi; i += 8)
-    for (std::size_t j = i; j < i + 8; j += 2) {
+  for (; i + 8 <= hi; i += 8) // slices start on whole cache lines: every vector is W-aligned
+    for (std::size_t j = i; j < i + 8; j += lanes) {
       if constexpr (K == copy)
-        *reinterpret_cast<V2 *>(c + j) = *reinterpret_cast<const V2 *>(a + j);
+        *reinterpret_cast<V *>(c + j) = *reinterpret_cast<const V *>(a + j);
       else if constexpr (K == scale)
-        *reinterpret_cast<V2 *>(b + j) = s * *reinterpret_cast<const V2 *>(c + j);
+        *reinterpret_cast<V *>(b + j) = s * *reinterpret_cast<const V *>(c + j);
       else if constexpr (K == add)
-        *reinterpret_cast<V2 *>(c + j) =
-            *reinterpret_cast<const V2 *>(a + j) + *reinterpret_cast<const V2 *>(b + j);
+        *reinterpret_cast<V *>(c + j) =
+            *reinterpret_cast<const V *>(a + j) + *reinterpret_cast<const V *>(b + j);
       else
-        *reinterpret_cast<V2 *>(a + j) =
-            *reinterpret_cast<const V2 *>(b + j) + s * *reinterpret_cast<const V2 *>(c + j);
+        *reinterpret_cast<V *>(a + j) =
+            *reinterpret_cast<const V *>(b + j) + s * *reinterpret_cast<const V *>(c + j);
     }
   for (; i < hi; ++i) {
     if constexpr (K == copy)
@@ -208,19 +217,71 @@ void kernel_slice(double *__restrict a, double *__restrict b, double *__restrict
   }
 }
 
-double run_kernel(Kernel k, Team &team, int threads, std::size_t n, double *a, double *b,
-                  double *c) {
+template <Kernel K>
+void kernel_16(double *a, double *b, double *c, std::size_t lo, std::size_t hi) {
+  kernel_lanes<K, 16>(a, b, c, lo, hi);
+}
+#if defined(__x86_64__)
+template <Kernel K>
+[[gnu::target("avx2")]] void kernel_32(double *a, double *b, double *c, std::size_t lo,
+                                       std::size_t hi) {
+  kernel_lanes<K, 32>(a, b, c, lo, hi);
+}
+template <Kernel K>
+[[gnu::target("avx512f")]] void kernel_64(double *a, double *b, double *c, std::size_t lo,
+                                          std::size_t hi) {
+  kernel_lanes<K, 64>(a, b, c, lo, hi);
+}
+#endif
+
+// The widest vector this CPU runs, in bytes (16, 32 or 64), no wider than DLRIG_STREAM_VECTOR_BYTES
+// where that is set (16, 32 or 64: the widths side by side on one machine).
+std::size_t vector_bytes() {
+  std::size_t cap = 64;
+  if (const char *env = std::getenv("DLRIG_STREAM_VECTOR_BYTES"))
+    cap = std::string(env) == "16" ? 16 : std::string(env) == "32" ? 32 : 64;
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (cap >= 64 && __builtin_cpu_supports("avx512f"))
+    return 64;
+  if (cap >= 32 && __builtin_cpu_supports("avx2"))
+    return 32;
+#endif
+  return 16;
+}
+
+std::string vector_name(std::size_t bytes) {
+  return bytes == 64   ? "64 B (AVX-512F)"
+         : bytes == 32 ? "32 B (AVX2)"
+                       : "16 B (SSE2 on x86-64; the compiler's generic vectors elsewhere)";
+}
+
+template <Kernel K>
+void kernel_slice(std::size_t width, double *a, double *b, double *c, std::size_t lo,
+                  std::size_t hi) {
+#if defined(__x86_64__)
+  if (width == 64)
+    return kernel_64<K>(a, b, c, lo, hi);
+  if (width == 32)
+    return kernel_32<K>(a, b, c, lo, hi);
+#endif
+  (void)width;
+  kernel_16<K>(a, b, c, lo, hi);
+}
+
+double run_kernel(Kernel k, std::size_t width, Team &team, int threads, std::size_t n, double *a,
+                  double *b, double *c) {
   return team.run([=](int t) {
     auto [lo, hi] = slice(n, threads, t);
     switch (k) {
     case copy:
-      return kernel_slice<copy>(a, b, c, lo, hi);
+      return kernel_slice<copy>(width, a, b, c, lo, hi);
     case scale:
-      return kernel_slice<scale>(a, b, c, lo, hi);
+      return kernel_slice<scale>(width, a, b, c, lo, hi);
     case add:
-      return kernel_slice<add>(a, b, c, lo, hi);
+      return kernel_slice<add>(width, a, b, c, lo, hi);
     case triad:
-      return kernel_slice<triad>(a, b, c, lo, hi);
+      return kernel_slice<triad>(width, a, b, c, lo, hi);
     }
   });
 }
@@ -360,9 +421,10 @@ Outcome run_stream(Kernel k, const Config &cfg, const Context &ctx, Sampler &s) 
     }
   });
   const auto huge = huge_bytes(arrays.first, 3 * arrays.stride);
-  run_kernel(k, team, threads, n, pa, pb, pc); // the untimed first pass
-  for (int pass = 0; pass < 10; ++pass)        // STREAM: NTIMES = 10, the first one not counted
-    s.add(run_kernel(k, team, threads, n, pa, pb, pc));
+  const std::size_t width = vector_bytes();
+  run_kernel(k, width, team, threads, n, pa, pb, pc); // the untimed first pass
+  for (int pass = 0; pass < 10; ++pass) // STREAM: NTIMES = 10, the first one not counted
+    s.add(run_kernel(k, width, team, threads, n, pa, pb, pc));
   if (ctx.corrupt)
     (k == copy || k == add ? pc : k == scale ? pb : pa)[n / 2] += 1;
 
@@ -436,6 +498,8 @@ Outcome run_stream(Kernel k, const Config &cfg, const Context &ctx, Sampler &s) 
                    thp_mode(), huge ? fmt::format("{:.0f} MiB", *huge / 1048576) : "unknown",
                    3.0 * static_cast<double>(n * sizeof(double)) / 1048576)},
       {"array_stride_bytes", arrays.stride},
+      {"vector_bytes", width},
+      {"vector", vector_name(width)},
       {"dram_channels", peak.channels ? Json(peak.channels) : Json(nullptr)},
       {"dram_mts", peak.mts ? Json(*peak.mts) : Json(nullptr)}};
   return o;
