@@ -15,7 +15,7 @@
 # and, named only: quick (the whole --quick GPU suite, timed), fitnew (FIT_ONLY cases of
 # perf/fit_measure.py), categories (its --categories on CATEGORIES_ONLY), profile (perf/fit_profile.py),
 # cpu (perf/bench_side_by_side.sh on this machine's CPU; STREAM_C in BUNDLE/stream.c), long (--long
-# gpu.gemm.bf16, interrupted during its first configuration, which finishes), repeat (gemm + side
+# gpu.gemm.bf16, interrupted during its first configuration, which ends at its next sample), repeat (gemm + side
 # once more), cpucore (cpu with dlrig's OpenBLAS told the core: OPENBLAS_CORETYPE=$CORE), ranks
 # (nccl.* as ranks of a multi-process job through the real NCCL). DEEP=0 leaves out the --deep
 # snapshot and doctor, UNGATED=0 the ungated side-by-side.
@@ -128,7 +128,8 @@ if named cpu; then
   step cpu-side-by-side "${CPU_LIMIT:-90}" env STREAM_C="$BUNDLE_DIR/stream.c" BUILD="$BUNDLE" BENCH_VENV=/nonexistent perf/bench_side_by_side.sh /tmp
 fi
 # One SIGINT (--foreground: to dlrig only, not the group, which would be a second Ctrl-C) a few
-# seconds in: the first --long configuration (60 s sustained) finishes and is kept, none follows.
+# seconds in: the first --long configuration (60 s sustained) ends at its next sample and is kept
+# (details.interrupted), none follows.
 # cpucore: the same with dlrig (only dlrig: numpy's and torch's own libraries keep their choice)
 # running OpenBLAS with OPENBLAS_CORETYPE=$CORE (default SkylakeX), for a CPU whose model OpenBLAS
 # does not recognise (docs/bench.md, cpu.gemm).

@@ -416,8 +416,9 @@ Runner setup_bench(CLI::App &sub) {
     auto db = open_db();
     // Runs the benchmarks, storing each result as it completes (its own transaction).
     // Ctrl-C: storage.read's temporary file is removed in the handler, the benchmark in progress
-    // stops (storage) or finishes (the others), no further one starts; what was measured is
-    // stored and printed. A second Ctrl-C ends dlrig at once.
+    // stops (storage) or ends its sampling at the next sample (the others: kept, with
+    // details.interrupted), no further one starts; what was measured is stored and printed. A
+    // second Ctrl-C ends dlrig at once.
     std::optional<Error> store_error;
     auto execute = [&](const std::vector<const bench::Benchmark *> &benches) {
       std::int64_t stored_run =

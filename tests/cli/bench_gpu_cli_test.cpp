@@ -289,6 +289,30 @@ TEST(BenchGpuCli, CtrlCDuringAGpuBenchmarkFreesDeviceMemoryKeepsResultsAndExits1
   EXPECT_EQ(left["device_bytes"], 0) << left.dump();
 }
 
+// Ctrl-C during a --long configuration (60 s of samples, 100000 at most) ends its sampling at
+// the next sample instead of running on for the minute: the result is kept and says so.
+TEST(BenchGpuCli, CtrlCCutsALongConfigurationShortAndKeepsItsSamples) {
+  const auto db = scratch("gpu_interrupt_long.db").string();
+  std::filesystem::remove(db);
+  auto env = fake_cuda("interrupt_long.json"); // SIGINT at the device's 400th call
+  env.push_back("DLRIG_BENCH_SMALL=1");
+  auto r =
+      run_dlrig({"bench", "--long", "--json", "--db", db, "gpu.memory.copy", "gpu.launch"}, env);
+  EXPECT_EQ(r.exit_code, 130) << r.err;
+  const auto results = json::parse(r.out).at("results");
+  ASSERT_EQ(results.size(), 1u) << r.out; // gpu.launch never started
+  const auto &copy = results[0];
+  EXPECT_EQ(copy["status"], "measured") << copy.dump();
+  const int samples = copy["seconds"]["samples"].get<int>();
+  EXPECT_GE(samples, 1);
+  EXPECT_LT(samples, 1000) << "sampling went on after Ctrl-C";
+  EXPECT_EQ(copy["details"].value("interrupted", ""),
+            "cut short by Ctrl-C (SIGINT/SIGTERM) after " + std::to_string(samples) +
+                " samples, before the stopping rule was met")
+      << copy.dump();
+  EXPECT_NE(r.err.find("(cut short by Ctrl-C)"), std::string::npos) << r.err;
+}
+
 TEST(BenchGpuCli, ALaunchFailureFailsThatGpuWithTheDriversWords) {
   auto g = bench("launch_failure.json", {"gpu.launch", "gpu.memory"});
   ASSERT_EQ(g.run.exit_code, 2) << g.run.err; // a launch failure is sticky: the GPU is lost

@@ -88,23 +88,37 @@ bool enough(const std::vector<double> &samples, const StopRule &rule);
 
 // The runner's side of a run: the benchmark asks more() before each timed pass and add()s its
 // seconds. warm_up() is called by the benchmark once, untimed, before the first sample.
+// `interrupted` (Ctrl-C) ends the sampling at the next more() once there is one sample, so a
+// --long configuration does not run on for its minute; cut_short() then says so.
 class Sampler {
 public:
-  explicit Sampler(StopRule rule) : rule_(rule), started_(std::chrono::steady_clock::now()) {}
+  explicit Sampler(StopRule rule, std::function<bool()> interrupted = {})
+      : rule_(rule), interrupted_(std::move(interrupted)),
+        started_(std::chrono::steady_clock::now()) {}
   bool more() const {
     if (rule_.max_wall_seconds && !samples_.empty() &&
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count() >=
             *rule_.max_wall_seconds)
       return false;
-    return !enough(samples_, rule_);
+    if (enough(samples_, rule_))
+      return false;
+    if (interrupted_ && !samples_.empty() && interrupted_()) {
+      cut_short_ = true;
+      return false;
+    }
+    return true;
   }
   void add(double seconds) { samples_.push_back(seconds); }
   const std::vector<double> &samples() const { return samples_; }
+  // True when `interrupted` ended the sampling before the stopping rule was met.
+  bool cut_short() const { return cut_short_; }
 
 private:
   StopRule rule_;
+  std::function<bool()> interrupted_;
   std::chrono::steady_clock::time_point started_;
   std::vector<double> samples_;
+  mutable bool cut_short_ = false;
 };
 
 // The floor a result is expected to reach on this machine (docs/bench.md, "Expectations"); a
@@ -212,7 +226,9 @@ struct RunOptions {
   // Called with each record as soon as it is complete (the store writes it in its own
   // transaction, so an interrupted run keeps every earlier result).
   std::function<void(const Record &)> on_record;
-  // Asked before each configuration: true stops the run there (SIGINT); records so far are kept.
+  // Asked before each configuration (true stops the run there: SIGINT; records so far are kept)
+  // and before each sample once there is one (true ends that configuration's sampling: its
+  // result is kept with details.interrupted).
   std::function<bool()> stop;
 };
 std::vector<Record> run_all(const std::vector<const Benchmark *> &which, const RunOptions &o);

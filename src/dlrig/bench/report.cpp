@@ -106,7 +106,7 @@ Table results_table(const std::vector<Record> &records) {
                                 (*nccl)["requested"].get<std::string>());
         note = note.empty() ? text : note + "; " + text;
       }
-    for (const char *key : {"library_core_selected", "library_note"})
+    for (const char *key : {"library_core_selected", "library_note", "interrupted"})
       if (auto lib = r.details.find(key); lib != r.details.end() && lib->is_string())
         note = note.empty() ? lib->get<std::string>() : note + "; " + lib->get<std::string>();
     t.add({r.id, r.config, below ? "BELOW" : "measured", num(r.rate_median),

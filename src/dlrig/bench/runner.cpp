@@ -172,13 +172,18 @@ std::vector<Record> run_all(const std::vector<const Benchmark *> &which, const R
       Record r = base(*b, c.label);
       say(fmt::format("{} {}: running", b->id, c.label));
       try {
-        Sampler s(stop_rule(o.ctx.tier));
+        Sampler s(stop_rule(o.ctx.tier), o.stop);
         Outcome oc = b->run(c, o.ctx, s);
         r.seconds = summarize(s.samples());
         r.work = oc.work;
         r.work_unit = oc.work_unit;
         r.rate_unit = oc.rate_unit;
         r.details = oc.details;
+        if (s.cut_short())
+          r.details["interrupted"] =
+              fmt::format("cut short by Ctrl-C (SIGINT/SIGTERM) after {} samples, before the "
+                          "stopping rule was met",
+                          s.samples().size());
         r.peak = oc.peak;
         r.peak_assumption = oc.peak_assumption;
         if (oc.verification_error) {
@@ -209,12 +214,13 @@ std::vector<Record> run_all(const std::vector<const Benchmark *> &which, const R
       }
       ++done;
       if (r.status == Status::measured)
-        say(fmt::format("{} {} {}: {:.1f} {} (median of {}, CV {:.2f} %){}", eta(), b->id, c.label,
-                        *r.rate_median, r.rate_unit, r.seconds.n, 100 * r.seconds.rsd(),
+        say(fmt::format("{} {} {}: {:.1f} {} (median of {}, CV {:.2f} %){}{}", eta(), b->id,
+                        c.label, *r.rate_median, r.rate_unit, r.seconds.n, 100 * r.seconds.rsd(),
                         r.below_expectation.value_or(false)
                             ? fmt::format(": BELOW the expected {:.3g} ({})",
                                           r.expectation->min_rate, r.expectation->basis)
-                            : ""));
+                            : "",
+                        r.details.contains("interrupted") ? " (cut short by Ctrl-C)" : ""));
       else
         say(fmt::format("{} {} {}: {}: {}", eta(), b->id, c.label, status_name(r.status),
                         r.reason.value_or("")));

@@ -193,6 +193,56 @@ TEST(BenchRunner, StreamIsVerifiedAndACorruptedElementIsWrong) {
     EXPECT_EQ(r.status, Status::wrong) << r.id;
 }
 
+// Ctrl-C while a configuration samples (a --long one would run on for its minute): sampling ends
+// at the next sample, the result is kept, says so in details.interrupted, and nothing else starts.
+TEST(BenchRunner, CtrlCCutsTheConfigurationInProgressShortAndKeepsIt) {
+  int taken = 0;
+  bool ctrl_c = false;
+  Benchmark steady{"x.steady",
+                   "x",
+                   "samples steadily",
+                   "nothing",
+                   nullptr,
+                   [](const Context &) {
+                     return std::vector<Config>{{"first", {}}, {"second", {}}};
+                   },
+                   [&](const Config &, const Context &, Sampler &s) {
+                     while (s.more()) {
+                       s.add(1e-3);
+                       if (++taken == 7)
+                         ctrl_c = true; // SIGINT arrives during the 7th sample
+                     }
+                     Outcome o;
+                     o.work = 1e6;
+                     o.work_unit = "B";
+                     o.rate_unit = "GB/s";
+                     return o;
+                   }};
+  Context c = small(false);
+  c.tier = Tier::sustained; // 60 s of samples (60000 here) unless interrupted
+  std::vector<std::string> said;
+  RunOptions o{c, [&](const std::string &line) { said.push_back(line); }, nullptr,
+               [&] { return ctrl_c; }};
+  auto rs = run_all({&steady}, o);
+  ASSERT_EQ(rs.size(), 1u); // "second" never started
+  EXPECT_EQ(rs[0].status, Status::measured);
+  EXPECT_EQ(rs[0].seconds.n, 7u);
+  EXPECT_EQ(taken, 7);
+  ASSERT_TRUE(rs[0].details.contains("interrupted")) << rs[0].details.dump();
+  EXPECT_NE(rs[0].details["interrupted"].get<std::string>().find("after 7 samples"),
+            std::string::npos);
+  EXPECT_NE(said.back().find("(cut short by Ctrl-C)"), std::string::npos) << said.back();
+  // A configuration that met its stopping rule before the Ctrl-C is not marked.
+  taken = 0;
+  ctrl_c = false;
+  Sampler s(stop_rule(Tier::quick), [&] { return ctrl_c; });
+  while (s.more())
+    s.add(0.1);
+  ctrl_c = true;
+  EXPECT_FALSE(s.more());
+  EXPECT_FALSE(s.cut_short());
+}
+
 TEST(BenchRunner, OneFailingBenchmarkNeverStopsTheOthers) {
   Benchmark boom{"x.boom",
                  "x",
