@@ -50,7 +50,7 @@ Runner setup_serve(CLI::App &sub) {
       ->type_name("DIR")
       ->check(non_empty());
   sub.add_flag("--no-nvml", o->no_nvml, "Do not load NVML (host readings only)");
-  add_sampler_nvml_timeout(sub, o->sampler);
+  add_sampler_nvml_options(sub, o->sampler);
   sub.add_option("--data", o->data, "Where the training data lives: export its disk's throughput")
       ->type_name("PATH")
       ->check(non_empty());
@@ -83,9 +83,15 @@ Runner setup_serve(CLI::App &sub) {
     // time. A lost GPU has no read_errors (NVML is no longer asked about it).
     std::set<std::string> said;
     std::mutex said_mutex;
-    auto say_nvml = [&] { // NVML that did not open, or that stopped answering since
+    bool nvml_was_ok = sampler.nvml_ok();
+    auto say_nvml = [&] { // NVML that did not open, that stopped answering, or answers again
       if (!sampler.nvml_ok() && said.insert("NVML: " + sampler.nvml_error()).second)
         std::cerr << "dlrig serve: NVML: " << sampler.nvml_error() << " (dlrig_up is 0)\n";
+      if (sampler.nvml_ok() && !nvml_was_ok && !said.empty()) {
+        std::cerr << "dlrig serve: NVML answers again; NVIDIA GPUs are read again\n";
+        std::erase_if(said, [](const std::string &s) { return s.rfind("NVML: ", 0) == 0; });
+      }
+      nvml_was_ok = sampler.nvml_ok();
     };
     say_nvml();
     auto take = [&] {

@@ -82,7 +82,7 @@ Runner setup_watch(CLI::App &sub) {
       ->type_name("DIR")
       ->check(non_empty());
   sub.add_flag("--no-nvml", o->no_nvml, "Do not load NVML (host readings only)");
-  add_sampler_nvml_timeout(sub, o->sampler);
+  add_sampler_nvml_options(sub, o->sampler);
   sub.add_option("--data", o->data, "Where the training data lives: show its disk's throughput")
       ->type_name("PATH")
       ->check(non_empty());

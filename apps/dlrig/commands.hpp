@@ -109,9 +109,10 @@ CLI::Option *add_ranged_option(CLI::App &sub, const std::string &name, T &target
 // serve's), given to `set` in milliseconds.
 CLI::Option *add_nvml_timeout(CLI::App &sub, std::function<void(std::chrono::milliseconds)> set,
                               const std::string &help);
-// watch's and serve's --nvml-timeout: both of the sampler's limits (opening, each sample); the
-// options must outlive the parse.
-CLI::Option *add_sampler_nvml_timeout(CLI::App &sub, monitor::SamplerOptions &sampler);
+// watch's and serve's --nvml-timeout (both of the sampler's limits: opening, each sample) and
+// --nvml-retry, and NVML asked again through dlrig's own binary; the options must outlive the
+// parse.
+void add_sampler_nvml_options(CLI::App &sub, monitor::SamplerOptions &sampler);
 // Loads or probes; a bad --from file throws Failure(bad_input).
 Snapshot obtain_snapshot(const SnapshotSource &src);
 // The run's envelope with this snapshot source (live, sysroot or file), redacted with --redact.

@@ -60,14 +60,22 @@ CLI::Option *add_nvml_timeout(CLI::App &sub, std::function<void(std::chrono::mil
                                    help, "SECONDS", 0.1, 600.0);
 }
 
-CLI::Option *add_sampler_nvml_timeout(CLI::App &sub, monitor::SamplerOptions &sampler) {
-  return add_nvml_timeout(
+void add_sampler_nvml_options(CLI::App &sub, monitor::SamplerOptions &sampler) {
+  sampler.nvml_helper = "/proc/self/exe"; // NVML asked again in `dlrig __nvml-helper`
+  add_nvml_timeout(
       sub,
       [&sampler](std::chrono::milliseconds t) {
         sampler.nvml_open_timeout = sampler.nvml_sample_timeout = t;
       },
       "How long NVML may take to answer, in seconds (default 30 to open it, 10 for each "
-      "sample); past it NVIDIA GPUs are not read");
+      "sample); past it NVIDIA GPUs are not read until it answers again (--nvml-retry)");
+  add_ranged_option<double>(
+      sub, "--nvml-retry", std::function<void(double)>([&sampler](double seconds) {
+        sampler.nvml_retry = std::chrono::milliseconds(std::llround(seconds * 1000));
+      }),
+      "After NVML stopped answering or crashed, ask it again in a new process after SECONDS "
+      "(default 60), then twice as long each time it fails, at most 15 minutes; 0: never",
+      "SECONDS", 0.0, 3600.0);
 }
 
 void add_snapshot_options(CLI::App &sub, SnapshotSource &src, bool analysis) {
@@ -155,6 +163,10 @@ void print(const Report &report, const Envelope &run, const OutputOptions &out) 
 int main(int argc, char **argv) {
   using namespace dlrig;
   using namespace dlrig::cli;
+  // watch's and serve's NVML process after NVML stopped answering (monitor/sampler.hpp): not a
+  // command for people, so not in --help.
+  if (argc == 4 && std::string_view(argv[1]) == "__nvml-helper")
+    monitor::run_nvml_helper(argv[2], std::string_view(argv[3]) == "1");
   CLI::App app{"dlrig: know, check, measure and size a GPU machine for PyTorch"};
   app.set_version_flag("--version", std::string("dlrig ") + DLRIG_VERSION);
   app.require_subcommand(1);

@@ -19,6 +19,7 @@
 #include <iterator>
 #include <set>
 #include <sstream>
+#include <thread>
 
 namespace dlrig::test {
 namespace {
@@ -362,6 +363,40 @@ TEST(ServeCli, NvmlThatStopsAnsweringIsReportedNotWaitedFor) {
                      fake_nvml("throttling.json"));
   EXPECT_NE(r.out.find("dlrig_gpu_power_watts"), std::string::npos) << r.out << r.err;
   EXPECT_EQ(run_dlrig(on_host({"watch", "--once", "--nvml-timeout", "0"})).exit_code, 64);
+}
+
+// NVML that stops answering and later answers again (the driver recovers: the fake sleeps in
+// nvmlInit_v2 while a file exists, removed a second in): watch asks again after --nvml-retry in
+// a new `dlrig __nvml-helper` process and reads the GPU again, where it used to stop for good.
+TEST(WatchCli, NvmlThatAnswersAgainIsReadAgain) {
+  const auto stuck = scratch("driver-stuck");
+  std::ofstream(stuck) << "1";
+  auto scenario = Json::parse(std::ifstream(fixture("nvml/throttling.json")));
+  scenario["hang_while_file"] = {{"nvmlInit_v2", stuck.string()}};
+  auto file = scratch("hang-while.json").string();
+  std::ofstream(file) << scenario.dump();
+  std::thread recover([&] {
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    std::filesystem::remove(stuck);
+  });
+  auto r = run_dlrig(
+      on_host({"watch", "--json", "--count", "10", "--interval", "0.5", "--nvml-timeout", "0.3",
+               "--nvml-retry", "0.2"}),
+      {std::string("DLRIG_NVML_LIBRARY=") + DLRIG_FAKE_NVML, "DLRIG_FAKE_NVML_SCENARIO=" + file});
+  recover.join();
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto samples = lines(r.out);
+  ASSERT_EQ(samples.size(), 10u) << r.out;
+  const Json first = Json::parse(samples.front()).at("sample");
+  EXPECT_FALSE(first.at("nvml_ok").get<bool>());
+  EXPECT_NE(first.at("nvml_error").get<std::string>().find("dlrig asks it again in 0.2 s"),
+            std::string::npos)
+      << first;
+  const Json last = Json::parse(samples.back()).at("sample");
+  EXPECT_TRUE(last.at("nvml_ok").get<bool>()) << last;
+  ASSERT_EQ(last.at("gpus").size(), 1u) << last;
+  EXPECT_EQ(last.at("gpus")[0].at("name"), "NVIDIA GeForce RTX 4090");
+  EXPECT_EQ(run_dlrig(on_host({"watch", "--once", "--nvml-retry", "-1"})).exit_code, 64);
 }
 
 // A second serve on a port in use said nothing of the kind ("dlrig: dlrig serve: cannot listen

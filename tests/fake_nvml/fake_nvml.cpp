@@ -13,7 +13,8 @@
 // (the last repeats), and a GPU with "lost_after_calls" answers GPU_IS_LOST once it has answered
 // that many calls, as DCGM's NVML injection does; "raise_xid_on" {symbol: xid} raises the Xid at
 // the GPU's first call of that symbol; "hang_ms" {symbol: ms} makes every call of the symbol
-// sleep first, and "abort_in": symbol aborts the process there. A GPU's "timeline" changes it with
+// sleep first, "hang_while_file" {symbol: path} while that file exists, and "abort_in": symbol
+// aborts the process there. A GPU's "timeline" changes it with
 // time: a list of frames, each {"ms": how long it lasts, "set": {keys of the GPU merged over what
 // came before (JSON merge patch: null removes a key)}, "xid": an Xid event raised as the frame
 // starts, "lost": true (the GPU falls off the bus)}, counted from nvmlInit; the last frame lasts.
@@ -187,6 +188,12 @@ Return enter_gpu(FakeGpu &g) {
 void hang_if_told() {
   if (const json *ms = find(state().scenario, {"hang_ms", g_symbol}))
     std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<long long>(number(*ms))));
+  // "hang_while_file": {symbol: path}: the call sleeps for as long as that file exists (a driver
+  // that stops answering and later recovers, across processes).
+  if (const json *path = find(state().scenario, {"hang_while_file", g_symbol});
+      path && path->is_string())
+    while (std::ifstream(path->get<std::string>()).good())
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
   if (const json *crash = find(state().scenario, {"abort_in"});
       crash && crash->is_string() && *crash == g_symbol)
     std::abort();

@@ -241,7 +241,23 @@ void NvidiaSide::sample_gpu(Gpu &g, GpuSample &out) {
   }
 }
 
+// What the child that holds NVML answers: "open" (opened()) or a sample, as CBOR. The side is
+// made on the first request, in the child.
+ChildWorker::Handler nvml_handler(const std::string &library, bool processes) {
+  auto side = std::make_shared<std::unique_ptr<NvidiaSide>>();
+  return [side, library, processes](const std::string &request) {
+    if (!*side)
+      *side = std::make_unique<NvidiaSide>(library, processes);
+    auto cbor = Json::to_cbor(request == "open" ? (*side)->opened() : (*side)->sample());
+    return std::string(cbor.begin(), cbor.end());
+  };
+}
+
 } // namespace
+
+void run_nvml_helper(const std::string &library, bool processes) {
+  serve_child_requests(3, nvml_handler(library, processes));
+}
 
 std::string default_nvml_library() {
   const char *env = std::getenv("DLRIG_NVML_LIBRARY");
@@ -258,17 +274,16 @@ Sampler::Sampler(const FileSystem &fs, SamplerOptions options)
     nvml_error_ = "NVML not loaded (--no-nvml)";
     return;
   }
+  retry_wait_ = options_.nvml_retry;
   // The side is made in the child, on the first request: NVML is never opened in this process
   // (unless no child could be started).
-  auto side = std::make_shared<std::unique_ptr<NvidiaSide>>();
-  nvml_ =
-      std::make_unique<ChildWorker>([side, library = options_.nvml_library,
-                                     processes = options_.processes](const std::string &request) {
-        if (!*side)
-          *side = std::make_unique<NvidiaSide>(library, processes);
-        auto cbor = Json::to_cbor(request == "open" ? (*side)->opened() : (*side)->sample());
-        return std::string(cbor.begin(), cbor.end());
-      });
+  nvml_ = std::make_unique<ChildWorker>(nvml_handler(options_.nvml_library, options_.processes));
+  open_nvml();
+}
+
+Sampler::~Sampler() = default;
+
+void Sampler::open_nvml() {
   auto reply = nvml_->ask("open", options_.nvml_open_timeout);
   if (reply.outcome != ChildWorker::Outcome::answered) {
     stopped(reply, options_.nvml_open_timeout, "while it was being opened");
@@ -282,20 +297,51 @@ Sampler::Sampler(const FileSystem &fs, SamplerOptions options)
   nvml_ok_ = j.value("ok", false);
   nvml_error_ = j.value("error", std::string());
   if (!nvml_ok_)
-    nvml_.reset(); // never asked again: its process ends now rather than idle for the run
+    nvml_.reset(); // its process ends now rather than idle for the run
   if (j.contains("driver_version") && j.at("driver_version").is_string())
     facts_.driver_version = j.at("driver_version").get<std::string>();
   if (j.contains("cuda_version") && j.at("cuda_version").is_string())
     facts_.cuda_version = j.at("cuda_version").get<std::string>();
 }
 
-Sampler::~Sampler() = default;
+void Sampler::retry_nvml() {
+  const double now = monotonic_seconds();
+  const std::string before = nvml_error_.substr(0, nvml_error_.find(" NVIDIA GPUs are not read"));
+  const auto wait_s = std::chrono::duration<double>(retry_wait_).count();
+  if (children_left_behind() > 0) { // the last helper still sleeps in the driver
+    retry_at_ = now + wait_s;
+    nvml_error_ = fmt::format("{} NVIDIA GPUs are not read: NVML's last process is still asleep "
+                              "in the driver; dlrig looks again in {:g} s (--nvml-retry)",
+                              before, wait_s);
+    return;
+  }
+  retry_at_.reset();
+  nvml_.reset();
+  nvml_ = std::make_unique<ChildWorker>(ChildWorker::Helper{
+      options_.nvml_helper,
+      {"dlrig", "__nvml-helper", options_.nvml_library, options_.processes ? "1" : "0"}});
+  retry_wait_ = std::min<std::chrono::milliseconds>(2 * retry_wait_, std::chrono::minutes(15));
+  open_nvml();
+  if (nvml_ok_) {
+    retry_wait_ = options_.nvml_retry; // answering again: a later stop waits the first wait
+  } else if (!retry_at_) {             // opened but not ready (the driver reloading): later again
+    retry_at_ = monotonic_seconds() + std::chrono::duration<double>(retry_wait_).count();
+    nvml_error_ += fmt::format("; dlrig asks again in {:g} s (--nvml-retry)",
+                               std::chrono::duration<double>(retry_wait_).count());
+  }
+}
 
 void Sampler::stopped(const ChildWorker::Reply &reply, std::chrono::milliseconds waited,
                       const char *when) {
   nvml_ok_ = false;
+  const bool again = !options_.nvml_helper.empty() && options_.nvml_retry.count() > 0;
+  if (again)
+    retry_at_ = monotonic_seconds() + std::chrono::duration<double>(retry_wait_).count();
   const std::string after =
-      " NVIDIA GPUs are not read from now on; restart dlrig once NVML answers";
+      again ? fmt::format(" NVIDIA GPUs are not read until it answers again: dlrig asks it again "
+                          "in {:g} s (--nvml-retry)",
+                          std::chrono::duration<double>(retry_wait_).count())
+            : " NVIDIA GPUs are not read from now on; restart dlrig once NVML answers";
   if (reply.outcome == ChildWorker::Outcome::timed_out)
     nvml_error_ = fmt::format(
         "NVML did not answer within {:g} s (--nvml-timeout) {}: a GPU or the driver has stopped "
@@ -313,6 +359,8 @@ bool Sampler::nvml_ok() const {
 }
 
 Sample Sampler::take() {
+  if (!nvml_ok_ && retry_at_ && monotonic_seconds() >= *retry_at_)
+    retry_nvml();
   Sample s;
   s.time = wall_seconds();
   double now = monotonic_seconds();

@@ -11,7 +11,11 @@
 // session that does not open gives samples with nvml_ok false and no NVIDIA GPUs: the host is
 // still read. NVML that does not answer in time (a GPU or the driver has stopped responding:
 // NVML then sleeps in the driver, where no signal reaches it) is the same from then on, with the
-// reason in nvml_error: the child is killed and left behind, and NVML is not asked again.
+// reason in nvml_error: the child is killed and left behind. With nvml_helper set (watch and
+// serve: dlrig's own binary), NVML is tried again after nvml_retry, then twice as long each time
+// it fails (at most 15 minutes), in a new child that runs `dlrig __nvml-helper` (exec'd, so it is
+// safe from serve's threads), and only once every earlier child has ended (one still asleep in
+// the driver means the driver has not let go); without it, NVML is not asked again.
 //
 // Not thread-safe: one caller at a time (serve serialises scrapes). Construct it while the
 // process has one thread (the child is forked then).
@@ -38,7 +42,15 @@ struct SamplerOptions {
   // machine of many GPUs) and to answer each sample (--nvml-timeout sets both).
   std::chrono::milliseconds nvml_open_timeout{30000};
   std::chrono::milliseconds nvml_sample_timeout{10000};
+  // dlrig's binary (/proc/self/exe), run as `__nvml-helper` to ask NVML again after it stopped
+  // answering or crashed; empty (a caller that is not dlrig): never again.
+  std::string nvml_helper;
+  std::chrono::milliseconds nvml_retry{60000}; // the first wait before asking again; 0: never
 };
+
+// The NVML helper's main (`dlrig __nvml-helper LIBRARY PROCESSES`): answers the sampler's
+// requests on descriptor 3 until it closes, then exits.
+[[noreturn]] void run_nvml_helper(const std::string &library, bool processes);
 
 // The library to load: DLRIG_NVML_LIBRARY when set and not empty, else libnvidia-ml.so.1.
 std::string default_nvml_library();
@@ -65,12 +77,18 @@ public:
 
 private:
   void stopped(const ChildWorker::Reply &reply, std::chrono::milliseconds waited, const char *when);
+  // Asks the worker in nvml_ to open NVML; sets nvml_ok_, nvml_error_ and the facts.
+  void open_nvml();
+  // After a stop, when the wait is over: NVML again in a new helper process.
+  void retry_nvml();
 
   const FileSystem &fs_;
   SamplerOptions options_;
   std::unique_ptr<ChildWorker> nvml_; // null with --no-nvml
   bool nvml_ok_ = false;
   std::string nvml_error_;
+  std::optional<double> retry_at_; // monotonic seconds; none: not to be asked again
+  std::chrono::milliseconds retry_wait_{0};
   SystemFacts facts_;
   std::vector<AmdDevice> amd_; // after the NVIDIA GPUs, indexes following theirs
   HostReader host_;

@@ -15,6 +15,7 @@
 
 #include <fstream>
 #include <iterator>
+#include <mutex>
 #include <thread>
 
 namespace dlrig {
@@ -319,7 +320,27 @@ ReadEnd read_frame(int fd, std::string &out, std::optional<Clock::time_point> de
   return read_exactly(fd, out.data(), out.size(), deadline);
 }
 
-[[noreturn]] void serve_requests(int fd, const ChildWorker::Handler &handler) {
+std::mutex g_left_mutex;
+std::vector<int> g_left; // killed, not yet reaped
+
+void leave_behind(int pid) {
+  std::lock_guard lock(g_left_mutex);
+  g_left.push_back(pid);
+}
+
+} // namespace
+
+std::size_t children_left_behind() {
+  std::lock_guard lock(g_left_mutex);
+  std::erase_if(g_left, [](int pid) {
+    int status = 0;
+    pid_t got = ::waitpid(pid, &status, WNOHANG);
+    return got == pid || (got < 0 && errno == ECHILD);
+  });
+  return g_left.size();
+}
+
+[[noreturn]] void serve_child_requests(int fd, const ChildWorker::Handler &handler) {
   int code = 0;
   try {
     std::string request;
@@ -333,8 +354,6 @@ ReadEnd read_frame(int fd, std::string &out, std::optional<Clock::time_point> de
   }
   ::_exit(code);
 }
-
-} // namespace
 
 ChildWorker::ChildWorker(Handler handler) : handler_(std::move(handler)) {
   int ends[2] = {-1, -1};
@@ -350,8 +369,12 @@ ChildWorker::ChildWorker(Handler handler) : handler_(std::move(handler)) {
     for (int fd : {0, 1, 2})
       if (null >= 0)
         ::dup2(null, fd);
-    serve_requests(ends[1], handler_);
+    serve_child_requests(ends[1], handler_);
   }
+  adopt(pid, ends);
+}
+
+void ChildWorker::adopt(int pid, const int ends[2]) {
   ::close(ends[1]);
   if (pid < 0) {
     start_error_ = std::string("fork: ") + std::strerror(errno);
@@ -362,6 +385,39 @@ ChildWorker::ChildWorker(Handler handler) : handler_(std::move(handler)) {
   fd_ = ends[0];
 }
 
+ChildWorker::ChildWorker(const Helper &helper) {
+  // Everything the child needs is made before the fork: between fork and exec it calls only
+  // async-signal-safe functions.
+  std::vector<char *> argv;
+  for (const auto &a : helper.argv)
+    argv.push_back(const_cast<char *>(a.c_str()));
+  argv.push_back(nullptr);
+  int ends[2] = {-1, -1};
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0) {
+    start_error_ = std::string("socketpair: ") + std::strerror(errno);
+    return;
+  }
+  int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  std::fflush(nullptr);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    if (ends[1] == 3)
+      ::fcntl(3, F_SETFD, 0);         // keep it across exec (dup2 onto itself would not)
+    else if (::dup2(ends[1], 3) != 3) // dup2 clears close-on-exec on 3
+      ::_exit(127);
+    if (null >= 0)
+      for (int fd : {0, 1, 2})
+        ::dup2(null, fd);
+    ::execv(helper.path.c_str(), argv.data());
+    ::_exit(127);
+  }
+  const int fork_errno = errno;
+  if (null >= 0)
+    ::close(null);
+  errno = fork_errno;
+  adopt(pid, ends);
+}
+
 ChildWorker::~ChildWorker() {
   if (pid_ <= 0)
     return;
@@ -370,7 +426,8 @@ ChildWorker::~ChildWorker() {
     int status = 0;
     if (!reap_within(pid_, std::chrono::seconds(1), status)) {
       ::kill(pid_, SIGKILL);
-      reap_within(pid_, std::chrono::milliseconds(0), status);
+      if (!reap_within(pid_, std::chrono::milliseconds(0), status))
+        leave_behind(pid_);
     }
   }
 }
@@ -387,7 +444,8 @@ void ChildWorker::stop(Reply &reply, bool kill_it) {
         exit_code_ = WEXITSTATUS(status);
       else if (WIFSIGNALED(status))
         signal_ = WTERMSIG(status);
-    }
+    } else
+      leave_behind(pid_);
     close_fd(fd_);
   }
   reply.exit_code = exit_code_;
@@ -397,6 +455,10 @@ void ChildWorker::stop(Reply &reply, bool kill_it) {
 ChildWorker::Reply ChildWorker::ask(const std::string &request, std::chrono::milliseconds timeout) {
   Reply reply;
   if (pid_ <= 0) {
+    if (!handler_) { // a helper that could not be started
+      reply.exit_code = 127;
+      return reply;
+    }
     try {
       reply.answer = handler_(request);
       reply.outcome = Outcome::answered;

@@ -69,9 +69,18 @@ bool reap_within(int pid, std::chrono::milliseconds grace, int &status);
 // After one ask() that timed out or found the child gone, the worker is stopped: the child was
 // killed (SIGKILL, never waited for) and every later ask() answers `stopped` at once. Not
 // thread-safe: one caller at a time.
+//
+// ChildWorker(Helper) starts a program instead (fork, then exec at once: safe from a process with
+// many threads, where a forked copy may find a lock another thread held), with the socket as its
+// descriptor 3; the program answers through serve_child_requests(3, handler). With no child the
+// helper's requests answer `stopped`.
 class ChildWorker {
 public:
   using Handler = std::function<std::string(const std::string &request)>;
+  struct Helper {
+    std::string path;              // the program (dlrig itself: /proc/self/exe)
+    std::vector<std::string> argv; // its arguments, argv[0] included
+  };
   enum class Outcome { answered, timed_out, stopped };
   struct Reply {
     Outcome outcome = Outcome::stopped;
@@ -81,6 +90,7 @@ public:
   };
 
   explicit ChildWorker(Handler handler);
+  explicit ChildWorker(const Helper &helper);
   ChildWorker(const ChildWorker &) = delete;
   ChildWorker &operator=(const ChildWorker &) = delete;
   // Closes the request pipe (the child then exits), reaps the child within a second, else kills
@@ -95,6 +105,8 @@ public:
 
 private:
   void stop(Reply &reply, bool kill_it);
+  // After the fork: keeps ends[0] and the child (or, pid < 0, the fork's errno as start_error).
+  void adopt(int pid, const int ends[2]);
   Handler handler_;
   int pid_ = -1;
   int fd_ = -1; // a socket to the child: each request and answer is its length (8 bytes,
@@ -103,5 +115,14 @@ private:
   std::optional<int> exit_code_, signal_;
   std::string start_error_;
 };
+
+// The helper's side of ChildWorker(Helper): answers each request on fd with handler until the
+// caller closes its end, then ends the process (exit 0; 1 when the handler threw).
+[[noreturn]] void serve_child_requests(int fd, const ChildWorker::Handler &handler);
+
+// Children that ChildWorker killed but could not reap (asleep in a driver, where SIGKILL waits
+// until the driver lets go): reaps those that have ended since and returns how many are left. A
+// caller about to start another child for the same driver can wait until none is.
+std::size_t children_left_behind();
 
 } // namespace dlrig

@@ -194,6 +194,66 @@ TEST_F(SamplerOnFake, NvmlThatStopsAnsweringIsReportedNotWaitedFor) {
   EXPECT_LT(Clock::now() - start, std::chrono::milliseconds(250)); // not asked again
 }
 
+// A driver that stops answering and later recovers (the fake sleeps in nvmlInit_v2 while a file
+// exists): NVML is asked again, after --nvml-retry and twice as long each time it fails, in a new
+// process running `dlrig __nvml-helper` (the real binary), and read again once it answers.
+TEST_F(SamplerOnFake, NvmlThatAnswersAgainIsReadAgainInANewProcess) {
+  const auto stuck = dir_ / "driver-stuck";
+  std::ofstream(stuck) << "1";
+  scenario(R"({"hang_while_file": {"nvmlInit_v2": ")" + stuck.string() + R"("},
+    "gpus": [{"bus_id": "00000000:01:00.0", "name": "NVIDIA H100 80GB HBM3", "temperature_c": 41}]})");
+  SamplerOptions o = options();
+  o.nvml_open_timeout = o.nvml_sample_timeout = std::chrono::milliseconds(300);
+  o.nvml_helper = DLRIG_BINARY;
+  o.nvml_retry = std::chrono::milliseconds(200);
+  Sampler sampler(host_, o);
+  ASSERT_FALSE(sampler.nvml_ok());
+  EXPECT_NE(sampler.nvml_error().find("NVIDIA GPUs are not read until it answers again: dlrig "
+                                      "asks it again in 0.2 s (--nvml-retry)"),
+            std::string::npos)
+      << sampler.nvml_error();
+  auto start = Clock::now();
+  EXPECT_FALSE(sampler.take().nvml_ok); // before the wait is over: not asked
+  EXPECT_LT(Clock::now() - start, std::chrono::milliseconds(150));
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  Sample again = sampler.take(); // asked, still stuck: times out, the wait doubles
+  EXPECT_FALSE(again.nvml_ok);
+  EXPECT_NE(again.nvml_error.find("asks it again in 0.4 s"), std::string::npos) << again.nvml_error;
+  // The killed helper is left behind until it has ended; the fake's sleep ends at SIGKILL (a
+  // driver's would not, and no new helper would start until it did).
+  for (int i = 0; i < 100 && children_left_behind() > 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(children_left_behind(), 0u);
+
+  fs::remove(stuck); // the driver recovers
+  std::this_thread::sleep_for(std::chrono::milliseconds(450));
+  Sample back = sampler.take();
+  ASSERT_TRUE(back.nvml_ok) << back.nvml_error;
+  ASSERT_TRUE(sampler.nvml_ok());
+  ASSERT_EQ(back.gpus.size(), 1u);
+  EXPECT_EQ(back.gpus[0].name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(back.gpus[0].temperature_celsius, 41);
+  EXPECT_TRUE(sampler.take().nvml_ok);
+
+  // Without a helper (a caller that is not dlrig) or with --nvml-retry 0: never again.
+  std::ofstream(stuck) << "1";
+  for (bool helper : {false, true}) {
+    SamplerOptions never = o;
+    if (!helper)
+      never.nvml_helper.clear();
+    else
+      never.nvml_retry = std::chrono::milliseconds(0);
+    Sampler once(host_, never);
+    EXPECT_NE(once.nvml_error().find("restart dlrig once NVML answers"), std::string::npos)
+        << once.nvml_error();
+    fs::remove(stuck);
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    EXPECT_FALSE(once.take().nvml_ok);
+    std::ofstream(stuck) << "1";
+  }
+  fs::remove(stuck);
+}
+
 // An NVML that crashes (SIGABRT inside a reading) ends the sampler's child, not the sampler.
 TEST_F(SamplerOnFake, NvmlThatCrashesIsReportedNotFatal) {
   scenario(R"({"abort_in": "nvmlDeviceGetPowerUsage",

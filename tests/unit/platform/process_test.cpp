@@ -128,6 +128,29 @@ TEST(ChildWorker, AHandlerThatCrashesOrThrowsStopsOnlyTheChild) {
   EXPECT_FALSE(t.signal);
 }
 
+// ChildWorker(Helper): a program exec'd with the socket as its descriptor 3 (here `cat`, which
+// sends each frame back as it came); one that cannot be started, or that stops answering, is
+// stopped like a forked child, and a killed one is counted until it has ended.
+TEST(ChildWorker, AHelperProgramAnswersOnDescriptorThree) {
+  ChildWorker echo(ChildWorker::Helper{"/bin/sh", {"sh", "-c", "exec cat <&3 >&3"}});
+  ASSERT_TRUE(echo.started()) << echo.start_error();
+  EXPECT_EQ(echo.ask("hello", 5s).answer, "hello");
+  EXPECT_EQ(echo.ask(std::string(100000, 'x'), 5s).answer.size(), 100000u);
+
+  ChildWorker missing(ChildWorker::Helper{"/nonexistent/dlrig", {"dlrig"}});
+  auto m = missing.ask("open", 5s);
+  EXPECT_EQ(m.outcome, ChildWorker::Outcome::stopped);
+  EXPECT_EQ(m.exit_code, 127);
+
+  ChildWorker silent(ChildWorker::Helper{"/bin/sh", {"sh", "-c", "exec sleep 60"}});
+  auto start = Clock::now();
+  EXPECT_EQ(silent.ask("open", 300ms).outcome, ChildWorker::Outcome::timed_out);
+  EXPECT_LT(Clock::now() - start, 2s);
+  for (int i = 0; i < 100 && children_left_behind() > 0; ++i)
+    std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(children_left_behind(), 0u); // sleep ends at SIGKILL and is reaped here
+}
+
 TEST(Process, ReportsACrashBySignal) {
   auto r = run_process(sh("kill -SEGV $$"), 5s);
   EXPECT_FALSE(r.timed_out);
