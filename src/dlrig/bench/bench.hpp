@@ -195,6 +195,35 @@ struct FlopPerCycle {
   std::string assumption;
 };
 FlopPerCycle cpu_flop_per_cycle(const std::vector<std::string> &isa, bool double_precision);
+// ---- what else the machine did while a configuration ran (host_load.cpp) ----
+struct CpuTicks {
+  unsigned long long busy = 0, steal = 0, total = 0; // /proc/stat's aggregate line, clock ticks
+};
+// The "cpu " line of /proc/stat; nullopt when it is not there or short.
+std::optional<CpuTicks> parse_proc_stat(const std::string &text);
+// utime + stime of /proc/self/stat (every thread of the process), in clock ticks.
+std::optional<unsigned long long> parse_self_stat(const std::string &text);
+struct HostLoadMark {
+  CpuTicks machine;
+  unsigned long long self = 0;
+  int cpus = 0;
+};
+std::optional<HostLoadMark> host_load_mark(); // now; nullopt where /proc cannot say
+struct HostLoad {
+  double other_cpus = 0; // CPU time of every other process, in CPUs (1.5: one and a half)
+  double steal_cpus = 0; // time the hypervisor gave to other guests, in CPUs
+  int cpus = 0;
+  double seconds = 0;
+};
+std::optional<HostLoad> host_load_between(const HostLoadMark &a, const HostLoadMark &b);
+// "other processes used 1.6 of 2 CPUs while this ran: its rate may be low" when others used at
+// least half a CPU and a tenth of the machine, or steal took a quarter CPU and a twentieth;
+// nullopt otherwise and over less than 0.1 s.
+std::optional<std::string> host_load_note(const HostLoad &l);
+// details.host_load; with_note: the note too (families whose work runs on the CPU: a GPU's
+// rate does not fall with the host's load).
+Json host_load_json(const HostLoad &l, bool with_note);
+
 // ---- results and the runner ----
 enum class Status { measured, skipped, failed, wrong };
 const char *status_name(Status s);

@@ -109,6 +109,9 @@ Table results_table(const std::vector<Record> &records) {
     for (const char *key : {"library_core_selected", "library_note", "interrupted"})
       if (auto lib = r.details.find(key); lib != r.details.end() && lib->is_string())
         note = note.empty() ? lib->get<std::string>() : note + "; " + lib->get<std::string>();
+    if (auto load = r.details.find("host_load");
+        load != r.details.end() && load->is_object() && load->contains("note"))
+      note = (note.empty() ? "" : note + "; ") + (*load)["note"].get<std::string>();
     t.add({r.id, r.config, below ? "BELOW" : "measured", num(r.rate_median),
            num(r.rate_worst) + ".." + num(r.rate_best), r.rate_unit,
            fmt::format("{:.2f}", 100 * r.seconds.rsd()), std::to_string(r.seconds.n),

@@ -173,12 +173,18 @@ std::vector<Record> run_all(const std::vector<const Benchmark *> &which, const R
       say(fmt::format("{} {}: running", b->id, c.label));
       try {
         Sampler s(stop_rule(o.ctx.tier), o.stop);
+        const auto load_before = host_load_mark();
         Outcome oc = b->run(c, o.ctx, s);
+        const auto load_after = host_load_mark();
         r.seconds = summarize(s.samples());
         r.work = oc.work;
         r.work_unit = oc.work_unit;
         r.rate_unit = oc.rate_unit;
         r.details = oc.details;
+        if (load_before && load_after)
+          if (auto load = host_load_between(*load_before, *load_after))
+            r.details["host_load"] =
+                host_load_json(*load, b->family.rfind("gpu.", 0) != 0 && b->family != "nccl");
         if (s.cut_short())
           r.details["interrupted"] =
               fmt::format("cut short by Ctrl-C (SIGINT/SIGTERM) after {} samples, before the "

@@ -3,6 +3,7 @@ list(APPEND DLRIG_SOURCES
   bench/report.cpp
   bench/cpu_stream.cpp
   bench/runner.cpp
+  bench/host_load.cpp
   bench/store.cpp
   bench/stats.cpp
   bench/openblas_core.cpp)

@@ -91,6 +91,45 @@ TEST(BenchStop, WallClockCapEndsAConfigurationWhoseTimedPartIsSmall) {
   EXPECT_FALSE(stop_rule(Tier::standard).max_wall_seconds.has_value());
 }
 
+// What else the machine did while a configuration ran: /proc/stat's aggregate line less this
+// process's own CPU time, and steal, in CPUs.
+TEST(BenchHostLoad, OtherProcessesAndStealInCpus) {
+  auto t = parse_proc_stat("cpu  100 10 50 800 20 5 5 10 0 0\ncpu0 1 2 3 4 5 6 7 8 9 10\n");
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->busy, 170u); // user + nice + system + irq + softirq
+  EXPECT_EQ(t->steal, 10u);
+  EXPECT_EQ(t->total, 1000u); // + idle + iowait + steal
+  EXPECT_FALSE(parse_proc_stat("cpu0 1 2 3 4 5 6 7 8\n"));
+  EXPECT_FALSE(parse_proc_stat("cpu  1 2 3\n"));
+  EXPECT_FALSE(parse_proc_stat(""));
+  // comm may hold spaces and parentheses: fields count from the last ')'.
+  auto self = parse_self_stat("4242 (dlrig (x) y) R 1 2 3 4 5 6 7 8 9 10 300 45 0 0 20 0 3");
+  ASSERT_TRUE(self);
+  EXPECT_EQ(*self, 345u);
+  EXPECT_FALSE(parse_self_stat("4242 dlrig R 1"));
+  EXPECT_FALSE(parse_self_stat("4242 (dlrig) R 1 2 3 4 5 6 7 8 9 10 x 45"));
+
+  // 2 CPUs for 1 s at 100 ticks/s: 200 ticks; 150 busy of which 60 this process's, 20 stolen.
+  HostLoadMark a{{1000, 100, 5000}, 500, 2}, b{{1150, 120, 5200}, 560, 2};
+  auto l = host_load_between(a, b);
+  ASSERT_TRUE(l);
+  EXPECT_DOUBLE_EQ(l->other_cpus, 0.9);
+  EXPECT_DOUBLE_EQ(l->steal_cpus, 0.2);
+  EXPECT_EQ(l->cpus, 2);
+  EXPECT_FALSE(host_load_between(b, a)); // counters that went back: no figure
+  l->seconds = 1;
+  EXPECT_EQ(host_load_note(*l).value_or(""),
+            "other processes used 0.9 of 2 CPUs while this ran: its rate may be low");
+  EXPECT_FALSE(host_load_json(*l, false).contains("note")); // a GPU family: figures only
+  l->other_cpus = 0.2;
+  EXPECT_FALSE(host_load_note(*l));
+  l->steal_cpus = 0.5;
+  EXPECT_EQ(host_load_note(*l).value_or(""),
+            "the hypervisor took 0.5 CPUs (steal) while this ran: its rate may be low");
+  l->seconds = 0.05; // under a few ticks: no verdict
+  EXPECT_FALSE(host_load_note(*l));
+}
+
 TEST(BenchWork, GemmIsTwoMnk) {
   EXPECT_DOUBLE_EQ(gemm_flop(2, 3, 4), 48);
   EXPECT_DOUBLE_EQ(gemm_flop(1024, 1024, 1024), 2147483648.0);
