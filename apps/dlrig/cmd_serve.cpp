@@ -87,7 +87,7 @@ Runner setup_serve(CLI::App &sub) {
     auto say_nvml = [&] { // NVML that did not open, that stopped answering, or answers again
       if (!sampler.nvml_ok() && said.insert("NVML: " + sampler.nvml_error()).second)
         std::cerr << "dlrig serve: NVML: " << sampler.nvml_error() << " (dlrig_up is 0)\n";
-      if (sampler.nvml_ok() && !nvml_was_ok && !said.empty()) {
+      if (sampler.nvml_ok() && !nvml_was_ok) { // said why it stopped, above
         std::cerr << "dlrig serve: NVML answers again; NVIDIA GPUs are read again\n";
         std::erase_if(said, [](const std::string &s) { return s.rfind("NVML: ", 0) == 0; });
       }

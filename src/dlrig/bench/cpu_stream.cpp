@@ -217,10 +217,6 @@ template <Kernel K, std::size_t W>
   }
 }
 
-template <Kernel K>
-void kernel_16(double *a, double *b, double *c, std::size_t lo, std::size_t hi) {
-  kernel_lanes<K, 16>(a, b, c, lo, hi);
-}
 #if defined(__x86_64__)
 template <Kernel K>
 [[gnu::target("avx2")]] void kernel_32(double *a, double *b, double *c, std::size_t lo,
@@ -266,7 +262,7 @@ void kernel_slice(std::size_t width, double *a, double *b, double *c, std::size_
     return kernel_32<K>(a, b, c, lo, hi);
 #endif
   (void)width;
-  kernel_16<K>(a, b, c, lo, hi);
+  kernel_lanes<K, 16>(a, b, c, lo, hi);
 }
 
 double run_kernel(Kernel k, std::size_t width, Team &team, int threads, std::size_t n, double *a,

@@ -3,10 +3,10 @@
 // aggregate line and /proc/self/stat, in CPUs (proc(5):
 // https://man7.org/linux/man-pages/man5/proc.5.html).
 #include "dlrig/bench/bench.hpp"
+#include "dlrig/platform/fs.hpp"
 
 #include <fmt/format.h>
 
-#include <fstream>
 #include <sstream>
 #include <unistd.h>
 
@@ -52,18 +52,10 @@ std::optional<unsigned long long> parse_self_stat(const std::string &text) {
   return utime + stime;
 }
 
-namespace {
-std::string slurp(const char *path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-} // namespace
-
 std::optional<HostLoadMark> host_load_mark() {
-  auto machine = parse_proc_stat(slurp("/proc/stat"));
-  auto self = parse_self_stat(slurp("/proc/self/stat"));
+  const Sysroot live("/");
+  auto machine = parse_proc_stat(live.read("/proc/stat").value_or(""));
+  auto self = parse_self_stat(live.read("/proc/self/stat").value_or(""));
   long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
   if (!machine || !self || cpus <= 0)
     return std::nullopt;

@@ -20,6 +20,10 @@ double wall_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+double seconds(std::chrono::milliseconds ms) {
+  return std::chrono::duration<double>(ms).count();
+}
+
 template <class T> std::optional<double> scaled(const nvml::Reading<T> &r, double factor) {
   if (!r.value)
     return std::nullopt;
@@ -305,18 +309,15 @@ void Sampler::open_nvml() {
 }
 
 void Sampler::retry_nvml() {
-  const double now = monotonic_seconds();
   const std::string before = nvml_error_.substr(0, nvml_error_.find(" NVIDIA GPUs are not read"));
-  const auto wait_s = std::chrono::duration<double>(retry_wait_).count();
   if (children_left_behind() > 0) { // the last helper still sleeps in the driver
-    retry_at_ = now + wait_s;
+    retry_at_ = monotonic_seconds() + seconds(retry_wait_);
     nvml_error_ = fmt::format("{} NVIDIA GPUs are not read: NVML's last process is still asleep "
                               "in the driver; dlrig looks again in {:g} s (--nvml-retry)",
-                              before, wait_s);
+                              before, seconds(retry_wait_));
     return;
   }
   retry_at_.reset();
-  nvml_.reset();
   nvml_ = std::make_unique<ChildWorker>(ChildWorker::Helper{
       options_.nvml_helper,
       {"dlrig", "__nvml-helper", options_.nvml_library, options_.processes ? "1" : "0"}});
@@ -325,9 +326,8 @@ void Sampler::retry_nvml() {
   if (nvml_ok_) {
     retry_wait_ = options_.nvml_retry; // answering again: a later stop waits the first wait
   } else if (!retry_at_) {             // opened but not ready (the driver reloading): later again
-    retry_at_ = monotonic_seconds() + std::chrono::duration<double>(retry_wait_).count();
-    nvml_error_ += fmt::format("; dlrig asks again in {:g} s (--nvml-retry)",
-                               std::chrono::duration<double>(retry_wait_).count());
+    retry_at_ = monotonic_seconds() + seconds(retry_wait_);
+    nvml_error_ += fmt::format("; dlrig asks again in {:g} s (--nvml-retry)", seconds(retry_wait_));
   }
 }
 
@@ -336,17 +336,17 @@ void Sampler::stopped(const ChildWorker::Reply &reply, std::chrono::milliseconds
   nvml_ok_ = false;
   const bool again = !options_.nvml_helper.empty() && options_.nvml_retry.count() > 0;
   if (again)
-    retry_at_ = monotonic_seconds() + std::chrono::duration<double>(retry_wait_).count();
+    retry_at_ = monotonic_seconds() + seconds(retry_wait_);
   const std::string after =
       again ? fmt::format(" NVIDIA GPUs are not read until it answers again: dlrig asks it again "
                           "in {:g} s (--nvml-retry)",
-                          std::chrono::duration<double>(retry_wait_).count())
+                          seconds(retry_wait_))
             : " NVIDIA GPUs are not read from now on; restart dlrig once NVML answers";
   if (reply.outcome == ChildWorker::Outcome::timed_out)
     nvml_error_ = fmt::format(
         "NVML did not answer within {:g} s (--nvml-timeout) {}: a GPU or the driver has stopped "
         "responding, and nvidia-smi would hang too.{}",
-        std::chrono::duration<double>(waited).count(), when, after);
+        seconds(waited), when, after);
   else if (reply.signal)
     nvml_error_ = fmt::format("NVML's process ended with signal {} ({}) {}: the library crashed.{}",
                               *reply.signal, strsignal(*reply.signal), when, after);
