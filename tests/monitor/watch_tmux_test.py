@@ -54,7 +54,10 @@ def main():
 
 
 def watch_case(a, scenario, extra, wanted):
-    sock = f"dlrig-watch-test-{os.getpid()}"
+    # A socket of its own per case: a server just told to exit by the case before can still hold
+    # a shared one, and a new session on it fails with "server exited unexpectedly".
+    watch_case.count = getattr(watch_case, "count", 0) + 1
+    sock = f"dlrig-watch-test-{os.getpid()}-{watch_case.count}"
     env = dict(os.environ, DLRIG_NVML_LIBRARY=a.fake_nvml, TERM="xterm-256color",
                DLRIG_FAKE_NVML_SCENARIO=scenario)
     env.pop("TMUX", None)
