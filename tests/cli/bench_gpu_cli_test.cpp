@@ -313,6 +313,37 @@ TEST(BenchGpuCli, CtrlCCutsALongConfigurationShortAndKeepsItsSamples) {
   EXPECT_NE(r.err.find("(cut short by Ctrl-C)"), std::string::npos) << r.err;
 }
 
+// An Xid NVML raises in the middle of a --long configuration (60 s of samples) ends it at its next
+// sample, failed naming the Xid, instead of running on for the rest of the minute on a GPU that
+// has fallen off the bus (CUDA itself answers no error here).
+TEST(BenchGpuCli, AnXidDuringALongConfigurationEndsItAtOnce) {
+  auto scenario = json::parse(std::ifstream(fixture("fake_cuda/nvml_h100_xid.json")));
+  scenario["gpus"][0]["timeline"] = json::parse(R"([{"ms": 1500}, {"xid": 79}])");
+  const auto path = scratch("nvml-xid-mid-run.json").string();
+  std::ofstream(path) << scenario.dump();
+  const auto db = scratch("gpu_xid_long.db").string();
+  std::filesystem::remove(db);
+  auto env = with(fake_cuda("one_gpu.json"), {std::string("DLRIG_NVML_LIBRARY=") + DLRIG_FAKE_NVML,
+                                              "DLRIG_FAKE_NVML_SCENARIO=" + path});
+  env.push_back("DLRIG_BENCH_SMALL=1");
+  const auto start = std::chrono::steady_clock::now();
+  auto r = run_dlrig({"bench", "--long", "--json", "--db", db, "gpu.memory.copy"}, env);
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  const auto results = json::parse(r.out).at("results");
+  ASSERT_EQ(results.size(), 1u) << r.out;
+  EXPECT_EQ(results[0]["status"], "failed") << results[0].dump();
+  EXPECT_NE(results[0]["reason"].get<std::string>().find(
+                "NVML reported Xid 79 (NVIDIA's Xid catalogue: "
+                "https://docs.nvidia.com/deploy/xid-errors/index.html); raised while this "
+                "configuration ran, so its result is not kept"),
+            std::string::npos)
+      << results[0].dump();
+  // The Xid comes 1.5 s in; the configuration's rule asks for 60 s of samples.
+  EXPECT_LT(took, 30) << "sampling went on after the Xid";
+}
+
 TEST(BenchGpuCli, ALaunchFailureFailsThatGpuWithTheDriversWords) {
   auto g = bench("launch_failure.json", {"gpu.launch", "gpu.memory"});
   ASSERT_EQ(g.run.exit_code, 2) << g.run.err; // a launch failure is sticky: the GPU is lost

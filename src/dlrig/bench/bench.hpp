@@ -102,12 +102,17 @@ public:
       return false;
     if (enough(samples_, rule_))
       return false;
+    if (fault_ && fault_())
+      return false;
     if (interrupted_ && !samples_.empty() && interrupted_()) {
       cut_short_ = true;
       return false;
     }
     return true;
   }
+  // Ends the sampling once `fault` says a fault made the configuration's result worthless (an
+  // Xid on a GPU it uses): the run returns and its bracket fails it (gpu::watching_faults).
+  void end_on_fault(std::function<bool()> fault) { fault_ = std::move(fault); }
   void add(double seconds) { samples_.push_back(seconds); }
   const std::vector<double> &samples() const { return samples_; }
   // True when `interrupted` ended the sampling before the stopping rule was met.
@@ -115,7 +120,7 @@ public:
 
 private:
   StopRule rule_;
-  std::function<bool()> interrupted_;
+  std::function<bool()> interrupted_, fault_;
   std::chrono::steady_clock::time_point started_;
   std::vector<double> samples_;
   mutable bool cut_short_ = false;

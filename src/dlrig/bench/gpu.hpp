@@ -69,6 +69,10 @@ public:
   // so an Xid raised during a GPU's last configuration is seen too. nullopt when none was.
   void begin_configuration();
   std::optional<std::string> end_configuration();
+  // While a configuration runs (the Sampler asks before each sample): reads the Xids raised so
+  // far, at most every kXidPollInterval, and says whether a GPU the configuration used is lost,
+  // so a --long configuration ends at its next sample instead of running on for its minute.
+  bool lost_during_configuration();
   // The kernel `name` of the embedded PTX on this device (the module is JIT-compiled on first
   // use); throws with the JIT log when it does not load.
   cuda::Function kernel(Device &d, const char *name);
@@ -91,6 +95,9 @@ public:
 private:
   Runtime();
   void watch_xids();
+  std::optional<std::string> lost_since_begin() const;
+  static constexpr std::chrono::milliseconds kXidPollInterval{100};
+  std::chrono::steady_clock::time_point xids_read_{};
   cuda::Driver driver_;
   std::vector<Device> devices_;
   std::optional<std::string> no_devices_;

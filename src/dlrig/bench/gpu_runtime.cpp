@@ -179,12 +179,25 @@ void Runtime::begin_configuration() {
     lost_before_[i] = devices_[i].lost.has_value();
 }
 
-std::optional<std::string> Runtime::end_configuration() {
-  watch_xids();
+std::optional<std::string> Runtime::lost_since_begin() const {
   for (std::size_t i = 0; i < devices_.size() && i < used_.size(); ++i)
     if (used_[i] && !lost_before_[i] && devices_[i].lost)
       return *devices_[i].lost + "; raised while this configuration ran, so its result is not kept";
   return std::nullopt;
+}
+
+std::optional<std::string> Runtime::end_configuration() {
+  watch_xids();
+  return lost_since_begin();
+}
+
+bool Runtime::lost_during_configuration() {
+  const auto now = std::chrono::steady_clock::now();
+  if (now - xids_read_ >= kXidPollInterval) {
+    xids_read_ = now;
+    watch_xids();
+  }
+  return lost_since_begin().has_value();
 }
 
 std::vector<Benchmark> watching_faults(std::vector<Benchmark> benchmarks) {
@@ -192,6 +205,7 @@ std::vector<Benchmark> watching_faults(std::vector<Benchmark> benchmarks) {
     b.run = [run = std::move(b.run)](const Config &c, const Context &ctx, Sampler &s) {
       Runtime &rt = Runtime::get();
       rt.begin_configuration();
+      s.end_on_fault([&rt] { return rt.lost_during_configuration(); });
       Outcome o;
       try {
         o = run(c, ctx, s);

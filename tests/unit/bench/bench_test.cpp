@@ -282,6 +282,21 @@ TEST(BenchRunner, CtrlCCutsTheConfigurationInProgressShortAndKeepsIt) {
   EXPECT_FALSE(s.cut_short());
 }
 
+// A fault (an Xid on a GPU the configuration uses) ends the sampling at the next sample without
+// calling it a Ctrl-C: the configuration's bracket fails it (gpu::watching_faults).
+TEST(BenchRunner, AFaultEndsTheSamplingWithoutCallingItCtrlC) {
+  Sampler s(stop_rule(Tier::sustained)); // 60 s of samples
+  int asked = 0;
+  s.end_on_fault([&] { return ++asked > 3; });
+  int taken = 0;
+  while (s.more()) {
+    s.add(1e-6);
+    ++taken;
+  }
+  EXPECT_EQ(taken, 3);
+  EXPECT_FALSE(s.cut_short());
+}
+
 TEST(BenchRunner, OneFailingBenchmarkNeverStopsTheOthers) {
   Benchmark boom{"x.boom",
                  "x",
