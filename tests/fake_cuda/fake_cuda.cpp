@@ -115,13 +115,15 @@ template <class Still> Result wait_while(Still still, const char *what) {
   return kSuccess;
 }
 
-struct FakeModule {
-  std::set<std::string> entries;
-};
-
 struct FakeFunction {
   std::string name;
   int device = 0;
+};
+
+struct FakeModule {
+  std::set<std::string> entries;
+  // Its functions, one handle per name as the driver's (freed with the module).
+  std::map<std::string, std::unique_ptr<FakeFunction>> functions;
 };
 
 struct Allocation {
@@ -949,8 +951,10 @@ Result module_get_function(Function *function, Module module, const char *name) 
     return kErrorInvalidValue;
   if (!m->entries.count(name))
     return kErrorNotFound;
-  // Functions live as long as the process (the module is never unloaded by dlrig).
-  *function = reinterpret_cast<Function>(new FakeFunction{name, g_current->index});
+  auto &f = m->functions[name];
+  if (!f)
+    f = std::make_unique<FakeFunction>(FakeFunction{name, g_current->index});
+  *function = reinterpret_cast<Function>(f.get());
   return kSuccess;
 }
 

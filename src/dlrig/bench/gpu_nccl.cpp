@@ -762,10 +762,12 @@ Outcome run(const Collective &c, const Config &cfg, const Context &ctx, Sampler 
   // first point-to-point call connects the ranks inside ncclGroupEnd: watched.
   if (n.job && !n.nonblocking)
     watched(n, n.lib.api().group_end.name(), rank.front().device->context, one, [&rank] {
-      for (Rank &k : rank) { // still NCCL's: never freed
-        (void)k.send.release();
-        (void)k.recv.release();
-        (void)k.stream.release();
+      // Still NCCL's: never freed, kept where the process can still reach them.
+      static auto *left = new std::vector<std::shared_ptr<void>>;
+      for (Rank &k : rank) {
+        left->push_back(std::move(k.send));
+        left->push_back(std::move(k.recv));
+        left->push_back(std::move(k.stream));
       }
     });
   else

@@ -379,6 +379,10 @@ TEST(GpuBench, FakeNcclRanksMeetOnlyUnderTheSameUniqueId) {
   nccl::UniqueId forged{};
   std::snprintf(forged.internal, sizeof forged.internal, "%s", "not-an-id");
   EXPECT_EQ(init_rank(&comm, 2, forged, 0), nccl::kInvalidArgument);
+  using Destroy = int (*)(nccl::Comm);
+  auto destroy = reinterpret_cast<Destroy>(dlsym(lib, "ncclCommDestroy"));
+  ASSERT_TRUE(destroy);
+  EXPECT_EQ(destroy(comm), nccl::kSuccess);
   std::error_code ec;
   std::filesystem::remove_all(base, ec);
 }

@@ -217,7 +217,8 @@ TEST(TimeOps, ResNetConvolutionsAreTheWalksMacs) {
   auto model = test::resnet("resnet50");
   fit::Run run = eight_images(Precision::fp16_amp);
   double macs = 0;
-  for (const auto &r : *model::walk(model.arch, 224))
+  const auto walked = model::walk(model.arch, 224);
+  for (const auto &r : *walked)
     macs += r.macs;
   auto ops = train_ops(model, run);
   EXPECT_NEAR(sum(ops, Phase::forward, OpKind::gemm), 2 * macs * 8, 1e-6 * macs);
@@ -227,7 +228,7 @@ TEST(TimeOps, ResNetConvolutionsAreTheWalksMacs) {
   // Batch norm in training reads its input twice and writes once: 3 x 2 bytes per element;
   // backward reads x and dy twice (the reduction, then dx) and writes dx: 5 x 2 bytes.
   double bn = 0, norms = 0;
-  for (const auto &r : *model::walk(model.arch, 224))
+  for (const auto &r : *walked)
     if (r.kind == "batchnorm") {
       bn += static_cast<double>(r.output.elements()) * 8;
       ++norms;
@@ -259,7 +260,8 @@ TEST(TimeOps, ResNetBlockInputsGetTheirTwoGradientsSummed) {
   fit::Run run = eight_images(Precision::fp16_amp);
   double inputs = 0, blocks = 0;
   int last = -1;
-  for (const auto &r : *model::walk(model.arch, 224))
+  const auto walked = model::walk(model.arch, 224);
+  for (const auto &r : *walked)
     if (r.block >= 0 && r.block != last) {
       last = r.block;
       ASSERT_EQ(r.kind, "conv") << r.name;
@@ -283,7 +285,8 @@ TEST(TimeOps, NchwTensorCoreConvolutionsAreTransposed) {
   auto model = test::resnet("resnet50");
   fit::Run run = eight_images(Precision::tf32);
   double elements = 0;
-  for (const auto &r : *model::walk(model.arch, 224))
+  const auto walked = model::walk(model.arch, 224);
+  for (const auto &r : *walked)
     if (r.kind == "conv")
       elements += static_cast<double>(r.input.elements() + r.output.elements()) * 8;
   auto ops = train_ops(model, run);

@@ -104,17 +104,20 @@ TEST(KbSearch, ModelsCarryDerivedParams) {
 TEST(KbSearch, TorchFilterByVersionAndVariant) {
   auto v = kb_search(builtin(), {"torch", "2.1", std::nullopt, ""});
   ASSERT_TRUE(v);
-  for (const auto &item : kb_json(*v)["items"])
+  const auto v_json = kb_json(*v);
+  for (const auto &item : v_json["items"])
     EXPECT_EQ(item["version"].get<std::string>().rfind("2.1.", 0), 0u) << item["version"];
   auto one = kb_search(builtin(), {"torch", "2.2.0", std::nullopt, ""});
   ASSERT_TRUE(one);
   EXPECT_GE(one->matches, 3u);
-  for (const auto &item : kb_json(*one)["items"])
+  const auto one_json = kb_json(*one);
+  for (const auto &item : one_json["items"])
     EXPECT_EQ(item["version"], "2.2.0"); // that patch release, not 2.2.1 or 2.2.2
   auto cu = kb_search(builtin(), {"torch", "cu118", std::nullopt, ""});
   ASSERT_TRUE(cu);
   EXPECT_GE(cu->matches, 5u);
-  for (const auto &item : kb_json(*cu)["items"])
+  const auto cu_json = kb_json(*cu);
+  for (const auto &item : cu_json["items"])
     EXPECT_EQ(item["cuda"], "11.8");
 }
 
