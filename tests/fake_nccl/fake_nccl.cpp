@@ -133,6 +133,7 @@ struct State {
   AdvanceFn advance = nullptr;
   IsMemoryOfFn is_memory_of = nullptr;
   std::vector<FakeComm *> remotes; // communicators from ncclCommInitRank
+  std::vector<Clique *> cliques;   // ncclCommInitAll's (never freed: ncclCommDestroy keeps them)
   long long local_ops = 0;         // groups of calls on one-process communicators so far
   std::vector<Stream> held;        // their streams held by "lose_gpu_at_op"
   std::recursive_mutex mutex;
@@ -786,7 +787,8 @@ Result comm_init_all(Comm *comms, int count, const int *devices) {
   if (const json *conf = find(state().scenario, {"conf"}))
     for (const auto &[name, value] : conf->items())
       setenv(name.c_str(), value.get<std::string>().c_str(), 0);
-  auto *clique = new Clique; // lives as long as its communicators (dlrig keeps them)
+  auto *clique = new Clique; // lives as long as the process (other ranks may still use it)
+  state().cliques.push_back(clique);
   for (int r = 0; r < count; ++r) {
     auto *c = new FakeComm{clique, r, devices[r]};
     clique->ranks.push_back(c);
