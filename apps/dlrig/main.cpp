@@ -4,6 +4,7 @@
 
 #include "dlrig/monitor/sampler.hpp"
 #include "dlrig/output/text.hpp"
+#include "dlrig/platform/process.hpp"
 
 #include "dlrig/probe/collect_env.hpp"
 
@@ -187,22 +188,25 @@ int main(int argc, char **argv) {
   envelope.host = this_host();
   envelope.time = utc_now();
   envelope.command_line.assign(argv, argv + argc);
-  try {
-    for (auto &[sub, run] : runners)
-      if (sub->parsed()) {
-        int rc = static_cast<int>(run(envelope));
-        flush_stdout(); // results that never reached stdout are a failed command, not exit 0
-        return rc;
-      }
-  } catch (const Failure &f) {
-    std::fflush(stdout);
-    std::cerr << "dlrig: " << printable(f.what()) << "\n";
-    return static_cast<int>(f.code());
-  } catch (const std::exception &e) {
-    std::fflush(stdout);
-    std::cerr << "dlrig: internal error: " << printable(e.what())
-              << "\n(please report it with the command line that caused it)\n";
-    return static_cast<int>(ExitCode::internal);
-  }
-  return static_cast<int>(ExitCode::usage);
+  // A thread left inside a library (platform/process.hpp) ends the process here, with _exit.
+  return end_process([&] {
+    try {
+      for (auto &[sub, run] : runners)
+        if (sub->parsed()) {
+          int rc = static_cast<int>(run(envelope));
+          flush_stdout(); // results that never reached stdout are a failed command, not exit 0
+          return rc;
+        }
+    } catch (const Failure &f) {
+      std::fflush(stdout);
+      std::cerr << "dlrig: " << printable(f.what()) << "\n";
+      return static_cast<int>(f.code());
+    } catch (const std::exception &e) {
+      std::fflush(stdout);
+      std::cerr << "dlrig: internal error: " << printable(e.what())
+                << "\n(please report it with the command line that caused it)\n";
+      return static_cast<int>(ExitCode::internal);
+    }
+    return static_cast<int>(ExitCode::usage);
+  }());
 }

@@ -222,9 +222,13 @@ TEST(BenchCli, StdoutThatCannotBeWrittenIsExit74) {
   auto db = scratch("cli_empty.db").string();
   std::ofstream(db).close();
   auto err = scratch("cli_full.err").string();
-  int status = std::system(("env -i PATH=/usr/bin:/bin '" + std::string(DLRIG_BINARY) +
-                            "' bench history --json --db '" + db + "' >/dev/full 2>'" + err + "'")
-                               .c_str());
+  std::string sanitizers;
+  for (const auto &o : sanitizer_options())
+    sanitizers += " '" + o + "'";
+  int status =
+      std::system(("env -i PATH=/usr/bin:/bin" + sanitizers + " '" + std::string(DLRIG_BINARY) +
+                   "' bench history --json --db '" + db + "' >/dev/full 2>'" + err + "'")
+                      .c_str());
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 74) << file_bytes(err);
   EXPECT_NE(file_bytes(err).find("cannot write to standard output"), std::string::npos)

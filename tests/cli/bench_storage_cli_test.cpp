@@ -140,6 +140,8 @@ TEST(BenchStorageCli, SigintKeepsEarlierResultsAndRemovesTheTempFile) {
   std::vector<std::string> env{"DLRIG_BENCH_SMALL=1", "DLRIG_BENCH_STORAGE_MIB=768",
                                "PATH=/usr/bin:/bin",
                                "DLRIG_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1"};
+  for (auto &o : sanitizer_options())
+    env.push_back(std::move(o));
   std::vector<char *> argv, envp;
   for (auto &a : args)
     argv.push_back(a.data());

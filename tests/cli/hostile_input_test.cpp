@@ -71,6 +71,12 @@ TEST(HostileInput, FolderAsFromIsNotMalformedJson) {
 // Runs dlrig as the unprivileged user "nobody" (65534): root reads any file, so as root (CI) the
 // test drops its privileges in a child first. Returns the exit code; stderr goes to err_path.
 int run_dlrig_unprivileged(const std::vector<std::string> &args, const std::string &err_path) {
+  std::vector<std::string> env_s = sanitizer_options();
+  env_s.insert(env_s.begin(), "PATH=/usr/bin:/bin");
+  std::vector<char *> envp;
+  for (auto &e : env_s)
+    envp.push_back(e.data());
+  envp.push_back(nullptr);
   pid_t pid = ::fork();
   if (pid == 0) {
     if (::geteuid() == 0 &&
@@ -86,9 +92,7 @@ int run_dlrig_unprivileged(const std::vector<std::string> &args, const std::stri
     for (auto &a : argv_s)
       argv.push_back(a.data());
     argv.push_back(nullptr);
-    char path_env[] = "PATH=/usr/bin:/bin";
-    char *envp[] = {path_env, nullptr};
-    ::execve(DLRIG_BINARY, argv.data(), envp);
+    ::execve(DLRIG_BINARY, argv.data(), envp.data());
     ::_exit(122);
   }
   int status = 0;

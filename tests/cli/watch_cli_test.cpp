@@ -242,6 +242,8 @@ int run_onto_full_disk(const std::vector<std::string> &args, const std::vector<s
   std::string cmd = "env -i PATH=/usr/bin:/bin DLRIG_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1";
   for (const auto &e : env)
     cmd += " " + quoted(e);
+  for (const auto &o : sanitizer_options())
+    cmd += " " + quoted(o);
   cmd += " " + quoted(DLRIG_BINARY);
   for (const auto &a : args)
     cmd += " " + quoted(a);

@@ -50,6 +50,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstddef>
@@ -323,8 +324,34 @@ double wait_seconds() {
   return w && *w ? std::atof(w) : 20;
 }
 
+// A thread inside a call that waits on other ranks (wait_for, watch_send_buffer). The process's
+// exit handlers must not run under it: real CUDA's and NCCL's teardown at exit would pull the
+// library from under the call, so a caller that leaves such a call behind has to end the process
+// with _exit. The fake fails closed: an exit handler that finds such a thread kills the process,
+// saying so (SIGABRT).
+std::atomic<int> g_waiting{0};
+struct ExitCheck {
+  ~ExitCheck() {
+    if (g_waiting.load() == 0)
+      return;
+    std::fprintf(stderr, "fake NCCL: the process's exit handlers ran while a thread was still "
+                         "inside an NCCL call (end the process with _exit instead)\n");
+    std::abort();
+  }
+};
+struct Waiting {
+  Waiting() {
+    static ExitCheck check; // constructed at the first wait, destroyed by exit()
+    g_waiting.fetch_add(1);
+  }
+  ~Waiting() { g_waiting.fetch_sub(1); }
+  Waiting(const Waiting &) = delete;
+  Waiting &operator=(const Waiting &) = delete;
+};
+
 // Waits until every path exists; false after wait_seconds().
 bool wait_for(const std::vector<fs::path> &paths) {
+  const Waiting waiting;
   const auto until =
       std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_seconds());
   for (;;) {
@@ -1077,46 +1104,18 @@ Result broadcast(const void *send, void *recv, std::size_t count, DataType type,
 // seconds before it returns, and kills its process, saying so, if the caller frees the buffer
 // meanwhile (what NCCL would then read is freed memory): a caller that leaves a call behind inside
 // NCCL must leave it its buffers too. A rank that "exit_at_connect" kills waits until this
-// watch has started (so its death finds the peer inside ncclSend). The process ending is no such
-// free: its exit destroys the fake libcuda's state (its static objects), so a watcher still running
-// then stops for good.
-struct WatchEnd {
-  std::mutex m; // held around each look at the buffer; never destroyed
-  bool exiting = false;
-};
-WatchEnd &watch_end() {
-  static auto *w = new WatchEnd;
-  return *w;
-}
-// Constructed at the first watch, after the fake libcuda's state, so destroyed (at exit) before
-// it: from then on no watcher asks the fake libcuda anything.
-struct ExitMark {
-  ~ExitMark() {
-    std::lock_guard<std::mutex> lock(watch_end().m);
-    watch_end().exiting = true;
-  }
-};
-
+// watch has started (so its death finds the peer inside ncclSend).
 void watch_send_buffer(const void *buffer, std::size_t count, const FakeComm *comm) {
   const json *w = find(state().scenario, {"watch_send_buffer"});
   if (!w || !comm || w->value("rank", -1) != comm->rank)
     return;
-  static ExitMark mark;
+  const Waiting waiting;
   if (comm->remote)
     (void)put(sending_file(*comm->remote, comm->rank), "");
   const auto until =
       std::chrono::steady_clock::now() + std::chrono::duration<double>(w->value("seconds", 1.0));
   while (std::chrono::steady_clock::now() < until) {
-    bool freed = false;
-    {
-      std::lock_guard<std::mutex> lock(watch_end().m);
-      if (watch_end().exiting)
-        for (;;) // the process is ending: nothing more of this call runs
-          std::this_thread::sleep_for(std::chrono::hours(1));
-      freed =
-          !state().is_memory_of(reinterpret_cast<std::uint64_t>(buffer), count * 4, comm->device);
-    }
-    if (freed) {
+    if (!state().is_memory_of(reinterpret_cast<std::uint64_t>(buffer), count * 4, comm->device)) {
       std::fprintf(stderr,
                    "fake NCCL: rank %d's send buffer was freed while its ncclSend ran "
                    "(watch_send_buffer)\n",

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -21,6 +22,14 @@ std::string slurp(const std::string &path) {
   return s.str();
 }
 } // namespace
+
+std::vector<std::string> sanitizer_options() {
+  std::vector<std::string> out;
+  for (const char *name : {"ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS"})
+    if (const char *v = std::getenv(name))
+      out.push_back(std::string(name) + "=" + v);
+  return out;
+}
 
 CliRun run_dlrig(const std::vector<std::string> &args, const std::vector<std::string> &env) {
   return run_dlrig_with(args, env, false);
@@ -52,6 +61,8 @@ CliRun run_dlrig_with(const std::vector<std::string> &args, const std::vector<st
   std::vector<std::string> env_s = env;
   env_s.insert(env_s.end(),
                {"PATH=/usr/bin:/bin", "DLRIG_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1"});
+  for (auto &o : sanitizer_options())
+    env_s.push_back(std::move(o));
   std::vector<char *> argv, envp;
   for (auto &a : argv_s)
     argv.push_back(a.data());

@@ -19,6 +19,11 @@ CliRun run_dlrig(const std::vector<std::string> &args, const std::vector<std::st
 CliRun run_dlrig_with(const std::vector<std::string> &args, const std::vector<std::string> &env,
                       bool stderr_is_pipe);
 
+// "NAME=value" for each sanitizer setting in this test process's environment (ASAN_OPTIONS,
+// LSAN_OPTIONS, UBSAN_OPTIONS, TSAN_OPTIONS): a dlrig the tests start with an environment of their
+// own gets them too, so under scripts/sanitize.sh it reports as the script asks.
+std::vector<std::string> sanitizer_options();
+
 // A path in this test process's scratch folder, removed when the process exits: ctest runs the
 // tests in parallel processes, and a file one of them rewrites must not be read half-written by
 // another. The folder exists; the file is the caller's to write.

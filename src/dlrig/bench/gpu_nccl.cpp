@@ -23,6 +23,7 @@
 #include "dlrig/core/exit_code.hpp"
 #include "dlrig/core/text.hpp"
 #include "dlrig/platform/nccl.hpp"
+#include "dlrig/platform/process.hpp"
 
 #include <fmt/format.h>
 
@@ -334,6 +335,7 @@ void watched(Nccl &n, const std::string &call, cuda::Context context, std::funct
       n.comms.clear(); // left to the thread inside NCCL, not aborted
       if (leave)
         leave();
+      thread_left_behind(); // the process ends without exit handlers under that thread
       stop_job(n, *why,
                fmt::format("this rank's {} could not be interrupted (NCCL before 2.14 has no "
                            "non-blocking communicator) and ends with the process",

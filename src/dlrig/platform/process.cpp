@@ -13,7 +13,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <fstream>
+#include <iostream>
 #include <iterator>
 #include <mutex>
 #include <thread>
@@ -329,6 +331,21 @@ void leave_behind(int pid) {
 }
 
 } // namespace
+
+static std::atomic<int> g_threads_left{0}; // thread_left_behind
+
+void thread_left_behind() {
+  g_threads_left.fetch_add(1, std::memory_order_relaxed);
+}
+
+int end_process(int code) {
+  if (g_threads_left.load(std::memory_order_relaxed) == 0)
+    return code;
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  ::_exit(code);
+}
 
 std::size_t children_left_behind() {
   std::lock_guard lock(g_left_mutex);

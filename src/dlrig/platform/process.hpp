@@ -125,4 +125,13 @@ private:
 // caller about to start another child for the same driver can wait until none is.
 std::size_t children_left_behind();
 
+// A thread left inside a library call that cannot be interrupted (a blocking ncclCommInitRank
+// whose peers are gone): counted, so that the process then ends through end_process without
+// running the libraries' and the C++ runtime's exit handlers under that thread.
+void thread_left_behind();
+
+// Returns code, or, when a thread was left behind, flushes standard output and error and ends the
+// process with _exit(code) at once.
+int end_process(int code);
+
 } // namespace dlrig
