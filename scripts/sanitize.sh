@@ -25,9 +25,9 @@ cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DDLRIG_WERROR=OFF -DCMAKE_CXX_FLA
   -DCMAKE_SHARED_LINKER_FLAGS="$flags" >/dev/null
 cmake --build "$dir" -j"$jobs"
 # halt_on_error: the first report fails the test that caused it; the leak checker stays on.
-# handle_segv=0: a crash the tests cause on purpose (a child worker's handler) stays a SIGSEGV.
+# handle_segv=0 (both): a crash the tests cause on purpose (a child worker's handler) stays a SIGSEGV.
 export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:handle_segv=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
-export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1${TSAN_OPTIONS:+:$TSAN_OPTIONS}"
+export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:handle_segv=0${TSAN_OPTIONS:+:$TSAN_OPTIONS}"
 cd "$dir"
 ctest -j"$jobs" --output-on-failure --timeout 900 "$@"

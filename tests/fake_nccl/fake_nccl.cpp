@@ -513,8 +513,13 @@ void progress(FakeComm &comm) {
   }
 }
 
+// Called by the fake libcuda with its own lock held, while this fake's calls take this lock and
+// then the fake libcuda's: only tried here, so two threads never wait on each other (a wait
+// that misses it progresses at its next poll).
 void progress_all() {
-  std::lock_guard<std::recursive_mutex> lock(state().mutex);
+  std::unique_lock<std::recursive_mutex> lock(state().mutex, std::try_to_lock);
+  if (!lock.owns_lock())
+    return;
   for (FakeComm *c : state().remotes)
     if (!c->remote->aborted)
       progress(*c);
