@@ -7,18 +7,18 @@
 // results so far are stored and printed, that GPU's remaining benchmarks skipped), 64 usage (an
 // unknown id, with the nearest names; an unknown run), 65 a database that is not a regular file,
 // not a database, corrupt, another program's or of a newer schema (history, show, compare: also
-// no database file), 74 a database locked past 5 s or read-only (history, show and compare open
-// it read-only and never create it), or standard output that cannot be written, 130 interrupted
-// (SIGINT/SIGTERM: the results so far are stored and printed, the temporary file of storage.read is
-// removed). DLRIG_BENCH_SMALL=1 shrinks every sweep to its smallest size (tests);
-// DLRIG_BENCH_CORRUPT=1 is a test hook that damages each result before verification (so it must
-// exit 2); DLRIG_BENCH_EXPECT=ID=MIN[,ID=MIN] is a test hook that sets an expectation (so it can
-// exit 1). Before any cpu.gemm benchmark runs, when OpenBLAS fell back to kernels for an older
-// instruction set than this CPU's, dlrig runs itself again with OPENBLAS_CORETYPE set
-// (bench/openblas_core.hpp; DLRIG_OPENBLAS_AUTO_CORE=0 turns it off, a user's OPENBLAS_CORETYPE
-// is kept); DLRIG_BENCH_OPENBLAS_DETECTED=CORE is a test hook that decides as if OpenBLAS had
-// detected CORE. `--rank R --nranks N --rendezvous HOST:PORT` (or torchrun's RANK, WORLD_SIZE,
-// LOCAL_RANK, MASTER_ADDR, MASTER_PORT) runs nccl.* as one rank of a multi-process job
+// no database file; they and --cpu-vs-gpu: also a row dlrig did not write), 74 a database locked
+// past 5 s or read-only (history, show and compare open it read-only and never create it), or
+// standard output that cannot be written, 130 interrupted (SIGINT/SIGTERM: the results so far are
+// stored and printed, the temporary file of storage.read is removed). DLRIG_BENCH_SMALL=1 shrinks
+// every sweep to its smallest size (tests); DLRIG_BENCH_CORRUPT=1 is a test hook that damages each
+// result before verification (so it must exit 2); DLRIG_BENCH_EXPECT=ID=MIN[,ID=MIN] is a test hook
+// that sets an expectation (so it can exit 1). Before any cpu.gemm benchmark runs, when OpenBLAS
+// fell back to kernels for an older instruction set than this CPU's, dlrig runs itself again with
+// OPENBLAS_CORETYPE set (bench/openblas_core.hpp; DLRIG_OPENBLAS_AUTO_CORE=0 turns it off, a user's
+// OPENBLAS_CORETYPE is kept); DLRIG_BENCH_OPENBLAS_DETECTED=CORE is a test hook that decides as if
+// OpenBLAS had detected CORE. `--rank R --nranks N --rendezvous HOST:PORT` (or torchrun's RANK,
+// WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT) runs nccl.* as one rank of a multi-process job
 // (bench/ranks.hpp, docs/bench.md "Multi-node"): rank 0 prints and stores the results, the other
 // ranks print one line per result on stderr and store nothing; 65 a peer that sent junk or whose
 // nranks or benchmarks differ, 69 a rendezvous that timed out.
@@ -130,6 +130,9 @@ PrecisionField precision_field(fit::Precision p) {
 // its catalog peak. With no stored SGEMM result for this CPU, cpu.gemm.sgemm runs first.
 Report cpu_vs_gpu_report(const BenchArgs &a, const Snapshot &snap, bench::StoredResults stored,
                          const std::function<void()> &measure_cpu, const std::string &db_path) {
+  // A database whose rows cannot be read is refused before anything is measured into it.
+  if (stored.problem)
+    throw Failure(ExitCode::bad_input, *stored.problem);
   const auto &kb = kb::builtin();
   fit::ModelInput model = value_or_throw(fit::load_model(a.cpu_vs_gpu, std::nullopt, kb));
   fit::Run run;
@@ -413,6 +416,14 @@ Runner setup_bench(CLI::App &sub) {
     if (a->cpu_vs_gpu.empty() && runs_cpu_gemm(which))
       choose_openblas_core(snap); // before anything is stored or printed
     Json env = bench::environment(snap, ctx.hardware_threads, bench::read_governor());
+    // --cpu-vs-gpu reads the stored results first: a database whose rows cannot be read is
+    // refused before it is opened for writing (and switched to WAL) or measured into.
+    bench::StoredResults earlier;
+    if (!a->cpu_vs_gpu.empty()) {
+      earlier = bench::load_stored(need_db_path());
+      if (earlier.problem)
+        throw Failure(ExitCode::bad_input, *earlier.problem);
+    }
     auto db = open_db();
     // Runs the benchmarks, storing each result as it completes (its own transaction).
     // Ctrl-C: storage.read's temporary file is removed in the handler, the benchmark in progress
@@ -446,7 +457,7 @@ Runner setup_bench(CLI::App &sub) {
         if (store_error)
           throw Failure(*store_error);
       };
-      print(cpu_vs_gpu_report(*a, snap, bench::load_stored(db->path()), measure_cpu, db->path()),
+      print(cpu_vs_gpu_report(*a, snap, std::move(earlier), measure_cpu, db->path()),
             with_source(run, a->source), a->out);
       return ExitCode::ok;
     }

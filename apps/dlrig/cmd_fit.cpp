@@ -72,6 +72,8 @@ ExitCode run_fit(FitArgs &a, const Envelope &envelope) {
     run = fit::with_machine_stack(run, *snap);
 
   std::vector<std::string> assumptions;
+  if (stored && stored->problem)
+    assumptions.push_back(bench::unread_results(*stored));
   run = value_or_throw(fit::resolve_run(model, run, &assumptions), ErrorKind::usage);
 
   fit::Targets targets = a.all_gpus       ? fit::all_catalog_gpus(kb)

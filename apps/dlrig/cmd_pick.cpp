@@ -186,8 +186,12 @@ ExitCode run_pick(PickArgs &a, const Envelope &envelope) {
   // This machine's stored `dlrig bench` results (never another machine's: not with --from or
   // --sysroot): a GPU it measured is timed at its measured GEMM rates in every option.
   const bool this_machine = a.this_machine || !a.src.from.empty() || has_gpu(a.src.probe.sysroot);
-  if (this_machine && a.src.from.empty() && a.src.probe.sysroot == "/")
-    rq.host = bench::measured_host_rates(bench::load_stored());
+  if (this_machine && a.src.from.empty() && a.src.probe.sysroot == "/") {
+    auto stored = bench::load_stored();
+    rq.host = bench::measured_host_rates(stored);
+    if (stored.problem)
+      assumptions.push_back(bench::unread_results(stored));
+  }
   rq.run = value_or_throw(fit::resolve_run(rq.model, run, &assumptions), ErrorKind::usage);
   rq.today = envelope.time.substr(0, 10);
   auto result = pick::pick(rq);

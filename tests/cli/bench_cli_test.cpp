@@ -217,6 +217,92 @@ TEST(BenchCli, ADatabaseThatIsAFolderIsNotARegularFile) {
   EXPECT_EQ(run_dlrig({"bench", "history", "--db", dir}).exit_code, 65);
 }
 
+void sql(const std::string &db, const char *statement) {
+  sqlite3 *h = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(h, statement, nullptr, nullptr, nullptr), SQLITE_OK) << statement;
+  sqlite3_close(h);
+}
+
+// A row edited by hand (sqlite3 results.db "UPDATE results SET rate_median = 'fast'") was read as
+// a rate of 0, and a status dlrig does not know as "measured". Every reader now refuses the
+// database naming the file, the row, the column and the statement that deletes the row; the
+// commands that only use stored results (fit, doctor) say so and go on without them; nothing is
+// written to the file, --cpu-vs-gpu measures nothing into it.
+TEST(BenchCli, AHandEditedRowIsRefusedByEveryReaderAndNoByteChanges) {
+  auto home = scratch("xdg-edited");
+  std::filesystem::create_directories(home / "dlrig");
+  auto db = (home / "dlrig" / "results.db").string();
+  auto made =
+      run_dlrig({"bench", "--quick", "cpu.gemm.sgemm", "--db", db}, {"DLRIG_BENCH_SMALL=1"});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  sql(db, "PRAGMA journal_mode=DELETE; UPDATE results SET rate_median = 'fast' WHERE id = 1");
+  const auto before = file_bytes(db);
+  const std::string why = db + ": result 1 (run 1, cpu.gemm.sgemm): rate_median is the text "
+                               "'fast', not a number";
+  for (auto args : std::vector<std::vector<std::string>>{
+           {"bench", "history", "--db", db},
+           {"bench", "show", "1", "--db", db},
+           {"bench", "compare", "1", "1", "--db", db},
+           {"bench", "--cpu-vs-gpu", "resnet-50", "--gpu", "RTX 4090", "--db", db}}) {
+    auto r = run_dlrig(args, {"DLRIG_BENCH_SMALL=1"});
+    EXPECT_EQ(r.exit_code, 65) << args[1] << ": " << r.err;
+    EXPECT_NE(r.err.find(why), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("sqlite3 " + db + " \"DELETE FROM results WHERE id = 1\""),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(r.err.find("measuring it now"), std::string::npos) << r.err;
+  }
+  auto fit = run_dlrig({"fit", "resnet-50", "--gpu", "RTX 4090", "--json"},
+                       {"XDG_DATA_HOME=" + home.string()});
+  ASSERT_LE(fit.exit_code, 1) << fit.err;
+  bool said = false;
+  const auto fit_json = nlohmann::json::parse(fit.out);
+  for (auto &a : fit_json["assumptions"])
+    said = said || a.get<std::string>().find("no `dlrig bench` result is used: results database " +
+                                             why) != std::string::npos;
+  EXPECT_TRUE(said) << fit.out;
+  auto doctor = run_dlrig({"doctor", "--json"}, {"XDG_DATA_HOME=" + home.string()});
+  ASSERT_NE(doctor.out, "") << doctor.err;
+  said = false;
+  const auto doctor_json = nlohmann::json::parse(doctor.out);
+  for (auto &n : doctor_json["not_run"])
+    said = said || (n["id"] == "bench.storage_feed" &&
+                    n["reason"].get<std::string>().find(why) != std::string::npos);
+  EXPECT_TRUE(said) << doctor.out;
+  EXPECT_TRUE(file_bytes(db) == before); // (not EXPECT_EQ: a failure would print the file)
+  EXPECT_FALSE(std::filesystem::exists(db + "-wal"));
+}
+
+// A record's details of another shape than dlrig writes (a number where it writes text, a run's
+// environment without its members) made `bench show` an internal error (exit 70) through
+// nlohmann's type_error, or read a missing member through the const operator[] (undefined
+// behaviour). They are now left out of the note, and a run of rate 0 has no ratio in compare.
+TEST(BenchCli, DetailsOfAnotherShapeArePrintedWithoutThem) {
+  auto db = scratch("cli_shapes.db").string();
+  auto made =
+      run_dlrig({"bench", "--quick", "cpu.gemm.sgemm", "--db", db}, {"DLRIG_BENCH_SMALL=1"});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  sql(db, "UPDATE results SET rate_median = 0, record = json_set(record, '$.details.host_load', "
+          "json('{\"note\": 5}'), '$.details.gpus', json('[{\"gpu\": \"x\", "
+          "\"gpu_state_samples\": {\"throttled_readings\": 2}}]'), '$.details.library_note', "
+          "7, '$.details.nccl_algorithm', json('{\"requested\": 3}')); "
+          "UPDATE runs SET environment = '{\"cores\": \"two\"}'");
+  for (const char *format : {"--json", "--csv", "--markdown", "--color=always"}) {
+    auto show = run_dlrig({"bench", "show", "1", "--db", db, format});
+    EXPECT_EQ(show.exit_code, 0) << format << ": " << show.err;
+    EXPECT_EQ(show.err.find("internal error"), std::string::npos) << show.err;
+  }
+  auto show = run_dlrig({"bench", "show", "1", "--db", db});
+  EXPECT_NE(show.out.find("GPU ? throttled in 2 of ? passes"), std::string::npos) << show.out;
+  EXPECT_NE(show.out.find("two"), std::string::npos) << show.out; // the environment's cores
+  auto compare = run_dlrig({"bench", "compare", "1", "1", "--db", db, "--json"});
+  ASSERT_EQ(compare.exit_code, 0) << compare.err;
+  auto rows = nlohmann::json::parse(compare.out)["results"];
+  ASSERT_FALSE(rows.empty()) << compare.out;
+  EXPECT_TRUE(rows[0]["ratio"].is_null()) << compare.out;
+}
+
 // Results that never reached stdout (`> file` on a full disk) were exit 0.
 TEST(BenchCli, StdoutThatCannotBeWrittenIsExit74) {
   auto db = scratch("cli_empty.db").string();

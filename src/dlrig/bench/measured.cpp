@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 
@@ -34,27 +35,32 @@ std::optional<std::string> run_cpu(const StoredResults &s, std::int64_t run) {
 
 // The threads a GEMM configuration used ("n=2048 threads=16" -> 16).
 int threads_of(const Record &r) {
-  if (r.details.is_object() && r.details.contains("threads") &&
-      r.details["threads"].is_number_integer())
-    return r.details["threads"].get<int>();
+  if (const Json &t = member(r.details, "threads");
+      t.is_number_integer() && t.get<long long>() > 0 && t.get<long long>() < 1 << 20)
+    return t.get<int>();
   auto at = r.config.find("threads=");
-  return at == std::string::npos ? 0 : std::atoi(r.config.c_str() + at + 8);
+  if (at == std::string::npos)
+    return 0;
+  long n = std::strtol(r.config.c_str() + at + 8, nullptr, 10); // saturates, never overflows
+  return n > 0 && n < 1 << 20 ? static_cast<int>(n) : 0;
 }
 
 // The fastest measured configuration of `id` in the latest run that measured it: usually every
 // thread at the largest size; on a busy machine one thread can be faster, and a step would run at
-// that rate too. nullptr when none is stored.
+// that rate too. nullptr when none is stored (a rate of 0 is none: no time can be made of it).
 const StoredResult *fastest_of_latest_run(const StoredResults &s, const std::string &id) {
+  auto usable = [&id](const Record &r) {
+    return r.id == id && r.status == Status::measured && r.rate_median && *r.rate_median > 0;
+  };
   std::optional<std::int64_t> run;
   for (auto it = s.results.rbegin(); it != s.results.rend() && !run; ++it)
-    if (it->record.id == id && it->record.status == Status::measured && it->record.rate_median)
+    if (usable(it->record))
       run = it->run;
   if (!run)
     return nullptr;
   const StoredResult *best = nullptr;
   for (const auto &r : s.results)
-    if (r.run == *run && r.record.id == id && r.record.rate_median &&
-        r.record.status == Status::measured &&
+    if (r.run == *run && usable(r.record) &&
         (!best || *r.record.rate_median > *best->record.rate_median))
       best = &r;
   return best;
@@ -91,6 +97,10 @@ StoredResults load_stored(const std::optional<std::string> &path) {
   out.runs = std::move(runs).value();
   out.results = std::move(results).value();
   return out;
+}
+
+std::string unread_results(const StoredResults &s) {
+  return fmt::format("no `dlrig bench` result is used: {}", s.problem.value_or(""));
 }
 
 std::optional<StoredResult> latest(const StoredResults &s, const std::string &id,
@@ -151,9 +161,7 @@ std::vector<fit::MeasuredGemm> measured_gpu_gemm_rates(const StoredResults &s) {
     // GPU name -> the latest run that measured it, then the fastest configuration of that run.
     std::map<std::string, std::int64_t> latest_run;
     auto gpu_of = [](const Record &r) -> std::optional<std::string> {
-      if (r.details.is_object() && r.details.contains("name") && r.details["name"].is_string())
-        return r.details["name"].get<std::string>();
-      return std::nullopt;
+      return member_text(r.details, "name");
     };
     auto usable = [&](const StoredResult &r) {
       return r.record.id == id && r.record.status == Status::measured && r.record.rate_median &&
@@ -223,6 +231,12 @@ const doctor::Check &storage_feed_description() {
 }
 
 std::optional<doctor::CheckResult> storage_feed_check(const StoredResults &s) {
+  if (s.problem) {
+    doctor::CheckResult cr;
+    cr.check = &storage_feed_description();
+    cr.not_run = *s.problem;
+    return cr;
+  }
   auto disk = latest(s, "storage.read.seq");
   if (!disk || disk->record.rate_unit != "GB/s")
     return std::nullopt;
@@ -231,7 +245,7 @@ std::optional<doctor::CheckResult> storage_feed_check(const StoredResults &s) {
   for (auto it = s.results.rbegin(); it != s.results.rend(); ++it) {
     const Record &r = it->record;
     if (r.id != "data.decode.jpeg" || r.status != Status::measured || !r.rate_median ||
-        !r.details.is_object() || !r.details.contains("bytes_per_image"))
+        !(member_number(r.details, "bytes_per_image").value_or(0) > 0))
       continue;
     if (!decode || (it->run == decode->run && threads_of(r) > threads_of(decode->record)))
       decode = *it;
@@ -240,7 +254,7 @@ std::optional<doctor::CheckResult> storage_feed_check(const StoredResults &s) {
   }
   if (!decode)
     return std::nullopt;
-  const double per_image = decode->record.details["bytes_per_image"].get<double>();
+  const double per_image = *member_number(decode->record.details, "bytes_per_image");
   const double images = *decode->record.rate_median;
   const double need = images * per_image; // B/s the decoders would read
   const double have = *disk->record.rate_median * 1e9;
@@ -256,7 +270,7 @@ std::optional<doctor::CheckResult> storage_feed_check(const StoredResults &s) {
                   "{:.0f} KB: {:.2f} GB/s. Data loading will wait on the disk",
                   have / 1e9, threads_of(decode->record), images, per_image / 1e3, need / 1e9);
   f.with("storage_read_seq", doctor::bytes_per_s_of(have))
-      .with("storage_path", disk->record.details.value("path", std::string("?")))
+      .with("storage_path", member_text(disk->record.details, "path").value_or("?"))
       .with("storage_run", std::to_string(disk->run))
       .with("decode_images_per_s", doctor::count_of(images))
       .with("bytes_per_image", doctor::bytes_of(per_image))

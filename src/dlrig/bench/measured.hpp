@@ -24,6 +24,10 @@ struct StoredResults {
 // when there is no database.
 StoredResults load_stored(const std::optional<std::string> &path = std::nullopt);
 
+// fit's and pick's assumption when `s.problem` is set: "the results database ... could not be
+// read (...): no measured rate is used".
+std::string unread_results(const StoredResults &s);
+
 // The CPU's FP32 GEMM rate: the fastest median of cpu.gemm.sgemm over the configurations of the
 // latest run that measured it, when that run's CPU model is `cpu_model` (or either is unknown).
 // The source says which result (its size and threads).
@@ -55,7 +59,8 @@ std::optional<fit::CpuTarget> measured_cpu_target(const StoredResults &s, const 
 
 // doctor: the latest storage.read.seq against what the latest data.decode.jpeg (all threads)
 // would read (images/s x bytes per image). A warning when the disk is the slower: the data loader
-// waits on it. nullopt when either result is missing.
+// waits on it. nullopt when either result is missing; not run, saying why, when the database
+// could not be read.
 std::optional<doctor::CheckResult> storage_feed_check(const StoredResults &s);
 // The check's registry-style description (its id, area "bench", what it reads, its source).
 const doctor::Check &storage_feed_description();

@@ -51,34 +51,36 @@ std::string num(const std::optional<double> &v, const char *f = "{:.1f}") {
 }
 
 // "3 of 7" when a GPU's NVML readings (gpu_state_samples) saw it lower its clocks; else "".
+// Stored records are read as they come (a database edited by hand): a member of another type is
+// absent.
 std::string throttled_passes(const Json &holder) {
-  auto samples = holder.find("gpu_state_samples");
-  if (samples == holder.end() || !samples->is_object())
-    return "";
-  const Json &n = (*samples)["throttled_readings"];
+  const Json &samples = member(holder, "gpu_state_samples");
+  const Json &n = member(samples, "throttled_readings");
   if (!n.is_number_integer() || n.get<long long>() <= 0)
     return "";
-  return fmt::format("{} of {}", n.get<long long>(), (*samples)["readings"].get<long long>());
+  const Json &of = member(samples, "readings");
+  return fmt::format("{} of {}", n.get<long long>(),
+                     of.is_number_integer() ? std::to_string(of.get<long long>()) : "?");
 }
 
 // "throttled in 3 of 7 passes" when NVML saw the GPU lower its clocks for heat or a hardware
 // slowdown during a GPU benchmark (details.gpu_state_samples, details.throttled); "GPU 1
 // throttled in 3 of 7 passes" for each GPU of a collective (details.gpus[]); else "".
 std::string throttle_note(const Json &details) {
-  if (!details.is_object())
-    return "";
   if (auto passes = throttled_passes(details); !passes.empty())
     return "throttled in " + passes + " passes";
   std::string per_gpu;
-  if (auto gpus = details.find("gpus"); gpus != details.end() && gpus->is_array())
-    for (const Json &g : *gpus)
-      if (auto passes = g.is_object() ? throttled_passes(g) : ""; !passes.empty())
+  if (const Json &gpus = member(details, "gpus"); gpus.is_array())
+    for (const Json &g : gpus)
+      if (auto passes = throttled_passes(g); !passes.empty()) {
+        auto gpu = member_number(g, "gpu");
         per_gpu += fmt::format("{}GPU {} throttled in {} passes", per_gpu.empty() ? "" : ", ",
-                               g.value("gpu", -1), passes);
+                               gpu ? fmt::format("{:g}", *gpu) : "?", passes);
+      }
   if (!per_gpu.empty())
     return per_gpu;
-  auto flag = details.find("throttled");
-  return flag != details.end() && flag->is_boolean() && flag->get<bool>() ? "throttled" : "";
+  const Json &flag = member(details, "throttled");
+  return flag.is_boolean() && flag.get<bool>() ? "throttled" : "";
 }
 
 Table results_table(const std::vector<Record> &records) {
@@ -100,18 +102,16 @@ Table results_table(const std::vector<Record> &records) {
       note = note.empty() ? th : note + "; " + th;
     // The algorithm and protocol NCCL_ALGO / NCCL_PROTO requested for a collective (nccl.*).
     for (const char *key : {"nccl_algorithm", "nccl_protocol"})
-      if (auto nccl = r.details.find(key); nccl != r.details.end() && nccl->is_object() &&
-                                           nccl->value("requested", Json()).is_string()) {
-        auto text = fmt::format("{} {}", nccl->value("variable", key),
-                                (*nccl)["requested"].get<std::string>());
+      if (auto requested = member_text(member(r.details, key), "requested")) {
+        auto text = fmt::format(
+            "{} {}", member_text(member(r.details, key), "variable").value_or(key), *requested);
         note = note.empty() ? text : note + "; " + text;
       }
     for (const char *key : {"library_core_selected", "library_note", "interrupted"})
-      if (auto lib = r.details.find(key); lib != r.details.end() && lib->is_string())
-        note = note.empty() ? lib->get<std::string>() : note + "; " + lib->get<std::string>();
-    if (auto load = r.details.find("host_load");
-        load != r.details.end() && load->is_object() && load->contains("note"))
-      note = (note.empty() ? "" : note + "; ") + (*load)["note"].get<std::string>();
+      if (auto lib = member_text(r.details, key))
+        note = note.empty() ? *lib : note + "; " + *lib;
+    if (auto load = member_text(member(r.details, "host_load"), "note"))
+      note = (note.empty() ? "" : note + "; ") + *load;
     t.add({r.id, r.config, below ? "BELOW" : "measured", num(r.rate_median),
            num(r.rate_worst) + ".." + num(r.rate_best), r.rate_unit,
            fmt::format("{:.2f}", 100 * r.seconds.rsd()), std::to_string(r.seconds.n),
@@ -143,8 +143,8 @@ Table env_table(const Json &env) {
   };
   for (auto key :
        {"cpu_model", "cores", "logical_cpus", "smt", "numa_nodes", "governor", "kernel", "threads"})
-    t.add({key, s(env.value(key, Json(nullptr)))});
-  t.add({"blas", s(env["blas"]["config"])});
+    t.add({key, s(member(env, key))});
+  t.add({"blas", s(member(member(env, "blas"), "config"))});
   return t;
 }
 } // namespace
@@ -211,7 +211,10 @@ Report compare_report(std::int64_t a, const std::vector<StoredResult> &ra, std::
       const Record &p = x.record, &q = y.record;
       if (p.id != q.id || p.config != q.config || !p.rate_median || !q.rate_median)
         continue;
-      double ratio = *q.rate_median / *p.rate_median;
+      // A rate of 0 in run A (a one-rank collective's busbw) has no ratio.
+      std::optional<double> ratio;
+      if (*p.rate_median > 0)
+        ratio = *q.rate_median / *p.rate_median;
       bool noise = beyond_noise(*p.rate_median, p.seconds.rsd(), *q.rate_median, q.seconds.rsd());
       arr.push_back({{"id", p.id},
                      {"config", p.config},
@@ -221,7 +224,7 @@ Report compare_report(std::int64_t a, const std::vector<StoredResult> &ra, std::
                      {"ratio", ratio},
                      {"beyond_noise", noise}});
       t.add({p.id, p.config, num(p.rate_median), num(q.rate_median), p.rate_unit,
-             fmt::format("{:.3f}", ratio), noise ? "yes" : "no"});
+             num(ratio, "{:.3f}"), noise ? "yes" : "no"});
     }
   }
   Report rep;

@@ -67,14 +67,84 @@ void bind_opt(sqlite3_stmt *s, int i, const std::optional<double> &v) {
   else
     sqlite3_bind_null(s, i);
 }
-std::optional<double> col_opt(sqlite3_stmt *s, int i) {
-  if (sqlite3_column_type(s, i) == SQLITE_NULL)
-    return std::nullopt;
-  return sqlite3_column_double(s, i);
-}
 std::string col_text(sqlite3_stmt *s, int i) {
   auto *t = sqlite3_column_text(s, i);
-  return t ? reinterpret_cast<const char *>(t) : "";
+  return t ? std::string(reinterpret_cast<const char *>(t),
+                         static_cast<std::size_t>(sqlite3_column_bytes(s, i)))
+           : "";
+}
+Cell col_cell(sqlite3_stmt *s, int i) {
+  Cell c;
+  switch (sqlite3_column_type(s, i)) {
+  case SQLITE_NULL:
+    break;
+  case SQLITE_INTEGER:
+  case SQLITE_FLOAT:
+    c.kind = Cell::Kind::number;
+    c.number = sqlite3_column_double(s, i);
+    break;
+  default: // text, or a BLOB read as its bytes
+    c.kind = Cell::Kind::text;
+    c.text = col_text(s, i);
+  }
+  return c;
+}
+
+// A text as a message shows it: at most 40 bytes.
+std::string clipped(const std::string &text) {
+  return text.size() > 40 ? text.substr(0, 40) + "..." : text;
+}
+std::string shown(const std::string &text) {
+  return "'" + clipped(text) + "'";
+}
+
+std::string describe(const Cell &c) {
+  if (c.kind == Cell::Kind::null)
+    return "empty (NULL)";
+  if (c.kind == Cell::Kind::number)
+    return fmt::format("the number {}", c.number);
+  return "the text " + shown(c.text);
+}
+
+// The decoders' checks; each returns why the cell is not what dlrig writes there.
+using CellProblem = std::optional<std::string>;
+
+CellProblem text_of(const char *column, const Cell &c, bool nullable, std::string &out) {
+  if (c.kind == Cell::Kind::text || (nullable && c.kind == Cell::Kind::null)) {
+    out = c.text;
+    return std::nullopt;
+  }
+  return fmt::format("{} is {}, not text", column, describe(c));
+}
+
+// NULL (unknown) or a finite number >= 0.
+CellProblem amount_of(const char *column, const Cell &c, std::optional<double> &out) {
+  if (c.kind == Cell::Kind::null) {
+    out.reset();
+    return std::nullopt;
+  }
+  if (c.kind != Cell::Kind::number)
+    return fmt::format("{} is {}, not a number", column, describe(c));
+  if (!std::isfinite(c.number) || c.number < 0)
+    return fmt::format("{} is {}, not a finite number >= 0", column, c.number);
+  out = c.number;
+  return std::nullopt;
+}
+
+// A JSON object (dlrig writes every record and environment as one).
+CellProblem object_of(const char *column, const Cell &c, Json &out) {
+  if (c.kind != Cell::Kind::text)
+    return fmt::format("{} is {}, not a JSON object", column, describe(c));
+  try {
+    out = Json::parse(c.text);
+  } catch (const Json::parse_error &e) {
+    return fmt::format("{} is not JSON (byte {}: {})", column, e.byte, shown(c.text));
+  } catch (const Json::exception &) { // a number beyond double's range is not a parse error
+    return fmt::format("{} holds a number too large for JSON: {}", column, shown(c.text));
+  }
+  if (!out.is_object())
+    return fmt::format("{} is JSON but not an object: {}", column, shown(c.text));
+  return std::nullopt;
 }
 
 } // namespace
@@ -384,13 +454,19 @@ dlrig::Result<std::vector<StoredRun>> Store::runs() {
     return db_error(db_, rc, path_, "reading runs", busy_ms_);
   std::vector<StoredRun> out;
   while ((rc = sqlite3_step(st.s)) == SQLITE_ROW) {
-    StoredRun r;
-    r.id = sqlite3_column_int64(st.s, 0);
-    r.time = col_text(st.s, 1);
-    r.tier = col_text(st.s, 2);
-    r.environment = Json::parse(col_text(st.s, 3), nullptr, false);
-    r.results = static_cast<std::size_t>(sqlite3_column_int64(st.s, 4));
-    out.push_back(std::move(r));
+    RunRow row;
+    row.id = sqlite3_column_int64(st.s, 0);
+    row.time = col_cell(st.s, 1);
+    row.tier = col_cell(st.s, 2);
+    row.environment = col_cell(st.s, 3);
+    row.results = sqlite3_column_int64(st.s, 4);
+    auto run = decode_run(row);
+    if (!run)
+      return foreign_row(run.error().message,
+                         fmt::format("DELETE FROM results WHERE run = {0}; DELETE FROM runs WHERE "
+                                     "id = {0}",
+                                     row.id));
+    out.push_back(std::move(run).value());
   }
   if (rc != SQLITE_DONE)
     return db_error(db_, rc, path_, "reading runs", busy_ms_);
@@ -404,8 +480,9 @@ dlrig::Result<std::vector<StoredResult>> Store::results(std::optional<std::int64
   Stmt st;
   int rc = sqlite3_prepare_v2(
       db_,
-      "SELECT results.run, runs.time, bench, family, config, status, reason, rate_median,"
-      " rate_best, rate_worst, rate_unit, samples, seconds_median, cv, share_of_peak, record"
+      "SELECT results.id, results.run, runs.time, bench, family, config, status, reason,"
+      " rate_median, rate_best, rate_worst, rate_unit, samples, seconds_median, cv,"
+      " share_of_peak, record"
       " FROM results JOIN runs ON runs.id = results.run"
       " WHERE (?1 IS NULL OR results.run = ?1) AND (?2 = '' OR bench = ?2 OR family = ?2)"
       " ORDER BY results.id",
@@ -417,37 +494,105 @@ dlrig::Result<std::vector<StoredResult>> Store::results(std::optional<std::int64
   sqlite3_bind_text(st.s, 2, id.c_str(), -1, SQLITE_TRANSIENT);
   std::vector<StoredResult> out;
   while ((rc = sqlite3_step(st.s)) == SQLITE_ROW) {
-    StoredResult s;
-    s.run = sqlite3_column_int64(st.s, 0);
-    s.time = col_text(st.s, 1);
-    Record &r = s.record;
-    r.id = col_text(st.s, 2);
-    r.family = col_text(st.s, 3);
-    r.config = col_text(st.s, 4);
-    std::string status = col_text(st.s, 5);
-    for (Status k : {Status::measured, Status::skipped, Status::failed, Status::wrong})
-      if (status == status_name(k))
-        r.status = k;
-    if (sqlite3_column_type(st.s, 6) != SQLITE_NULL)
-      r.reason = col_text(st.s, 6);
-    r.rate_median = col_opt(st.s, 7);
-    r.rate_best = col_opt(st.s, 8);
-    r.rate_worst = col_opt(st.s, 9);
-    r.rate_unit = col_text(st.s, 10);
-    r.seconds.n = static_cast<std::size_t>(sqlite3_column_int64(st.s, 11));
-    r.seconds.median = col_opt(st.s, 12).value_or(0);
-    // the CV is kept as stdev/mean with mean = 1
-    r.seconds.mean = 1;
-    r.seconds.stdev = col_opt(st.s, 13).value_or(0);
-    r.share_of_peak = col_opt(st.s, 14);
-    auto record = Json::parse(col_text(st.s, 15), nullptr, false);
-    if (record.is_object() && record.contains("details") && record["details"].is_object())
-      r.details = record["details"];
-    out.push_back(std::move(s));
+    ResultRow row;
+    row.id = sqlite3_column_int64(st.s, 0);
+    row.run = sqlite3_column_int64(st.s, 1);
+    row.run_time = col_text(st.s, 2);
+    int i = 3;
+    for (Cell *c : {&row.bench, &row.family, &row.config, &row.status, &row.reason,
+                    &row.rate_median, &row.rate_best, &row.rate_worst, &row.rate_unit, &row.samples,
+                    &row.seconds_median, &row.cv, &row.share_of_peak, &row.record})
+      *c = col_cell(st.s, i++);
+    auto result = decode_result(row);
+    if (!result)
+      return foreign_row(result.error().message,
+                         fmt::format("DELETE FROM results WHERE id = {}", row.id));
+    out.push_back(std::move(result).value());
   }
   if (rc != SQLITE_DONE)
     return db_error(db_, rc, path_, "reading results", busy_ms_);
   return out;
+}
+
+Error Store::foreign_row(const std::string &what, const std::string &delete_sql) const {
+  return make_error(ErrorKind::bad_input,
+                    fmt::format("results database {0}: {1}; dlrig did not write that row (edited "
+                                "by hand or by another program) and leaves the file as it is: "
+                                "delete the row (sqlite3 {0} \"{2}\") or give another file with "
+                                "--db PATH",
+                                path_, what, delete_sql));
+}
+
+dlrig::Result<StoredRun> decode_run(const RunRow &row) {
+  StoredRun r;
+  r.id = row.id;
+  r.results = static_cast<std::size_t>(std::max<std::int64_t>(row.results, 0));
+  CellProblem p = text_of("time", row.time, false, r.time);
+  if (!p)
+    p = text_of("tier", row.tier, false, r.tier);
+  if (!p)
+    p = object_of("environment", row.environment, r.environment);
+  if (p)
+    return make_error(ErrorKind::bad_input, fmt::format("run {}: {}", row.id, *p));
+  return r;
+}
+
+dlrig::Result<StoredResult> decode_result(const ResultRow &row) {
+  StoredResult s;
+  s.run = row.run;
+  s.time = row.run_time;
+  Record &r = s.record;
+  std::string status, reason;
+  std::optional<double> samples, median, cv;
+  Json record;
+  CellProblem p;
+  auto check = [&p](CellProblem q) {
+    if (!p)
+      p = std::move(q);
+  };
+  check(text_of("bench", row.bench, false, r.id));
+  check(text_of("family", row.family, false, r.family));
+  check(text_of("config", row.config, false, r.config));
+  check(text_of("status", row.status, false, status));
+  if (!p) {
+    bool known = false;
+    for (Status k : {Status::measured, Status::skipped, Status::failed, Status::wrong})
+      if (status == status_name(k)) {
+        r.status = k;
+        known = true;
+      }
+    if (!known)
+      p = fmt::format("status is {}, not measured, skipped, failed or wrong", shown(status));
+  }
+  check(text_of("reason", row.reason, true, reason));
+  if (row.reason.kind == Cell::Kind::text)
+    r.reason = reason;
+  check(amount_of("rate_median", row.rate_median, r.rate_median));
+  check(amount_of("rate_best", row.rate_best, r.rate_best));
+  check(amount_of("rate_worst", row.rate_worst, r.rate_worst));
+  check(text_of("rate_unit", row.rate_unit, true, r.rate_unit));
+  check(amount_of("samples", row.samples, samples));
+  if (!p && samples && (*samples != std::floor(*samples) || *samples > 1e9))
+    p = fmt::format("samples is {}, not a count of samples", *samples);
+  check(amount_of("seconds_median", row.seconds_median, median));
+  check(amount_of("cv", row.cv, cv));
+  check(amount_of("share_of_peak", row.share_of_peak, r.share_of_peak));
+  check(object_of("record", row.record, record));
+  if (!p && record.contains("details") && !record["details"].is_object())
+    p = "record's details is not a JSON object";
+  if (p)
+    return make_error(
+        ErrorKind::bad_input,
+        fmt::format("result {} (run {}, {}): {}", row.id, row.run,
+                    row.bench.kind == Cell::Kind::text ? clipped(row.bench.text) : "?", *p));
+  r.seconds.n = static_cast<std::size_t>(samples.value_or(0));
+  r.seconds.median = median.value_or(0);
+  // the CV is kept as stdev/mean with mean = 1
+  r.seconds.mean = 1;
+  r.seconds.stdev = cv.value_or(0);
+  if (record.contains("details"))
+    r.details = record["details"];
+  return s;
 }
 
 bool beyond_noise(double a, double cv_a, double b, double cv_b) {

@@ -75,6 +75,26 @@ template <class T> struct adl_serializer<std::optional<T>> {
 namespace dlrig {
 using Json = nlohmann::json;
 
+// The member `key` of `j` when `j` is an object that has it, else null. For documents from outside
+// (a results database's records, edited by hand): unlike the const operator[], never undefined
+// behaviour on a missing member; unlike value(), never a throw on a member of another type.
+inline const Json &member(const Json &j, std::string_view key) {
+  static const Json none;
+  if (!j.is_object())
+    return none;
+  auto it = j.find(key);
+  return it == j.end() ? none : *it;
+}
+// The member as a string / a number when it is one, else nullopt.
+inline std::optional<std::string> member_text(const Json &j, std::string_view key) {
+  const Json &m = member(j, key);
+  return m.is_string() ? std::optional<std::string>(m.get<std::string>()) : std::nullopt;
+}
+inline std::optional<double> member_number(const Json &j, std::string_view key) {
+  const Json &m = member(j, key);
+  return m.is_number() ? std::optional<double>(m.get<double>()) : std::nullopt;
+}
+
 // JSON text for output. A string that is not valid UTF-8 (the machine's bytes: a Latin-1 PATH, a
 // hostname, an NVML name) becomes U+FFFD where it is invalid instead of throwing type_error 316;
 // the printer layer (output/print.hpp) fixes documents first and says where, this is the floor.

@@ -138,6 +138,49 @@ TEST(Measured, StorageSlowerThanTheDecodersIsAWarning) {
   EXPECT_TRUE(fast->findings.empty()); // passed: the newer, faster disk keeps up
 }
 
+// Results whose details are of another shape than dlrig writes (a database edited by hand): a
+// bytes_per_image that is text threw nlohmann's type_error out of the doctor, a storage path that
+// is a number too, a config's "threads=" beyond int overflowed atoi, and a stored rate of 0 became
+// fit's CPU and memory rates (a step of infinite time).
+TEST(Measured, ResultsOfAnotherShapeAreLeftOutNotThrown) {
+  StoredResults s;
+  auto add = [&](Record r) { s.results.push_back({1, "t", std::move(r)}); };
+  add(measured("data.decode.jpeg", "threads=99999999999999999999", 4000, "images/s",
+               {{"bytes_per_image", "100 kB"}}));
+  add(measured("storage.read.seq", "1 MiB qd=8", 0.2, "GB/s", {{"path", 7}}));
+  EXPECT_FALSE(storage_feed_check(s)); // no usable decode result: no check
+  s.results.clear();
+  add(measured("data.decode.jpeg", "threads=99999999999999999999", 4000, "images/s",
+               {{"bytes_per_image", 100000.0}}));
+  add(measured("storage.read.seq", "1 MiB qd=8", 0.2, "GB/s", {{"path", 7}}));
+  auto c = storage_feed_check(s);
+  ASSERT_TRUE(c);
+  ASSERT_EQ(c->findings.size(), 1u);
+  bool unknown_path = false;
+  for (const auto &e : c->findings[0].evidence)
+    unknown_path = unknown_path || (e.key == "storage_path" && e.value == "?");
+  EXPECT_TRUE(unknown_path);
+  s.results.clear();
+  add(measured("cpu.gemm.sgemm", "n=512 threads=2", 0, "GFLOP/s"));
+  add(measured("cpu.stream.triad", "threads=2", 0, "GB/s"));
+  auto host = measured_host_rates(s);
+  EXPECT_FALSE(host.cpu_gemm_flops);
+  EXPECT_FALSE(host.cpu_memory_bw);
+  EXPECT_FALSE(measured_cpu_gemm(s, std::nullopt));
+}
+
+// A database that exists but whose rows cannot be read: the doctor's check is not run, saying
+// why, and fit's assumption says no result is used.
+TEST(Measured, AnUnreadableDatabaseIsSaidNotIgnored) {
+  StoredResults s;
+  s.problem = "results database x.db: result 1 (run 1, cpu.gemm.sgemm): status is 'great'";
+  auto c = storage_feed_check(s);
+  ASSERT_TRUE(c);
+  EXPECT_TRUE(c->findings.empty());
+  EXPECT_EQ(c->not_run, s.problem);
+  EXPECT_EQ(unread_results(s), "no `dlrig bench` result is used: " + *s.problem);
+}
+
 TEST(Measured, GpuGemmRatesPerGpuAndPrecisionFeedFitsTimeModel) {
   Db db;
   {

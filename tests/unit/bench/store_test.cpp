@@ -13,6 +13,7 @@
 #include <csignal>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <sstream>
 
 namespace dlrig::bench {
@@ -458,6 +459,157 @@ TEST(BenchStore, AWalHoldingResultsInAFolderThisUserCannotWriteIsRefused) {
   EXPECT_EQ(bytes(path), before);
   EXPECT_EQ(bytes(path + "-wal"), wal_before);
   EXPECT_FALSE(std::filesystem::exists(path + "-shm"));
+}
+
+Cell text(std::string t) {
+  Cell c;
+  c.kind = Cell::Kind::text;
+  c.text = std::move(t);
+  return c;
+}
+Cell number(double v) {
+  Cell c;
+  c.kind = Cell::Kind::number;
+  c.number = v;
+  return c;
+}
+
+// A row as Store::add writes one.
+ResultRow good_row() {
+  ResultRow row;
+  row.id = 7;
+  row.run = 2;
+  row.run_time = "2026-11-28T03:00:00Z";
+  row.bench = text("cpu.gemm.sgemm");
+  row.family = text("cpu.gemm");
+  row.config = text("n=512 threads=2");
+  row.status = text("measured");
+  row.rate_median = number(900);
+  row.rate_best = number(910);
+  row.rate_worst = number(880);
+  row.rate_unit = text("GFLOP/s");
+  row.samples = number(5);
+  row.seconds_median = number(0.01);
+  row.cv = number(0.02);
+  row.record = text(R"({"id":"cpu.gemm.sgemm","details":{"threads":2}})");
+  return row;
+}
+
+TEST(BenchStore, ARowAsDlrigWritesItDecodes) {
+  auto r = decode_result(good_row());
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->run, 2);
+  EXPECT_EQ(r->record.id, "cpu.gemm.sgemm");
+  EXPECT_EQ(r->record.status, Status::measured);
+  EXPECT_EQ(r->record.rate_median, 900);
+  EXPECT_FALSE(r->record.share_of_peak); // NULL: unknown
+  EXPECT_FALSE(r->record.reason);
+  EXPECT_EQ(r->record.seconds.n, 5u);
+  EXPECT_DOUBLE_EQ(r->record.seconds.rsd(), 0.02);
+  EXPECT_EQ(r->record.details["threads"], 2);
+}
+
+// Each way a row edited outside dlrig can differ from what Store::add writes is refused, naming
+// the row and the column; before, a status dlrig did not know read as "measured", text in a rate
+// column as 0, a record that was not JSON as no details.
+TEST(BenchStore, ARowDlrigDidNotWriteIsRefusedNamingTheColumn) {
+  struct Case {
+    std::function<void(ResultRow &)> edit;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {[](ResultRow &r) { r.status = text("great"); },
+       "status is 'great', not measured, skipped, failed or wrong"},
+      {[](ResultRow &r) { r.status = number(1); }, "status is the number 1, not text"},
+      {[](ResultRow &r) { r.bench = Cell{}; }, "bench is empty (NULL), not text"},
+      {[](ResultRow &r) { r.rate_median = text("fast"); },
+       "rate_median is the text 'fast', not a number"},
+      {[](ResultRow &r) { r.rate_best = number(-3); }, "rate_best is -3, not a finite number >= 0"},
+      {[](ResultRow &r) { r.rate_worst = number(std::numeric_limits<double>::infinity()); },
+       "rate_worst is inf, not a finite number >= 0"},
+      {[](ResultRow &r) { r.samples = number(2.5); }, "samples is 2.5, not a count of samples"},
+      {[](ResultRow &r) { r.samples = number(1e18); }, "samples is 1e+18, not a count of samples"},
+      {[](ResultRow &r) { r.cv = text(""); }, "cv is the text '', not a number"},
+      {[](ResultRow &r) { r.share_of_peak = number(-0.5); },
+       "share_of_peak is -0.5, not a finite number >= 0"},
+      {[](ResultRow &r) { r.record = text("{\"details\": "); }, "record is not JSON (byte 13"},
+      {[](ResultRow &r) { r.record = text("[1, 2]"); },
+       "record is JSON but not an object: '[1, 2]'"},
+      {[](ResultRow &r) { r.record = text(R"({"details": 1e999})"); },
+       "record holds a number too large for JSON"},
+      {[](ResultRow &r) { r.record = text(R"({"details": "x"})"); },
+       "record's details is not a JSON object"},
+      {[](ResultRow &r) { r.record = Cell{}; }, "record is empty (NULL), not a JSON object"},
+  };
+  for (const auto &c : cases) {
+    ResultRow row = good_row();
+    c.edit(row);
+    auto r = decode_result(row);
+    ASSERT_FALSE(r) << c.says;
+    EXPECT_EQ(r.error().kind, ErrorKind::bad_input);
+    EXPECT_NE(r.error().message.find("result 7 (run 2, "), std::string::npos) << r.error().message;
+    EXPECT_NE(r.error().message.find(c.says), std::string::npos) << r.error().message;
+  }
+  // What Store::add writes for an unknown reading: NULL rates, samples and CV; a reason.
+  ResultRow skipped = good_row();
+  skipped.status = text("skipped");
+  skipped.reason = text("needs a GPU");
+  skipped.rate_median = skipped.rate_best = skipped.rate_worst = skipped.samples = Cell{};
+  skipped.seconds_median = skipped.cv = Cell{};
+  auto r = decode_result(skipped);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->record.reason, "needs a GPU");
+  EXPECT_FALSE(r->record.rate_median);
+  EXPECT_EQ(r->record.seconds.n, 0u);
+}
+
+TEST(BenchStore, ARunWhoseEnvironmentIsNotAnObjectIsRefused) {
+  RunRow row;
+  row.id = 4;
+  row.time = text("t");
+  row.tier = text("quick");
+  row.environment = text(R"({"cpu_model": "x"})");
+  auto ok = decode_run(row);
+  ASSERT_TRUE(ok) << ok.error().message;
+  EXPECT_EQ(ok->environment["cpu_model"], "x");
+  row.environment = text("null");
+  auto r = decode_run(row);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("run 4: environment is JSON but not an object"),
+            std::string::npos)
+      << r.error().message;
+}
+
+// Through the database: the whole read is refused with the file, the row and the statement that
+// deletes it, and not one byte of the file changes.
+TEST(BenchStore, AnEditedRowFailsTheReadAndNoByteChanges) {
+  auto path = fresh("edited.db");
+  store_results(path, 3);
+  sql_exec(path, "PRAGMA journal_mode=DELETE; UPDATE results SET status = 'great' WHERE id = 2");
+  const auto before = bytes(path);
+  auto db = Store::open_for_reading(path);
+  ASSERT_TRUE(db) << db.error().message;
+  auto all = (*db)->results(std::nullopt);
+  ASSERT_FALSE(all);
+  EXPECT_EQ(all.error().kind, ErrorKind::bad_input);
+  EXPECT_NE(all.error().message.find("results database " + path +
+                                     ": result 2 (run 1, cpu.gemm.sgemm): status is 'great'"),
+            std::string::npos)
+      << all.error().message;
+  EXPECT_NE(all.error().message.find("sqlite3 " + path + " \"DELETE FROM results WHERE id = 2\""),
+            std::string::npos)
+      << all.error().message;
+  EXPECT_EQ(bytes(path), before);
+  sql_exec(path, "UPDATE results SET status = 'measured'; UPDATE runs SET environment = 'x'");
+  auto runs = (*db)->runs();
+  ASSERT_FALSE(runs);
+  EXPECT_NE(runs.error().message.find(
+                "run 1: environment is not JSON (byte 1: 'x'); dlrig did not write that row"),
+            std::string::npos)
+      << runs.error().message;
+  EXPECT_NE(runs.error().message.find("DELETE FROM results WHERE run = 1; DELETE FROM runs WHERE "
+                                      "id = 1"),
+            std::string::npos);
 }
 
 TEST(BenchStore, BeyondNoise) {
