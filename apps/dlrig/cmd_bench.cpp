@@ -130,9 +130,6 @@ PrecisionField precision_field(fit::Precision p) {
 // its catalog peak. With no stored SGEMM result for this CPU, cpu.gemm.sgemm runs first.
 Report cpu_vs_gpu_report(const BenchArgs &a, const Snapshot &snap, bench::StoredResults stored,
                          const std::function<void()> &measure_cpu, const std::string &db_path) {
-  // A database whose rows cannot be read is refused before anything is measured into it.
-  if (stored.problem)
-    throw Failure(ExitCode::bad_input, *stored.problem);
   const auto &kb = kb::builtin();
   fit::ModelInput model = value_or_throw(fit::load_model(a.cpu_vs_gpu, std::nullopt, kb));
   fit::Run run;
@@ -153,6 +150,8 @@ Report cpu_vs_gpu_report(const BenchArgs &a, const Snapshot &snap, bench::Stored
   if (!cpu_target) {
     measure_cpu();
     stored = bench::load_stored(db_path);
+    if (stored.problem) // the caller refused such a database before it measured
+      throw Failure(ExitCode::bad_input, *stored.problem);
     cpu_target = bench::measured_cpu_target(stored, snap.host.cpu);
   }
   if (!cpu_target)

@@ -99,16 +99,6 @@ Result<std::optional<RankSpec>> from_launcher(RankSpec s, const std::string &ren
                "--nranks");
 }
 
-// A peer's line as a message quotes it: its first 80 bytes, anything unprintable as '?', "..."
-// after a longer one.
-std::string shown(std::string_view line) {
-  std::string out(line.substr(0, 80));
-  for (char &c : out)
-    if (c < 32 || c >= 127)
-      c = '?';
-  return line.size() > 80 ? out + "..." : out;
-}
-
 bool hex_digit(char c) {
   return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
 }
@@ -247,7 +237,7 @@ Result<UniqueId> parse_id_line(std::string_view line, std::string_view from) {
                     fmt::format("{} is not a dlrig rank 0: it answered \"{}\" instead of \"id "
                                 "<256 hex digits>\" (is --rendezvous / MASTER_ADDR:MASTER_PORT "
                                 "rank 0's dlrig, and the same dlrig version?)",
-                                from, shown(line)));
+                                from, excerpt(line)));
 }
 
 void JobLinks::add(int peer_rank, tcp::Socket socket) {
@@ -279,7 +269,7 @@ std::optional<std::string> JobLinks::lost() {
         return line.substr(6); // the reason names the rank it started on
       return fmt::format("rank {} ({}) sent \"{}\" where \"done\" or \"abort ...\" belongs: "
                          "every rank must run the same dlrig",
-                         p.rank, p.socket.peer(), shown(line));
+                         p.rank, p.socket.peer(), excerpt(line));
     }
     if (p.done)
       continue;
@@ -368,7 +358,7 @@ Result<Joined> rendezvous(const RankSpec &spec, std::string_view plan, std::stri
     if (!hello) {
       return refuse(fmt::format("{} sent \"{}\", not a dlrig rank's hello (another program on "
                                 "port {}? every rank must run dlrig of the same version)",
-                                s->peer(), shown(*line), spec.port));
+                                s->peer(), excerpt(*line), spec.port));
     }
     if (hello->nranks != spec.nranks)
       return refuse(fmt::format("rank {} at {} was started with {} ranks, rank 0 with {}: give "

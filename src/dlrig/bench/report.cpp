@@ -102,9 +102,9 @@ Table results_table(const std::vector<Record> &records) {
       note = note.empty() ? th : note + "; " + th;
     // The algorithm and protocol NCCL_ALGO / NCCL_PROTO requested for a collective (nccl.*).
     for (const char *key : {"nccl_algorithm", "nccl_protocol"})
-      if (auto requested = member_text(member(r.details, key), "requested")) {
-        auto text = fmt::format(
-            "{} {}", member_text(member(r.details, key), "variable").value_or(key), *requested);
+      if (const Json &nccl = member(r.details, key);
+          auto requested = member_text(nccl, "requested")) {
+        auto text = fmt::format("{} {}", member_text(nccl, "variable").value_or(key), *requested);
         note = note.empty() ? text : note + "; " + text;
       }
     for (const char *key : {"library_core_selected", "library_note", "interrupted"})

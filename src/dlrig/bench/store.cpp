@@ -1,6 +1,8 @@
 // The results database (store.hpp).
 #include "dlrig/bench/store.hpp"
 
+#include "dlrig/core/text.hpp"
+
 #include <fmt/format.h>
 #include <sqlite3.h>
 #include <unistd.h>
@@ -90,12 +92,9 @@ Cell col_cell(sqlite3_stmt *s, int i) {
   return c;
 }
 
-// A text as a message shows it: at most 40 bytes.
-std::string clipped(const std::string &text) {
-  return text.size() > 40 ? text.substr(0, 40) + "..." : text;
-}
+// A cell's text as a message quotes it.
 std::string shown(const std::string &text) {
-  return "'" + clipped(text) + "'";
+  return "'" + excerpt(text, 40) + "'";
 }
 
 std::string describe(const Cell &c) {
@@ -584,7 +583,7 @@ dlrig::Result<StoredResult> decode_result(const ResultRow &row) {
     return make_error(
         ErrorKind::bad_input,
         fmt::format("result {} (run {}, {}): {}", row.id, row.run,
-                    row.bench.kind == Cell::Kind::text ? clipped(row.bench.text) : "?", *p));
+                    row.bench.kind == Cell::Kind::text ? excerpt(row.bench.text, 40) : "?", *p));
   r.seconds.n = static_cast<std::size_t>(samples.value_or(0));
   r.seconds.median = median.value_or(0);
   // the CV is kept as stdev/mean with mean = 1

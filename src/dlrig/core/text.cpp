@@ -13,6 +13,14 @@ std::string lower(std::string_view s) {
   return out;
 }
 
+std::string excerpt(std::string_view text, std::size_t max) {
+  std::string out(text.substr(0, max));
+  for (char &c : out)
+    if (c < 32 || c >= 127)
+      c = '?';
+  return text.size() > max ? out + "..." : out;
+}
+
 std::string group_digits(long long n) {
   std::string s = std::to_string(n);
   for (int i = static_cast<int>(s.size()) - 3; i > (n < 0 ? 1 : 0); i -= 3)

@@ -1,7 +1,7 @@
 #pragma once
 // Small text helpers, one copy for the whole library: case, whitespace, joining, file names,
-// digit grouping and "did you mean" (edit distance, nearest names). Byte-wise: names and ids are
-// ASCII.
+// digit grouping, excerpts for messages and "did you mean" (edit distance, nearest names).
+// Byte-wise: names and ids are ASCII.
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -17,6 +17,9 @@ std::string join(const std::vector<std::string> &parts, std::string_view sep);
 std::string basename(std::string_view path);
 // 172119424 -> "172,119,424" (a comma every three digits; a leading minus kept).
 std::string group_digits(long long n);
+// Text from outside (a peer's line, a database cell) as a message quotes it: its first `max`
+// bytes, anything unprintable as '?', "..." after a longer one.
+std::string excerpt(std::string_view text, std::size_t max = 80);
 
 // Optimal string alignment distance: insertions, deletions, substitutions and swaps of two
 // neighbours ("4009" for "4090" is one typo). Case-sensitive; lower() both sides to ignore case.
