@@ -7,7 +7,7 @@ set -eu
 cd "$(dirname "$0")/.."
 seconds=${1:-30}
 [ $# -gt 0 ] && shift
-targets=${*:-"procfs sysfs snapshot_json safetensors doctor collect_env recording results rendezvous"}
+targets=${*:-"procfs sysfs snapshot_json safetensors doctor collect_env recording results rendezvous jpeg"}
 jobs=${DLRIG_FUZZ_BUILD_JOBS:-2}
 
 CC=${CC:-clang} CXX=${CXX:-clang++} cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \

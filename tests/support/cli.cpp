@@ -100,6 +100,12 @@ CliRun run_dlrig_with(const std::vector<std::string> &args, const std::vector<st
   return run;
 }
 
+void write_bytes(const std::filesystem::path &path, const std::vector<unsigned char> &bytes) {
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char *>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
+}
+
 std::filesystem::path scratch(const std::string &name) {
   struct Cleanup {
     std::filesystem::path root =

@@ -29,6 +29,9 @@ std::vector<std::string> sanitizer_options();
 // another. The folder exists; the file is the caller's to write.
 std::filesystem::path scratch(const std::string &name);
 
+// Writes `bytes` as the whole of the file at `path` (a test's hand-made input).
+void write_bytes(const std::filesystem::path &path, const std::vector<unsigned char> &bytes);
+
 // Path of a fixture machine under tests/data/.
 std::string fixture(const std::string &name);
 

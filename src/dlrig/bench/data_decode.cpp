@@ -14,12 +14,18 @@ namespace dlrig::bench {
 
 namespace {
 
-std::vector<JpegImage> images_for(const Context &ctx) {
-  auto images =
-      ctx.data ? images_from(*ctx.data, ctx.small ? 8 : 256) : generated_images(ctx.small ? 1 : 4);
+// The user's --data images (with the files left out) or the generated set.
+UserImages images_for(const Context &ctx) {
+  if (ctx.data) {
+    auto set = images_from(*ctx.data, ctx.small ? 8 : 256);
+    if (!set)
+      throw std::runtime_error(set.error().message);
+    return std::move(set).value();
+  }
+  auto images = generated_images(ctx.small ? 1 : 4);
   if (!images)
     throw std::runtime_error(images.error().message);
-  return std::move(images).value();
+  return {std::move(images).value(), {}};
 }
 
 // The images/s ResNet-50 training consumes on this machine's first GPU (fit's time model: bf16
@@ -72,7 +78,8 @@ std::vector<Benchmark> data_decode_benchmarks() {
     return out;
   };
   b.run = [](const Config &c, const Context &ctx, Sampler &s) {
-    auto images = images_for(ctx);
+    const auto set = images_for(ctx);
+    const auto &images = set.images;
     auto threads = static_cast<unsigned>(c.params.at(0));
     Outcome o;
     o.work_unit = "image";
@@ -98,6 +105,10 @@ std::vector<Benchmark> data_decode_benchmarks() {
                  {"threads", threads},
                  {"library", "libjpeg-turbo"},
                  {"bytes_per_image", jpeg_bytes / static_cast<double>(images.size())}};
+    if (!set.refused.empty()) {
+      o.details["files_refused"] = set.refused;
+      o.details["data_note"] = refused_note(set);
+    }
     // The verdict at the median pass; against training only for the run on every core (what a
     // DataLoader with one worker per core gets at best).
     const auto median = summarize(seconds).median;

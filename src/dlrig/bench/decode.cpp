@@ -1,5 +1,7 @@
 #include "dlrig/bench/decode.hpp"
 
+#include "dlrig/platform/fs.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -15,12 +17,16 @@
 #include <thread>
 
 #include <jpeglib.h>
+// After jpeglib.h, which it needs: the message codes (JWRN_JPEG_EOF).
+#include <jerror.h>
 
 namespace dlrig::bench {
 namespace {
 
 // libjpeg reports errors through error_exit, which must not return: jump back to the caller.
 // No C++ object with a destructor lives between setjmp and the libjpeg calls that may jump.
+// A decompressor's progress monitor and warnings jump the same way (jpeg_scan_limit,
+// jpeg_truncated), with their own message.
 struct JpegError {
   jpeg_error_mgr mgr;
   std::jmp_buf jump;
@@ -33,7 +39,30 @@ extern "C" void jpeg_error_jump(j_common_ptr cinfo) {
   std::longjmp(err->jump, 1);
 }
 
-extern "C" void jpeg_quiet(j_common_ptr, int) {}
+// Warnings are not printed. "Premature end of JPEG file" (libjpeg-turbo then makes up the rest of
+// the image) is an error: Pillow refuses such a file ("image file is truncated").
+extern "C" void jpeg_truncated(j_common_ptr cinfo, int level) {
+  if (level >= 0 || cinfo->err->msg_code != JWRN_JPEG_EOF)
+    return;
+  auto *err = reinterpret_cast<JpegError *>(cinfo->err);
+  std::snprintf(err->message, sizeof err->message,
+                "the file ends before the image does (truncated; Pillow refuses it too: \"image "
+                "file is truncated\")");
+  std::longjmp(err->jump, 1);
+}
+
+// Called by the decompressor as it reads a progressive file's scans.
+extern "C" void jpeg_scan_limit(j_common_ptr cinfo) {
+  const int scans = reinterpret_cast<j_decompress_ptr>(cinfo)->input_scan_number;
+  if (scans <= max_jpeg_scans)
+    return;
+  auto *err = reinterpret_cast<JpegError *>(cinfo->err);
+  std::snprintf(err->message, sizeof err->message,
+                "more than %d progressive scans (libjpeg-turbo's own limit for untrusted files: "
+                "each scan makes the decoder go over the whole image again)",
+                max_jpeg_scans);
+  std::longjmp(err->jump, 1);
+}
 
 double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -118,7 +147,9 @@ Result<std::vector<unsigned char>> decode_jpeg(const std::vector<unsigned char> 
   JpegError err{};
   cinfo.err = jpeg_std_error(&err.mgr);
   err.mgr.error_exit = jpeg_error_jump;
-  err.mgr.emit_message = jpeg_quiet;
+  err.mgr.emit_message = jpeg_truncated;
+  jpeg_progress_mgr progress{};
+  progress.progress_monitor = jpeg_scan_limit;
   // The output buffer is allocated before setjmp so no destructor is skipped by a jump.
   std::vector<unsigned char> rgb;
   if (setjmp(err.jump)) {
@@ -126,15 +157,31 @@ Result<std::vector<unsigned char>> decode_jpeg(const std::vector<unsigned char> 
     return make_error(ErrorKind::bad_input, fmt::format("not a readable JPEG: {}", err.message));
   }
   jpeg_create_decompress(&cinfo);
+  cinfo.progress = &progress;
   jpeg_mem_src(&cinfo, jpeg.data(), static_cast<unsigned long>(jpeg.size()));
   jpeg_read_header(&cinfo, TRUE);
-  cinfo.out_color_space = JCS_RGB;
+  // Refused before any pixel is allocated: a header of a few bytes can claim 65500 x 65500.
+  const auto pixels = static_cast<std::uint64_t>(cinfo.image_width) * cinfo.image_height;
+  if (pixels > max_jpeg_pixels) {
+    jpeg_destroy_decompress(&cinfo);
+    return make_error(
+        ErrorKind::bad_input,
+        fmt::format("not a readable JPEG: {}x{} is {} pixels, more than the {} Pillow "
+                    "refuses to open (DecompressionBombError): a DataLoader reading "
+                    "it with PIL fails too",
+                    cinfo.image_width, cinfo.image_height, pixels, max_jpeg_pixels));
+  }
+  // libjpeg-turbo converts nothing to RGB from CMYK (or YCCK): such a file, which Pillow opens as
+  // CMYK, is decoded to CMYK.
+  const bool cmyk = cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK;
+  cinfo.out_color_space = cmyk ? JCS_CMYK : JCS_RGB;
+  const std::size_t channels = cmyk ? 4 : 3;
   jpeg_start_decompress(&cinfo);
   width = static_cast<int>(cinfo.output_width);
   height = static_cast<int>(cinfo.output_height);
-  rgb.resize(static_cast<std::size_t>(width) * height * 3);
+  rgb.resize(static_cast<std::size_t>(width) * height * channels);
   while (cinfo.output_scanline < cinfo.output_height) {
-    JSAMPROW row = rgb.data() + static_cast<std::size_t>(cinfo.output_scanline) * width * 3;
+    JSAMPROW row = rgb.data() + static_cast<std::size_t>(cinfo.output_scanline) * width * channels;
     jpeg_read_scanlines(&cinfo, &row, 1);
   }
   jpeg_finish_decompress(&cinfo);
@@ -180,7 +227,7 @@ Result<std::vector<JpegImage>> generated_images(int per_size) {
   return out;
 }
 
-Result<std::vector<JpegImage>> images_from(const std::filesystem::path &data, std::size_t limit) {
+Result<UserImages> images_from(const std::filesystem::path &data, std::size_t limit) {
   std::error_code ec;
   const auto st = std::filesystem::status(data, ec);
   if (!std::filesystem::exists(st))
@@ -201,25 +248,50 @@ Result<std::vector<JpegImage>> images_from(const std::filesystem::path &data, st
     }
     std::sort(files.begin(), files.end());
   } else {
-    files.push_back(data);
+    files.push_back(data); // a FIFO or a device is refused below, never opened for a blocking read
   }
-  std::vector<JpegImage> out;
+  UserImages out;
+  std::string first_why;
   for (const auto &f : files) {
-    std::ifstream in(f, std::ios::binary);
-    if (!in)
-      return make_error(ErrorKind::io, fmt::format("--data {}: cannot read", f.string()));
+    auto bytes = read_regular_file(f.string(), max_jpeg_file_bytes, "JPEG file");
+    if (!bytes)
+      return prefixed("--data ", bytes.error());
     JpegImage img;
-    img.jpeg.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    auto rgb = decode_jpeg(img.jpeg, img.width, img.height);
-    if (!rgb)
-      return prefixed(f.string() + ": ", rgb.error());
+    img.jpeg.assign(bytes->begin(), bytes->end());
     img.name = f.filename().string();
-    out.push_back(std::move(img));
+    auto rgb = decode_jpeg(img.jpeg, img.width, img.height);
+    if (!rgb) {
+      if (first_why.empty())
+        first_why = rgb.error().message;
+      out.refused.push_back(img.name + ": " + rgb.error().message);
+      continue;
+    }
+    out.images.push_back(std::move(img));
   }
-  if (out.empty())
+  if (files.empty())
     return make_error(ErrorKind::bad_input,
                       fmt::format("--data {}: no .jpg or .jpeg files there", data.string()));
+  if (out.images.empty() && files.size() == 1)
+    return make_error(ErrorKind::bad_input,
+                      fmt::format("--data {}: {}", files.front().string(), first_why));
+  if (out.images.empty())
+    return make_error(ErrorKind::bad_input,
+                      fmt::format("--data {}: none of its {} JPEG files can be decoded, e.g. {}",
+                                  data.string(), files.size(), out.refused.front()));
   return out;
+}
+
+std::string refused_note(const UserImages &set) {
+  if (set.refused.empty())
+    return "";
+  const auto total = set.images.size() + set.refused.size();
+  std::string s = fmt::format("{} of {} files left out: ", set.refused.size(), total);
+  const std::size_t named = std::min<std::size_t>(set.refused.size(), 3);
+  for (std::size_t i = 0; i < named; ++i)
+    s += (i ? "; " : "") + set.refused[i];
+  if (set.refused.size() > named)
+    s += fmt::format("; and {} more", set.refused.size() - named);
+  return s;
 }
 
 DecodeResult measure_decode(const std::vector<JpegImage> &images, unsigned threads, double seconds,

@@ -28,7 +28,24 @@ std::vector<unsigned char> generate_rgb(int width, int height, std::uint64_t see
 // Encodes RGB pixels as a baseline JPEG (4:2:0).
 Result<std::vector<unsigned char>> encode_jpeg(const std::vector<unsigned char> &rgb, int width,
                                                int height, int quality);
-// Decodes a JPEG to RGB; width and height are set from the header.
+// What a JPEG dlrig did not make may ask of the decoder, as the libraries a training job reads
+// its images with limit it. Pixels: Pillow's DecompressionBombError threshold, twice its
+// MAX_IMAGE_PIXELS of 89,478,485 (https://pillow.readthedocs.io/en/stable/reference/Image.html,
+// "PIL.Image.MAX_IMAGE_PIXELS"); a header of a few bytes can claim 65500 x 65500 (12 GB of RGB).
+// Scans: TurboJPEG's limit for a progressive file with TJFLAG_LIMITSCANS, each scan a pass over
+// the whole image (turbojpeg.h; the 500 in turbojpeg.c's progress monitor,
+// https://github.com/libjpeg-turbo/libjpeg-turbo/blob/2.1.5/turbojpeg.c).
+inline constexpr std::uint64_t max_jpeg_pixels = 178'956'970;
+inline constexpr int max_jpeg_scans = 500;
+// A --data file larger than twice the RGB bytes of the largest image Pillow opens is not read
+// (not a photo; read whole, it could take the machine's memory).
+inline constexpr std::uint64_t max_jpeg_file_bytes = 2 * 3 * max_jpeg_pixels;
+
+// Decodes a JPEG to RGB (a CMYK or YCCK file to CMYK, as Pillow opens it: libjpeg-turbo has no
+// conversion to RGB from those); width and height are set from the header. bad_input when
+// libjpeg-turbo cannot read it, when it claims more than max_jpeg_pixels or has more than
+// max_jpeg_scans scans, or when it ends before its image does (Pillow's "image file is truncated";
+// libjpeg-turbo would fill the rest with grey).
 Result<std::vector<unsigned char>> decode_jpeg(const std::vector<unsigned char> &jpeg, int &width,
                                                int &height);
 // PSNR in dB of b against a (same size); infinity when identical.
@@ -36,9 +53,21 @@ double psnr(const std::vector<unsigned char> &a, const std::vector<unsigned char
 
 // The generated set: ImageNet-like 500×375, 224×224 and 1920×1080, `per_size` of each.
 Result<std::vector<JpegImage>> generated_images(int per_size);
-// The JPEG files a --data path names (a file, or the *.jpg/*.jpeg files in a directory, at most
-// `limit`). not_found when the path does not exist, bad_input when it holds no JPEG.
-Result<std::vector<JpegImage>> images_from(const std::filesystem::path &data, std::size_t limit);
+// The JPEG files a --data path names: a regular file, or the *.jpg/*.jpeg regular files in a
+// directory (at most `limit`, in name order). A file decode_jpeg refuses is left out and listed in
+// `refused` ("name: why"); the others are the images.
+struct UserImages {
+  std::vector<JpegImage> images;
+  std::vector<std::string> refused;
+};
+// not_found when the path does not exist; bad_input when it is neither a regular file nor a
+// directory (never opened), a file is larger than max_jpeg_file_bytes, or no file there is a
+// readable JPEG (the message names the first refused one and why); io when the directory or a
+// file cannot be read.
+Result<UserImages> images_from(const std::filesystem::path &data, std::size_t limit);
+// "2 of 256 files left out: a.jpg: not a readable JPEG: ...; b.jpg: ..." (at most three named),
+// or "" when none was.
+std::string refused_note(const UserImages &set);
 
 struct DecodeResult {
   unsigned threads = 0;

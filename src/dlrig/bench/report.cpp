@@ -107,7 +107,7 @@ Table results_table(const std::vector<Record> &records) {
         auto text = fmt::format("{} {}", member_text(nccl, "variable").value_or(key), *requested);
         note = note.empty() ? text : note + "; " + text;
       }
-    for (const char *key : {"library_core_selected", "library_note", "interrupted"})
+    for (const char *key : {"library_core_selected", "library_note", "data_note", "interrupted"})
       if (auto lib = member_text(r.details, key))
         note = note.empty() ? *lib : note + "; " + *lib;
     if (auto load = member_text(member(r.details, "host_load"), "note"))

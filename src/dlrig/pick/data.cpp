@@ -66,7 +66,9 @@ std::optional<long> day_number(std::string_view d) {
       day = std::stoi(std::string(d.substr(8, 2)));
     }
   }
-  if (m < 1 || m > 12 || day < 1 || day > 31)
+  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  const int month_days[] = {31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (m < 1 || m > 12 || day < 1 || day > month_days[m - 1])
     return std::nullopt;
   // Howard Hinnant's days_from_civil.
   y -= m <= 2;
@@ -122,7 +124,8 @@ Result<std::vector<Price>> parse_prices(std::string_view text, std::string_view 
         p.kind = k->first;
         auto amount = r.number("price");
         if (!amount || *amount <= 0 || *amount > 1e7)
-          r.fail("price", "must be a positive number (per GPU to buy, per GPU-hour to rent)");
+          r.fail("price", "must be a positive number up to 10000000 (per GPU to buy, per "
+                          "GPU-hour to rent)");
         p.amount = *amount;
         p.currency = kb::detail::trim(r.required("currency"));
         if (!(p.currency.size() == 3 && std::all_of(p.currency.begin(), p.currency.end(),

@@ -1,9 +1,14 @@
 #include "dlrig/bench/decode.hpp"
+#include "support/cli.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace dlrig::bench {
 namespace {
@@ -78,10 +83,12 @@ TEST(Decode, UserImagesFromADirectory) {
   }
   auto imgs = images_from(dir, 100);
   ASSERT_TRUE(imgs.ok()) << imgs.error().message;
-  ASSERT_EQ(imgs->size(), 1u);
-  EXPECT_EQ((*imgs)[0].width, 40);
-  EXPECT_EQ((*imgs)[0].height, 30);
-  EXPECT_TRUE(measure_decode(*imgs, 1, 0.0).verified);
+  ASSERT_EQ(imgs->images.size(), 1u);
+  EXPECT_TRUE(imgs->refused.empty());
+  EXPECT_EQ(refused_note(*imgs), "");
+  EXPECT_EQ(imgs->images[0].width, 40);
+  EXPECT_EQ(imgs->images[0].height, 30);
+  EXPECT_TRUE(measure_decode(imgs->images, 1, 0.0).verified);
   fs::remove(dir / "a.JPG");
   auto none = images_from(dir, 100);
   ASSERT_FALSE(none.ok());
@@ -90,6 +97,173 @@ TEST(Decode, UserImagesFromADirectory) {
   auto missing = images_from(dir, 100);
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().kind, ErrorKind::not_found);
+}
+
+void put_be16(std::vector<unsigned char> &out, unsigned v) {
+  out.push_back(static_cast<unsigned char>(v >> 8));
+  out.push_back(static_cast<unsigned char>(v & 0xff));
+}
+
+// A marker segment: FF, the marker, the length (itself included) and the payload.
+void segment(std::vector<unsigned char> &out, unsigned char marker,
+             const std::vector<unsigned char> &payload) {
+  out.push_back(0xff);
+  out.push_back(marker);
+  put_be16(out, static_cast<unsigned>(payload.size() + 2));
+  out.insert(out.end(), payload.begin(), payload.end());
+}
+
+// A hand-made one-component JPEG width x height whose Huffman tables have a single one-bit code
+// (symbol 0: a DC difference of 0, an AC end of block), so an all-zero byte codes flat blocks.
+// Baseline with one scan of `entropy` zero bytes, or progressive with `scans` DC-first scans of
+// one zero byte each (repeating a scan is allowed with a warning, as libjpeg-turbo reads it).
+std::vector<unsigned char> hand_made_jpeg(unsigned width, unsigned height, bool progressive,
+                                          int scans, std::size_t entropy) {
+  std::vector<unsigned char> j = {0xff, 0xd8};
+  std::vector<unsigned char> dqt(65, 1);
+  dqt[0] = 0; // 8-bit table 0
+  segment(j, 0xdb, dqt);
+  std::vector<unsigned char> sof = {8};
+  put_be16(sof, height);
+  put_be16(sof, width);
+  sof.insert(sof.end(), {1, 1, 0x11, 0}); // one component, id 1, 1x1 sampling, table 0
+  segment(j, progressive ? 0xc2 : 0xc0, sof);
+  std::vector<unsigned char> dht;
+  for (unsigned char cls : {0x00, 0x10}) { // DC table 0, AC table 0
+    dht.push_back(cls);
+    dht.push_back(1); // one code of length 1
+    dht.insert(dht.end(), 15, 0);
+    dht.push_back(0); // its symbol
+  }
+  segment(j, 0xc4, dht);
+  for (int s = 0; s < (progressive ? scans : 1); ++s) {
+    // One component, tables 0/0; Ss, Se (0..63 baseline, 0..0 a DC scan), Ah/Al 0.
+    segment(j, 0xda, {1, 1, 0x00, 0, static_cast<unsigned char>(progressive ? 0 : 63), 0});
+    j.insert(j.end(), progressive ? 1 : entropy, 0);
+  }
+  j.insert(j.end(), {0xff, 0xd9});
+  return j;
+}
+
+TEST(Decode, TheHandMadeFilesAreRealJpegs) {
+  int w = 0, h = 0;
+  auto baseline = decode_jpeg(hand_made_jpeg(64, 48, false, 1, 64), w, h);
+  ASSERT_TRUE(baseline.ok()) << baseline.error().message;
+  EXPECT_EQ(w, 64);
+  EXPECT_EQ(h, 48);
+  auto progressive = decode_jpeg(hand_made_jpeg(64, 48, true, 10, 0), w, h);
+  ASSERT_TRUE(progressive.ok()) << progressive.error().message;
+  EXPECT_EQ(progressive->size(), 64u * 48 * 3);
+}
+
+// fuzz_jpeg's seeds, one per encoding a photo dataset holds (fuzz/jpeg_corpus.cpp): each decodes,
+// the CMYK one to four channels (libjpeg-turbo refused it as RGB: "Unsupported color conversion
+// request", where Pillow opens it; ImageNet's training set has 22, listed in TensorFlow's
+// https://github.com/tensorflow/models/blob/master/research/slim/datasets/build_imagenet_data.py).
+TEST(Decode, EveryEncodingOfTheFuzzSeedsDecodes) {
+  const fs::path dir = fs::path(DLRIG_TEST_DATA) / ".." / ".." / "fuzz" / "corpus" / "jpeg";
+  int files = 0;
+  for (const auto &e : fs::directory_iterator(dir)) {
+    std::ifstream in(e.path(), std::ios::binary);
+    std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(in)),
+                                     std::istreambuf_iterator<char>());
+    int w = 0, h = 0;
+    auto r = decode_jpeg(bytes, w, h);
+    ASSERT_TRUE(r.ok()) << e.path() << ": " << r.error().message;
+    EXPECT_GT(w, 0);
+    const std::size_t channels = e.path().filename() == "cmyk.jpg" ? 4 : 3;
+    EXPECT_EQ(r->size(), static_cast<std::size_t>(w) * h * channels) << e.path();
+    ++files;
+  }
+  EXPECT_EQ(files, 7);
+}
+
+TEST(Decode, AHeaderClaimingMorePixelsThanPillowOpensIsRefusedBeforeAnyPixel) {
+  // 236 bytes that libjpeg-turbo would decode into 10.8 GB of RGB (about 8 s a pass here).
+  int w = 0, h = 0;
+  auto r = decode_jpeg(hand_made_jpeg(60000, 60000, false, 1, 100), w, h);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::bad_input);
+  EXPECT_EQ(r.error().message,
+            "not a readable JPEG: 60000x60000 is 3600000000 pixels, more than the 178956970 "
+            "Pillow refuses to open (DecompressionBombError): a DataLoader reading it with PIL "
+            "fails too");
+}
+
+TEST(Decode, ATruncatedFileIsRefusedAsPillowDoes) {
+  auto j = encode_jpeg(generate_rgb(500, 375, 3), 500, 375, 90);
+  ASSERT_TRUE(j.ok());
+  std::vector<unsigned char> half(j->begin(), j->begin() + static_cast<long>(j->size() / 2));
+  int w = 0, h = 0;
+  auto r = decode_jpeg(half, w, h);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::bad_input);
+  EXPECT_EQ(r.error().message, "not a readable JPEG: the file ends before the image does "
+                               "(truncated; Pillow refuses it too: \"image file is truncated\")");
+}
+
+TEST(Decode, MoreProgressiveScansThanLibjpegTurbosLimitAreRefused) {
+  int w = 0, h = 0;
+  EXPECT_TRUE(decode_jpeg(hand_made_jpeg(64, 48, true, max_jpeg_scans, 0), w, h).ok());
+  auto r = decode_jpeg(hand_made_jpeg(64, 48, true, max_jpeg_scans + 1, 0), w, h);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::bad_input);
+  EXPECT_NE(r.error().message.find("more than 500 progressive scans"), std::string::npos)
+      << r.error().message;
+}
+
+TEST(Decode, UnreadableFilesAreLeftOutAndNamedTheOthersMeasured) {
+  const fs::path dir = fs::temp_directory_path() / ("dlrig-refused-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  auto good = encode_jpeg(generate_rgb(40, 30, 2), 40, 30, 85);
+  ASSERT_TRUE(good.ok());
+  test::write_bytes(dir / "a.jpg", *good);
+  test::write_bytes(dir / "b.jpg", std::vector<unsigned char>(good->begin(), good->begin() + 200));
+  test::write_bytes(dir / "c.jpg", hand_made_jpeg(60000, 60000, false, 1, 100));
+  test::write_bytes(dir / "d.jpg", {'n', 'o', 't'});
+  test::write_bytes(dir / "e.jpg", hand_made_jpeg(64, 48, true, 600, 0));
+  ASSERT_EQ(::mkfifo((dir / "f.jpg").c_str(), 0600), 0); // not a regular file: never opened
+  auto set = images_from(dir, 100);
+  ASSERT_TRUE(set.ok()) << set.error().message;
+  ASSERT_EQ(set->images.size(), 1u);
+  EXPECT_EQ(set->images[0].name, "a.jpg");
+  ASSERT_EQ(set->refused.size(), 4u);
+  EXPECT_EQ(set->refused[0].rfind("b.jpg: not a readable JPEG: the file ends before", 0), 0u);
+  EXPECT_EQ(set->refused[1].rfind("c.jpg: not a readable JPEG: 60000x60000 is", 0), 0u);
+  EXPECT_EQ(set->refused[2].rfind("d.jpg: not a readable JPEG: ", 0), 0u);
+  EXPECT_EQ(set->refused[3].rfind("e.jpg: not a readable JPEG: more than 500", 0), 0u);
+  const auto note = refused_note(*set);
+  EXPECT_EQ(note.rfind("4 of 5 files left out: b.jpg: not a readable JPEG: the file ends", 0), 0u)
+      << note;
+  EXPECT_NE(note.find("; and 1 more"), std::string::npos) << note;
+  EXPECT_EQ(note.find("e.jpg"), std::string::npos) << note; // three named
+
+  // Only unreadable ones: the error names the folder, the count and the first.
+  fs::remove(dir / "a.jpg");
+  auto none = images_from(dir, 100);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.error().kind, ErrorKind::bad_input);
+  EXPECT_EQ(none.error().message.rfind("--data " + dir.string() +
+                                           ": none of its 4 JPEG files can be decoded, e.g. "
+                                           "b.jpg: not a readable JPEG: ",
+                                       0),
+            0u)
+      << none.error().message;
+  // One file named: its own reason.
+  auto one = images_from(dir / "c.jpg", 100);
+  ASSERT_FALSE(one.ok());
+  EXPECT_EQ(one.error().message.rfind(
+                "--data " + (dir / "c.jpg").string() + ": not a readable JPEG: 60000x60000", 0),
+            0u)
+      << one.error().message;
+  // A FIFO named as the file is refused at once, not opened (which would wait for a writer).
+  auto fifo = images_from(dir / "f.jpg", 100);
+  ASSERT_FALSE(fifo.ok());
+  EXPECT_EQ(fifo.error().kind, ErrorKind::bad_input);
+  EXPECT_NE(fifo.error().message.find("a FIFO (named pipe), not a regular file"), std::string::npos)
+      << fifo.error().message;
+  fs::remove_all(dir);
 }
 
 TEST(Decode, VerdictInPlainWords) {

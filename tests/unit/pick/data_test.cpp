@@ -119,6 +119,34 @@ TEST(PickData, AgeOfAPrice) {
   EXPECT_EQ(age_days("2024-07", "2026-11-25"), 877);
   EXPECT_FALSE(age_days("", "2026-11-25"));
   EXPECT_FALSE(age_days("2026-13", "2026-11-25"));
+  // A day the month does not have is no date (2026-02-31 was read as March 3rd).
+  EXPECT_FALSE(age_days("2026-02-31", "2026-11-25"));
+  EXPECT_FALSE(age_days("2026-04-31", "2026-11-25"));
+  EXPECT_FALSE(age_days("2026-02-29", "2026-11-25"));
+  EXPECT_EQ(age_days("2024-02-29", "2024-03-01"), 1); // a leap year
+  EXPECT_FALSE(age_days("2100-02-29", "2100-03-01")); // a century that is not
+  EXPECT_EQ(age_days("2000-02-29", "2000-03-01"), 1); // one that is
+  EXPECT_EQ(age_days("2026-12-31", "2027-01-01"), 1);
+}
+
+TEST(PickData, APriceRowWithADayItsMonthLacksOrAnAbsurdAmountIsRefused) {
+  auto bad_date = parse_prices("gpu,kind,price,currency,date,source\n"
+                               "GeForce RTX 4090,street_new,1800,USD,2026-02-31,me\n",
+                               "p.csv", kb::builtin());
+  ASSERT_FALSE(bad_date.ok());
+  EXPECT_EQ(bad_date.error().kind, ErrorKind::bad_input);
+  EXPECT_NE(bad_date.error().message.find("p.csv:2"), std::string::npos)
+      << bad_date.error().message;
+  EXPECT_NE(bad_date.error().message.find("\"2026-02-31\" is not YYYY, YYYY-MM or YYYY-MM-DD"),
+            std::string::npos)
+      << bad_date.error().message;
+  auto huge = parse_prices("gpu,kind,price,currency,date,source\n"
+                           "GeForce RTX 4090,street_new,1e300,USD,2026-02,me\n",
+                           "p.csv", kb::builtin());
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.error().message.find("must be a positive number up to 10000000"),
+            std::string::npos)
+      << huge.error().message;
 }
 
 TEST(PickData, MsrpComesFromTheGpuCatalog) {
