@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <fcntl.h>
 #include <filesystem>
+#include <fstream>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <thread>
@@ -47,7 +48,10 @@ TEST(BenchStorageCli, MeasuresSequentialAndRandomOnATempFileAndRemovesIt) {
     EXPECT_EQ(res["details"]["verified"], true) << res.dump();
     EXPECT_EQ(res["details"]["path"], dir.path.string());
     EXPECT_FALSE(res["details"]["page_cache"].get<std::string>().empty());
+    // Not interrupted: no note says so (a `false` here read as "cut short by Ctrl-C" before).
+    EXPECT_FALSE(res["details"].contains("interrupted")) << res.dump();
   }
+  EXPECT_EQ(r.err.find("cut short"), std::string::npos) << r.err;
   EXPECT_EQ(j["results"][0]["id"], "storage.read.seq");
   EXPECT_EQ(j["results"][0]["rate_unit"], "GB/s");
   EXPECT_EQ(j["results"][1]["id"], "storage.read.rand");
@@ -89,6 +93,26 @@ TEST(BenchStorageCli, ExistingFileIsReadOnly) {
             std::string::npos);
   EXPECT_EQ(fs::last_write_time(file), before);
   EXPECT_EQ(dir.entries(), 1u);
+}
+
+TEST(BenchStorageCli, AnEmptyOrTinyFileSaysWhatTheReadsNeed) {
+  TempDir dir;
+  auto empty = dir.path / "empty.bin", tiny = dir.path / "tiny.bin";
+  std::ofstream(empty).close();
+  std::ofstream(tiny) << "abc";
+  auto db = scratch("storage_tiny.db").string();
+  auto e = run_dlrig({"bench", "--quick", "storage.read", "--data", empty.string(), "--db", db},
+                     {"DLRIG_BENCH_SMALL=1"});
+  EXPECT_NE(e.err.find("storage.read.seq 1 MiB qd=8 --data files: failed: --data " +
+                       empty.string() + ": the file holds no byte: nothing to read"),
+            std::string::npos)
+      << e.err;
+  auto t = run_dlrig({"bench", "--quick", "storage.read.rand", "--data", tiny.string(), "--db", db},
+                     {"DLRIG_BENCH_SMALL=1"});
+  EXPECT_NE(t.err.find("failed: --data " + tiny.string() +
+                       ": no file of at least 4096 bytes, which a random 4 KiB read needs"),
+            std::string::npos)
+      << t.err;
 }
 
 TEST(BenchStorageCli, MissingDataNamesThePath) {

@@ -1,6 +1,7 @@
 // The registry's lookup and the runner (bench.hpp): skips with a reason, catches every failure of
 // one benchmark so the others still run, turns samples into a record.
 #include "dlrig/bench/bench.hpp"
+#include "dlrig/core/json.hpp"
 #include "dlrig/core/text.hpp"
 
 #include <fmt/format.h>
@@ -226,7 +227,7 @@ std::vector<Record> run_all(const std::vector<const Benchmark *> &which, const R
                             ? fmt::format(": BELOW the expected {:.3g} ({})",
                                           r.expectation->min_rate, r.expectation->basis)
                             : "",
-                        r.details.contains("interrupted") ? " (cut short by Ctrl-C)" : ""));
+                        member_text(r.details, "interrupted") ? " (cut short by Ctrl-C)" : ""));
       else
         say(fmt::format("{} {} {}: {}: {}", eta(), b->id, c.label, status_name(r.status),
                         r.reason.value_or("")));

@@ -602,10 +602,21 @@ Result<StorageResult> run_storage(const StorageOptions &opt) {
     if (!t)
       return t.error();
     targets = std::move(t.value());
+    if (res.bytes == 0)
+      return make_error(ErrorKind::bad_input,
+                        fmt::format("--data {}: the file{} hold{} no byte: nothing to read; give "
+                                    "files that hold data, or a directory for a temporary file",
+                                    res.where.string(), data.size() > 1 ? "s" : "",
+                                    data.size() > 1 ? "" : "s"));
   }
 
   std::uint64_t mismatches = 0;
   const auto usable = random_targets(targets);
+  if (opt.random && usable.empty())
+    return make_error(ErrorKind::bad_input,
+                      fmt::format("--data {}: no file of at least {} bytes, which a random {} KiB "
+                                  "read needs; give a larger file",
+                                  res.where.string(), kRandomBytes, kRandomBytes / 1024));
   for (unsigned pass = 0; pass < std::max(1u, opt.passes); ++pass) {
     if (!res.direct)
       for (const auto &t : targets)
@@ -659,7 +670,7 @@ std::string storage_class(double bps) {
   return "PCIe 5.0 NVMe, several drives or memory class";
 }
 
-std::string storage_verdict(const StorageResult &r) {
+std::string storage_verdict(const StorageResult &r, const std::optional<std::string> &mount_kind) {
   if (r.seq_bytes_per_s.empty() && r.rand_iops.empty())
     return "storage: not measured";
   std::string s = "storage: ";
@@ -668,7 +679,13 @@ std::string storage_verdict(const StorageResult &r) {
   if (!r.rand_iops.empty())
     s += fmt::format("{}{:.0f} IOPS random 4 KiB (queue depth {})",
                      r.seq_bytes_per_s.empty() ? "" : ", ", median(r.rand_iops), r.queue_depth);
-  if (!r.seq_bytes_per_s.empty()) // the class comes from the sequential rate
+  // The class comes from the sequential rate, on a disk. tmpfs takes O_DIRECT since Linux 6.6 and
+  // still reads memory.
+  if (mount_kind == "tmpfs")
+    s += " — tmpfs: these files are in memory, not on a disk (the rate is no disk's)";
+  else if (mount_kind == "network")
+    s += " — a network filesystem: the rate is the network's and the server's, not a local disk's";
+  else if (!r.seq_bytes_per_s.empty())
     s += " — " + storage_class(median(r.seq_bytes_per_s));
   if (!r.cache_note.empty())
     s += "; " + r.cache_note;

@@ -92,8 +92,11 @@ std::uint64_t storage_word(std::uint64_t seed, std::uint64_t i) noexcept;
 std::uint64_t storage_checksum(const void *data, std::size_t bytes) noexcept;
 
 // "0.48 GB/s sequential, 42,000 IOPS random 4 KiB — an NVMe SSD on PCIe 3.0": a plain-words
-// verdict from the median figures; the class comes from typical interface limits (docs/bench.md).
-std::string storage_verdict(const StorageResult &r);
+// verdict from the median figures; the class comes from typical interface limits (docs/bench.md),
+// except on a mount whose kind (the snapshot's: tmpfs, network) says the rate is not a local
+// disk's, where the verdict says that instead.
+std::string storage_verdict(const StorageResult &r,
+                            const std::optional<std::string> &mount_kind = std::nullopt);
 // The class of a device from its sequential read rate (B/s).
 std::string storage_class(double seq_bytes_per_s);
 

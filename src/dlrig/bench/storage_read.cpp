@@ -138,8 +138,13 @@ Outcome run_read(bool sequential, const Context &ctx, Sampler &s) {
       {"checksum", r.temp_file ? Json(nullptr) : Json(r.checksum)},
       {"device_class", m && m->kind ? Json(*m->kind) : Json(nullptr)},
       {"device", m && m->device ? Json(*m->device) : Json(nullptr)},
-      {"interrupted", r.stopped},
-      {"verdict", storage_verdict(r)}};
+      {"verdict", storage_verdict(r, kind)}};
+  // As the runner words a sampling that Ctrl-C cut short (details.interrupted is text or absent).
+  if (r.stopped)
+    o.details["interrupted"] =
+        fmt::format("cut short by Ctrl-C (SIGINT/SIGTERM) after {} passes, before the stopping "
+                    "rule was met",
+                    rates.size());
   return o;
 }
 
