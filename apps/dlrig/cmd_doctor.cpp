@@ -3,6 +3,8 @@
 #include "dlrig/bench/measured.hpp"
 #include "dlrig/core/clock.hpp"
 #include "dlrig/doctor/report.hpp"
+#include "dlrig/monitor/host.hpp"
+#include "dlrig/platform/fs.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -77,6 +79,12 @@ Runner setup_doctor(CLI::App &sub) {
       if (!ec)
         opts.data_path = abs.lexically_normal().string();
     }
+    // On this machine the path must be there: one that is not would be judged by the disk of the
+    // longest mount point above it, the root's, and pass or warn for another disk than the data's
+    // (as watch and serve refuse it). A saved snapshot or a fixture tree is another machine.
+    if (!a->src.probe.data_path.empty() && a->src.from.empty() && a->src.probe.sysroot == "/")
+      if (auto why = monitor::data_path_problem(Sysroot("/"), opts.data_path))
+        throw Failure(ExitCode::usage, "--data " + a->src.probe.data_path + ": " + *why);
     Snapshot snap = obtain_snapshot(a->src);
     DoctorReport report = run_doctor(snap, kb::builtin(), opts);
     // This machine: what `dlrig bench` measured on it (the disk against the JPEG decoders).

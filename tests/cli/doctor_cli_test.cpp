@@ -78,6 +78,21 @@ TEST(DoctorCli, DataPathOnAHardDisk) {
   EXPECT_TRUE(has(finding_ids(r.out), "host.dataset-on-slow-disk"));
 }
 
+// On this machine a --data path that is not there is refused: it was judged by the root's disk
+// (the longest mount point above it) and passed. A saved snapshot's path (above) is another
+// machine's and is not looked for here.
+TEST(DoctorCli, ADataPathThisMachineLacksIsAUsageError) {
+  auto r = run_dlrig({"doctor", "--json", "--data", "/nonexistent/dlrig-imagenet"});
+  EXPECT_EQ(r.exit_code, 64) << r.out << r.err;
+  EXPECT_NE(r.err.find("--data /nonexistent/dlrig-imagenet: no such file or directory"),
+            std::string::npos)
+      << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  auto here = run_dlrig({"doctor", "--json", "--data", scratch("").string()});
+  EXPECT_NE(here.exit_code, 64) << here.err;
+  EXPECT_EQ(here.err.find("--data"), std::string::npos) << here.err;
+}
+
 TEST(DoctorCli, ListAndExplain) {
   auto list = run_dlrig({"doctor", "--list-checks"});
   EXPECT_EQ(list.exit_code, 0);
