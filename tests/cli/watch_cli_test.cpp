@@ -8,8 +8,10 @@
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -274,6 +276,35 @@ TEST(WatchCli, ARecordingOrStdoutThatCannotBeWrittenIsExit74) {
   EXPECT_EQ(run_onto_full_disk(on_host({"serve", "--once"}), fake_nvml("throttling.json"), err),
             74);
   EXPECT_NE(err.find("dlrig: cannot write to standard output"), std::string::npos) << err;
+}
+
+// A FIFO with no reader made --record wait for ever in open(); with a reader it is written.
+TEST(WatchCli, RecordIntoAFifoNeedsItsReaderAndDoesNotWaitForOne) {
+  auto fifo = scratch("record.fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto start = std::chrono::steady_clock::now();
+  auto r = run_dlrig(on_host({"watch", "--no-nvml", "--count", "1", "--record", fifo.string()}));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  EXPECT_EQ(r.exit_code, 74) << r.err;
+  EXPECT_NE(r.err.find("--record " + fifo.string() +
+                       ": a FIFO (named pipe) that no process reads: start its reader first"),
+            std::string::npos)
+      << r.err;
+  // With a reader (this test, holding the read end; two samples fit the pipe's buffer), the
+  // recording goes through.
+  int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(reader, 0);
+  auto w = run_dlrig(on_host(
+      {"watch", "--no-nvml", "--count", "2", "--interval", "0.05", "--record", fifo.string()}));
+  EXPECT_EQ(w.exit_code, 0) << w.err;
+  std::string recorded;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(reader, buf, sizeof buf)) > 0;)
+    recorded.append(buf, static_cast<std::size_t>(n));
+  ::close(reader);
+  auto copy = scratch("record-from-fifo.jsonl");
+  std::ofstream(copy) << recorded;
+  EXPECT_EQ(run_dlrig({"watch", "--replay", copy.string()}).exit_code, 0) << recorded;
 }
 
 // --record replaced a recording that was there (a training run's) without a word.

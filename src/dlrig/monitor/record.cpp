@@ -38,9 +38,19 @@ Result<Recording> Recording::open(const std::string &path, bool overwrite) {
     flags |= O_CREAT | (overwrite ? O_TRUNC : O_EXCL);
   if (present && S_ISREG(st.st_mode) && !overwrite)
     return exists(path);
-  int fd = ::open(path.c_str(), flags, 0644);
+  // A FIFO is opened without waiting for a reader (a blocking open would wait for ever when none
+  // comes); once open, writes block as usual while the reader catches up.
+  const bool fifo = present && S_ISFIFO(st.st_mode);
+  int fd = ::open(path.c_str(), flags | (fifo ? O_NONBLOCK : 0), 0644);
+  if (fd < 0 && fifo && errno == ENXIO)
+    return make_error(ErrorKind::io,
+                      fmt::format("--record {}: a FIFO (named pipe) that no process reads: start "
+                                  "its reader first",
+                                  path));
   if (fd < 0)
     return errno == EEXIST ? exists(path) : cannot_write(path, errno);
+  if (fifo)
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   return Recording(fd, path);
 }
 
