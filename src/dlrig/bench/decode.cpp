@@ -10,8 +10,6 @@
 #include <cmath>
 #include <csetjmp>
 #include <cstdio>
-#include <fstream>
-#include <iterator>
 #include <limits>
 #include <random>
 #include <thread>
@@ -227,6 +225,46 @@ Result<std::vector<JpegImage>> generated_images(int per_size) {
   return out;
 }
 
+namespace {
+
+// The first `limit` *.jpg/*.jpeg regular files under `dir` in name order, each folder's files and
+// subfolders taken together in that order (torchvision's ImageFolder keeps a dataset as
+// root/CLASS/FILE.jpg). Folders that are symbolic links are not entered (no loop), nor below
+// kMaxDepth. An error only when `dir` itself cannot be listed.
+constexpr int kMaxDepth = 8;
+
+std::optional<Error> jpeg_files_under(const std::filesystem::path &dir, std::size_t limit,
+                                      int depth, std::vector<std::filesystem::path> &files) {
+  std::error_code ec;
+  std::vector<std::filesystem::directory_entry> entries;
+  std::filesystem::directory_iterator it(dir, ec), end;
+  if (ec)
+    return make_error(ErrorKind::io, fmt::format("--data {}: {}", dir.string(), ec.message()));
+  for (; it != end; it.increment(ec)) {
+    if (ec)
+      break;
+    entries.push_back(*it);
+  }
+  std::sort(entries.begin(), entries.end(),
+            [](const auto &a, const auto &b) { return a.path() < b.path(); });
+  for (const auto &e : entries) {
+    if (files.size() >= limit)
+      break;
+    if (e.is_directory(ec) && !e.is_symlink(ec)) {
+      if (depth < kMaxDepth)
+        (void)jpeg_files_under(e.path(), limit, depth + 1, files); // an unreadable one is skipped
+      continue;
+    }
+    auto ext = e.path().extension().string();
+    std::transform(ext.begin(), ext.end(), ext.begin(), ::tolower);
+    if ((ext == ".jpg" || ext == ".jpeg") && e.is_regular_file(ec))
+      files.push_back(e.path());
+  }
+  return std::nullopt;
+}
+
+} // namespace
+
 Result<UserImages> images_from(const std::filesystem::path &data, std::size_t limit) {
   std::error_code ec;
   const auto st = std::filesystem::status(data, ec);
@@ -235,18 +273,8 @@ Result<UserImages> images_from(const std::filesystem::path &data, std::size_t li
                       fmt::format("--data {}: no such file or directory", data.string()));
   std::vector<std::filesystem::path> files;
   if (std::filesystem::is_directory(st)) {
-    std::filesystem::directory_iterator it(data, ec), end;
-    if (ec)
-      return make_error(ErrorKind::io, fmt::format("--data {}: {}", data.string(), ec.message()));
-    for (; it != end && files.size() < limit; it.increment(ec)) {
-      if (ec)
-        break;
-      auto ext = it->path().extension().string();
-      std::transform(ext.begin(), ext.end(), ext.begin(), ::tolower);
-      if ((ext == ".jpg" || ext == ".jpeg") && it->is_regular_file(ec))
-        files.push_back(it->path());
-    }
-    std::sort(files.begin(), files.end());
+    if (auto e = jpeg_files_under(data, limit, 0, files))
+      return *e;
   } else {
     files.push_back(data); // a FIFO or a device is refused below, never opened for a blocking read
   }
@@ -258,7 +286,7 @@ Result<UserImages> images_from(const std::filesystem::path &data, std::size_t li
       return prefixed("--data ", bytes.error());
     JpegImage img;
     img.jpeg.assign(bytes->begin(), bytes->end());
-    img.name = f.filename().string();
+    img.name = f == data ? f.filename().string() : f.lexically_relative(data).string();
     auto rgb = decode_jpeg(img.jpeg, img.width, img.height);
     if (!rgb) {
       if (first_why.empty())
@@ -269,8 +297,9 @@ Result<UserImages> images_from(const std::filesystem::path &data, std::size_t li
     out.images.push_back(std::move(img));
   }
   if (files.empty())
-    return make_error(ErrorKind::bad_input,
-                      fmt::format("--data {}: no .jpg or .jpeg files there", data.string()));
+    return make_error(
+        ErrorKind::bad_input,
+        fmt::format("--data {}: no .jpg or .jpeg files there (nor in its folders)", data.string()));
   if (out.images.empty() && files.size() == 1)
     return make_error(ErrorKind::bad_input,
                       fmt::format("--data {}: {}", files.front().string(), first_why));

@@ -54,8 +54,9 @@ double psnr(const std::vector<unsigned char> &a, const std::vector<unsigned char
 // The generated set: ImageNet-like 500×375, 224×224 and 1920×1080, `per_size` of each.
 Result<std::vector<JpegImage>> generated_images(int per_size);
 // The JPEG files a --data path names: a regular file, or the *.jpg/*.jpeg regular files in a
-// directory (at most `limit`, in name order). A file decode_jpeg refuses is left out and listed in
-// `refused` ("name: why"); the others are the images.
+// directory and its folders (ImageFolder's root/CLASS/FILE.jpg), the first `limit` in name order,
+// named by their path below it. A file decode_jpeg refuses is left out and listed in `refused`
+// ("name: why"); the others are the images.
 struct UserImages {
   std::vector<JpegImage> images;
   std::vector<std::string> refused;

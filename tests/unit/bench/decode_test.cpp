@@ -266,6 +266,42 @@ TEST(Decode, UnreadableFilesAreLeftOutAndNamedTheOthersMeasured) {
   fs::remove_all(dir);
 }
 
+// ImageFolder's layout (root/CLASS/FILE.jpg): the dataset's root was "no .jpg or .jpeg files
+// there". Files come in name order across the folders, named by their path below the root; a
+// folder that is a symbolic link is not entered (a link to the root would loop).
+TEST(Decode, ADatasetRootFindsTheImagesInItsClassFolders) {
+  const fs::path root = fs::temp_directory_path() / ("dlrig-classes-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root / "n01" / "deeper");
+  fs::create_directories(root / "n02");
+  auto good = encode_jpeg(generate_rgb(32, 24, 4), 32, 24, 85);
+  ASSERT_TRUE(good.ok());
+  for (const char *f : {"n01/b.jpg", "n01/a.JPEG", "n01/deeper/c.jpg", "n02/d.jpg", "top.jpg"})
+    test::write_bytes(root / f, *good);
+  test::write_bytes(root / "n02" / "labels.txt", {'x'});
+  fs::create_directory_symlink(root, root / "n03-loop");
+  auto all = images_from(root, 100);
+  ASSERT_TRUE(all.ok()) << all.error().message;
+  std::vector<std::string> names;
+  for (const auto &img : all->images)
+    names.push_back(img.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"n01/a.JPEG", "n01/b.jpg", "n01/deeper/c.jpg",
+                                             "n02/d.jpg", "top.jpg"}));
+  auto first = images_from(root, 2);
+  ASSERT_TRUE(first.ok());
+  ASSERT_EQ(first->images.size(), 2u);
+  EXPECT_EQ(first->images[1].name, "n01/b.jpg");
+  auto empty_root = fs::temp_directory_path() / ("dlrig-noimages-" + std::to_string(::getpid()));
+  fs::create_directories(empty_root / "n01");
+  auto none = images_from(empty_root, 100);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().message.find("no .jpg or .jpeg files there (nor in its folders)"),
+            std::string::npos)
+      << none.error().message;
+  fs::remove_all(empty_root);
+  fs::remove_all(root);
+}
+
 TEST(Decode, VerdictInPlainWords) {
   EXPECT_EQ(decode_verdict(312.4, 1, std::nullopt), "1 core decodes ~310 images/s");
   DecodeConsumer gpu{"ResNet-50 training on X", 1304.0};
