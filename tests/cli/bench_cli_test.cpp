@@ -1,6 +1,7 @@
 // `dlrig bench` through the real binary, with DLRIG_BENCH_SMALL=1 (smallest sizes).
 #include "dlrig/bench/decode.hpp"
 #include "support/cli.hpp"
+#include "support/jpeg.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -175,18 +176,7 @@ TEST(BenchCli, DataDecodeLeavesOutUnreadableFilesAndNamesThem) {
   ASSERT_TRUE(good.ok());
   write_bytes(dir / "a.jpg", *good);
   write_bytes(dir / "b.jpg", std::vector<unsigned char>(good->begin(), good->begin() + 300));
-  // SOI, DQT, SOF0 of 60000 x 60000 (one component), DHT, SOS, 100 bytes of scan, EOI.
-  std::vector<unsigned char> bomb = {0xff, 0xd8, 0xff, 0xdb, 0x00, 0x43, 0x00};
-  bomb.insert(bomb.end(), 64, 1);
-  bomb.insert(bomb.end(), {0xff, 0xc0, 0x00, 0x0b, 0x08, 0xea, 0x60, 0xea, 0x60, 0x01, 0x01, 0x11,
-                           0x00, 0xff, 0xc4, 0x00, 0x26, 0x00, 0x01});
-  bomb.insert(bomb.end(), 16, 0);
-  bomb.insert(bomb.end(), {0x10, 0x01});
-  bomb.insert(bomb.end(), 16, 0);
-  bomb.insert(bomb.end(), {0xff, 0xda, 0x00, 0x08, 0x01, 0x01, 0x00, 0x00, 0x3f, 0x00});
-  bomb.insert(bomb.end(), 100, 0);
-  bomb.insert(bomb.end(), {0xff, 0xd9});
-  write_bytes(dir / "c.jpg", bomb);
+  write_bytes(dir / "c.jpg", hand_made_jpeg(60000, 60000, false, 1, 100));
   auto db = scratch("cli_decode_refused.db").string();
   fs::remove(db);
   auto r = run_dlrig({"bench", "--quick", "data.decode", "--data", dir.string(), "--db", db},

@@ -14,4 +14,5 @@ list(APPEND DLRIG_TEST_SOURCES
   cli/pick_cli_test.cpp
   cli/snapshot_cli_test.cpp
   cli/watch_cli_test.cpp
-  support/cli.cpp)
+  support/cli.cpp
+  support/jpeg.cpp)

@@ -1,5 +1,6 @@
 #include "dlrig/bench/decode.hpp"
 #include "support/cli.hpp"
+#include "support/jpeg.hpp"
 
 #include <gtest/gtest.h>
 
@@ -99,59 +100,13 @@ TEST(Decode, UserImagesFromADirectory) {
   EXPECT_EQ(missing.error().kind, ErrorKind::not_found);
 }
 
-void put_be16(std::vector<unsigned char> &out, unsigned v) {
-  out.push_back(static_cast<unsigned char>(v >> 8));
-  out.push_back(static_cast<unsigned char>(v & 0xff));
-}
-
-// A marker segment: FF, the marker, the length (itself included) and the payload.
-void segment(std::vector<unsigned char> &out, unsigned char marker,
-             const std::vector<unsigned char> &payload) {
-  out.push_back(0xff);
-  out.push_back(marker);
-  put_be16(out, static_cast<unsigned>(payload.size() + 2));
-  out.insert(out.end(), payload.begin(), payload.end());
-}
-
-// A hand-made one-component JPEG width x height whose Huffman tables have a single one-bit code
-// (symbol 0: a DC difference of 0, an AC end of block), so an all-zero byte codes flat blocks.
-// Baseline with one scan of `entropy` zero bytes, or progressive with `scans` DC-first scans of
-// one zero byte each (repeating a scan is allowed with a warning, as libjpeg-turbo reads it).
-std::vector<unsigned char> hand_made_jpeg(unsigned width, unsigned height, bool progressive,
-                                          int scans, std::size_t entropy) {
-  std::vector<unsigned char> j = {0xff, 0xd8};
-  std::vector<unsigned char> dqt(65, 1);
-  dqt[0] = 0; // 8-bit table 0
-  segment(j, 0xdb, dqt);
-  std::vector<unsigned char> sof = {8};
-  put_be16(sof, height);
-  put_be16(sof, width);
-  sof.insert(sof.end(), {1, 1, 0x11, 0}); // one component, id 1, 1x1 sampling, table 0
-  segment(j, progressive ? 0xc2 : 0xc0, sof);
-  std::vector<unsigned char> dht;
-  for (unsigned char cls : {0x00, 0x10}) { // DC table 0, AC table 0
-    dht.push_back(cls);
-    dht.push_back(1); // one code of length 1
-    dht.insert(dht.end(), 15, 0);
-    dht.push_back(0); // its symbol
-  }
-  segment(j, 0xc4, dht);
-  for (int s = 0; s < (progressive ? scans : 1); ++s) {
-    // One component, tables 0/0; Ss, Se (0..63 baseline, 0..0 a DC scan), Ah/Al 0.
-    segment(j, 0xda, {1, 1, 0x00, 0, static_cast<unsigned char>(progressive ? 0 : 63), 0});
-    j.insert(j.end(), progressive ? 1 : entropy, 0);
-  }
-  j.insert(j.end(), {0xff, 0xd9});
-  return j;
-}
-
 TEST(Decode, TheHandMadeFilesAreRealJpegs) {
   int w = 0, h = 0;
-  auto baseline = decode_jpeg(hand_made_jpeg(64, 48, false, 1, 64), w, h);
+  auto baseline = decode_jpeg(test::hand_made_jpeg(64, 48, false, 1, 64), w, h);
   ASSERT_TRUE(baseline.ok()) << baseline.error().message;
   EXPECT_EQ(w, 64);
   EXPECT_EQ(h, 48);
-  auto progressive = decode_jpeg(hand_made_jpeg(64, 48, true, 10, 0), w, h);
+  auto progressive = decode_jpeg(test::hand_made_jpeg(64, 48, true, 10, 0), w, h);
   ASSERT_TRUE(progressive.ok()) << progressive.error().message;
   EXPECT_EQ(progressive->size(), 64u * 48 * 3);
 }
@@ -181,7 +136,7 @@ TEST(Decode, EveryEncodingOfTheFuzzSeedsDecodes) {
 TEST(Decode, AHeaderClaimingMorePixelsThanPillowOpensIsRefusedBeforeAnyPixel) {
   // 236 bytes that libjpeg-turbo would decode into 10.8 GB of RGB (about 8 s a pass here).
   int w = 0, h = 0;
-  auto r = decode_jpeg(hand_made_jpeg(60000, 60000, false, 1, 100), w, h);
+  auto r = decode_jpeg(test::hand_made_jpeg(60000, 60000, false, 1, 100), w, h);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().kind, ErrorKind::bad_input);
   EXPECT_EQ(r.error().message,
@@ -204,8 +159,8 @@ TEST(Decode, ATruncatedFileIsRefusedAsPillowDoes) {
 
 TEST(Decode, MoreProgressiveScansThanLibjpegTurbosLimitAreRefused) {
   int w = 0, h = 0;
-  EXPECT_TRUE(decode_jpeg(hand_made_jpeg(64, 48, true, max_jpeg_scans, 0), w, h).ok());
-  auto r = decode_jpeg(hand_made_jpeg(64, 48, true, max_jpeg_scans + 1, 0), w, h);
+  EXPECT_TRUE(decode_jpeg(test::hand_made_jpeg(64, 48, true, max_jpeg_scans, 0), w, h).ok());
+  auto r = decode_jpeg(test::hand_made_jpeg(64, 48, true, max_jpeg_scans + 1, 0), w, h);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().kind, ErrorKind::bad_input);
   EXPECT_NE(r.error().message.find("more than 500 progressive scans"), std::string::npos)
@@ -220,9 +175,9 @@ TEST(Decode, UnreadableFilesAreLeftOutAndNamedTheOthersMeasured) {
   ASSERT_TRUE(good.ok());
   test::write_bytes(dir / "a.jpg", *good);
   test::write_bytes(dir / "b.jpg", std::vector<unsigned char>(good->begin(), good->begin() + 200));
-  test::write_bytes(dir / "c.jpg", hand_made_jpeg(60000, 60000, false, 1, 100));
+  test::write_bytes(dir / "c.jpg", test::hand_made_jpeg(60000, 60000, false, 1, 100));
   test::write_bytes(dir / "d.jpg", {'n', 'o', 't'});
-  test::write_bytes(dir / "e.jpg", hand_made_jpeg(64, 48, true, 600, 0));
+  test::write_bytes(dir / "e.jpg", test::hand_made_jpeg(64, 48, true, 600, 0));
   ASSERT_EQ(::mkfifo((dir / "f.jpg").c_str(), 0600), 0); // not a regular file: never opened
   auto set = images_from(dir, 100);
   ASSERT_TRUE(set.ok()) << set.error().message;
