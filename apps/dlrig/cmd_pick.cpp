@@ -13,8 +13,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 
 namespace dlrig::cli {
 namespace {
@@ -34,25 +32,13 @@ struct PickArgs {
   throw Failure(ExitCode::usage, message);
 }
 
-// The --prices file's text; a missing or unreadable file is named.
+// The --prices file's text; a missing, unreadable or special file is named (a FIFO is refused,
+// not waited on).
 std::string read_prices(const std::string &path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec))
-    throw Failure(Error{"--prices " + path +
-                            ": not a readable file (give a CSV with the columns "
-                            "of data/prices.csv)",
-                        ErrorKind::not_found});
-  const auto size = fs::file_size(path, ec);
-  if (ec || size > 16'000'000)
-    throw Failure(
-        Error{"--prices " + path + ": cannot read it, or larger than 16 MB", ErrorKind::bad_input});
-  std::ifstream in(path, std::ios::binary);
-  std::string text(static_cast<std::size_t>(size), '\0');
-  in.read(text.data(), static_cast<std::streamsize>(size));
-  if (!in)
-    throw Failure(Error{"--prices " + path + ": cannot read it", ErrorKind::io});
-  return text;
+  auto text = read_regular_file(path, 16'000'000, "prices CSV");
+  if (!text)
+    throw Failure(prefixed("--prices ", text.error()));
+  return std::move(text).value();
 }
 
 // Whether the machine under `root` has an NVIDIA or AMD GPU on its PCI bus (a display or 3D

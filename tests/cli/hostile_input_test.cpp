@@ -55,6 +55,54 @@ TEST(HostileInput, FifoAsFromIsRefusedQuickly) {
   EXPECT_NE(err.find("FIFO"), std::string::npos) << err;
 }
 
+// fit reads a model folder's config.json, safetensors index and checkpoint headers: a FIFO in any
+// of those places is refused by name, never opened for a blocking read (the index was read with
+// std::ifstream and waited for ever).
+TEST(HostileInput, FifoInAModelFolderIsRefusedQuickly) {
+  const std::string config = R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2,
+    "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 1000})";
+  for (const std::string file :
+       {"config.json", "model.safetensors.index.json", "model.safetensors"}) {
+    auto dir = scratch("fifo-model-" + file);
+    fs::create_directories(dir);
+    if (file != "config.json")
+      std::ofstream(dir / "config.json") << config;
+    ASSERT_EQ(::mkfifo((dir / file).c_str(), 0600), 0);
+    std::string err;
+    auto start = std::chrono::steady_clock::now();
+    EXPECT_EQ(run_with_timeout("fit " + dir.string() + " --gpu H100", 10, &err), 65) << file;
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5)) << file;
+    EXPECT_NE(err.find(file + ": is a FIFO (named pipe), not a regular file"), std::string::npos)
+        << err;
+  }
+  // A shard the index names.
+  auto dir = scratch("fifo-shard");
+  fs::create_directories(dir);
+  std::ofstream(dir / "config.json") << config;
+  std::ofstream(dir / "model.safetensors.index.json")
+      << R"({"weight_map": {"lm_head.weight": "model-00001-of-00001.safetensors"}})";
+  ASSERT_EQ(::mkfifo((dir / "model-00001-of-00001.safetensors").c_str(), 0600), 0);
+  std::string err;
+  EXPECT_EQ(run_with_timeout("fit " + dir.string() + " --gpu H100", 10, &err), 65) << err;
+  EXPECT_NE(err.find("model-00001-of-00001.safetensors: is a FIFO"), std::string::npos) << err;
+}
+
+// pick --prices: what is not a regular file is named with its kind.
+TEST(HostileInput, PricesThatAreNoRegularFileAreRefusedByKind) {
+  auto fifo = scratch("prices.fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string pick = "pick llama-3.1-8b --budget 3000USD --prices ";
+  std::string err;
+  EXPECT_EQ(run_with_timeout(pick + fifo.string(), 10, &err), 65) << err;
+  EXPECT_NE(err.find("--prices " + fifo.string() + ": is a FIFO (named pipe), not a regular file"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(run_with_timeout(pick + "/dev/zero", 10, &err), 65) << err;
+  EXPECT_NE(err.find("--prices /dev/zero: is a device"), std::string::npos) << err;
+  EXPECT_EQ(run_with_timeout(pick + "/nonexistent/prices.csv", 10, &err), 65) << err;
+  EXPECT_NE(err.find("--prices /nonexistent/prices.csv: no such file"), std::string::npos) << err;
+}
+
 TEST(HostileInput, DeviceAsFromIsRefused) {
   std::string err;
   EXPECT_EQ(run_with_timeout("info --from /dev/zero", 10, &err), 65) << err;

@@ -1,6 +1,7 @@
 #include "dlrig/fit/load.hpp"
 
 #include "dlrig/fit/fit.hpp"
+#include "dlrig/platform/fs.hpp"
 
 #include <fmt/format.h>
 
@@ -8,7 +9,6 @@
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 
 namespace dlrig::fit {
 namespace {
@@ -19,18 +19,7 @@ namespace fs = std::filesystem;
 constexpr std::uintmax_t kMaxConfigBytes = 16'000'000;
 
 Result<std::string> read_text(const fs::path &p) {
-  std::error_code ec;
-  auto size = fs::file_size(p, ec);
-  if (ec)
-    return make_error(p.string() + ": cannot read: " + ec.message());
-  if (size > kMaxConfigBytes)
-    return make_error(fmt::format("{}: {} bytes is too large for a config.json", p.string(), size));
-  std::ifstream in(p, std::ios::binary);
-  if (!in)
-    return make_error(p.string() + ": cannot open (check the path and its permissions)");
-  std::string s(static_cast<std::size_t>(size), '\0');
-  in.read(s.data(), static_cast<std::streamsize>(size));
-  return s;
+  return read_regular_file(p.string(), kMaxConfigBytes, "config.json");
 }
 
 Result<ModelInput> from_config_file(const fs::path &cfg, std::optional<Checkpoint> ckpt) {
@@ -121,10 +110,10 @@ std::vector<fs::path> cached_snapshots(const fs::path &hub, const std::string &o
   const fs::path repo = hub / ("models--" + org + "--" + name);
   if (!fs::is_directory(repo / "snapshots", ec))
     return {};
-  std::ifstream ref(repo / "refs" / "main");
-  std::string revision;
-  if (ref && std::getline(ref, revision) && !revision.empty() &&
-      revision.find('/') == std::string::npos) {
+  // refs/main holds one commit hash; read without blocking (a FIFO there is refused).
+  const auto ref = read_regular_file((repo / "refs" / "main").string(), 4096, "refs/main");
+  std::string revision = ref ? ref->substr(0, ref->find_first_of("\r\n")) : std::string();
+  if (!revision.empty() && revision.find('/') == std::string::npos) {
     const fs::path snap = repo / "snapshots" / revision;
     if (fs::exists(snap / "config.json", ec))
       return {snap};

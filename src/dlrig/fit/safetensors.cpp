@@ -1,12 +1,12 @@
 #include "dlrig/fit/safetensors.hpp"
 
 #include "dlrig/core/json.hpp"
+#include "dlrig/platform/fs.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <set>
 
@@ -35,22 +35,6 @@ bool is_buffer(std::string_view name) {
   return name.ends_with(".inv_freq") || name.ends_with("position_ids") ||
          name.ends_with(".num_batches_tracked") || name.ends_with(".running_mean") ||
          name.ends_with(".running_var");
-}
-
-Result<std::string> slurp(const std::string &path, std::uint64_t limit) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return make_error(path + ": cannot open (check the path and its permissions)");
-  std::string s;
-  char buf[65536];
-  while (in) {
-    in.read(buf, sizeof buf);
-    s.append(buf, static_cast<std::size_t>(in.gcount()));
-    if (s.size() > limit)
-      return make_error(
-          fmt::format("{}: larger than {} bytes; not a safetensors index", path, limit));
-  }
-  return s;
 }
 
 } // namespace
@@ -198,22 +182,13 @@ Result<SafetensorsHeader> parse_safetensors_header(std::string_view text, std::u
 }
 
 Result<SafetensorsHeader> read_safetensors(const std::string &path) {
-  std::error_code ec;
-  auto size = std::filesystem::file_size(path, ec);
-  if (ec)
-    return make_error(path + ": cannot read: " + ec.message());
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return make_error(path + ": cannot open (check the path and its permissions)");
-  std::string first(8, '\0');
-  in.read(first.data(), 8);
-  first.resize(static_cast<std::size_t>(in.gcount()));
-  DLRIG_TRY(auto n, parse_safetensors_length(first, size, path));
-  std::string header(static_cast<std::size_t>(n), '\0');
-  in.read(header.data(), static_cast<std::streamsize>(n));
-  if (static_cast<std::uint64_t>(in.gcount()) != n)
+  // Only the header is read, never the tensors (a checkpoint can be hundreds of GB).
+  DLRIG_TRY(auto first, read_regular_file_head(path, 8));
+  DLRIG_TRY(auto n, parse_safetensors_length(first.bytes, first.size, path));
+  DLRIG_TRY(auto head, read_regular_file_head(path, static_cast<std::size_t>(8 + n)));
+  if (head.bytes.size() != 8 + n)
     return make_error(path + ": truncated inside the header");
-  return parse_safetensors_header(header, size - 8 - n, path);
+  return parse_safetensors_header(std::string_view(head.bytes).substr(8), head.size - 8 - n, path);
 }
 
 Checkpoint summarise_checkpoint(std::vector<SafeTensor> tensors, std::vector<std::string> files) {
@@ -273,7 +248,7 @@ Result<Checkpoint> read_checkpoint(const std::string &path) {
                                "folder");
   }
   if (p.filename().string().ends_with(".index.json")) {
-    DLRIG_TRY(auto text, slurp(p.string(), 64'000'000));
+    DLRIG_TRY(auto text, read_regular_file(p.string(), 64'000'000, "safetensors index"));
     DLRIG_TRY(auto map, parse_safetensors_index(text, p.string()));
     std::set<std::string> shards;
     for (const auto &[t, f] : map)

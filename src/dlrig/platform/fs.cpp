@@ -90,8 +90,8 @@ std::optional<Error> not_a_regular_file(const std::string &path) {
   return std::nullopt;
 }
 
-Result<std::string> read_regular_file(const std::string &path, std::size_t max_bytes,
-                                      const std::string &what) {
+// A regular file opened for reading without blocking, and its size; the caller closes it.
+Result<std::pair<int, std::uint64_t>> open_regular_file(const std::string &path) {
   if (auto why = not_a_regular_file(path))
     return *why;
   int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
@@ -102,7 +102,24 @@ Result<std::string> read_regular_file(const std::string &path, std::size_t max_b
     ::close(fd);
     return make_error(ErrorKind::bad_input, path + ": not a regular file");
   }
-  auto size = static_cast<std::uint64_t>(st.st_size);
+  return std::make_pair(fd, static_cast<std::uint64_t>(st.st_size));
+}
+
+Result<FileHead> read_regular_file_head(const std::string &path, std::size_t max_bytes) {
+  DLRIG_TRY(auto opened, open_regular_file(path));
+  auto [fd, size] = opened;
+  auto data = read_fd(fd, path, max_bytes,
+                      static_cast<std::size_t>(std::min<std::uint64_t>(size, max_bytes)), false);
+  ::close(fd);
+  if (!data)
+    return data.error();
+  return FileHead{std::move(*data), size};
+}
+
+Result<std::string> read_regular_file(const std::string &path, std::size_t max_bytes,
+                                      const std::string &what) {
+  DLRIG_TRY(auto opened, open_regular_file(path));
+  auto [fd, size] = opened;
   if (size > max_bytes) {
     ::close(fd);
     return make_error(ErrorKind::bad_input,

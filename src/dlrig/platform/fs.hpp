@@ -74,6 +74,15 @@ std::optional<Error> not_a_regular_file(const std::string &path);
 Result<std::string> read_regular_file(const std::string &path, std::size_t max_bytes,
                                       const std::string &what = "file");
 
+// The first max_bytes of a regular file (all of it when shorter) and the file's size, refused as
+// read_regular_file refuses what is not a regular file: for a large file whose header alone is
+// read (a safetensors checkpoint).
+struct FileHead {
+  std::string bytes;
+  std::uint64_t size = 0;
+};
+Result<FileHead> read_regular_file_head(const std::string &path, std::size_t max_bytes);
+
 // Trimmed contents of a small sysfs/procfs attribute file; nullopt when missing, unreadable or
 // empty.
 std::optional<std::string> read_trimmed(const FileSystem &fs, const std::string &path);

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -773,6 +774,26 @@ TEST(HubIds, WithoutRefsMainOnlyASingleSnapshotIsTaken) {
                                      "bbb222) and no refs/main names one"),
             std::string::npos)
       << two.error().message;
+}
+
+// refs/main is read without blocking: a FIFO there (it waited for ever with std::ifstream) is not
+// read, and the one snapshot is taken as when refs/main is missing; a line end after the hash
+// does not hide it.
+TEST(HubIds, ARefsMainThatIsNoRegularFileIsNotReadAndTheSoleSnapshotTaken) {
+  HubCache hub;
+  hub.snapshot("models--someone--small-llama", "aaa111", kSmallLlama);
+  const auto refs = hub.dir / "models--someone--small-llama" / "refs";
+  std::filesystem::create_directories(refs);
+  ASSERT_EQ(::mkfifo((refs / "main").c_str(), 0600), 0);
+  auto m = load_model("someone/small-llama", std::nullopt, kb::builtin());
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_EQ(m->arch.hidden, 512);
+  std::filesystem::remove(refs / "main");
+  hub.snapshot("models--someone--small-llama", "bbb222", R"({"model_type": "llama"})");
+  std::ofstream(refs / "main") << "aaa111\r\n";
+  auto named = load_model("someone/small-llama", std::nullopt, kb::builtin());
+  ASSERT_TRUE(named.ok()) << named.error().message;
+  EXPECT_NE(named->origin.find("snapshots/aaa111/config.json"), std::string::npos) << named->origin;
 }
 
 TEST(HubIds, AnUncachedIdIsTheCatalogModelFromThatRepository) {

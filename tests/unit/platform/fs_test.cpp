@@ -87,5 +87,24 @@ TEST_F(SysrootTest, RegularFileReaderCapsTheSize) {
   EXPECT_FALSE(not_a_regular_file((root / "big").string()));
 }
 
+TEST_F(SysrootTest, FileHeadReadsThePrefixAndTellsTheWholeSize) {
+  std::ofstream(root / "big") << std::string(5000, 'x') << "tail";
+  auto head = read_regular_file_head((root / "big").string(), 8);
+  ASSERT_TRUE(head.ok()) << head.error().message;
+  EXPECT_EQ(head->bytes, "xxxxxxxx");
+  EXPECT_EQ(head->size, 5004u);
+  auto all = read_regular_file_head((root / "big").string(), 1 << 20);
+  ASSERT_TRUE(all.ok()) << all.error().message;
+  EXPECT_EQ(all->bytes.size(), 5004u);
+  EXPECT_EQ(all->bytes.substr(5000), "tail");
+  ASSERT_EQ(::mkfifo((root / "fifo").c_str(), 0600), 0);
+  auto fifo = read_regular_file_head((root / "fifo").string(), 8); // refused, not waited on
+  ASSERT_FALSE(fifo.ok());
+  EXPECT_NE(fifo.error().message.find("FIFO"), std::string::npos) << fifo.error().message;
+  auto missing = read_regular_file_head((root / "nope").string(), 8);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().kind, ErrorKind::not_found);
+}
+
 } // namespace
 } // namespace dlrig
