@@ -10,14 +10,17 @@
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <fstream>
 #include <iostream>
 #include <iterator>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 namespace dlrig {
@@ -30,12 +33,34 @@ struct Child {
   pid_t pid = -1;
   int fds[2] = {-1, -1}; // stdout, stderr read ends; -1 once closed
   bool reaped = false;
+  std::optional<Clock::time_point> exited; // when it was seen to have ended
+  int pidfd = -1; // readable when it ends (Linux 5.3+); -1: its end is polled for instead
 };
+
+// After a program exits, how long its pipes are still read: what it wrote before exiting is
+// already in them, and a process it left running in the background (a daemon started from the
+// interpreter's site hooks) that holds them open must not keep the caller to the deadline.
+constexpr auto kAfterExit = std::chrono::milliseconds(200);
 
 void close_fd(int &fd) {
   if (fd >= 0)
     ::close(fd);
   fd = -1;
+}
+
+// Reads what is left in a pipe without blocking, then closes it.
+void drain_and_close(int &fd, std::string &sink, std::size_t max_output) {
+  if (fd < 0)
+    return;
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  char buf[65536];
+  ssize_t got;
+  while ((got = ::read(fd, buf, sizeof buf)) > 0 || (got < 0 && errno == EINTR))
+    if (got > 0)
+      sink.append(buf,
+                  std::min<std::size_t>(max_output > sink.size() ? max_output - sink.size() : 0,
+                                        static_cast<std::size_t>(got)));
+  close_fd(fd);
 }
 
 void record_status(ProcessResult &r, int status) {
@@ -97,6 +122,9 @@ bool spawn(const ProcessSpec &spec, Child &child, ProcessResult &result) {
     return false;
   }
   child.pid = pid;
+#ifdef SYS_pidfd_open
+  child.pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+#endif
   child.fds[0] = out[0];
   child.fds[1] = err[0];
   result.started = true;
@@ -133,13 +161,33 @@ std::vector<ProcessResult> run_processes(const std::vector<ProcessSpec> &specs,
     std::vector<pollfd> fds;
     std::vector<std::pair<std::size_t, int>> owners;
     bool waiting_exit = false;
+    std::optional<Clock::time_point> next_cut; // the soonest end of a kAfterExit
     for (std::size_t i = 0; i < children.size(); ++i) {
       reap(i, WNOHANG);
+      auto &c = children[i];
+      if (c.reaped && c.pid > 0 && (c.fds[0] >= 0 || c.fds[1] >= 0)) {
+        if (!c.exited)
+          c.exited = Clock::now();
+        if (Clock::now() - *c.exited >= kAfterExit) {
+          drain_and_close(c.fds[0], results[i].out, max_output);
+          drain_and_close(c.fds[1], results[i].err, max_output);
+          ::kill(-c.pid, SIGKILL); // what it left behind in its process group
+        } else if (!next_cut || *c.exited + kAfterExit < *next_cut) {
+          next_cut = *c.exited + kAfterExit;
+        }
+      }
       for (int k = 0; k < 2; ++k)
         if (children[i].fds[k] >= 0) {
           fds.push_back({children[i].fds[k], POLLIN, 0});
           owners.emplace_back(i, k);
         }
+      // Its end wakes the poll: what it left running may hold its pipes open and silent.
+      if (!c.reaped && c.pidfd >= 0) {
+        fds.push_back({c.pidfd, POLLIN, 0});
+        owners.emplace_back(i, 2);
+      } else if (!c.reaped) {
+        waiting_exit = true;
+      }
       if (!children[i].reaped && children[i].fds[0] < 0 && children[i].fds[1] < 0)
         waiting_exit = true;
     }
@@ -150,6 +198,11 @@ std::vector<ProcessResult> run_processes(const std::vector<ProcessSpec> &specs,
       break;
     // A child that closed its pipes but has not exited is checked again shortly.
     auto wait_ms = waiting_exit ? std::min<long long>(left.count(), 10) : left.count();
+    if (next_cut)
+      wait_ms = std::min<long long>(
+          wait_ms, std::max<long long>(1, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                              *next_cut - Clock::now())
+                                              .count()));
     int n = ::poll(fds.data(), fds.size(), static_cast<int>(wait_ms));
     if (n < 0 && errno != EINTR)
       break;
@@ -157,6 +210,8 @@ std::vector<ProcessResult> run_processes(const std::vector<ProcessSpec> &specs,
       if (fds[j].revents == 0)
         continue;
       auto [i, k] = owners[j];
+      if (k == 2)
+        continue; // it ended: reaped at the top of the loop
       ssize_t got = ::read(fds[j].fd, buf, sizeof buf);
       if (got > 0) {
         auto &sink = k == 0 ? results[i].out : results[i].err;
@@ -187,6 +242,7 @@ std::vector<ProcessResult> run_processes(const std::vector<ProcessSpec> &specs,
       ::kill(-c.pid, SIGKILL); // what it left behind still holds the pipes
     close_fd(c.fds[0]);
     close_fd(c.fds[1]);
+    close_fd(c.pidfd);
   }
   return results;
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
@@ -44,6 +45,27 @@ TEST(Process, KillsAtTheDeadlineAndNeverWaitsPastIt) {
   EXPECT_EQ(r.signal, SIGKILL);
   EXPECT_FALSE(r.exit_code);
   EXPECT_LT(took, 2s);
+}
+
+// A program that exits leaving a background process holding its stdout (a daemon started by an
+// interpreter's site hooks): what it printed is kept, its exit code is reported, and the caller
+// does not wait for the background process to the deadline (it did: `info --python` took the
+// whole --deep-timeout), which is killed with the program's process group.
+TEST(Process, AProgramThatExitsIsNotWaitedForPastItThroughWhatItLeftRunning) {
+  const std::string marker =
+      ::testing::TempDir() + "/dlrig-left-running-" + std::to_string(::getpid());
+  std::remove(marker.c_str());
+  auto start = Clock::now();
+  auto r = run_process(
+      sh("echo out; echo err >&2; (sleep 1; echo late; touch " + marker + ") & exit 4"), 10s);
+  EXPECT_LT(Clock::now() - start, 900ms);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 4);
+  EXPECT_EQ(r.out, "out\n");
+  EXPECT_EQ(r.err, "err\n");
+  std::this_thread::sleep_for(1500ms);
+  EXPECT_NE(::access(marker.c_str(), F_OK), 0) << "the background process was left running";
+  std::remove(marker.c_str());
 }
 
 // A program that leaves its process group (as a daemonising helper does) is out of reach of the
