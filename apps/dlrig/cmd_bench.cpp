@@ -208,7 +208,7 @@ Report cpu_vs_gpu_report(const BenchArgs &a, const Snapshot &snap, bench::Stored
       t.add({"assumed", as});
     return std::vector<Table>{t};
   };
-  r.table = [tables](bool) { return render(tables(), Format::table); };
+  r.table = [tables](const TextStyle &s) { return render(tables(), Format::table, s.width); };
   r.markdown = [tables] { return render(tables(), Format::markdown); };
   r.csv = tables;
   return r;

@@ -66,7 +66,7 @@ ExitCode replay(const WatchOptions &o, const Envelope &run, bool colour) {
   auto summary = monitor::summarize(samples);
   Report r;
   r.json = [summary] { return monitor::to_json(summary); };
-  r.table = [summary](bool) { return monitor::render_summary(summary); };
+  r.table = [summary](const TextStyle &) { return monitor::render_summary(summary); };
   OutputOptions out;
   out.json = o.json;
   out.color = o.color;

@@ -127,7 +127,9 @@ struct OutputOptions {
   Format format() const {
     return json ? Format::json : markdown ? Format::markdown : csv ? Format::csv : Format::table;
   }
-  PrintOptions print() const { return {format(), stdout_colour(parse_color_mode(color))}; }
+  PrintOptions print() const {
+    return {format(), stdout_colour(parse_color_mode(color)), stdout_width()};
+  }
 };
 void add_output_options(CLI::App &sub, OutputOptions &out, bool with_csv = true);
 // Prints the report to stdout in the chosen format: the one way every command prints.

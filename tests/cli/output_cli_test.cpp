@@ -240,6 +240,75 @@ TEST(OutputCli, ColorFlagAndNoColor) {
   EXPECT_EQ(run_dlrig({"doctor", "--color", "sometimes", "--from", from}).exit_code, 64);
 }
 
+// ---- wrapping to the terminal ------------------------------------------------------------------
+
+std::size_t columns_of(const std::string &line) { // code points; the output is UTF-8
+  return static_cast<std::size_t>(std::count_if(line.begin(), line.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  }));
+}
+
+// In a terminal, doctor's prose is wrapped to its width with hanging indents and every word kept
+// in order; the fix steps (commands to copy) are left whole. Piped, nothing is wrapped.
+TEST(OutputCli, DoctorWrapsItsProseToTheTerminalButNotItsFixSteps) {
+  const std::vector<std::string> args{"doctor", "--sysroot", fixture("laptop-egpu-3080"), "--color",
+                                      "never"};
+  const auto piped = run_dlrig(args, {"COLUMNS=80"});
+  const auto tty = run_dlrig_in_terminal(args, 80);
+  EXPECT_EQ(tty.exit_code, piped.exit_code) << tty.err;
+  EXPECT_EQ(words_of(tty.out), words_of(piped.out)); // the same text, other line breaks
+  bool in_fix = false;
+  std::size_t wrapped = 0;
+  for (const auto &l : lines_of(tty.out)) {
+    if (l.find("fix:") != std::string::npos) {
+      in_fix = true;
+      continue;
+    }
+    if (in_fix && l.starts_with("          "))
+      continue; // a fix step
+    in_fix = false;
+    EXPECT_LE(columns_of(l), 80u) << l;
+    wrapped += l.starts_with("          ") ? 1 : 0; // a continuation under "evidence:"/"why:"
+  }
+  EXPECT_GT(wrapped, 0u) << tty.out;
+  std::size_t longest = 0;
+  for (const auto &l : lines_of(piped.out))
+    longest = std::max(longest, columns_of(l));
+  EXPECT_GT(longest, 80u) << "the piped output is not wrapped whatever COLUMNS says";
+}
+
+// Tables: the columns narrow and the cells wrap to the terminal; COLUMNS wins over the
+// terminal's size; a pipe gets every row on one line.
+TEST(OutputCli, TablesFitTheTerminalAndColumnsOverridesItsSize) {
+  const std::vector<std::string> args{"fit", "llama-3.1-8b", "--gpu", "H100", "--color", "never"};
+  const auto piped = run_dlrig(args);
+  ASSERT_EQ(piped.exit_code, 1) << piped.err; // does not fit on one H100
+  const auto at100 = run_dlrig_in_terminal(args, 100);
+  const auto at90 = run_dlrig_in_terminal(args, 200, {"COLUMNS=90"});
+  for (const auto *run : {&at100, &at90}) {
+    EXPECT_EQ(run->exit_code, 1) << run->err;
+    const std::size_t width = run == &at100 ? 100 : 90;
+    for (const auto &l : lines_of(run->out))
+      EXPECT_LE(columns_of(l), width) << l;
+    EXPECT_GT(lines_of(run->out).size(), lines_of(piped.out).size());
+  }
+  // No word lost: every word but the rules and those longer than a column's floor (30, cut).
+  auto sorted_words = [](const std::string &text) {
+    std::vector<std::string> kept;
+    for (auto &w : words_of(text))
+      if (w.size() <= 30 && w.find_first_not_of('-') != std::string::npos)
+        kept.push_back(w);
+    std::sort(kept.begin(), kept.end());
+    return kept;
+  };
+  const auto kept = sorted_words(at90.out), all = sorted_words(piped.out);
+  EXPECT_TRUE(std::includes(kept.begin(), kept.end(), all.begin(), all.end()));
+  std::size_t longest = 0;
+  for (const auto &l : lines_of(piped.out))
+    longest = std::max(longest, columns_of(l));
+  EXPECT_GT(longest, 200u);
+}
+
 // ---- issue 11.8: 5,000 GPUs --------------------------------------------------------------------
 
 TEST(OutputCli, FiveThousandGpusPrintASummaryNotAMatrix) {

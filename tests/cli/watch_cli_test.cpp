@@ -20,7 +20,6 @@
 #include <fstream>
 #include <iterator>
 #include <set>
-#include <sstream>
 #include <thread>
 
 namespace dlrig::test {
@@ -35,14 +34,6 @@ std::vector<std::string> on_host(std::vector<std::string> args) {
   args.push_back("--sysroot");
   args.push_back(fixture("training-rtx4090"));
   return args;
-}
-
-std::vector<std::string> lines(const std::string &text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string l; std::getline(in, l);)
-    out.push_back(l);
-  return out;
 }
 
 TEST(WatchCli, OnceShowsGpusProcessesAndTheDiagnosis) {
@@ -86,7 +77,7 @@ TEST(WatchCli, JsonLinesOnePerSample) {
   auto r = run_dlrig(on_host({"watch", "--json", "--count", "3", "--interval", "0.05"}),
                      fake_nvml("throttling.json"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto ls = lines(r.out);
+  auto ls = lines_of(r.out);
   ASSERT_EQ(ls.size(), 3u);
   for (const auto &l : ls) {
     Json j = Json::parse(l);
@@ -418,7 +409,7 @@ TEST(WatchCli, NvmlThatAnswersAgainIsReadAgain) {
       {std::string("DLRIG_NVML_LIBRARY=") + DLRIG_FAKE_NVML, "DLRIG_FAKE_NVML_SCENARIO=" + file});
   recover.join();
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const auto samples = lines(r.out);
+  const auto samples = lines_of(r.out);
   ASSERT_EQ(samples.size(), 10u) << r.out;
   const Json first = Json::parse(samples.front()).at("sample");
   EXPECT_FALSE(first.at("nvml_ok").get<bool>());

@@ -1,6 +1,7 @@
 #include "support/cli.hpp"
 
 #include <fcntl.h>
+#include <pty.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,6 +22,15 @@ std::string slurp(const std::string &path) {
   s << in.rdbuf();
   return s.str();
 }
+// dlrig's argv and environment as execve() takes them: the caller's env entries come first (the
+// first of two same-named entries is the one getenv sees, so they override these defaults).
+struct Exec {
+  std::vector<std::string> argv_s, env_s;
+  std::vector<char *> argv, envp;
+  Exec(const std::vector<std::string> &args, const std::vector<std::string> &env,
+       const std::vector<std::string> &defaults);
+};
+
 } // namespace
 
 std::vector<std::string> sanitizer_options() {
@@ -30,6 +40,23 @@ std::vector<std::string> sanitizer_options() {
       out.push_back(std::string(name) + "=" + v);
   return out;
 }
+
+namespace {
+Exec::Exec(const std::vector<std::string> &args, const std::vector<std::string> &env,
+           const std::vector<std::string> &defaults)
+    : argv_s{DLRIG_BINARY}, env_s(env) {
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  env_s.insert(env_s.end(), defaults.begin(), defaults.end());
+  for (auto &o : sanitizer_options())
+    env_s.push_back(std::move(o));
+  for (auto &a : argv_s)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+  for (auto &e : env_s)
+    envp.push_back(e.data());
+  envp.push_back(nullptr);
+}
+} // namespace
 
 CliRun run_dlrig(const std::vector<std::string> &args, const std::vector<std::string> &env) {
   return run_dlrig_with(args, env, false);
@@ -54,25 +81,9 @@ CliRun run_dlrig_with(const std::vector<std::string> &args, const std::vector<st
     posix_spawn_file_actions_addclose(&actions, pipe_fds[0]);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
 
-  std::vector<std::string> argv_s{DLRIG_BINARY};
-  argv_s.insert(argv_s.end(), args.begin(), args.end());
-  // The caller's entries come first: the first of two same-named entries is the one getenv sees,
-  // so they override these defaults.
-  std::vector<std::string> env_s = env;
-  env_s.insert(env_s.end(),
-               {"PATH=/usr/bin:/bin", "DLRIG_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1"});
-  for (auto &o : sanitizer_options())
-    env_s.push_back(std::move(o));
-  std::vector<char *> argv, envp;
-  for (auto &a : argv_s)
-    argv.push_back(a.data());
-  argv.push_back(nullptr);
-  for (auto &e : env_s)
-    envp.push_back(e.data());
-  envp.push_back(nullptr);
-
+  Exec exec(args, env, {"PATH=/usr/bin:/bin", "DLRIG_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1"});
   pid_t pid = 0;
-  int rc = posix_spawn(&pid, DLRIG_BINARY, &actions, nullptr, argv.data(), envp.data());
+  int rc = posix_spawn(&pid, DLRIG_BINARY, &actions, nullptr, exec.argv.data(), exec.envp.data());
   posix_spawn_file_actions_destroy(&actions);
   close(out_fd);
   close(err_fd);
@@ -100,6 +111,46 @@ CliRun run_dlrig_with(const std::vector<std::string> &args, const std::vector<st
   return run;
 }
 
+CliRun run_dlrig_in_terminal(const std::vector<std::string> &args, unsigned short columns,
+                             const std::vector<std::string> &env) {
+  char err_tmpl[] = "/tmp/dlrig-cli-err-XXXXXX";
+  int err_fd = mkstemp(err_tmpl);
+  if (err_fd < 0)
+    throw std::runtime_error("mkstemp failed");
+  // Everything the child needs is made before fork(): after it, only async-signal-safe calls.
+  Exec exec(
+      args, env,
+      {"PATH=/usr/bin:/bin", "TERM=xterm", "DLRIG_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1"});
+  winsize ws{};
+  ws.ws_row = 50;
+  ws.ws_col = columns;
+  int master = -1;
+  pid_t pid = forkpty(&master, nullptr, nullptr, &ws);
+  if (pid < 0)
+    throw std::runtime_error("forkpty failed");
+  if (pid == 0) {
+    dup2(err_fd, 2);
+    execve(DLRIG_BINARY, exec.argv.data(), exec.envp.data());
+    _exit(127);
+  }
+  close(err_fd);
+  CliRun run;
+  char buf[4096];
+  for (ssize_t got; (got = read(master, buf, sizeof buf)) != 0;) // EIO once the child is gone
+    if (got > 0)
+      run.out.append(buf, static_cast<std::size_t>(got));
+    else if (errno != EINTR)
+      break;
+  close(master);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  std::erase(run.out, '\r');
+  run.err = slurp(err_tmpl);
+  std::remove(err_tmpl);
+  return run;
+}
+
 void write_bytes(const std::filesystem::path &path, const std::vector<unsigned char> &bytes) {
   std::ofstream(path, std::ios::binary)
       .write(reinterpret_cast<const char *>(bytes.data()),
@@ -118,6 +169,22 @@ std::filesystem::path scratch(const std::string &name) {
   static Cleanup cleanup;
   std::filesystem::create_directories(cleanup.root);
   return cleanup.root / name;
+}
+
+std::vector<std::string> lines_of(const std::string &text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);)
+    lines.push_back(l);
+  return lines;
+}
+
+std::vector<std::string> words_of(const std::string &text) {
+  std::vector<std::string> words;
+  std::istringstream in(text);
+  for (std::string w; in >> w;)
+    words.push_back(w);
+  return words;
 }
 
 std::string fixture(const std::string &name) {

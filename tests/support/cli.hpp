@@ -19,6 +19,12 @@ CliRun run_dlrig(const std::vector<std::string> &args, const std::vector<std::st
 CliRun run_dlrig_with(const std::vector<std::string> &args, const std::vector<std::string> &env,
                       bool stderr_is_pipe);
 
+// Runs build/dlrig with its standard output a terminal (a pseudo-terminal `columns` wide, as
+// TIOCGWINSZ tells it), as a user in a shell runs it; standard error goes to a file. Carriage
+// returns the terminal adds are removed from `out`. env as for run_dlrig.
+CliRun run_dlrig_in_terminal(const std::vector<std::string> &args, unsigned short columns,
+                             const std::vector<std::string> &env = {});
+
 // "NAME=value" for each sanitizer setting in this test process's environment (ASAN_OPTIONS,
 // LSAN_OPTIONS, UBSAN_OPTIONS, TSAN_OPTIONS): a dlrig the tests start with an environment of their
 // own gets them too, so under scripts/sanitize.sh it reports as the script asks.
@@ -31,6 +37,10 @@ std::filesystem::path scratch(const std::string &name);
 
 // Writes `bytes` as the whole of the file at `path` (a test's hand-made input).
 void write_bytes(const std::filesystem::path &path, const std::vector<unsigned char> &bytes);
+
+// The lines of a text (without their newlines), and its words (split at white space).
+std::vector<std::string> lines_of(const std::string &text);
+std::vector<std::string> words_of(const std::string &text);
 
 // Path of a fixture machine under tests/data/.
 std::string fixture(const std::string &name);

@@ -171,7 +171,7 @@ Report results_report(const std::vector<Record> &records, const Json &env) {
     out.push_back(env_table(env));
     return out;
   };
-  r.table = [tables](bool) { return render(tables(), Format::table); };
+  r.table = [tables](const TextStyle &s) { return render(tables(), Format::table, s.width); };
   r.markdown = [tables] { return render(tables(), Format::markdown); };
   r.csv = [records] { return std::vector<Table>{results_table(records)}; };
   return r;
@@ -193,7 +193,7 @@ Report history_report(const std::vector<StoredResult> &results) {
   }
   Report rep;
   rep.json = [arr] { return Json{{"results", arr}}; };
-  rep.table = [t](bool) { return render({t}, Format::table); };
+  rep.table = [t](const TextStyle &s) { return render({t}, Format::table, s.width); };
   rep.markdown = [t] { return render({t}, Format::markdown); };
   rep.csv = [t] { return std::vector<Table>{t}; };
   return rep;
@@ -229,7 +229,7 @@ Report compare_report(std::int64_t a, const std::vector<StoredResult> &ra, std::
   }
   Report rep;
   rep.json = [arr, a, b] { return Json{{"run_a", a}, {"run_b", b}, {"results", arr}}; };
-  rep.table = [t](bool) { return render({t}, Format::table); };
+  rep.table = [t](const TextStyle &s) { return render({t}, Format::table, s.width); };
   rep.markdown = [t] { return render({t}, Format::markdown); };
   rep.csv = [t] { return std::vector<Table>{t}; };
   return rep;
@@ -256,7 +256,7 @@ Report list_report(const Context &ctx) {
     t.rows = rows;
     return std::vector<Table>{t};
   };
-  r.table = [table](bool) { return render(table(), Format::table); };
+  r.table = [table](const TextStyle &s) { return render(table(), Format::table, s.width); };
   r.markdown = [table] { return render(table(), Format::markdown); };
   r.csv = table;
   return r;

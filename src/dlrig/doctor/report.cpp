@@ -211,12 +211,17 @@ std::string verdict_line(const Verdict &v) {
   return fmt::format("Can PyTorch use a GPU here? {}: {}", head, v.answer);
 }
 
-std::string render_text(const DoctorReport &r, bool colour) {
+std::string render_text(const DoctorReport &r, bool colour, std::size_t width) {
   const Verdict &v = r.verdict;
   Severity tone = v.ready == Readiness::yes  ? Severity::ok
                   : v.ready == Readiness::no ? Severity::fail
                                              : Severity::warn;
-  std::string out = colourise(printable(verdict_line(v)), tone, colour) + "\n";
+  // Prose is wrapped to the terminal (width 0: not at all); fix steps are commands to copy and
+  // stay whole.
+  auto wrap = [width](const std::string &text, std::size_t lead, std::size_t hang) {
+    return wrap_after(text, width, lead, hang);
+  };
+  std::string out = colourise(wrap(printable(verdict_line(v)), 0, 2), tone, colour) + "\n";
   if (!v.fix.empty()) {
     out += "  fix:\n";
     for (const auto &step : v.fix)
@@ -227,12 +232,13 @@ std::string render_text(const DoctorReport &r, bool colour) {
     out += colour ? "\033[1m" + printable(area) + "\033[0m\n" : area + "\n";
     for (const auto &it : items) {
       const Finding &f = *it.finding;
+      const std::string id = printable(f.id);
       out += "  " + colourise(fmt::format("{:<4}", label(f.severity)), f.severity, colour) + "  " +
-             printable(f.id) + "  " + printable(f.title) + "\n";
+             id + "  " + wrap(printable(f.title), 10 + display_width(id), 8) + "\n";
       if (!f.evidence.empty())
-        out += "        evidence: " + printable(evidence_line(f)) + "\n";
+        out += "        evidence: " + wrap(printable(evidence_line(f)), 18, 10) + "\n";
       if (!f.why.empty())
-        out += "        why: " + printable(f.why) + "\n";
+        out += "        why: " + wrap(printable(f.why), 13, 10) + "\n";
       if (!f.fix.empty()) {
         out += "        fix:\n";
         for (const auto &step : f.fix)
@@ -262,19 +268,21 @@ std::string render_text(const DoctorReport &r, bool colour) {
         if (auto area = id.substr(0, id.find('.'));
             std::find(areas.begin(), areas.end(), area) == areas.end())
           areas.push_back(area);
-      out += fmt::format("  {} ({}): {}\n", join(areas, ", "),
-                         plural(ids.size(), "check", "checks"), printable(reason));
+      const auto lead =
+          fmt::format("  {} ({}): ", join(areas, ", "), plural(ids.size(), "check", "checks"));
+      out += lead + wrap(printable(reason), display_width(lead), 4) + "\n";
     }
     out += "\n";
   }
+  std::string last;
   if (r.mostly_unknown())
-    out += fmt::format("Most of the snapshot is unknown: {} of {} checks that apply could not "
+    last = fmt::format("Most of the snapshot is unknown: {} of {} checks that apply could not "
                        "run, so this is no evidence of a healthy machine. ",
                        r.not_run() - r.not_in_report(),
                        r.results.size() - r.not_applicable() - r.not_in_report());
   else if ((r.worst() == Severity::ok || r.worst() == Severity::info) && v.ready != Readiness::no)
-    out += "Nothing to fix. "; // not under a "No": the verdict says what to do
-  out += summary_line(r) + "\n";
+    last = "Nothing to fix. "; // not under a "No": the verdict says what to do
+  out += wrap(last + summary_line(r), 0, 0) + "\n";
   return out;
 }
 
@@ -400,7 +408,7 @@ Report doctor_report(const DoctorReport &r) {
   Report rep;
   rep.schema_version = kDoctorSchemaVersion;
   rep.json = [&r] { return to_json(r); };
-  rep.table = [&r](bool colour) { return render_text(r, colour); };
+  rep.table = [&r](const TextStyle &s) { return render_text(r, s.colour, s.width); };
   rep.markdown = [&r] { return render_markdown(r); };
   rep.csv = [&r] { return std::vector<Table>{findings_table(r)}; };
   return rep;
@@ -431,7 +439,9 @@ Report check_list_report() {
                         {"source", c.source}});
     return Json{{"checks", checks}};
   };
-  rep.table = [table, count](bool) { return dlrig::render_text(table()) + count; };
+  rep.table = [table, count](const TextStyle &s) {
+    return dlrig::render_text(table(), s.width) + count;
+  };
   rep.markdown = [table, count] { return dlrig::render_markdown(table()) + count; };
   rep.csv = [table] { return std::vector<Table>{table()}; };
   return rep;

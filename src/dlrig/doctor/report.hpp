@@ -67,8 +67,9 @@ std::string verdict_line(const Verdict &v);
 // "2 failures, 3 warnings, 41 checks passed, 9 not applicable, 3 not run (inputs unknown)"
 std::string summary_line(const DoctorReport &r);
 // With colour, the severities and area names are coloured; every text from the snapshot goes
-// through printable() either way.
-std::string render_text(const DoctorReport &r, bool colour);
+// through printable() either way. `width` > 0 (a terminal's): the prose is wrapped to it, the fix
+// steps (commands to copy) never are.
+std::string render_text(const DoctorReport &r, bool colour, std::size_t width = 0);
 std::string render_markdown(const DoctorReport &r);
 Table findings_table(const DoctorReport &r); // CSV: severity, id, area, title, evidence, why, fix
 Json to_json(const DoctorReport &r);         // the members besides schema_version and context

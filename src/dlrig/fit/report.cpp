@@ -540,7 +540,9 @@ Report fit_report(const FitReport &r, bool summary) {
   Report rep;
   rep.schema_version = kFitSchemaVersion;
   rep.json = [&r] { return to_json(r); };
-  rep.table = [&r, summary](bool) { return render(to_tables(r, summary), Format::table); };
+  rep.table = [&r, summary](const TextStyle &s) {
+    return render(to_tables(r, summary), Format::table, s.width);
+  };
   rep.markdown = [&r, summary] { return render(to_tables(r, summary), Format::markdown); };
   rep.csv = [&r, summary] { return std::vector<Table>{to_csv(r, summary || r.no_local_gpu)}; };
   return rep;

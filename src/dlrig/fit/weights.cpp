@@ -85,7 +85,7 @@ Report weights_output(const WeightsReport &r) {
     out.push_back(std::move(n));
     return out;
   };
-  rep.table = [tables](bool) { return render(tables(), Format::table); };
+  rep.table = [tables](const TextStyle &s) { return render(tables(), Format::table, s.width); };
   rep.markdown = [tables] { return render(tables(), Format::markdown); };
   rep.csv = [&r] {
     Table t;

@@ -9,7 +9,7 @@ const ProbeNote *unread(const Snapshot &s, std::string_view field) {
   return nullptr;
 }
 
-std::string render_info(const Snapshot &s, Format f) {
+std::string render_info(const Snapshot &s, Format f, std::size_t width) {
   std::vector<Table> tables;
   for (auto part : {info_host_tables, info_gpu_tables, info_nvidia_tables, info_software_tables}) {
     auto more = part(s);
@@ -19,14 +19,14 @@ std::string render_info(const Snapshot &s, Format f) {
   std::string out;
   if (f == Format::markdown)
     out += "## dlrig info\n\n";
-  out += render(tables, f);
+  out += render(tables, f, width);
   if (!s.notes.empty()) {
     Table notes{"Not known (" + std::to_string(s.notes.size()) + " readings)",
                 {"field", "source", "reason"},
                 {}};
     for (const auto &n : s.notes)
       notes.add({n.field, show(n.source), n.reason});
-    out += "\n" + render({notes}, f);
+    out += "\n" + render({notes}, f, width);
   }
   return out;
 }
@@ -40,7 +40,7 @@ Report snapshot_report(const Snapshot &s) {
 
 Report info_report(const Snapshot &s) {
   Report r = snapshot_report(s);
-  r.table = [&s](bool) { return render_info(s, Format::table); };
+  r.table = [&s](const TextStyle &t) { return render_info(s, Format::table, t.width); };
   r.markdown = [&s] { return render_info(s, Format::markdown); };
   r.csv = [&s] { return std::vector<Table>{info_pci_gpu_table(s)}; };
   return r;

@@ -23,7 +23,7 @@ const ProbeNote *unread(const Snapshot &s, std::string_view field); // report.cp
 inline constexpr std::size_t kTopologyMatrixMaxGpus = 16;
 
 // Text or markdown (JSON is the snapshot itself).
-std::string render_info(const Snapshot &s, Format f);
+std::string render_info(const Snapshot &s, Format f, std::size_t width = 0);
 
 // `dlrig info`: tables, markdown, CSV (the PCI GPU table) and the snapshot as JSON. The snapshot
 // is referenced, not copied: it must outlive the report.

@@ -556,7 +556,7 @@ Report kb_report(const KbView &v) {
   Report r;
   r.schema_version = kKbSchemaVersion;
   r.json = [&v] { return kb_json(v); };
-  r.table = [&v](bool) { return render(kb_tables(v), Format::table); };
+  r.table = [&v](const TextStyle &s) { return render(kb_tables(v), Format::table, s.width); };
   r.markdown = [&v] { return render(kb_tables(v), Format::markdown); };
   r.csv = [&v] { return kb_tables(v); };
   return r;

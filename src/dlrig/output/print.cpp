@@ -3,8 +3,10 @@
 #include "dlrig/output/text.hpp"
 
 #include <fmt/format.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <iterator>
 #include <stdexcept>
@@ -38,6 +40,26 @@ bool colour_enabled(ColorMode mode, bool is_tty, const char *no_color) {
 
 bool stdout_colour(ColorMode mode) {
   return colour_enabled(mode, isatty(STDOUT_FILENO) == 1, std::getenv("NO_COLOR"));
+}
+
+std::size_t text_width(bool is_tty, const char *columns, std::size_t terminal) {
+  if (!is_tty)
+    return 0;
+  if (columns && *columns) {
+    char *end = nullptr;
+    errno = 0;
+    const long n = std::strtol(columns, &end, 10);
+    if (errno == 0 && *end == '\0' && n >= 20 && n <= 1000)
+      return static_cast<std::size_t>(n);
+  }
+  return terminal;
+}
+
+std::size_t stdout_width() {
+  winsize ws{};
+  const bool tty = isatty(STDOUT_FILENO) == 1;
+  const std::size_t terminal = tty && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 ? ws.ws_col : 0;
+  return text_width(tty, std::getenv("COLUMNS"), terminal);
 }
 
 namespace {
@@ -153,7 +175,7 @@ std::string render_report(const Report &r, const Envelope &e, const PrintOptions
   case Format::json:
     return dump_json(document(r, e)) + "\n";
   case Format::markdown:
-    out = r.markdown ? r.markdown() : r.table(false);
+    out = r.markdown ? r.markdown() : r.table(TextStyle{});
     break;
   case Format::csv:
     if (!r.csv)
@@ -161,7 +183,7 @@ std::string render_report(const Report &r, const Envelope &e, const PrintOptions
     out = render(r.csv(), Format::csv);
     break;
   case Format::table:
-    out = r.table(o.colour);
+    out = r.table(TextStyle{o.colour, o.width});
     break;
   }
   // Colourless output is made printable here, whole; a colour printer did it piece by piece.

@@ -24,6 +24,20 @@ bool colour_enabled(ColorMode mode, bool is_tty, const char *no_color);
 // The policy applied to this process's stdout and environment.
 bool stdout_colour(ColorMode mode);
 
+// The width human tables and text are wrapped to, pure: 0 (no wrapping) when stdout is no
+// terminal (a file or a pipe keeps every row on one line); else COLUMNS when it holds a number
+// from 20 to 1000 (`columns`: its value, nullptr when unset), else the terminal's own width
+// (`terminal`, TIOCGWINSZ; 0 when unknown).
+std::size_t text_width(bool is_tty, const char *columns, std::size_t terminal);
+// The policy applied to this process's stdout and environment.
+std::size_t stdout_width();
+
+// How human text is printed: colour, and the width to wrap to (0: none).
+struct TextStyle {
+  bool colour = false;
+  std::size_t width = 0;
+};
+
 // One command's result in every format. Each member is called only for the format printed, so a
 // 5,000-GPU snapshot is not rendered four times.
 struct Report {
@@ -33,7 +47,7 @@ struct Report {
   std::function<Json()> json;
   // Human text. With colour on, the function itself must pass every text from the machine
   // through printable(); with colour off the printer does it over the whole output.
-  std::function<std::string(bool colour)> table;
+  std::function<std::string(const TextStyle &)> table;
   std::function<std::string()> markdown;
   std::function<std::vector<Table>()> csv; // empty: this report has no CSV form
 };
@@ -41,6 +55,7 @@ struct Report {
 struct PrintOptions {
   Format format = Format::table;
   bool colour = false;
+  std::size_t width = 0; // Format::table: the terminal's width to wrap to (stdout_width), 0: none
 };
 
 // The JSON document {schema_version, context, ...}. Every string and key is made valid UTF-8

@@ -9,14 +9,8 @@ namespace dlrig {
 
 namespace {
 
-// Display width of UTF-8 text: counts code points, which is right for the text dlrig prints.
-std::size_t width(const std::string &s) {
-  return static_cast<std::size_t>(
-      std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
-}
-
 std::string pad(const std::string &s, std::size_t w) {
-  return s + std::string(w - std::min(w, width(s)), ' ');
+  return s + std::string(w - std::min(w, display_width(s)), ' ');
 }
 
 std::string md_escape(const std::string &text) {
@@ -59,30 +53,104 @@ Table printable(const Table &t) {
   return out;
 }
 
+// The narrowest a column is made to fit a terminal: a key/value table's keys and a column of at
+// most 10 (numbers with their unit) are kept whole; others down to their longest word, header
+// included, up to 30 (a flag such as --optimizer-in-backward stays whole; longer words, URLs and
+// paths, are cut), at least 4.
+std::size_t floor_width(const Table &t, std::size_t col, std::size_t natural) {
+  if (natural <= 10 || (t.header.empty() && col == 0))
+    return natural;
+  std::size_t floor = 4;
+  auto words = [&](const std::string &cell) {
+    for (std::size_t i = 0; i < cell.size();) {
+      const auto end = std::min(cell.find_first_of(" \n", i), cell.size());
+      floor = std::max(floor, std::min<std::size_t>(
+                                  30, display_width(std::string_view(cell).substr(i, end - i))));
+      i = end + 1;
+    }
+  };
+  if (col < t.header.size())
+    words(t.header[col]);
+  for (const auto &r : t.rows)
+    if (col < r.size())
+      words(r[col]);
+  return std::min(floor, natural);
+}
+
+// Narrows the columns so that the line (two spaces before and between the columns) fits
+// `total`: each keeps its floor and a share of the room left in proportion to how much wider
+// than its floor it would be. False, and `widths` as they were, when the floors alone do not fit:
+// a table that cannot fit the terminal is left one line per row (for `less -S`) rather than
+// wrapped and still too wide.
+bool fit_columns(const Table &t, std::vector<std::size_t> &widths, std::size_t total) {
+  const std::size_t n = widths.size();
+  std::vector<std::size_t> floors(n);
+  std::size_t line = 2 * n, narrowest = 2 * n;
+  for (std::size_t i = 0; i < n; ++i) {
+    floors[i] = floor_width(t, i, widths[i]);
+    line += widths[i];
+    narrowest += floors[i];
+  }
+  if (line <= total)
+    return true;
+  if (narrowest > total)
+    return false;
+  const std::size_t room = total - narrowest, excess = line - narrowest;
+  const std::vector<std::size_t> natural = widths;
+  std::size_t given = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t share = (natural[i] - floors[i]) * room / excess;
+    widths[i] = floors[i] + share;
+    given += share;
+  }
+  for (; given < room; ++given) { // what rounding down left: a column each to the most cut
+    std::size_t most = 0;
+    for (std::size_t i = 1; i < n; ++i)
+      if (natural[i] - widths[i] > natural[most] - widths[most])
+        most = i;
+    ++widths[most];
+  }
+  return true;
+}
+
 } // namespace
 
-std::string render_text(const Table &table) {
+std::string render_text(const Table &table, std::size_t width) {
   const Table t = printable(table);
   std::vector<std::size_t> widths(t.header.size(), 0);
   auto grow = [&](const std::vector<std::string> &row) {
     if (widths.size() < row.size())
       widths.resize(row.size(), 0);
     for (std::size_t i = 0; i < row.size(); ++i)
-      widths[i] = std::max(widths[i], width(row[i]));
+      widths[i] = std::max(widths[i], display_width(row[i]));
   };
   grow(t.header);
   for (const auto &r : t.rows)
     grow(r);
+  const bool wrap = width > 0 && fit_columns(t, widths, width);
   std::string out;
   if (!t.title.empty())
-    out += t.title + "\n";
+    out += wrap_after(t.title, width, 0, 2) + "\n";
   auto line = [&](const std::vector<std::string> &row) {
-    std::string l = "  ";
-    for (std::size_t i = 0; i < row.size(); ++i)
-      l += i + 1 == row.size() ? row[i] : pad(row[i], widths[i]) + "  ";
-    while (!l.empty() && l.back() == ' ')
-      l.pop_back();
-    out += l + "\n";
+    // Each cell in lines of its column's width; a cell that fits is one line, as it is.
+    std::vector<std::vector<std::string>> cells(row.size());
+    std::size_t height = 1;
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      cells[i] = wrap && display_width(row[i]) > widths[i]
+                     ? wrap_words(row[i], widths[i], widths[i])
+                     : std::vector<std::string>{row[i]};
+      height = std::max(height, cells[i].size());
+    }
+    for (std::size_t k = 0; k < height; ++k) {
+      std::string l = "  ";
+      for (std::size_t i = 0; i < row.size(); ++i) {
+        const std::string &c = k < cells[i].size() ? cells[i][k] : std::string();
+        l += i + 1 == row.size() ? c : pad(c, widths[i]) + "  ";
+      }
+      while (!l.empty() && l.back() == ' ')
+        l.pop_back();
+      out += l + "\n";
+    }
   };
   if (!t.header.empty()) {
     line(t.header);
@@ -131,14 +199,14 @@ std::string render_csv(const Table &t) {
   return out;
 }
 
-std::string render(const std::vector<Table> &tables, Format f) {
+std::string render(const std::vector<Table> &tables, Format f, std::size_t width) {
   std::string out;
   for (const auto &t : tables) {
     if (!out.empty())
       out += "\n";
     out += f == Format::markdown ? render_markdown(t)
            : f == Format::csv    ? render_csv(t)
-                                 : render_text(t);
+                                 : render_text(t, width);
   }
   return out;
 }

@@ -20,10 +20,16 @@ struct Table {
   void add(std::vector<std::string> row) { rows.push_back(std::move(row)); }
 };
 
-std::string render_text(const Table &t);
+// Aligned columns. `width` > 0 is the terminal's: when the line is wider, the columns are
+// narrowed in proportion to their width and their cells (headers too) wrapped at spaces, a
+// key/value table's keys and columns of at most 10 kept whole, the others not below their longest
+// word (words over 30 are cut); a table that cannot fit so is printed unwrapped. 0 leaves every
+// cell on one line (files, pipes).
+std::string render_text(const Table &t, std::size_t width = 0);
 std::string render_markdown(const Table &t);
 std::string render_csv(const Table &t);
-std::string render(const std::vector<Table> &tables, Format f);
+// `width` is render_text's; the other formats never wrap.
+std::string render(const std::vector<Table> &tables, Format f, std::size_t width = 0);
 
 // Value formatting for printers. Unknown values print as "n/a".
 inline constexpr const char *kUnknown = "n/a";

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace dlrig {
 
 namespace {
@@ -93,6 +95,86 @@ std::string printable(std::string_view s) {
       out.append(s.substr(i, n));
     i += n;
   }
+  return out;
+}
+
+std::size_t display_width(std::string_view s) {
+  std::size_t n = 0;
+  for (char c : s)
+    n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return n;
+}
+
+namespace {
+
+// The first `cols` code points of s, as bytes.
+std::size_t prefix_bytes(std::string_view s, std::size_t cols) {
+  std::size_t i = 0;
+  for (std::size_t seen = 0; i < s.size(); ++i) {
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) == 0x80)
+      continue;
+    if (seen++ == cols)
+      break;
+  }
+  return i;
+}
+
+} // namespace
+
+std::vector<std::string> wrap_words(std::string_view text, std::size_t first, std::size_t rest) {
+  std::vector<std::string> lines;
+  auto limit = [&] { return lines.empty() ? first : rest; };
+  std::size_t start = 0;
+  while (true) { // one paragraph (a line of `text`) a turn
+    const auto end = std::min(text.find('\n', start), text.size());
+    std::string_view para = text.substr(start, end - start);
+    std::string line;
+    bool any = false;
+    std::size_t i = 0;
+    while (i < para.size()) {
+      const auto sp = std::min(para.find(' ', i), para.size());
+      std::string_view word = para.substr(i, sp - i);
+      i = sp + 1;
+      if (word.empty()) // runs of spaces: one where the line goes on, none where it breaks
+        continue;
+      while (true) {
+        const std::size_t w = limit();
+        const std::size_t have = display_width(line);
+        const std::size_t need = display_width(word) + (any ? 1 : 0);
+        if (w == 0 || have + need <= w) {
+          line += (any ? " " : "") + std::string(word);
+          any = true;
+          break;
+        }
+        if (any) { // the word goes to the next line
+          lines.push_back(std::move(line));
+          line.clear();
+          any = false;
+          continue;
+        }
+        const auto cut = prefix_bytes(word, w); // alone and still too long: cut it
+        lines.push_back(std::string(word.substr(0, cut)));
+        word = word.substr(cut);
+        if (word.empty())
+          break;
+      }
+    }
+    lines.push_back(std::move(line));
+    if (end >= text.size())
+      break;
+    start = end + 1;
+  }
+  return lines;
+}
+
+std::string wrap_after(std::string_view text, std::size_t width, std::size_t lead,
+                       std::size_t hang) {
+  if (width == 0 || lead + display_width(text) <= width || width <= hang + 10 || width <= lead)
+    return std::string(text);
+  const auto lines = wrap_words(text, width - lead, width - hang);
+  std::string out;
+  for (std::size_t i = 0; i < lines.size(); ++i)
+    out += (i ? "\n" + std::string(hang, ' ') : std::string()) + lines[i];
   return out;
 }
 

@@ -3,6 +3,7 @@
 // valid UTF-8, a terminal needs no control characters. Any byte string goes in; nothing throws.
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace dlrig {
 
@@ -19,5 +20,19 @@ std::string valid_utf8(std::string_view s);
 // `\xNN` (hex), so an ESC sequence in a hostname can never retitle or clear the reader's terminal.
 // Printable text, backslashes included, is unchanged: printable(printable(s)) == printable(s).
 std::string printable(std::string_view s);
+
+// Columns `s` takes on a terminal: its code points (right for the text dlrig prints; no wide
+// characters are expected).
+std::size_t display_width(std::string_view s);
+
+// `text` broken into lines at spaces: the first at most `first` columns wide, the others at most
+// `rest`; a word longer than its line is cut. A newline in `text` always ends a line. Width 0
+// means no limit. Never returns no line (an empty text is one empty line).
+std::vector<std::string> wrap_words(std::string_view text, std::size_t first, std::size_t rest);
+
+// `text` printed after `lead` columns of something else on a terminal `width` columns wide: its
+// lines after the first are indented by `hang` spaces; unchanged when it fits or width is 0.
+std::string wrap_after(std::string_view text, std::size_t width, std::size_t lead,
+                       std::size_t hang);
 
 } // namespace dlrig

@@ -415,7 +415,9 @@ Report pick_report(const PickResult &r, const UpgradeAdvice *advice) {
   Report rep;
   rep.schema_version = kPickSchemaVersion;
   rep.json = [&r, advice] { return to_json(r, advice); };
-  rep.table = [&r, advice](bool) { return render(to_tables(r, advice), Format::table); };
+  rep.table = [&r, advice](const TextStyle &s) {
+    return render(to_tables(r, advice), Format::table, s.width);
+  };
   rep.markdown = [&r, advice] { return render(to_tables(r, advice), Format::markdown); };
   return rep;
 }

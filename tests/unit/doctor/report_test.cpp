@@ -102,7 +102,7 @@ TEST(DoctorReport, OnlyRunsTheAreasAsked) {
 }
 
 TEST(DoctorReport, ListAndExplain) {
-  std::string list = check_list_report().table(false);
+  std::string list = check_list_report().table(TextStyle{});
   EXPECT_NE(list.find("link.egpu-bandwidth"), std::string::npos);
   std::string ex = render_explain(*find_check("host.shm-small"));
   EXPECT_NE(ex.find("source: https://github.com/NVIDIA/nccl/issues/342"), std::string::npos) << ex;

@@ -28,6 +28,20 @@ TEST(ColourPolicy, TerminalNoColorAndTheFlag) {
   EXPECT_EQ(parse_color_mode("auto"), ColorMode::auto_detect);
 }
 
+// Human text is wrapped only on a terminal: a file or a pipe keeps every row on one line
+// whatever COLUMNS says; on a terminal COLUMNS (a number from 20 to 1000) wins over its size.
+TEST(TextWidth, OnlyATerminalIsWrappedAndColumnsWins) {
+  EXPECT_EQ(text_width(false, "100", 120), 0u);
+  EXPECT_EQ(text_width(false, nullptr, 0), 0u);
+  EXPECT_EQ(text_width(true, nullptr, 120), 120u);
+  EXPECT_EQ(text_width(true, "100", 120), 100u);
+  EXPECT_EQ(text_width(true, "", 120), 120u);
+  EXPECT_EQ(text_width(true, "abc", 120), 120u);
+  EXPECT_EQ(text_width(true, "5", 120), 120u); // too narrow to be meant
+  EXPECT_EQ(text_width(true, "100x", 120), 120u);
+  EXPECT_EQ(text_width(true, nullptr, 0), 0u); // a terminal that does not say
+}
+
 TEST(Document, EnvelopeThenBody) {
   Report r;
   r.schema_version = 3;
@@ -96,7 +110,7 @@ TEST(Document, PointersNameArrayElements) {
 
 TEST(RenderReport, ColourlessOutputIsMadePrintableWhole) {
   Report r;
-  r.table = [](bool) { return std::string("host \x1b]0;pwned\x07\n"); };
+  r.table = [](const TextStyle &) { return std::string("host \x1b]0;pwned\x07\n"); };
   r.markdown = [] { return std::string("## \x1b[2J\n"); };
   EXPECT_EQ(render_report(r, envelope(), {Format::table, false}), "host \\x1b]0;pwned\\x07\n");
   EXPECT_EQ(render_report(r, envelope(), {Format::markdown, false}), "## \\x1b[2J\n");
@@ -104,7 +118,7 @@ TEST(RenderReport, ColourlessOutputIsMadePrintableWhole) {
 
 TEST(RenderReport, CsvOnlyWhereOffered) {
   Report r;
-  r.table = [](bool) { return std::string("t\n"); };
+  r.table = [](const TextStyle &) { return std::string("t\n"); };
   EXPECT_THROW(render_report(r, envelope(), {Format::csv, false}), std::logic_error);
   r.csv = [] { return std::vector<Table>{Table{"", {"a"}, {{"1"}}}}; };
   EXPECT_EQ(render_report(r, envelope(), {Format::csv, false}), "a\n1\n");

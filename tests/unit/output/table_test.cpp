@@ -1,9 +1,19 @@
 #include "dlrig/output/table.hpp"
 
+#include "dlrig/output/text.hpp"
+#include "support/cli.hpp"
+
 #include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
 
 namespace dlrig {
 namespace {
+
+using test::lines_of;
+using test::words_of;
 
 Table hostile() {
   Table t{"Host \x1b]0;pwned\x07", {"name", "value"}, {}};
@@ -28,6 +38,91 @@ TEST(Table, CsvQuotesWhatNeedsIt) {
   t.add({"x,y", "say \"hi\""});
   t.add({"two\nlines", "plain"});
   EXPECT_EQ(render({t}, Format::csv), "a,b\n\"x,y\",\"say \"\"hi\"\"\"\n\"two\nlines\",plain\n");
+}
+
+TEST(Wrap, WordsBreakAtSpacesAndALongWordIsCut) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(wrap_words("the quick brown fox", 10, 10), (V{"the quick", "brown fox"}));
+  EXPECT_EQ(wrap_words("the quick brown fox", 4, 20), (V{"the", "quick brown fox"}));
+  EXPECT_EQ(wrap_words("abcdefghij k", 4, 4), (V{"abcd", "efgh", "ij k"}));
+  EXPECT_EQ(wrap_words("one\ntwo three", 0, 0), (V{"one", "two three"})); // 0: no limit
+  EXPECT_EQ(wrap_words("", 5, 5), (V{""}));
+  EXPECT_EQ(wrap_words("a  b", 10, 10), (V{"a b"}));
+  EXPECT_EQ(wrap_words("\xc3\xa9t\xc3\xa9 caf\xc3\xa9", 4, 4),
+            (V{"\xc3\xa9t\xc3\xa9", "caf\xc3\xa9"}))
+      << "columns are code points, not bytes";
+}
+
+TEST(Wrap, AfterALeadTheLinesHangAndFitTheWidth) {
+  const std::string text = "An NVIDIA GPU is in the machine but CUDA cannot use it: NVML failed";
+  EXPECT_EQ(wrap_after(text, 0, 10, 4), text);   // no terminal
+  EXPECT_EQ(wrap_after(text, 200, 10, 4), text); // fits
+  const auto out = wrap_after(text, 30, 10, 4);
+  const auto lines = lines_of(out);
+  ASSERT_GE(lines.size(), 3u) << out;
+  EXPECT_LE(lines[0].size(), 20u) << out; // after the 10 columns of the lead
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    EXPECT_EQ(lines[i].substr(0, 4), "    ") << out;
+    EXPECT_LE(lines[i].size(), 30u) << out;
+  }
+  EXPECT_EQ(words_of(out), words_of(text));
+}
+
+Table wide() {
+  Table t{"Options", {"#", "option", "price", "why"}, {}};
+  t.add({"1", "2x NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "$8565 each (2025, stale)",
+         "the cheapest that fits the model in memory at this batch"});
+  t.add({"2", "8x NVIDIA RTX A6000", "$4438 each", "more memory, slower"});
+  return t;
+}
+
+TEST(Table, WithoutATerminalWidthEveryRowIsOneLine) {
+  const auto out = render_text(wide());
+  EXPECT_EQ(out, render_text(wide(), 0));
+  EXPECT_EQ(lines_of(out).size(), 5u) << out; // title, header, rule, two rows
+}
+
+TEST(Table, ToATerminalWidthColumnsNarrowAndCellsWrapKeepingEveryWord) {
+  const Table t = wide();
+  const auto natural = render_text(t);
+  for (std::size_t width : {100u, 80u, 60u}) {
+    const auto out = render_text(t, width);
+    for (const auto &l : lines_of(out))
+      EXPECT_LE(display_width(l), width) << out;
+    EXPECT_GT(lines_of(out).size(), 5u) << out;
+    // The same words in each column, read top to bottom: the first column's "1" and "2" stay
+    // whole, and the rule is as wide as each column.
+    EXPECT_EQ(words_of(out).size(), words_of(natural).size()) << out;
+  }
+  const auto out = render_text(t, 60);
+  EXPECT_NE(out.find("\n  1  2x NVIDIA RTX PRO     $8565 each  the cheapest that\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("\n     6000 Blackwell        (2025,      fits the model in\n"),
+            std::string::npos)
+      << out;
+}
+
+TEST(Table, AKeyValueTableKeepsItsKeysWholeAndWrapsTheValues) {
+  Table t{"", {}, {}};
+  t.add({"tokens per second", "4.5k"});
+  t.add({"rate", "GEMM bf16: 990 TFLOP/s peak x 80 % (NVIDIA H100 SXM5 measured 794 TFLOP/s "
+                 "bf16, the best of a shape sweep with torch 2.7)"});
+  const auto out = render_text(t, 50);
+  const auto lines = lines_of(out);
+  EXPECT_EQ(lines[0], "  tokens per second  4.5k");
+  EXPECT_EQ(lines[1].substr(0, 21), "  rate               ");
+  ASSERT_GT(lines.size(), 3u) << out;
+  for (std::size_t i = 2; i < lines.size(); ++i)
+    EXPECT_EQ(lines[i].substr(0, 21), std::string(21, ' ')) << out; // under the value column
+  for (const auto &l : lines)
+    EXPECT_LE(l.size(), 50u) << out;
+}
+
+TEST(Table, ATableThatCannotFitEvenWrappedIsLeftAsItIs) {
+  Table t{"", {"a", "b", "c"}, {}};
+  t.add({"aaaaaaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbbbbbb", "cccccccccccccccccccc"});
+  EXPECT_EQ(render_text(t, 30), render_text(t)); // its words alone need more than 30
 }
 
 } // namespace
