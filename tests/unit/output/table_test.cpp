@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -51,6 +52,37 @@ TEST(Wrap, WordsBreakAtSpacesAndALongWordIsCut) {
   EXPECT_EQ(wrap_words("\xc3\xa9t\xc3\xa9 caf\xc3\xa9", 4, 4),
             (V{"\xc3\xa9t\xc3\xa9", "caf\xc3\xa9"}))
       << "columns are code points, not bytes";
+}
+
+// Over many generated texts (spaces, newlines, two- and three-byte characters, long words):
+// no line is wider than asked, no character but the spaces at the breaks is lost or added, and
+// no UTF-8 sequence is split.
+TEST(Wrap, EveryLineFitsAndNothingButBreakSpacesIsLost) {
+  const std::vector<std::string> pieces{
+      "a", "bc", " ", " ", "\n", "\xc3\xa9", "\xe2\x80\x94", "longwordlongword", "x"};
+  std::uint32_t seed = 12345;
+  auto next = [&] { return seed = seed * 1664525u + 1013904223u; };
+  auto squeeze = [](const std::string &t) {
+    std::string out;
+    for (char c : t)
+      if (c != ' ' && c != '\n')
+        out += c;
+    return out;
+  };
+  for (int round = 0; round < 3000; ++round) {
+    std::string text;
+    for (std::uint32_t n = next() % 30; n > 0; --n)
+      text += pieces[next() % pieces.size()];
+    const std::size_t first = 1 + next() % 12, rest = 1 + next() % 12;
+    const auto lines = wrap_words(text, first, rest);
+    std::string joined;
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      EXPECT_LE(display_width(lines[i]), i == 0 ? first : rest) << text;
+      EXPECT_TRUE(is_valid_utf8(lines[i])) << text;
+      joined += lines[i];
+    }
+    ASSERT_EQ(squeeze(joined), squeeze(text)) << text;
+  }
 }
 
 TEST(Wrap, AfterALeadTheLinesHangAndFitTheWidth) {
