@@ -98,12 +98,12 @@ void choose_openblas_core(const Snapshot &snap) {
                                         bench::OpenblasCoreEnv::read());
   if (!sw)
     return;
-  std::cerr << "bench: " << sw->message << "\n";
+  to_stderr("bench: " + sw->message);
   auto why =
       reexec_self({{"OPENBLAS_CORETYPE", sw->core}, {bench::kOpenblasCoreFromVar, sw->detected}});
-  std::cerr << fmt::format("bench: warning: could not run dlrig again ({}); going on with "
-                           "OpenBLAS's {} kernels\n",
-                           why, sw->detected);
+  to_stderr(fmt::format("bench: warning: could not run dlrig again ({}); going on with "
+                        "OpenBLAS's {} kernels",
+                        why, sw->detected));
 }
 
 bool runs_cpu_gemm(const std::vector<const bench::Benchmark *> &which) {
@@ -383,28 +383,27 @@ Runner setup_bench(CLI::App &sub) {
         ids.push_back(b->id);
       const std::string plan = fmt::format("{} tier={}{}", join(ids, ","),
                                            bench::tier_name(ctx.tier), ctx.small ? " small" : "");
-      std::cerr << fmt::format("bench: rank {} of {} ({}): rendezvous with rank 0 at {}:{}\n",
-                               job->rank, job->nranks, job->source, job->host, job->port);
+      to_stderr(fmt::format("bench: rank {} of {} ({}): rendezvous with rank 0 at {}:{}", job->rank,
+                            job->nranks, job->source, job->host, job->port));
       bench::join_nccl_job(ctx, *job, plan);
       if (job->rank != 0) {
         // Not rank 0: the same collectives, verified on this rank's GPU; one line per result
         // on stderr, nothing stored (rank 0 keeps the job's results).
         bench::RunOptions opts;
         opts.ctx = ctx;
-        opts.progress = [](const std::string &line) { std::cerr << "bench: " << line << "\n"; };
+        opts.progress = [](const std::string &line) { to_stderr("bench: " + line); };
         auto records = bench::run_all(which, opts);
         for (const auto &r : records)
-          std::cerr << fmt::format("bench: rank {} of {}: {} {}: {}{}\n", job->rank, job->nranks,
-                                   r.id, r.config, bench::status_name(r.status),
-                                   r.rate_median
-                                       ? fmt::format(", {:.3g} {} median (each sample the "
-                                                     "slowest rank's)",
-                                                     *r.rate_median, r.rate_unit)
-                                   : r.reason ? ": " + *r.reason
-                                              : "");
+          to_stderr(fmt::format("bench: rank {} of {}: {} {}: {}{}", job->rank, job->nranks, r.id,
+                                r.config, bench::status_name(r.status),
+                                r.rate_median ? fmt::format(", {:.3g} {} median (each sample the "
+                                                            "slowest rank's)",
+                                                            *r.rate_median, r.rate_unit)
+                                : r.reason    ? ": " + *r.reason
+                                              : ""));
         if (auto stopped = bench::end_nccl_job(ctx, true)) {
-          std::cerr << fmt::format("bench: rank {} of {}: the job stopped: {}\n", job->rank,
-                                   job->nranks, *stopped);
+          to_stderr(fmt::format("bench: rank {} of {}: the job stopped: {}", job->rank, job->nranks,
+                                *stopped));
           return ExitCode::failures;
         }
         if (auto faults = bench::gpu::faults(); !faults.empty())
@@ -435,7 +434,7 @@ Runner setup_bench(CLI::App &sub) {
           value_or_throw(db->begin_run(run.time, bench::tier_name(ctx.tier), env));
       bench::RunOptions opts;
       opts.ctx = ctx;
-      opts.progress = [](const std::string &line) { std::cerr << "bench: " << line << "\n"; };
+      opts.progress = [](const std::string &line) { to_stderr("bench: " + line); };
       opts.on_record = [&](const bench::Record &r) {
         if (!store_error)
           store_error = db->add(stored_run, r);
@@ -445,13 +444,13 @@ Runner setup_bench(CLI::App &sub) {
       opts.stop = [] { return bench::storage_stop_requested(); };
       auto records = bench::run_all(benches, opts);
       if (!store_error)
-        std::cerr << fmt::format("bench: run {} stored in {}\n", stored_run, db->path());
+        to_stderr(fmt::format("bench: run {} stored in {}", stored_run, db->path()));
       return records;
     };
     if (!a->cpu_vs_gpu.empty()) {
       auto measure_cpu = [&] {
         choose_openblas_core(snap);
-        std::cerr << "bench: no stored cpu.gemm.sgemm result for this CPU: measuring it now\n";
+        to_stderr("bench: no stored cpu.gemm.sgemm result for this CPU: measuring it now");
         execute(value_or_throw(bench::select({"cpu.gemm.sgemm"})));
         if (store_error)
           throw Failure(*store_error);
@@ -468,25 +467,25 @@ Runner setup_bench(CLI::App &sub) {
     if (store_error)
       throw Failure(*store_error);
     if (bench::storage_stop_requested()) {
-      std::cerr << "bench: interrupted; the results above are stored\n";
+      to_stderr("bench: interrupted; the results above are stored");
       return static_cast<ExitCode>(130);
     }
     if (stopped) {
-      std::cerr << "bench: the job stopped: " << *stopped << "\n";
-      std::cerr << "bench: the results measured before it stopped are above and stored\n";
+      to_stderr("bench: the job stopped: " + *stopped);
+      to_stderr("bench: the results measured before it stopped are above and stored");
       return ExitCode::failures;
     }
     if (auto faults = bench::gpu::faults(); !faults.empty()) {
       for (const auto &f : faults)
-        std::cerr << "bench: GPU fault: " << f << "\n";
-      std::cerr << "bench: the results measured before the fault are above and stored\n";
+        to_stderr("bench: GPU fault: " + f);
+      to_stderr("bench: the results measured before the fault are above and stored");
       return ExitCode::failures;
     }
     switch (bench::exit_status(records)) {
     case 2:
       return ExitCode::failures;
     case 1:
-      std::cerr << "bench: a result is below its expectation (BELOW in the table)\n";
+      to_stderr("bench: a result is below its expectation (BELOW in the table)");
       return ExitCode::warnings;
     default:
       return ExitCode::ok;

@@ -1,6 +1,7 @@
 // `dlrig kb TOPIC [FILTER] [--json]`: parses options and prints what kb::kb_search returns.
 // Exit codes: 0 found, 1 nothing matched the filter (like grep), 64 usage.
 #include "commands.hpp"
+#include "dlrig/core/text.hpp"
 
 #include "dlrig/kb/report.hpp"
 
@@ -58,20 +59,15 @@ Runner setup_kb(CLI::App &sub) {
       print(kb::kb_report(*view), run, opt->out);
     if (view->matches > 0)
       return ExitCode::ok;
+    std::string why = "dlrig kb " + q.topic + ": nothing matches";
     if (!q.filter.empty()) {
-      std::cerr << "dlrig kb " << q.topic << ": nothing matches '" << q.filter << "'";
-      if (!view->suggestions.empty()) {
-        std::cerr << "; nearest:";
-        for (std::size_t i = 0; i < view->suggestions.size(); ++i)
-          std::cerr << (i ? ", " : " ") << view->suggestions[i];
-      }
-      std::cerr << "\n";
-    } else {
-      std::cerr << "dlrig kb " << q.topic << ": nothing matches";
-      if (q.min_memory_gb)
-        std::cerr << " --min-memory " << opt->min_memory;
-      std::cerr << "\n";
+      why += " '" + q.filter + "'";
+      if (!view->suggestions.empty())
+        why += "; nearest: " + join(view->suggestions, ", ");
+    } else if (q.min_memory_gb) {
+      why += " --min-memory " + opt->min_memory;
     }
+    to_stderr(why);
     return ExitCode::warnings; // 1: nothing matched, as grep does
   };
 }

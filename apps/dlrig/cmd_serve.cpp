@@ -86,9 +86,9 @@ Runner setup_serve(CLI::App &sub) {
     bool nvml_was_ok = sampler.nvml_ok();
     auto say_nvml = [&] { // NVML that did not open, that stopped answering, or answers again
       if (!sampler.nvml_ok() && said.insert("NVML: " + sampler.nvml_error()).second)
-        std::cerr << "dlrig serve: NVML: " << sampler.nvml_error() << " (dlrig_up is 0)\n";
+        to_stderr("dlrig serve: NVML: " + sampler.nvml_error() + " (dlrig_up is 0)");
       if (sampler.nvml_ok() && !nvml_was_ok) { // said why it stopped, above
-        std::cerr << "dlrig serve: NVML answers again; NVIDIA GPUs are read again\n";
+        to_stderr("dlrig serve: NVML answers again; NVIDIA GPUs are read again");
         std::erase_if(said, [](const std::string &s) { return s.rfind("NVML: ", 0) == 0; });
       }
       nvml_was_ok = sampler.nvml_ok();
@@ -100,7 +100,7 @@ Runner setup_serve(CLI::App &sub) {
       say_nvml();
       auto say = [&](const monitor::GpuSample &g, const std::string &what) {
         if (said.insert(fmt::format("GPU {}: {}", g.index, what)).second)
-          std::cerr << "dlrig serve: GPU " << g.index << ": " << what << " (dlrig_up is 0)\n";
+          to_stderr(fmt::format("dlrig serve: GPU {}: {} (dlrig_up is 0)", g.index, what));
       };
       for (const auto &g : s.gpus) {
         if (g.lost)
@@ -120,9 +120,10 @@ Runner setup_serve(CLI::App &sub) {
     std::signal(SIGPIPE, SIG_IGN);
     std::signal(SIGINT, on_serve_signal);
     std::signal(SIGTERM, on_serve_signal);
-    std::cerr << "dlrig serve: listening on http://"
-              << (opts.host.find(':') != std::string::npos ? "[" + opts.host + "]" : opts.host)
-              << ":" << exporter.port() << "/metrics" << std::endl;
+    to_stderr(
+        fmt::format("dlrig serve: listening on http://{}:{}/metrics",
+                    opts.host.find(':') != std::string::npos ? "[" + opts.host + "]" : opts.host,
+                    exporter.port()));
     std::thread watcher([&] {
       while (!g_serve_stop.load())
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -131,7 +132,7 @@ Runner setup_serve(CLI::App &sub) {
     exporter.run();
     g_serve_stop.store(true);
     watcher.join();
-    std::cerr << "dlrig serve: stopped after " << exporter.scrapes() << " scrapes\n";
+    to_stderr(fmt::format("dlrig serve: stopped after {} scrapes", exporter.scrapes()));
     return ExitCode::ok;
   };
 }

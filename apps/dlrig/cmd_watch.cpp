@@ -210,7 +210,7 @@ Runner setup_watch(CLI::App &sub) {
     if (rec) {
       if (auto e = rec->close())
         throw Failure(*e);
-      std::cerr << "dlrig watch: recorded to " << o->record << "\n";
+      to_stderr("dlrig watch: recorded to " + o->record);
     }
     return ExitCode::ok;
   };

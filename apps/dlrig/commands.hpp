@@ -50,6 +50,11 @@ void add_snapshot_options(CLI::App &sub, SnapshotSource &src, bool analysis = tr
 // Refuses an empty value ("--from ''"): an empty path names nothing, it does not mean "not given".
 CLI::Validator non_empty();
 
+// One line (a newline is added) to standard error, made printable: paths, file names and the
+// driver's words reach the terminal with their control characters escaped, as on stdout (a
+// dataset file named with an escape sequence must not retitle or clear the terminal).
+void to_stderr(const std::string &line);
+
 // Flushes standard output; data that never got there (a full disk behind `> file`) throws
 // Failure(io) "cannot write to standard output: REASON": stdio reports a failed write only when
 // flushed.

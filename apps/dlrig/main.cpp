@@ -45,6 +45,10 @@ CLI::Validator non_empty() {
       "", "non-empty");
 }
 
+void to_stderr(const std::string &line) {
+  std::cerr << printable(line) << "\n";
+}
+
 void flush_stdout() {
   errno = 0;
   if (!std::cout.flush() || std::fflush(stdout) != 0 || std::ferror(stdout))

@@ -167,6 +167,26 @@ TEST(BenchCli, DataDecodeMeasuresImagesPerSecondAndCatchesAWrongDecode) {
 // The user's folder of JPEGs with a truncated file and a 60000 x 60000 header of 236 bytes (10.8
 // GB of RGB, about 8 s a decode, before the limits): the good files are measured, the others named
 // in the note; a FIFO given as the file is refused at once.
+// A dataset's file names reach stderr's progress lines (a configuration that failed names its
+// first file): their control characters are escaped there too, not only in the table on stdout.
+TEST(BenchCli, ProgressLinesEscapeAFileNamesControlCharacters) {
+  namespace fs = std::filesystem;
+  const auto dir = scratch("decode_hostile_name");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  write_bytes(dir / "evil\x1b]0;pwned\x07.jpg", {'j', 'u', 'n', 'k'});
+  auto db = scratch("cli_decode_hostile.db").string();
+  fs::remove(db);
+  auto r = run_dlrig({"bench", "--quick", "data.decode", "--data", dir.string(), "--db", db},
+                     {"DLRIG_BENCH_SMALL=1"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("evil\\x1b]0;pwned\\x07.jpg: not a readable JPEG"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\x07'), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
+}
+
 TEST(BenchCli, DataDecodeLeavesOutUnreadableFilesAndNamesThem) {
   namespace fs = std::filesystem;
   const auto dir = scratch("decode_refused");

@@ -75,6 +75,15 @@ TEST(KbCli, NoMatchExitsOneAndSuggests) {
   EXPECT_FALSE(doc["suggestions"].empty());
 }
 
+// What the user typed comes back on stderr with its control characters escaped, as stdout's
+// tables do: a query pasted with an escape sequence does not clear the terminal.
+TEST(KbCli, NoMatchMessageEscapesControlCharacters) {
+  auto r = run_dlrig({"kb", "gpus", "x\x1b[2J"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << r.err;
+  EXPECT_TRUE(has(r.err, "nothing matches 'x\\x1b[2J'")) << r.err;
+}
+
 // The forms users paste find their rows (exit 0), not "nothing matches" (exit 1).
 TEST(KbCli, TargetsWheelTagsProductNamesAndHubIds) {
   auto arch = run_dlrig({"kb", "archs", "sm_90"});

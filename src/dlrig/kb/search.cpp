@@ -3,6 +3,7 @@
 #include "dlrig/kb/row.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cctype>
 #include <functional>
 #include <numeric>
@@ -428,7 +429,7 @@ Result<double> parse_size_gb(std::string_view text) {
   } catch (const std::exception &) {
     used = 0;
   }
-  if (t.empty() || used != t.size() || v < 0)
+  if (t.empty() || used != t.size() || !std::isfinite(v) || v < 0)
     return make_error("'" + std::string(text) + "' is not a memory size; write it like 24GB");
   return v * factor;
 }

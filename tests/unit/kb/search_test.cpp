@@ -31,6 +31,9 @@ TEST(KbSearch, ParseSizeGb) {
   EXPECT_FALSE(parse_size_gb("GB"));
   EXPECT_FALSE(parse_size_gb("-3GB"));
   EXPECT_FALSE(parse_size_gb("24TB"));
+  EXPECT_FALSE(parse_size_gb("nanGB")); // strtod's words for numbers that are none
+  EXPECT_FALSE(parse_size_gb("inf"));
+  EXPECT_FALSE(parse_size_gb("1e400GB"));
 }
 
 TEST(KbSearch, UsageErrors) {
