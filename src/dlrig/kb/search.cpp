@@ -3,8 +3,8 @@
 #include "dlrig/kb/row.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <cctype>
+#include <cmath>
 #include <functional>
 #include <numeric>
 
