@@ -66,7 +66,7 @@ ExitCode replay(const WatchOptions &o, const Envelope &run, bool colour) {
   auto summary = monitor::summarize(samples);
   Report r;
   r.json = [summary] { return monitor::to_json(summary); };
-  r.table = [summary](const TextStyle &) { return monitor::render_summary(summary); };
+  r.table = [summary](const TextStyle &s) { return monitor::render_summary(summary, s.width); };
   OutputOptions out;
   out.json = o.json;
   out.color = o.color;
@@ -157,7 +157,8 @@ Runner setup_watch(CLI::App &sub) {
       auto s = sampler.take();
       auto findings = monitor::diagnose({s});
       write_record(s, findings);
-      std::cout << (o->json ? json_line(s, findings) : monitor::render_sample(s, findings, colour));
+      std::cout << (o->json ? json_line(s, findings)
+                            : monitor::render_sample(s, findings, colour, stdout_width()));
       if (rec)
         if (auto e = rec->close())
           throw Failure(*e);
@@ -204,7 +205,7 @@ Runner setup_watch(CLI::App &sub) {
       if (o->json)
         std::cout << json_line(s, findings);
       else if (o->record.empty())
-        std::cout << (n ? "\n" : "") << monitor::render_sample(s, findings, colour);
+        std::cout << (n ? "\n" : "") << monitor::render_sample(s, findings, colour, stdout_width());
       flush_stdout(); // a watch whose standard output is gone stops and says so
     }
     if (rec) {

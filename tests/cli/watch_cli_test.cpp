@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -48,6 +49,25 @@ TEST(WatchCli, OnceShowsGpusProcessesAndTheDiagnosis) {
             std::string::npos)
       << r.out;
   EXPECT_EQ(r.out.find('\x1b'), std::string::npos); // not a terminal: no escape codes
+}
+
+// On a terminal, --once's tables and diagnoses fit its width; piped, each stays one line.
+TEST(WatchCli, OnceFitsTheTerminal) {
+  const auto args = on_host({"watch", "--once", "--color", "never"});
+  auto piped = run_dlrig(args, fake_nvml("throttling.json"));
+  auto tty = run_dlrig_in_terminal(args, 100, fake_nvml("throttling.json"));
+  ASSERT_EQ(tty.exit_code, 0) << tty.err;
+  auto columns = [](const std::string &l) {
+    return std::count_if(l.begin(), l.end(),
+                         [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; });
+  };
+  long longest = 0;
+  for (const auto &l : lines_of(piped.out))
+    longest = std::max<long>(longest, columns(l));
+  EXPECT_GT(longest, 100) << piped.out;
+  for (const auto &l : lines_of(tty.out))
+    EXPECT_LE(columns(l), 100) << tty.out;
+  EXPECT_NE(tty.out.find("warning: GPU 0 is throttling"), std::string::npos) << tty.out;
 }
 
 TEST(WatchCli, ContainerProcessesGetTheExplanation) {

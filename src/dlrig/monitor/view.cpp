@@ -58,10 +58,11 @@ std::string host_line(const HostSample &h) {
   return host;
 }
 
-std::string render_sample(const Sample &s, const std::vector<Finding> &findings, bool colour) {
+std::string render_sample(const Sample &s, const std::vector<Finding> &findings, bool colour,
+                          std::size_t width) {
   std::string out;
   if (!s.nvml_ok)
-    out += "NVML: " + printable(s.nvml_error) + "\n\n";
+    out += "NVML: " + wrap_after(printable(s.nvml_error), width, 6, 2) + "\n\n";
   Table gpus{
       "", {"GPU", "NAME", "UTIL", "MEMORY", "TEMP", "POWER", "SM CLOCK", "PCIE", "THROTTLE"}, {}};
   for (const auto &g : s.gpus) {
@@ -90,7 +91,7 @@ std::string render_sample(const Sample &s, const std::vector<Finding> &findings,
               of(g.sm_clock_hertz, g.sm_clock_max_hertz, 1e6, "MHz"), pcie, throttle});
   }
   if (!s.gpus.empty())
-    out += render_text(gpus);
+    out += render_text(gpus, width);
   else if (s.nvml_ok)
     out += "No NVIDIA GPU.\n";
 
@@ -103,9 +104,9 @@ std::string render_sample(const Sample &s, const std::vector<Finding> &findings,
                    bytes(p.gpu_memory_bytes), pct(p.sm_ratio), cmd});
       }
   if (!procs.rows.empty())
-    out += "\n" + render_text(procs);
+    out += "\n" + render_text(procs, width);
 
-  out += "\n" + host_line(s.host) + "\n";
+  out += "\n" + wrap_after(host_line(s.host), width, 0, 2) + "\n";
 
   if (!findings.empty()) {
     out += "\n";
@@ -113,7 +114,7 @@ std::string render_sample(const Sample &s, const std::vector<Finding> &findings,
       std::string tag = f.severity;
       if (colour)
         tag = std::string(colour_of(f.severity)) + tag + "\x1b[0m";
-      out += tag + ": " + printable(f.message) + "\n";
+      out += tag + ": " + wrap_after(printable(f.message), width, f.severity.size() + 2, 2) + "\n";
     }
   }
   return out;
@@ -221,7 +222,7 @@ Summary summarize(const std::vector<Sample> &samples) {
   return sum;
 }
 
-std::string render_summary(const Summary &s) {
+std::string render_summary(const Summary &s, std::size_t width) {
   std::string out =
       fmt::format("Recording: {} samples over {:.0f} s\n\n", s.samples, s.duration_seconds);
   Table t{"", {"GPU", "NAME", "PEAK MEMORY", "TIME THROTTLED", "MEAN UTIL", "ENERGY"}, {}};
@@ -238,11 +239,12 @@ std::string render_summary(const Summary &s) {
     t.add({std::to_string(g.index) + (g.lost ? " (lost)" : ""), g.name, peak, throttled,
            pct(g.mean_utilization_ratio), energy});
   }
-  out += render_text(t);
+  out += render_text(t, width);
   if (!s.findings.empty()) {
     out += "\nDiagnoses during the recording:\n";
     for (const auto &f : s.findings)
-      out += f.severity + ": " + printable(f.message) + "\n";
+      out += f.severity + ": " + wrap_after(printable(f.message), width, f.severity.size() + 2, 2) +
+             "\n";
   }
   return out;
 }

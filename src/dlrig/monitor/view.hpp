@@ -11,8 +11,10 @@
 
 namespace dlrig::monitor {
 
-// One sample and its diagnoses as text tables (GPUs, processes, host, diagnoses).
-std::string render_sample(const Sample &s, const std::vector<Finding> &findings, bool colour);
+// One sample and its diagnoses as text tables (GPUs, processes, host, diagnoses). `width` > 0
+// (a terminal's): the tables and the diagnoses are wrapped to it (output/table.hpp).
+std::string render_sample(const Sample &s, const std::vector<Finding> &findings, bool colour,
+                          std::size_t width = 0);
 
 // The host's line of both views: "Host: CPU 12%, RAM 50.1 GB available of 67.4 GB" (and the
 // data's disk with --data).
@@ -44,7 +46,7 @@ struct Summary {
 // The samples in time order; each sample's weight is the time to the next one (the last one
 // has the median interval).
 Summary summarize(const std::vector<Sample> &samples);
-std::string render_summary(const Summary &s);
+std::string render_summary(const Summary &s, std::size_t width = 0); // width: as render_sample's
 Json to_json(const Summary &s);
 
 // Reads a recording: JSON lines (each line a sample or a json_line) or the CSV --record writes.
