@@ -159,26 +159,16 @@ TEST(BenchStorageCli, BelowItsExpectationExitsOne) {
 TEST(BenchStorageCli, SigintKeepsEarlierResultsAndRemovesTheTempFile) {
   TempDir dir;
   auto db = scratch("sigint.db").string();
-  std::vector<std::string> args{DLRIG_BINARY,     "bench",        "--quick", "--db",           db,
-                                "cpu.gemm.sgemm", "storage.read", "--data",  dir.path.string()};
-  std::vector<std::string> env{"DLRIG_BENCH_SMALL=1", "DLRIG_BENCH_STORAGE_MIB=768",
-                               "PATH=/usr/bin:/bin",
-                               "DLRIG_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1"};
-  for (auto &o : sanitizer_options())
-    env.push_back(std::move(o));
-  std::vector<char *> argv, envp;
-  for (auto &a : args)
-    argv.push_back(a.data());
-  argv.push_back(nullptr);
-  for (auto &e : env)
-    envp.push_back(e.data());
-  envp.push_back(nullptr);
+  Exec exec({"bench", "--quick", "--db", db, "cpu.gemm.sgemm", "storage.read", "--data",
+             dir.path.string()},
+            {"DLRIG_BENCH_SMALL=1", "DLRIG_BENCH_STORAGE_MIB=768"});
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
   pid_t pid = 0;
-  ASSERT_EQ(posix_spawn(&pid, DLRIG_BINARY, &actions, nullptr, argv.data(), envp.data()), 0);
+  ASSERT_EQ(posix_spawn(&pid, DLRIG_BINARY, &actions, nullptr, exec.argv.data(), exec.envp.data()),
+            0);
   posix_spawn_file_actions_destroy(&actions);
   bool seen = false;
   for (int i = 0; i < 6000 && !seen; ++i) { // up to 60 s: the probe and sgemm run first

@@ -22,15 +22,6 @@ std::string slurp(const std::string &path) {
   s << in.rdbuf();
   return s.str();
 }
-// dlrig's argv and environment as execve() takes them: the caller's env entries come first (the
-// first of two same-named entries is the one getenv sees, so they override these defaults).
-struct Exec {
-  std::vector<std::string> argv_s, env_s;
-  std::vector<char *> argv, envp;
-  Exec(const std::vector<std::string> &args, const std::vector<std::string> &env,
-       const std::vector<std::string> &defaults);
-};
-
 } // namespace
 
 std::vector<std::string> sanitizer_options() {
@@ -41,12 +32,13 @@ std::vector<std::string> sanitizer_options() {
   return out;
 }
 
-namespace {
 Exec::Exec(const std::vector<std::string> &args, const std::vector<std::string> &env,
-           const std::vector<std::string> &defaults)
+           const std::vector<std::string> &more)
     : argv_s{DLRIG_BINARY}, env_s(env) {
   argv_s.insert(argv_s.end(), args.begin(), args.end());
-  env_s.insert(env_s.end(), defaults.begin(), defaults.end());
+  env_s.insert(env_s.end(), more.begin(), more.end());
+  env_s.insert(env_s.end(),
+               {"PATH=/usr/bin:/bin", "DLRIG_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1"});
   for (auto &o : sanitizer_options())
     env_s.push_back(std::move(o));
   for (auto &a : argv_s)
@@ -56,7 +48,6 @@ Exec::Exec(const std::vector<std::string> &args, const std::vector<std::string> 
     envp.push_back(e.data());
   envp.push_back(nullptr);
 }
-} // namespace
 
 CliRun run_dlrig(const std::vector<std::string> &args, const std::vector<std::string> &env) {
   return run_dlrig_with(args, env, false);
@@ -81,7 +72,7 @@ CliRun run_dlrig_with(const std::vector<std::string> &args, const std::vector<st
     posix_spawn_file_actions_addclose(&actions, pipe_fds[0]);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
 
-  Exec exec(args, env, {"PATH=/usr/bin:/bin", "DLRIG_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1"});
+  Exec exec(args, env);
   pid_t pid = 0;
   int rc = posix_spawn(&pid, DLRIG_BINARY, &actions, nullptr, exec.argv.data(), exec.envp.data());
   posix_spawn_file_actions_destroy(&actions);
@@ -118,9 +109,7 @@ CliRun run_dlrig_in_terminal(const std::vector<std::string> &args, unsigned shor
   if (err_fd < 0)
     throw std::runtime_error("mkstemp failed");
   // Everything the child needs is made before fork(): after it, only async-signal-safe calls.
-  Exec exec(
-      args, env,
-      {"PATH=/usr/bin:/bin", "TERM=xterm", "DLRIG_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1"});
+  Exec exec(args, env, {"TERM=xterm"});
   winsize ws{};
   ws.ws_row = 50;
   ws.ws_col = columns;

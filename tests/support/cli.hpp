@@ -25,6 +25,17 @@ CliRun run_dlrig_with(const std::vector<std::string> &args, const std::vector<st
 CliRun run_dlrig_in_terminal(const std::vector<std::string> &args, unsigned short columns,
                              const std::vector<std::string> &env = {});
 
+// build/dlrig's argv and environment as posix_spawn()/execve() take them, for a test that starts
+// it itself (to signal it): args after the binary; env's entries first (the first of two
+// same-named entries is the one getenv sees), then `more`, then PATH=/usr/bin:/bin, no NVML
+// (DLRIG_NVML_LIBRARY names no file) and sanitizer_options(). Keep it alive while they are used.
+struct Exec {
+  std::vector<std::string> argv_s, env_s;
+  std::vector<char *> argv, envp;
+  Exec(const std::vector<std::string> &args, const std::vector<std::string> &env,
+       const std::vector<std::string> &more = {});
+};
+
 // "NAME=value" for each sanitizer setting in this test process's environment (ASAN_OPTIONS,
 // LSAN_OPTIONS, UBSAN_OPTIONS, TSAN_OPTIONS): a dlrig the tests start with an environment of their
 // own gets them too, so under scripts/sanitize.sh it reports as the script asks.

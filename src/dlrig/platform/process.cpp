@@ -48,6 +48,12 @@ void close_fd(int &fd) {
   fd = -1;
 }
 
+// Appends what a read got, keeping sink at most max_output bytes.
+void append_capped(std::string &sink, const char *buf, ssize_t got, std::size_t max_output) {
+  const std::size_t room = max_output > sink.size() ? max_output - sink.size() : 0;
+  sink.append(buf, std::min<std::size_t>(room, static_cast<std::size_t>(got)));
+}
+
 // Reads what is left in a pipe without blocking, then closes it.
 void drain_and_close(int &fd, std::string &sink, std::size_t max_output) {
   if (fd < 0)
@@ -57,9 +63,7 @@ void drain_and_close(int &fd, std::string &sink, std::size_t max_output) {
   ssize_t got;
   while ((got = ::read(fd, buf, sizeof buf)) > 0 || (got < 0 && errno == EINTR))
     if (got > 0)
-      sink.append(buf,
-                  std::min<std::size_t>(max_output > sink.size() ? max_output - sink.size() : 0,
-                                        static_cast<std::size_t>(got)));
+      append_capped(sink, buf, got, max_output);
   close_fd(fd);
 }
 
@@ -214,9 +218,7 @@ std::vector<ProcessResult> run_processes(const std::vector<ProcessSpec> &specs,
         continue; // it ended: reaped at the top of the loop
       ssize_t got = ::read(fds[j].fd, buf, sizeof buf);
       if (got > 0) {
-        auto &sink = k == 0 ? results[i].out : results[i].err;
-        auto room = max_output > sink.size() ? max_output - sink.size() : 0;
-        sink.append(buf, std::min<std::size_t>(room, static_cast<std::size_t>(got)));
+        append_capped(k == 0 ? results[i].out : results[i].err, buf, got, max_output);
       } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
         close_fd(children[i].fds[k]);
       }
