@@ -7,7 +7,8 @@
 // results so far are stored and printed, that GPU's remaining benchmarks skipped), 64 usage (an
 // unknown id, with the nearest names; an unknown run), 65 a database that is not a regular file,
 // not a database, corrupt, another program's or of a newer schema (history, show, compare: also
-// no database file; they and --cpu-vs-gpu: also a row dlrig did not write), 74 a database locked
+// no database file; they and --cpu-vs-gpu: also a row dlrig did not write; a --data that is
+// neither a regular file nor a folder, refused before anything runs), 74 a database locked
 // past 5 s or read-only (history, show and compare open it read-only and never create it), or
 // standard output that cannot be written, 130 interrupted (SIGINT/SIGTERM: the results so far are
 // stored and printed, the temporary file of storage.read is removed). DLRIG_BENCH_SMALL=1 shrinks
@@ -38,6 +39,7 @@
 #include "dlrig/fit/targets.hpp"
 #include "dlrig/fit/time.hpp"
 #include "dlrig/kb/kb.hpp"
+#include "dlrig/platform/fs.hpp"
 #include "dlrig/platform/process.hpp"
 
 #include <fmt/format.h>
@@ -45,6 +47,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <thread>
@@ -280,13 +283,22 @@ Runner setup_bench(CLI::App &sub) {
     ctx.small = env_flag("DLRIG_BENCH_SMALL");
     ctx.corrupt = env_flag("DLRIG_BENCH_CORRUPT");
     ctx.test_expectations = env_expectations();
-    if (!a->data.empty())
+    if (!a->data.empty()) {
+      // A FIFO, socket or device is refused before anything runs: no benchmark can use it.
+      std::error_code ec;
+      if (!std::filesystem::is_directory(a->data, ec))
+        if (auto why = not_a_regular_file(a->data))
+          throw Failure(exit_code_for(why->kind),
+                        "--data " + why->message +
+                            " or folder: give a JPEG file or a folder of them (data.decode), or "
+                            "a directory on the disk to measure (storage.read)");
       ctx.data = a->data;
+    }
     std::optional<std::string> db_path = a->db.empty() ? bench::default_db_path() : a->db;
     auto need_db_path = [&] {
       if (!db_path)
-        throw Failure(ExitCode::usage, "no results database: neither XDG_DATA_HOME nor HOME is "
-                                       "set; give one with --db PATH");
+        throw Failure(ExitCode::usage, "no results database: neither XDG_DATA_HOME (an "
+                                       "absolute path) nor HOME is set; give one with --db PATH");
       return *db_path;
     };
     auto open_db = [&] { return value_or_throw(bench::Store::open(need_db_path())); };

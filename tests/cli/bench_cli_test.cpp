@@ -279,6 +279,41 @@ TEST(BenchCli, HistoryNeverCreatesTheDatabase) {
   EXPECT_FALSE(std::filesystem::exists(db));
 }
 
+// The XDG Base Directory Specification: a relative XDG_DATA_HOME is invalid and ignored, so the
+// database does not move with the current folder; HOME's place is taken instead.
+TEST(BenchCli, ARelativeXdgDataHomeIsIgnored) {
+  auto home = scratch("cli_relative_xdg").string();
+  auto r = run_dlrig({"bench", "history"}, {"XDG_DATA_HOME=relative/data", "HOME=" + home});
+  EXPECT_EQ(r.exit_code, 65) << r.err;
+  EXPECT_NE(r.err.find(home + "/.local/share/dlrig/results.db: no such file"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("relative/data"), std::string::npos) << r.err;
+}
+
+// A FIFO as --data ran every data.decode and storage.read configuration to "failed" and exited 0;
+// it is refused before anything runs or is stored.
+TEST(BenchCli, DataThatIsNeitherAFileNorAFolderIsRefusedBeforeAnythingRuns) {
+  auto dir = scratch("cli_data_fifo");
+  std::filesystem::create_directories(dir);
+  auto fifo = (dir / "pipe").string();
+  auto db = (dir / "r.db").string();
+  std::filesystem::remove(fifo);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const char *family : {"data.decode", "storage.read"}) {
+    auto r = run_dlrig({"bench", "--quick", family, "--data", fifo, "--db", db},
+                       {"DLRIG_BENCH_SMALL=1"});
+    EXPECT_EQ(r.exit_code, 65) << family << "\n" << r.err;
+    EXPECT_NE(r.err.find("--data " + fifo + ": is a FIFO (named pipe)"), std::string::npos)
+        << r.err;
+    EXPECT_EQ(r.err.find("running"), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(db)) << family;
+  }
+  auto devnull = run_dlrig({"bench", "--quick", "storage.read", "--data", "/dev/null", "--db", db},
+                           {"DLRIG_BENCH_SMALL=1"});
+  EXPECT_EQ(devnull.exit_code, 65) << devnull.err;
+  EXPECT_NE(devnull.err.find("/dev/null: is a device"), std::string::npos) << devnull.err;
+}
+
 TEST(BenchCli, ADatabaseThatIsAFolderIsNotARegularFile) {
   auto dir = scratch("cli_folder.db").string();
   std::filesystem::create_directories(dir);

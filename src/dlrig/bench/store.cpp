@@ -148,9 +148,12 @@ CellProblem object_of(const char *column, const Cell &c, Json &out) {
 
 } // namespace
 
+// A relative XDG_DATA_HOME is ignored, as the XDG Base Directory Specification asks
+// (https://specifications.freedesktop.org/basedir-spec/latest/): a database under the current
+// folder would change with it.
 std::optional<std::string> default_db_path() {
   const char *xdg = std::getenv("XDG_DATA_HOME");
-  if (xdg && *xdg)
+  if (xdg && *xdg == '/')
     return std::string(xdg) + "/dlrig/results.db";
   const char *home = std::getenv("HOME");
   if (home && *home)
