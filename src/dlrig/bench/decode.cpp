@@ -282,11 +282,21 @@ Result<UserImages> images_from(const std::filesystem::path &data, std::size_t li
   std::string first_why;
   for (const auto &f : files) {
     auto bytes = read_regular_file(f.string(), max_jpeg_file_bytes, "JPEG file");
-    if (!bytes)
+    const auto name = f == data ? f.filename().string() : f.lexically_relative(data).string();
+    if (!bytes && f == data)
       return prefixed("--data ", bytes.error());
+    if (!bytes) { // one unreadable file of a folder is left out, as one that does not decode
+      auto why = bytes.error().message;
+      if (why.starts_with(f.string() + ": "))
+        why.erase(0, f.string().size() + 2);
+      if (first_why.empty())
+        first_why = why;
+      out.refused.push_back(name + ": " + why);
+      continue;
+    }
     JpegImage img;
     img.jpeg.assign(bytes->begin(), bytes->end());
-    img.name = f == data ? f.filename().string() : f.lexically_relative(data).string();
+    img.name = name;
     auto rgb = decode_jpeg(img.jpeg, img.width, img.height);
     if (!rgb) {
       if (first_why.empty())

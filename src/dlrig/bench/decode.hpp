@@ -55,16 +55,17 @@ double psnr(const std::vector<unsigned char> &a, const std::vector<unsigned char
 Result<std::vector<JpegImage>> generated_images(int per_size);
 // The JPEG files a --data path names: a regular file, or the *.jpg/*.jpeg regular files in a
 // directory and its folders (ImageFolder's root/CLASS/FILE.jpg), the first `limit` in name order,
-// named by their path below it. A file decode_jpeg refuses is left out and listed in `refused`
-// ("name: why"); the others are the images.
+// named by their path below it. A file of a directory that cannot be read (permission denied,
+// too large) or that decode_jpeg refuses is left out and listed in `refused` ("name: why"); the
+// others are the images.
 struct UserImages {
   std::vector<JpegImage> images;
   std::vector<std::string> refused;
 };
 // not_found when the path does not exist; bad_input when it is neither a regular file nor a
-// directory (never opened), a file is larger than max_jpeg_file_bytes, or no file there is a
-// readable JPEG (the message names the first refused one and why); io when the directory or a
-// file cannot be read.
+// directory (never opened), the file it names is larger than max_jpeg_file_bytes, or no file
+// there is a readable JPEG (the message names the first refused one and why); io when the
+// directory or the file it names cannot be read.
 Result<UserImages> images_from(const std::filesystem::path &data, std::size_t limit);
 // "2 of 256 files left out: a.jpg: not a readable JPEG: ...; b.jpg: ..." (at most three named),
 // or "" when none was.
