@@ -3,6 +3,7 @@
 // returns what to run once the command line is parsed. Behaviour lives in the dlrig library.
 #include "dlrig/core/exit_code.hpp"
 #include "dlrig/core/snapshot.hpp"
+#include "dlrig/core/text.hpp"
 #include "dlrig/output/envelope.hpp"
 #include "dlrig/output/print.hpp"
 #include "dlrig/probe/probe.hpp"
@@ -59,29 +60,6 @@ void to_stderr(const std::string &line);
 // Failure(io) "cannot write to standard output: REASON": stdio reports a failed write only when
 // flushed.
 void flush_stdout();
-
-// Parses a number for a flag; nullopt unless the whole text is a finite number of type T (whole
-// for integer T, never NaN or infinity) within [lo, hi].
-template <class T> std::optional<T> parse_ranged(const std::string &text, T lo, T hi) {
-  if (text.empty() || std::isspace(static_cast<unsigned char>(text.front())))
-    return std::nullopt;
-  T v{};
-  if constexpr (std::is_integral_v<T>) {
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (ec != std::errc() || end != text.data() + text.size())
-      return std::nullopt;
-  } else {
-    char *end = nullptr;
-    errno = 0;
-    double d = std::strtod(text.c_str(), &end);
-    if (errno == ERANGE || end != text.c_str() + text.size() || !std::isfinite(d))
-      return std::nullopt;
-    v = static_cast<T>(d);
-  }
-  if (!(v >= lo && v <= hi))
-    return std::nullopt;
-  return v;
-}
 
 // A numeric flag with a documented range [lo, hi], shown in --help. Not a number, NaN,
 // infinity, a fraction for a whole-number flag or a value out of range is a usage error (64)

@@ -2,6 +2,7 @@
 // coverage, driver -> CUDA, the newest fitting torch wheel).
 #include "dlrig/kb/kb.hpp"
 
+#include "dlrig/core/text.hpp"
 #include "dlrig/kb/row.hpp"
 
 #include <algorithm>
@@ -392,7 +393,9 @@ std::vector<Target> parse_target(std::string_view entry) {
     }
     if (d.size() < 2 || d.find_first_not_of("0123456789") != std::string::npos)
       return;
-    out.push_back(Target{ptx, std::stoi(d.substr(0, d.size() - 1)), d.back() - '0', specific});
+    auto major = parse_ranged(d.substr(0, d.size() - 1), 0, 999); // "sm_99999999999" is no target
+    if (major)
+      out.push_back(Target{ptx, *major, d.back() - '0', specific});
   };
   if (e.rfind("sm_", 0) == 0) {
     digits_target(e.substr(3), false);
@@ -450,7 +453,11 @@ bool arch_list_covers(const std::vector<std::string> &arch_list, std::string_vie
   if (dot == std::string::npos || dot == 0 || dot + 1 >= c.size() ||
       c.find_first_not_of("0123456789.") != std::string::npos)
     return false;
-  int major = std::stoi(c.substr(0, dot)), minor = std::stoi(c.substr(dot + 1));
+  auto major_read = parse_ranged(std::string(c.substr(0, dot)), 0, 999);
+  auto minor_read = parse_ranged(std::string(c.substr(dot + 1)), 0, 999);
+  if (!major_read || !minor_read) // "99999999999.0" or "8.6.1"
+    return false;
+  const int major = *major_read, minor = *minor_read;
   for (const auto &entry : arch_list) {
     for (const auto &t : parse_target(entry)) {
       if (t.specific) {

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <tuple>
 
@@ -728,9 +729,10 @@ Result<Money> parse_money(std::string_view text, std::string_view flag) {
                           "\": expected an amount and a currency such as 3000USD, $3,000 or "
                           "2.5kUSD");
   };
-  if (num.empty() || std::count(num.begin(), num.end(), '.') > 1)
+  auto amount = parse_ranged(num, 0.0, std::numeric_limits<double>::max()); // not ".", not 1e400
+  if (!amount)
     return bad();
-  m.amount = std::stod(num) * mult;
+  m.amount = *amount * mult;
   if (!(m.amount > 0) || !std::isfinite(m.amount))
     return bad();
   if (!rest.empty()) {
@@ -759,12 +761,12 @@ Result<double> parse_duration(std::string_view text) {
   for (auto [u, f] : units)
     if (unit == u)
       mult = f;
-  if (num.empty() || std::count(num.begin(), num.end(), '.') > 1 || mult == 0 ||
-      !(std::stod(num) > 0))
+  auto n = parse_ranged(num, 0.0, std::numeric_limits<double>::max()); // not ".", not 1e400
+  if (!n || !(*n > 0) || mult == 0 || !std::isfinite(*n * mult))
     return make_error(ErrorKind::usage, "--within \"" + std::string(text) +
                                             "\": expected a duration such as 24h, 90min, 2d or "
                                             "1w");
-  return std::stod(num) * mult;
+  return *n * mult;
 }
 
 } // namespace dlrig::pick

@@ -127,6 +127,16 @@ TEST(ArchCoverage, SameMajorCubinWithLowerMinorCovers) {
   EXPECT_FALSE(arch_list_covers({"sm_50", "sm_90"}, "10.0"));
 }
 
+// An arch list or compute capability from a snapshot file with digits beyond an int threw
+// std::stoi's out_of_range (exit 70): such an entry is no target, such a capability no match.
+TEST(ArchCoverage, NumbersBeyondAnyArchAreNoTarget) {
+  EXPECT_FALSE(arch_list_covers({"sm_99999999999"}, "9.0"));
+  EXPECT_FALSE(arch_list_covers({"compute_99999999999"}, "9.0"));
+  EXPECT_TRUE(arch_list_covers({"sm_99999999999", "sm_90"}, "9.0"));
+  EXPECT_FALSE(arch_list_covers({"sm_90"}, "99999999999.0"));
+  EXPECT_FALSE(arch_list_covers({"sm_90"}, "9.99999999999"));
+}
+
 TEST(ArchCoverage, PtxIsJitCompiledForNewerGpus) {
   EXPECT_TRUE(arch_list_covers({"sm_80", "compute_90"}, "12.0"));
   EXPECT_TRUE(arch_list_covers({"compute_120"}, "12.0"));

@@ -393,8 +393,10 @@ TEST(PickParse, Money) {
   EXPECT_EQ(parse_money("2.5kUSD")->amount, 2500);
   EXPECT_EQ(parse_money("1500 eur")->currency, "EUR");
   EXPECT_EQ(parse_money("1500")->currency, "");
-  for (const char *bad : {"", "abc", "USD", "3000US", "-5USD", "3000$", "1.2.3USD", "$3000EUR",
-                          "0USD", "3000 USDX"}) {
+  // ".", and digits beyond a double, threw std::stod's exceptions (exit 70).
+  for (const std::string &bad : std::vector<std::string>{
+           "", "abc", "USD", "3000US", "-5USD", "3000$", "1.2.3USD", "$3000EUR", "0USD",
+           "3000 USDX", ".USD", "$.", std::string(400, '9') + "USD"}) {
     auto r = parse_money(bad);
     EXPECT_FALSE(r.ok()) << bad;
     if (!r.ok()) {
@@ -516,7 +518,9 @@ TEST(PickParse, Duration) {
   EXPECT_EQ(*parse_duration("2d"), 172800);
   EXPECT_EQ(*parse_duration("1w"), 604800);
   EXPECT_EQ(*parse_duration("1.5 h"), 5400);
-  for (const char *bad : {"", "24", "h", "0h", "-1h", "24 hours", "1.2.3h"})
+  for (const std::string &bad :
+       std::vector<std::string>{"", "24", "h", "0h", "-1h", "24 hours", "1.2.3h", ".h", ". h",
+                                std::string(400, '9') + "h"})
     EXPECT_FALSE(parse_duration(bad).ok()) << bad;
   EXPECT_EQ(*parse_form("laptop-egpu"), Form::laptop_egpu);
   EXPECT_FALSE(parse_form("tower").ok());
