@@ -132,7 +132,7 @@ Snapshot obtain_snapshot(const SnapshotSource &src) {
     snap = probe_machine(fs, current_environment(), src.probe);
   }
   if (src.redact)
-    redact(snap);
+    redact(snap, this_home());
   return snap;
 }
 

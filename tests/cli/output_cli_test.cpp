@@ -87,6 +87,30 @@ TEST(OutputCli, RedactHidesTheHostAndHomePathsOfTheEnvelope) {
   EXPECT_EQ(c["redacted"], true);
 }
 
+// --redact took home paths out of the snapshot and the envelope only: `fit ~/model --redact`
+// printed the model's config path whole, and a HOME outside /home (a cluster's /scratch/alice)
+// stayed everywhere. The whole output of a redacted run now has no home path, in every format.
+TEST(OutputCli, RedactTakesTheHomeOutOfTheWholeReportWhereverItLies) {
+  const auto home = scratch("redact_scratch_alice");
+  std::filesystem::create_directories(home / "model");
+  std::filesystem::copy_file(fixture("models/bert-base-uncased.json"),
+                             home / "model" / "config.json",
+                             std::filesystem::copy_options::overwrite_existing);
+  const std::string model = (home / "model").string();
+  for (std::vector<std::string> format : {std::vector<std::string>{}, {"--json"}, {"--markdown"}}) {
+    std::vector<std::string> args{"fit", model, "--gpu", "H100", "--redact"};
+    args.insert(args.end(), format.begin(), format.end());
+    auto r = run_dlrig(args, {"HOME=" + home.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out.find(home.string()), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("~/model/config.json"), std::string::npos) << r.out;
+    // Without --redact the path is printed whole.
+    format.insert(format.begin(), {"fit", model, "--gpu", "H100"});
+    auto plain = run_dlrig(format, {"HOME=" + home.string()});
+    EXPECT_NE(plain.out.find(home.string() + "/model/config.json"), std::string::npos) << plain.out;
+  }
+}
+
 TEST(OutputCli, SnapshotContextStillLoadsAndKeepsItsCapture) {
   auto snap = run_dlrig({"snapshot", "--sysroot", fixture("laptop-no-gpu")});
   ASSERT_EQ(snap.exit_code, 0) << snap.err;

@@ -223,36 +223,65 @@ Result<Snapshot> snapshot_from_json(std::string_view text) {
 
 namespace {
 
+// What ends a home path: "/home/alice" is followed by one of these or by the end of the text.
+constexpr std::string_view kPathEnd = "/: \t\r\n\v\f'\"(),;[]{}<>\x1b";
+
 // Paths under home directories name their user: /home/alice/x and /root/x become ~/x.
 const std::regex &home_path() {
-  static const std::regex home(R"((/home/[^/\s:]+|/root|/Users/[^/\s:]+)(?=/|$|:|\s))");
+  static const std::regex home(
+      R"((/home/[^/\s:'"(),;\[\]{}<>\x1b]+|/root|/Users/[^/\s:'"(),;\[\]{}<>\x1b]+))"
+      R"((?=[/\s:'"(),;\[\]{}<>\x1b]|$))");
   return home;
 }
 
-void redact_strings(Json &j) {
-  if (j.is_string()) {
-    j = redact_home_paths(j.get<std::string>());
-  } else if (j.is_structured()) {
-    for (auto &child : j)
-      redact_strings(child);
+// `home` (trailing slashes dropped) replaced by ~ where a path ends after it.
+std::string replace_home(const std::string &text, std::string_view home) {
+  while (home.size() > 1 && home.back() == '/')
+    home.remove_suffix(1);
+  if (home.size() < 2 || home.front() != '/')
+    return text;
+  std::string out;
+  std::size_t from = 0;
+  for (auto at = text.find(home); at != std::string::npos; at = text.find(home, at + 1)) {
+    const std::size_t end = at + home.size();
+    if (at < from || (end < text.size() && kPathEnd.find(text[end]) == std::string_view::npos))
+      continue;
+    out.append(text, from, at - from).append("~");
+    from = end;
   }
+  return out.append(text, from);
 }
 
 } // namespace
 
-std::string redact_home_paths(const std::string &text) {
-  return std::regex_replace(text, home_path(), "~");
+void redact_json_strings(Json &j, const std::vector<std::string> &homes) {
+  if (j.is_string()) {
+    j = redact_home_paths(j.get<std::string>(), homes);
+  } else if (j.is_structured()) {
+    for (auto &child : j)
+      redact_json_strings(child, homes);
+  }
 }
 
-void redact(Snapshot &s) {
+std::string redact_home_paths(const std::string &text, const std::vector<std::string> &homes) {
+  std::string out = text;
+  for (const auto &home : homes)
+    out = replace_home(out, home);
+  return std::regex_replace(out, home_path(), "~");
+}
+
+void redact(Snapshot &s, const std::string &home) {
   s.host.hostname.reset();
   for (auto &gpu : s.gpus)
     if (gpu.nvml)
       gpu.nvml->uuid.reset();
+  std::vector<std::string> homes{home};
+  if (auto it = s.software.env.find("HOME"); it != s.software.env.end())
+    homes.push_back(it->second);
   for (const char *var : {"USER", "LOGNAME", "HOME", "MASTER_ADDR"})
     s.software.env.erase(var);
   Json doc = s;
-  redact_strings(doc);
+  redact_json_strings(doc, homes);
   s = doc.get<Snapshot>();
   s.context.redacted = true;
 }

@@ -7,6 +7,7 @@
 #include "dlrig/core/snapshot_software.hpp"
 
 #include <string_view>
+#include <vector>
 
 namespace dlrig {
 
@@ -58,9 +59,15 @@ Result<Snapshot> snapshot_from_json(std::string_view text);
 // Reading a snapshot file (size cap, regular files only) is platform/snapshot_file.hpp.
 
 // Removes what identifies a person or a machine: hostname, GPU UUIDs, user names, and paths under
-// home directories (replaced by "~"). Serial numbers are never probed at all.
-void redact(Snapshot &s);
-// The path rule of redact(): /home/alice/x, /root/x and /Users/alice/x become ~/x.
-std::string redact_home_paths(const std::string &text);
+// home directories (replaced by "~"): `home` (this process's HOME, for a snapshot it probed) and
+// the snapshot's own HOME among them, wherever they lie. Serial numbers are never probed at all.
+void redact(Snapshot &s, const std::string &home = {});
+// The path rule of redact(): /home/alice/x, /root/x, /Users/alice/x and, for each of `homes` that
+// is an absolute folder other than / (HOME's value, a cluster's /scratch/alice), home/x become
+// ~/x. A home path ends at a slash, colon, quote, bracket, comma, semicolon, whitespace or
+// terminal escape.
+std::string redact_home_paths(const std::string &text, const std::vector<std::string> &homes = {});
+// redact_home_paths applied to every string of a JSON document.
+void redact_json_strings(Json &doc, const std::vector<std::string> &homes = {});
 
 } // namespace dlrig

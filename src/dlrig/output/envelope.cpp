@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <climits>
+#include <cstdlib>
 
 namespace dlrig {
 
@@ -24,13 +25,19 @@ OptStr this_host() {
   return std::string(buf);
 }
 
+std::string this_home() {
+  const char *home = std::getenv("HOME");
+  return home ? home : "";
+}
+
 Envelope redacted(Envelope e) {
   e.redacted = true;
   e.host.reset();
+  const std::vector<std::string> homes{this_home()};
   for (auto &arg : e.command_line)
-    arg = redact_home_paths(arg);
+    arg = redact_home_paths(arg, homes);
   if (e.source && e.source->path)
-    e.source->path = redact_home_paths(*e.source->path);
+    e.source->path = redact_home_paths(*e.source->path, homes);
   return e;
 }
 

@@ -37,8 +37,12 @@ Json context_json(const Envelope &e);
 // This machine's host name (gethostname), null when it has none.
 OptStr this_host();
 
+// This process's HOME, empty when unset: the home folder --redact writes as ~ wherever it lies.
+std::string this_home();
+
 // What --redact does to the envelope: no host, home paths in the command line and the source's
-// path written as ~ (the snapshot's own redaction rule, core/snapshot.hpp).
+// path written as ~ (the snapshot's own redaction rule, core/snapshot.hpp, with this_home()).
+// render_report applies the same rule to the whole output of a redacted run.
 Envelope redacted(Envelope e);
 
 } // namespace dlrig

@@ -1,5 +1,6 @@
 #include "dlrig/output/print.hpp"
 
+#include "dlrig/core/snapshot.hpp"
 #include "dlrig/output/text.hpp"
 
 #include <fmt/format.h>
@@ -153,6 +154,8 @@ Json document(const Report &r, const Envelope &e) {
   for (auto it = body.begin(); it != body.end(); ++it)
     if (it.key() != "context" && it.key() != "schema_version")
       doc[it.key()] = std::move(it.value());
+  if (e.redacted) // what the report adds beside the snapshot: a model's or dataset's path
+    redact_json_strings(doc, {this_home()});
   auto replaced = make_valid_utf8(doc);
   if (!replaced.empty()) {
     Json pointers = Json::array();
@@ -186,6 +189,8 @@ std::string render_report(const Report &r, const Envelope &e, const PrintOptions
     out = r.table(TextStyle{o.colour, o.width});
     break;
   }
+  if (e.redacted)
+    out = redact_home_paths(out, {this_home()});
   // Colourless output is made printable here, whole; a colour printer did it piece by piece.
   return o.colour && o.format == Format::table ? out : printable(out);
 }
