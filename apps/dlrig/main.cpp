@@ -132,7 +132,7 @@ Snapshot obtain_snapshot(const SnapshotSource &src) {
     snap = probe_machine(fs, current_environment(), src.probe);
   }
   if (src.redact)
-    redact(snap, this_home());
+    redact(snap, this_identity());
   return snap;
 }
 

@@ -105,9 +105,19 @@ TEST(OutputCli, RedactTakesTheHomeOutOfTheWholeReportWhereverItLies) {
     EXPECT_EQ(r.out.find(home.string()), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("~/model/config.json"), std::string::npos) << r.out;
     // Without --redact the path is printed whole.
-    format.insert(format.begin(), {"fit", model, "--gpu", "H100"});
-    auto plain = run_dlrig(format, {"HOME=" + home.string()});
+    auto plain_args = format;
+    plain_args.insert(plain_args.begin(), {"fit", model, "--gpu", "H100"});
+    auto plain = run_dlrig(plain_args, {"HOME=" + home.string()});
     EXPECT_NE(plain.out.find(home.string() + "/model/config.json"), std::string::npos) << plain.out;
+    // Outside HOME, a folder named as the user (/scratch/$USER) is written $USER.
+    args[1] = (home / "zoe_redact" / "model").string();
+    std::filesystem::create_directories(args[1]);
+    std::filesystem::copy_file(home / "model" / "config.json", args[1] + "/config.json",
+                               std::filesystem::copy_options::overwrite_existing);
+    auto user = run_dlrig(args, {"HOME=/nonexistent-home", "USER=zoe_redact"});
+    ASSERT_EQ(user.exit_code, 0) << user.err;
+    EXPECT_EQ(user.out.find("zoe_redact"), std::string::npos) << user.out;
+    EXPECT_NE(user.out.find("/$USER/model/config.json"), std::string::npos) << user.out;
   }
 }
 

@@ -234,19 +234,16 @@ const std::regex &home_path() {
   return home;
 }
 
-// `home` (trailing slashes dropped) replaced by ~ where a path ends after it.
-std::string replace_home(const std::string &text, std::string_view home) {
-  while (home.size() > 1 && home.back() == '/')
-    home.remove_suffix(1);
-  if (home.size() < 2 || home.front() != '/')
-    return text;
+// `part` replaced by `with` wherever a path ends after it (a slash, a colon... or the text's end).
+std::string replace_path_part(const std::string &text, std::string_view part,
+                              std::string_view with) {
   std::string out;
   std::size_t from = 0;
-  for (auto at = text.find(home); at != std::string::npos; at = text.find(home, at + 1)) {
-    const std::size_t end = at + home.size();
+  for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) {
+    const std::size_t end = at + part.size();
     if (at < from || (end < text.size() && kPathEnd.find(text[end]) == std::string_view::npos))
       continue;
-    out.append(text, from, at - from).append("~");
+    out.append(text, from, at - from).append(with);
     from = end;
   }
   return out.append(text, from);
@@ -254,34 +251,43 @@ std::string replace_home(const std::string &text, std::string_view home) {
 
 } // namespace
 
-void redact_json_strings(Json &j, const std::vector<std::string> &homes) {
+void redact_json_strings(Json &j, const Identity &who) {
   if (j.is_string()) {
-    j = redact_home_paths(j.get<std::string>(), homes);
+    j = redact_home_paths(j.get<std::string>(), who);
   } else if (j.is_structured()) {
     for (auto &child : j)
-      redact_json_strings(child, homes);
+      redact_json_strings(child, who);
   }
 }
 
-std::string redact_home_paths(const std::string &text, const std::vector<std::string> &homes) {
+std::string redact_home_paths(const std::string &text, const Identity &who) {
   std::string out = text;
-  for (const auto &home : homes)
-    out = replace_home(out, home);
-  return std::regex_replace(out, home_path(), "~");
+  for (std::string_view home : who.homes) {
+    while (home.size() > 1 && home.back() == '/')
+      home.remove_suffix(1);
+    if (home.size() >= 2 && home.front() == '/')
+      out = replace_path_part(out, home, "~");
+  }
+  out = std::regex_replace(out, home_path(), "~");
+  for (const auto &user : who.users)
+    if (user.size() >= 2 && user != "root" && user.find_first_of(kPathEnd) == std::string::npos)
+      out = replace_path_part(out, "/" + user, "/$USER");
+  return out;
 }
 
-void redact(Snapshot &s, const std::string &home) {
+void redact(Snapshot &s, const Identity &who) {
   s.host.hostname.reset();
   for (auto &gpu : s.gpus)
     if (gpu.nvml)
       gpu.nvml->uuid.reset();
-  std::vector<std::string> homes{home};
-  if (auto it = s.software.env.find("HOME"); it != s.software.env.end())
-    homes.push_back(it->second);
+  Identity all = who;
+  for (const char *var : {"HOME", "USER", "LOGNAME"})
+    if (auto it = s.software.env.find(var); it != s.software.env.end())
+      (std::string_view(var) == "HOME" ? all.homes : all.users).push_back(it->second);
   for (const char *var : {"USER", "LOGNAME", "HOME", "MASTER_ADDR"})
     s.software.env.erase(var);
   Json doc = s;
-  redact_json_strings(doc, homes);
+  redact_json_strings(doc, all);
   s = doc.get<Snapshot>();
   s.context.redacted = true;
 }

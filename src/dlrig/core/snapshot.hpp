@@ -58,16 +58,25 @@ bool gpus_known(const Snapshot &s);
 Result<Snapshot> snapshot_from_json(std::string_view text);
 // Reading a snapshot file (size cap, regular files only) is platform/snapshot_file.hpp.
 
+// Who a redacted output must not name: home folders (HOME's value) and user names (USER,
+// LOGNAME).
+struct Identity {
+  std::vector<std::string> homes;
+  std::vector<std::string> users;
+};
+
 // Removes what identifies a person or a machine: hostname, GPU UUIDs, user names, and paths under
-// home directories (replaced by "~"): `home` (this process's HOME, for a snapshot it probed) and
-// the snapshot's own HOME among them, wherever they lie. Serial numbers are never probed at all.
-void redact(Snapshot &s, const std::string &home = {});
-// The path rule of redact(): /home/alice/x, /root/x, /Users/alice/x and, for each of `homes` that
-// is an absolute folder other than / (HOME's value, a cluster's /scratch/alice), home/x become
-// ~/x. A home path ends at a slash, colon, quote, bracket, comma, semicolon, whitespace or
-// terminal escape.
-std::string redact_home_paths(const std::string &text, const std::vector<std::string> &homes = {});
+// home directories (replaced by "~"): `who` (this process's HOME and USER, for a snapshot it
+// probed) and the snapshot's own HOME, USER and LOGNAME among them, wherever they lie. Serial
+// numbers are never probed at all.
+void redact(Snapshot &s, const Identity &who = {});
+// The path rule of redact(): /home/alice/x, /root/x, /Users/alice/x and, for each of who.homes
+// that is an absolute folder other than / (a cluster's /scratch/alice), home/x become ~/x; then a
+// path part that is one of who.users (2 characters or more, not root) becomes $USER
+// (/scratch/alice/data -> /scratch/$USER/data). A home path or a part ends at a slash, colon,
+// quote, bracket, comma, semicolon, whitespace, terminal escape or the end of the text.
+std::string redact_home_paths(const std::string &text, const Identity &who = {});
 // redact_home_paths applied to every string of a JSON document.
-void redact_json_strings(Json &doc, const std::vector<std::string> &homes = {});
+void redact_json_strings(Json &doc, const Identity &who = {});
 
 } // namespace dlrig

@@ -25,19 +25,22 @@ OptStr this_host() {
   return std::string(buf);
 }
 
-std::string this_home() {
-  const char *home = std::getenv("HOME");
-  return home ? home : "";
+Identity this_identity() {
+  Identity who;
+  for (const char *var : {"HOME", "USER", "LOGNAME"})
+    if (const char *v = std::getenv(var); v && *v)
+      (var[0] == 'H' ? who.homes : who.users).emplace_back(v);
+  return who;
 }
 
 Envelope redacted(Envelope e) {
   e.redacted = true;
   e.host.reset();
-  const std::vector<std::string> homes{this_home()};
+  const Identity who = this_identity();
   for (auto &arg : e.command_line)
-    arg = redact_home_paths(arg, homes);
+    arg = redact_home_paths(arg, who);
   if (e.source && e.source->path)
-    e.source->path = redact_home_paths(*e.source->path, homes);
+    e.source->path = redact_home_paths(*e.source->path, who);
   return e;
 }
 

@@ -5,6 +5,7 @@
 // document carries the same context block (google/benchmark's context, one per run).
 #include "dlrig/core/clock.hpp"
 #include "dlrig/core/json.hpp"
+#include "dlrig/core/snapshot.hpp"
 #include "dlrig/core/snapshot_host.hpp"
 
 #include <optional>
@@ -37,11 +38,12 @@ Json context_json(const Envelope &e);
 // This machine's host name (gethostname), null when it has none.
 OptStr this_host();
 
-// This process's HOME, empty when unset: the home folder --redact writes as ~ wherever it lies.
-std::string this_home();
+// This process's HOME, USER and LOGNAME (those set): the home folder --redact writes as ~ and the
+// user name it writes as $USER, wherever they lie.
+Identity this_identity();
 
 // What --redact does to the envelope: no host, home paths in the command line and the source's
-// path written as ~ (the snapshot's own redaction rule, core/snapshot.hpp, with this_home()).
+// path written as ~ (the snapshot's own redaction rule, core/snapshot.hpp, with this_identity()).
 // render_report applies the same rule to the whole output of a redacted run.
 Envelope redacted(Envelope e);
 

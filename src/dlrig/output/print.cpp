@@ -155,7 +155,7 @@ Json document(const Report &r, const Envelope &e) {
     if (it.key() != "context" && it.key() != "schema_version")
       doc[it.key()] = std::move(it.value());
   if (e.redacted) // what the report adds beside the snapshot: a model's or dataset's path
-    redact_json_strings(doc, {this_home()});
+    redact_json_strings(doc, this_identity());
   auto replaced = make_valid_utf8(doc);
   if (!replaced.empty()) {
     Json pointers = Json::array();
@@ -190,7 +190,7 @@ std::string render_report(const Report &r, const Envelope &e, const PrintOptions
     break;
   }
   if (e.redacted)
-    out = redact_home_paths(out, {this_home()});
+    out = redact_home_paths(out, this_identity());
   // Colourless output is made printable here, whole; a colour printer did it piece by piece.
   return o.colour && o.format == Format::table ? out : printable(out);
 }

@@ -203,31 +203,38 @@ TEST(Snapshot, RedactRemovesIdentity) {
   EXPECT_EQ(to_json(s).dump().find("alice"), std::string::npos);
 }
 
-// A home outside /home (a cluster's /scratch/alice) is written as ~ when it is HOME's value, given
-// by the caller or held in the snapshot's environment.
-TEST(Snapshot, RedactTakesOutAHomeThatLiesElsewhere) {
+// A home outside /home (a cluster's /scratch/alice) is written as ~ and a user's name as $USER
+// when given by the caller (this process's HOME and USER) or held in the snapshot's environment.
+TEST(Snapshot, RedactTakesOutAHomeThatLiesElsewhereAndTheUsersName) {
   Snapshot s = sample();
   s.host.mounts[0].mountpoint = "/scratch/alice/data";
   s.software.env["CUDA_HOME"] = "/gpfs/u/bob/cuda";
+  s.software.env["VIRTUAL_ENV"] = "/work/projects/carol/venv";
   s.software.env["HOME"] = "/gpfs/u/bob";
-  redact(s, "/scratch/alice/");
+  s.software.env["LOGNAME"] = "carol";
+  redact(s, Identity{{"/scratch/alice/"}, {}});
   EXPECT_EQ(s.host.mounts[0].mountpoint, "~/data");
   EXPECT_EQ(s.software.env["CUDA_HOME"], "~/cuda");
+  EXPECT_EQ(s.software.env["VIRTUAL_ENV"], "/work/projects/$USER/venv");
   EXPECT_FALSE(s.software.env.contains("HOME"));
+  EXPECT_FALSE(s.software.env.contains("LOGNAME"));
 }
 
-TEST(Snapshot, HomePathsEndWhereAPathEnds) {
-  const std::vector<std::string> homes{"/scratch/alice"};
-  EXPECT_EQ(redact_home_paths("/scratch/alice/venv/bin/python", homes), "~/venv/bin/python");
-  EXPECT_EQ(redact_home_paths("PATH=/scratch/alice/bin:/usr/bin", homes), "PATH=~/bin:/usr/bin");
-  EXPECT_EQ(redact_home_paths("/scratch/alicex/y and /scratch/alice", homes),
+TEST(Snapshot, HomePathsAndUserNamesEndWhereAPathPartEnds) {
+  const Identity who{{"/scratch/alice"}, {"dave"}};
+  EXPECT_EQ(redact_home_paths("/scratch/alice/venv/bin/python", who), "~/venv/bin/python");
+  EXPECT_EQ(redact_home_paths("PATH=/scratch/alice/bin:/usr/bin", who), "PATH=~/bin:/usr/bin");
+  EXPECT_EQ(redact_home_paths("/scratch/alicex/y and /scratch/alice", who),
             "/scratch/alicex/y and ~");
   EXPECT_EQ(redact_home_paths("(/home/alice), '/root'; \x1b[1m/Users/bob\x1b[0m"),
             "(~), '~'; \x1b[1m~\x1b[0m");
   EXPECT_EQ(redact_home_paths("/rootfs/x /home/alice2/y"), "/rootfs/x ~/y");
-  // "/" or a relative HOME names no home folder.
-  EXPECT_EQ(redact_home_paths("/usr/lib", {"/"}), "/usr/lib");
-  EXPECT_EQ(redact_home_paths("alice/x", {"alice"}), "alice/x");
+  EXPECT_EQ(redact_home_paths("/data/dave/x /data/daves/y /home/dave/z dave", who),
+            "/data/$USER/x /data/daves/y ~/z dave");
+  // "/" or a relative HOME names no home folder; root or a one-letter user is no name to hide.
+  EXPECT_EQ(redact_home_paths("/usr/lib", Identity{{"/"}, {}}), "/usr/lib");
+  EXPECT_EQ(redact_home_paths("alice/x", Identity{{"alice"}, {}}), "alice/x");
+  EXPECT_EQ(redact_home_paths("/a/b", Identity{{}, {"root", "a"}}), "/a/b");
 }
 
 } // namespace
