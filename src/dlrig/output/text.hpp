@@ -21,8 +21,9 @@ std::string valid_utf8(std::string_view s);
 // Printable text, backslashes included, is unchanged: printable(printable(s)) == printable(s).
 std::string printable(std::string_view s);
 
-// Columns `s` takes on a terminal: its code points (right for the text dlrig prints; no wide
-// characters are expected).
+// Columns `s` takes on a terminal: two for a wide character (CJK, Hangul, kana, fullwidth forms,
+// emoji: Unicode's East Asian Width W and F), none for a combining mark or a zero-width character,
+// one for any other code point or for a byte that is no UTF-8.
 std::size_t display_width(std::string_view s);
 
 // `text` broken into lines at spaces: the first at most `first` columns wide, the others at most

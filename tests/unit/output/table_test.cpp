@@ -151,6 +151,43 @@ TEST(Table, AKeyValueTableKeepsItsKeysWholeAndWrapsTheValues) {
     EXPECT_LE(l.size(), 50u) << out;
 }
 
+// On a terminal a CJK character, a fullwidth form or an emoji takes two columns and a combining
+// accent none (Unicode's East Asian Width): counted as one each, a dataset folder named in Chinese
+// pushed the columns after it out of line.
+TEST(Text, WideCharactersTakeTwoColumnsAndCombiningMarksNone) {
+  EXPECT_EQ(display_width("\u6570\u636e\u96c6"), 6u);              // 数据集
+  EXPECT_EQ(display_width("\uff44\uff41\uff54\uff41"), 8u);        // fullwidth "data"
+  EXPECT_EQ(display_width("\ud55c\uad6d\uc5b4"), 6u);              // Hangul
+  EXPECT_EQ(display_width("\u3053\u3093\u306b\u3061\u306f"), 10u); // Hiragana
+  EXPECT_EQ(display_width("\U0001F680 go"), 5u);                   // an emoji, a space, go
+  EXPECT_EQ(display_width("e\u0301t\u00e9"), 3u); // a combining acute takes no column
+  EXPECT_EQ(display_width("caf\u00e9 \u00b5s"), 7u);
+  EXPECT_EQ(display_width("\xff\xfe"), 2u); // bytes that are no UTF-8: one each
+}
+
+TEST(Wrap, WideCharactersWrapByColumns) {
+  using V = std::vector<std::string>;
+  const std::string a = "\u8bad", b = "\u7ec3", c = "\u6570", d = "\u636e", e = "\u96c6";
+  EXPECT_EQ(wrap_words(a + b + c + d + e, 4, 4), (V{a + b, c + d, e}));
+  EXPECT_EQ(wrap_words(a + b + " " + c, 5, 5), (V{a + b, c}));
+  // A line narrower than one wide character still takes one a line: the text moves on.
+  EXPECT_EQ(wrap_words(a + b, 1, 1), (V{a, b}));
+}
+
+TEST(Table, CellsWithWideCharactersLineUp) {
+  Table t{"", {"path", "files"}, {}};
+  t.add({"/data/\u8bad\u7ec3\u96c6", "1"});
+  t.add({"/data/train", "2"});
+  t.add({"/data/\uff54\uff52\uff41\uff49\uff4e", "3"});
+  std::vector<std::size_t> ends;
+  for (const auto &line : lines_of(render_text(t)))
+    if (!line.empty() && line.back() >= '1' && line.back() <= '3')
+      ends.push_back(display_width(line));
+  ASSERT_EQ(ends.size(), 3u) << render_text(t);
+  EXPECT_EQ(ends[0], ends[1]) << render_text(t);
+  EXPECT_EQ(ends[1], ends[2]) << render_text(t);
+}
+
 TEST(Table, ATableThatCannotFitEvenWrappedIsLeftAsItIs) {
   Table t{"", {"a", "b", "c"}, {}};
   t.add({"aaaaaaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbbbbbb", "cccccccccccccccccccc"});
