@@ -60,7 +60,7 @@ std::optional<double> Row::number(std::string_view column) const {
     return std::nullopt;
   auto v = to_double(t);
   if (!v)
-    fail(column, "'" + t + "' is not a number");
+    fail(column, "'" + excerpt(t) + "' is not a number");
   return v;
 }
 
@@ -71,7 +71,7 @@ std::optional<int> Row::integer(std::string_view column) const {
   int v = 0;
   auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
   if (ec != std::errc() || p != t.data() + t.size())
-    fail(column, "'" + t + "' is not a whole number");
+    fail(column, "'" + excerpt(t) + "' is not a whole number");
   return v;
 }
 
@@ -85,15 +85,15 @@ std::optional<Range> Row::range(std::string_view column) const {
   if (dash == std::string::npos) {
     auto v = to_double(t);
     if (!v)
-      fail(column, "'" + t + "' is not a number or a range like 300-350");
+      fail(column, "'" + excerpt(t) + "' is not a number or a range like 300-350");
     return Range{*v, *v};
   }
   auto lo = to_double(trim(std::string_view(t).substr(0, dash)));
   auto hi = to_double(trim(std::string_view(t).substr(dash + 1)));
   if (!lo || !hi)
-    fail(column, "'" + t + "' is not a number or a range like 300-350");
+    fail(column, "'" + excerpt(t) + "' is not a number or a range like 300-350");
   if (*lo > *hi)
-    fail(column, "range '" + t + "' runs backwards");
+    fail(column, "range '" + excerpt(t) + "' runs backwards");
   return Range{*lo, *hi};
 }
 
@@ -105,7 +105,7 @@ std::optional<bool> Row::yes_no(std::string_view column) const {
     return true;
   if (t == "no")
     return false;
-  fail(column, "'" + t + "' is not yes, no or blank");
+  fail(column, "'" + excerpt(t) + "' is not yes, no or blank");
 }
 
 std::vector<std::string> Row::list(std::string_view column) const {

@@ -39,6 +39,20 @@ TEST(KbLoader, BadNumberNamesFileLineAndColumn) {
   EXPECT_EQ(gpus.error().message, "data/gpus.csv:3: column fp16_tflops: 'abc' is not a number");
 }
 
+// A user's CSV (pick --prices) with a 400-digit or binary cell: the message quotes its start.
+TEST(KbLoader, ABadCellIsQuotedShortAndPrintable) {
+  auto gpus =
+      parse_gpus(std::string(kGpuHeader) + gpu_row() +
+                     gpu_row("\x1b[2J" + std::string(400, '9'), "10de:2685", "450", "Other"),
+                 "f.csv");
+  ASSERT_FALSE(gpus);
+  const auto &m = gpus.error().message;
+  EXPECT_LT(m.size(), 160u) << m;
+  EXPECT_NE(m.find("f.csv:3: column fp16_tflops: '?[2J9999"), std::string::npos) << m;
+  EXPECT_NE(m.find("...' is not a number"), std::string::npos) << m;
+  EXPECT_EQ(m.find('\x1b'), std::string::npos) << m;
+}
+
 TEST(KbLoader, TdpRangeKeepsBothEnds) {
   auto gpus = parse_gpus(std::string(kGpuHeader) + gpu_row("1", "10de:2684", "300-350"), "f");
   ASSERT_TRUE(gpus) << gpus.error().message;
