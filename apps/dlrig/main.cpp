@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <sstream>
 
 namespace dlrig::cli {
 namespace {
@@ -183,7 +184,12 @@ int main(int argc, char **argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
-    int rc = app.exit(e);
+    // CLI11's messages quote the user's words (and --help the program's path): escaped as
+    // everything else dlrig writes, so a value holding a terminal escape cannot reach the terminal.
+    std::ostringstream out, err;
+    int rc = app.exit(e, out, err);
+    std::cout << printable(out.str()) << std::flush;
+    std::cerr << printable(err.str());
     return rc == 0 ? 0 : static_cast<int>(ExitCode::usage);
   }
   // The one envelope of this run: every JSON document carries its context.

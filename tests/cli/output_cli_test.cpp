@@ -222,6 +222,20 @@ TEST(OutputCli, ErrorMessagesEscapeControlCharactersToo) {
   EXPECT_NE(r.err.find("/nonexistent/\\x1b]0;pwned\\x07.json"), std::string::npos) << r.err;
 }
 
+// The command-line parser's own messages quote what was typed: escaped too (found by
+// fuzz/cli_args.py: a bad number, an unknown topic, a stray argument).
+TEST(OutputCli, CommandLineErrorsEscapeWhatWasTyped) {
+  for (const auto &args :
+       std::vector<std::vector<std::string>>{{"fit", "--batch", "\x1b]0;pwned\x07"},
+                                             {"kb", "\x1b[2J"},
+                                             {"doctor", "--explain", "x", "\x1b[31mred"}}) {
+    auto r = run_dlrig(args);
+    EXPECT_EQ(r.exit_code, 64) << args[0];
+    EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("\\x1b"), std::string::npos) << r.err;
+  }
+}
+
 // ---- one printer layer: --csv and --color everywhere
 // ---------------------------------------------
 

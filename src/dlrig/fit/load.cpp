@@ -119,10 +119,9 @@ std::vector<fs::path> cached_snapshots(const fs::path &hub, const std::string &o
       return {snap};
   }
   std::vector<fs::path> found;
-  for (const auto &e : fs::directory_iterator(repo / "snapshots", ec))
-    if (fs::exists(e.path() / "config.json", ec))
-      found.push_back(e.path());
-  std::sort(found.begin(), found.end());
+  for (const auto &entry : list_directory((repo / "snapshots").string()))
+    if (fs::exists(repo / "snapshots" / entry / "config.json", ec))
+      found.push_back(repo / "snapshots" / entry);
   return found;
 }
 

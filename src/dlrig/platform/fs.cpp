@@ -154,13 +154,17 @@ Result<std::string> Sysroot::read(const std::string &path, std::size_t max_bytes
   return data;
 }
 
-std::vector<std::string> Sysroot::list(const std::string &path) const {
+std::vector<std::string> list_directory(const std::string &path) {
   std::vector<std::string> names;
   std::error_code ec;
-  for (stdfs::directory_iterator it(host_path(path), ec), end; !ec && it != end; it.increment(ec))
+  for (stdfs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec))
     names.push_back(it->path().filename().string());
   std::sort(names.begin(), names.end());
   return names;
+}
+
+std::vector<std::string> Sysroot::list(const std::string &path) const {
+  return list_directory(host_path(path));
 }
 
 bool Sysroot::exists(const std::string &path) const {

@@ -83,6 +83,11 @@ struct FileHead {
 };
 Result<FileHead> read_regular_file_head(const std::string &path, std::size_t max_bytes);
 
+// The names of a folder's entries, sorted; empty when it is not a folder or cannot be listed, what
+// was listed when an entry cannot be read (never throws: a range-for over directory_iterator
+// throws on a failed step even when constructed with an error_code).
+std::vector<std::string> list_directory(const std::string &path);
+
 // Trimmed contents of a small sysfs/procfs attribute file; nullopt when missing, unreadable or
 // empty.
 std::optional<std::string> read_trimmed(const FileSystem &fs, const std::string &path);

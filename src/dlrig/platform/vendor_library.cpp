@@ -1,5 +1,7 @@
 #include "dlrig/platform/vendor_library.hpp"
 
+#include "dlrig/platform/fs.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -14,16 +16,6 @@ namespace fs = std::filesystem;
 
 // A folder's entry names; empty when it is not a folder.
 using ListDir = std::function<std::vector<std::string>(const std::string &)>;
-
-std::vector<std::string> list_here(const std::string &dir) {
-  std::vector<std::string> names;
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec))
-    return names;
-  for (const auto &e : fs::directory_iterator(dir, ec))
-    names.push_back(e.path().filename().string());
-  return names;
-}
 
 // The library's file in `dir` (see library_candidates); nullopt when there is none.
 std::optional<std::string> library_in(const ListDir &list, const fs::path &dir,
@@ -101,7 +93,7 @@ std::vector<LibraryCandidate> library_candidates(const Snapshot *snapshot,
   std::vector<LibraryCandidate> out;
   if (snapshot) {
     std::vector<std::string> looked_in;
-    out = files_in_places(*snapshot, search, list_here, looked_in);
+    out = files_in_places(*snapshot, search, list_directory, looked_in);
   }
   for (const auto &soname : search.sonames)
     if (std::none_of(out.begin(), out.end(),

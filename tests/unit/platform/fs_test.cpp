@@ -106,5 +106,17 @@ TEST_F(SysrootTest, FileHeadReadsThePrefixAndTellsTheWholeSize) {
   EXPECT_EQ(missing.error().kind, ErrorKind::not_found);
 }
 
+TEST_F(SysrootTest, ListDirectoryGivesSortedNamesAndNothingForWhatIsNotAFolder) {
+  stdfs::create_directories(root / "list/b");
+  std::ofstream(root / "list/c");
+  std::ofstream(root / "list/a");
+  EXPECT_EQ(list_directory((root / "list").string()), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_TRUE(list_directory((root / "list/a").string()).empty());
+  EXPECT_TRUE(list_directory((root / "nope").string()).empty());
+  stdfs::create_directory_symlink(root / "loop", root / "loop");
+  EXPECT_TRUE(list_directory((root / "loop").string()).empty()); // ELOOP, not an exception
+  EXPECT_EQ(Sysroot(root.string()).list("/list"), list_directory((root / "list").string()));
+}
+
 } // namespace
 } // namespace dlrig
