@@ -297,8 +297,8 @@ Runner setup_bench(CLI::App &sub) {
     std::optional<std::string> db_path = a->db.empty() ? bench::default_db_path() : a->db;
     auto need_db_path = [&] {
       if (!db_path)
-        throw Failure(ExitCode::usage, "no results database: neither XDG_DATA_HOME (an "
-                                       "absolute path) nor HOME is set; give one with --db PATH");
+        throw Failure(ExitCode::usage, "no results database: neither XDG_DATA_HOME nor "
+                                       "HOME is an absolute path; give one with --db PATH");
       return *db_path;
     };
     auto open_db = [&] { return value_or_throw(bench::Store::open(need_db_path())); };

@@ -292,6 +292,11 @@ TEST(BenchCli, ARelativeXdgDataHomeIsIgnored) {
   EXPECT_NE(r.err.find(home + "/.local/share/dlrig/results.db: no such file"), std::string::npos)
       << r.err;
   EXPECT_EQ(r.err.find("relative/data"), std::string::npos) << r.err;
+  // A relative HOME too: no database, the fix named; nothing made under the current folder.
+  auto none = run_dlrig({"bench", "history"}, {"XDG_DATA_HOME=relative/data", "HOME=rel"});
+  EXPECT_EQ(none.exit_code, 64) << none.err;
+  EXPECT_NE(none.err.find("give one with --db PATH"), std::string::npos) << none.err;
+  EXPECT_FALSE(std::filesystem::exists("rel"));
 }
 
 // A FIFO as --data ran every data.decode and storage.read configuration to "failed" and exited 0;

@@ -150,13 +150,13 @@ CellProblem object_of(const char *column, const Cell &c, Json &out) {
 
 // A relative XDG_DATA_HOME is ignored, as the XDG Base Directory Specification asks
 // (https://specifications.freedesktop.org/basedir-spec/latest/): a database under the current
-// folder would change with it.
+// folder would change with it. A relative HOME names no place either.
 std::optional<std::string> default_db_path() {
   const char *xdg = std::getenv("XDG_DATA_HOME");
   if (xdg && *xdg == '/')
     return std::string(xdg) + "/dlrig/results.db";
   const char *home = std::getenv("HOME");
-  if (home && *home)
+  if (home && *home == '/')
     return std::string(home) + "/.local/share/dlrig/results.db";
   return std::nullopt;
 }

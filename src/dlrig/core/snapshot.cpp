@@ -249,6 +249,19 @@ std::string replace_path_part(const std::string &text, std::string_view part,
   return out.append(text, from);
 }
 
+// Folders of the Filesystem Hierarchy Standard 3.0 (top level, /usr, /var;
+// https://refspecs.linuxfoundation.org/FHS_3.0/fhs/index.html): a user named as one of them (a
+// system account such as `bin` or `games`, or a user called `local`) is not written as $USER in
+// paths, where /usr/local/cuda would become /$USER/local/cuda.
+bool names_a_system_folder(std::string_view user) {
+  static constexpr std::string_view kFolders[] = {
+      "bin",   "boot", "dev", "etc",     "home",    "lib",   "lib32",   "lib64", "libx32",
+      "media", "mnt",  "opt", "proc",    "root",    "run",   "sbin",    "srv",   "sys",
+      "tmp",   "usr",  "var", "include", "libexec", "local", "share",   "src",   "games",
+      "cache", "lock", "log", "mail",    "spool",   "crash", "account", "yp"};
+  return std::find(std::begin(kFolders), std::end(kFolders), user) != std::end(kFolders);
+}
+
 } // namespace
 
 void redact_json_strings(Json &j, const Identity &who) {
@@ -272,7 +285,8 @@ std::string redact_home_paths(const std::string &text, const Identity &who) {
   }
   out = std::regex_replace(out, home_path(), "~");
   for (const auto &user : who.users)
-    if (user.size() >= 2 && user != "root" && user.find_first_of(kPathEnd) == std::string::npos)
+    if (user.size() >= 2 && !names_a_system_folder(user) &&
+        user.find_first_of(kPathEnd) == std::string::npos)
       out = replace_path_part(out, "/" + user, "/$USER");
   return out;
 }

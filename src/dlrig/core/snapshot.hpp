@@ -72,7 +72,8 @@ struct Identity {
 void redact(Snapshot &s, const Identity &who = {});
 // The path rule of redact(): /home/alice/x, /root/x, /Users/alice/x and, for each of who.homes
 // that is an absolute folder other than / (a cluster's /scratch/alice), home/x become ~/x; then a
-// path part that is one of who.users (2 characters or more, not root) becomes $USER
+// path part that is one of who.users (2 characters or more, not the name of a system folder such
+// as root, usr or local) becomes $USER
 // (/scratch/alice/data -> /scratch/$USER/data). A home path or a part ends at a slash, colon,
 // quote, bracket, comma, semicolon, whitespace, terminal escape or the end of the text.
 std::string redact_home_paths(const std::string &text, const Identity &who = {});

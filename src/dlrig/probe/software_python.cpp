@@ -18,6 +18,18 @@ std::string env_value(const ProbeContext &ctx, const std::string &name) {
   return it == ctx.env.end() ? std::string() : it->second;
 }
 
+// HOME ready for "/name" to be joined to it: trailing slashes removed as Python's
+// os.path.expanduser removes them ("/home/alice/" gives /home/alice/.venv, "/" gives /.venv, not
+// //.venv); nullopt when HOME is unset or empty.
+OptStr home_prefix(const ProbeContext &ctx) {
+  auto home = env_value(ctx, "HOME");
+  if (home.empty())
+    return std::nullopt;
+  while (!home.empty() && home.back() == '/')
+    home.pop_back();
+  return home;
+}
+
 void add_unique(std::vector<std::string> &v, const std::string &s) {
   if (std::find(v.begin(), v.end(), s) == v.end())
     v.push_back(s);
@@ -83,10 +95,10 @@ std::vector<std::string> site_dirs(const ProbeContext &ctx, const PythonEnv &env
     add(root + "/lib/python" + v + "/site-packages");
   if (env.kind == std::optional<std::string>("system")) {
     // Debian: pip installs to local/.../dist-packages and ~/.local; apt to python3/dist-packages.
-    auto home = env_value(ctx, "HOME");
+    auto home = home_prefix(ctx);
     for (const auto &v : versions) {
-      if (!home.empty())
-        add(home + "/.local/lib/python" + v + "/site-packages");
+      if (home)
+        add(*home + "/.local/lib/python" + v + "/site-packages");
       add(root + "/local/lib/python" + v + "/dist-packages");
       add(root + "/lib/python" + v + "/dist-packages");
     }
@@ -121,8 +133,8 @@ OptStr torch_extensions_cache(const ProbeContext &ctx) {
   auto dir = env_value(ctx, "TORCH_EXTENSIONS_DIR");
   if (dir.empty()) {
     auto cache = env_value(ctx, "XDG_CACHE_HOME");
-    if (cache.empty() && !env_value(ctx, "HOME").empty())
-      cache = env_value(ctx, "HOME") + "/.cache";
+    if (auto home = home_prefix(ctx); cache.empty() && home)
+      cache = *home + "/.cache";
     if (cache.empty())
       return std::nullopt;
     dir = cache + "/torch_extensions";
@@ -359,11 +371,10 @@ void run_deep(const ProbeContext &ctx, std::vector<PythonEnv> &envs) {
 // ~/.conda holds `conda create -n` envs when the base is not writable.
 std::vector<std::string> conda_bases(const ProbeContext &ctx) {
   std::vector<std::string> bases;
-  auto home = env_value(ctx, "HOME");
-  if (!home.empty())
+  if (auto home = home_prefix(ctx))
     for (const char *d :
          {"miniconda3", "anaconda3", "miniforge3", "mambaforge", "micromamba", ".conda"})
-      bases.push_back(home + "/" + d);
+      bases.push_back(*home + "/" + d);
   for (const char *d : {"/opt/conda", "/opt/miniconda3", "/opt/anaconda3", "/opt/miniforge3"})
     bases.emplace_back(d);
   return bases;
@@ -425,17 +436,17 @@ void probe_software_python(const ProbeContext &ctx) {
   for (const char *sys : {"/usr/bin/python3", "/usr/local/bin/python3"})
     if (ctx.fs.exists(sys))
       candidates.push_back({prefix_of_interpreter(sys), sys, {}, false, "system"});
-  auto home = env_value(ctx, "HOME");
+  auto home = home_prefix(ctx);
   auto pwd = env_value(ctx, "PWD");
   std::vector<std::pair<std::string, bool>> venv_places; // (folder, holds several envs)
-  if (!home.empty())
-    venv_places.insert(venv_places.end(), {{home + "/.venv", false},
-                                           {home + "/venv", false},
-                                           {home + "/.virtualenvs", true},
-                                           {home + "/venvs", true},
-                                           {home + "/.local/share/virtualenvs", true},
-                                           {home + "/.pyenv/versions", true}});
-  if (!pwd.empty() && pwd != home)
+  if (home)
+    venv_places.insert(venv_places.end(), {{*home + "/.venv", false},
+                                           {*home + "/venv", false},
+                                           {*home + "/.virtualenvs", true},
+                                           {*home + "/venvs", true},
+                                           {*home + "/.local/share/virtualenvs", true},
+                                           {*home + "/.pyenv/versions", true}});
+  if (!pwd.empty() && (!home || pwd != *home) && pwd != env_value(ctx, "HOME"))
     venv_places.insert(venv_places.end(), {{pwd + "/.venv", false}, {pwd + "/venv", false}});
   auto is_env = [&](const std::string &root) {
     return ctx.fs.exists(root + "/pyvenv.cfg") || ctx.fs.exists(root + "/bin/python3") ||

@@ -235,6 +235,11 @@ TEST(Snapshot, HomePathsAndUserNamesEndWhereAPathPartEnds) {
   EXPECT_EQ(redact_home_paths("/usr/lib", Identity{{"/"}, {}}), "/usr/lib");
   EXPECT_EQ(redact_home_paths("alice/x", Identity{{"alice"}, {}}), "alice/x");
   EXPECT_EQ(redact_home_paths("/a/b", Identity{{}, {"root", "a"}}), "/a/b");
+  // A user named as a system folder keeps it: /usr/local/cuda is not the user's path.
+  EXPECT_EQ(redact_home_paths("/usr/local/cuda:/opt/x:/data/usr", Identity{{}, {"usr", "local"}}),
+            "/usr/local/cuda:/opt/x:/data/usr");
+  EXPECT_EQ(redact_home_paths("/usr/local/cuda:/data/bin2", Identity{{}, {"bin2"}}),
+            "/usr/local/cuda:/data/$USER");
 }
 
 } // namespace

@@ -213,6 +213,22 @@ TEST_F(SoftwareProbeTest, EnvironmentsOffPathAreFoundAndTheSearchIsListed) {
   EXPECT_TRUE(searched("/home/u/.conda (conda, and its envs/)"));
 }
 
+// HOME with a trailing slash (or HOME=/) joins as Python's os.path.expanduser joins it: the
+// places searched and the environments found carry no double slash.
+TEST_F(SoftwareProbeTest, AHomeWithATrailingSlashJoinsWithoutADoubleSlash) {
+  file("/home/u/.venv/pyvenv.cfg", "version = 3.12.3\n");
+  file("/home/u/.venv/bin/python3", "");
+  auto sw = probe({{"PATH", "/usr/bin"}, {"HOME", "/home/u//"}});
+  ASSERT_EQ(sw.python_envs.size(), 1u);
+  EXPECT_EQ(sw.python_envs[0].interpreter, "/home/u/.venv/bin/python3");
+  for (const auto &place : sw.python_search)
+    EXPECT_EQ(place.find("//"), std::string::npos) << place;
+  auto at_root = probe({{"PATH", "/usr/bin"}, {"HOME", "/"}});
+  EXPECT_NE(std::find(at_root.python_search.begin(), at_root.python_search.end(),
+                      "/miniconda3 (conda, and its envs/)"),
+            at_root.python_search.end());
+}
+
 TEST_F(SoftwareProbeTest, ModulesFromSysModuleWhenProcModulesIsMissing) {
   file("/sys/module/nvidia/version", "570.86.15\n");
   file("/sys/module/nvidia/taint", "O\n");
