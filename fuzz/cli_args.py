@@ -22,6 +22,7 @@ import os
 import random
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -56,7 +57,7 @@ MODELS = ["llama-3-8b", "gpt2", "resnet50", "bert-base-uncased", "Qwen/Qwen2.5-7
 class Sandbox:
     """A scratch folder with the odd files a user can name."""
 
-    def __init__(self, root):
+    def __init__(self, root, build):
         self.root = root
         p = lambda *a: os.path.join(root, *a)
         os.mkdir(p("home"))
@@ -84,6 +85,8 @@ class Sandbox:
         self.home = p("home")
         self.data = p("data")
         self.root = root
+        self.build = build
+        self.env = {}  # what the values chosen for this run need in the environment
         self.count = 0
         data = os.path.join(REPO, "tests", "data")
         files = lambda d: sorted(os.path.join(data, d, f) for f in os.listdir(os.path.join(data, d))
@@ -96,10 +99,8 @@ class Sandbox:
                          "replay": files("recordings"), "prices": files("pick"),
                          "data": [p("data")]}
 
-    def fixture(self, rng, name):
-        path = rng.choice(self.fixtures[name])
-        if os.path.isdir(path) or rng.random() < 0.5:
-            return path
+    def mutant(self, rng, path):
+        """A mutated copy of the file at `path`."""
         with open(path, "rb") as f:
             text = f.read()
         self.count += 1
@@ -107,6 +108,55 @@ class Sandbox:
         with open(out, "wb") as f:
             f.write(mutate(rng, text))
         return out
+
+    def fixture(self, rng, name):
+        path = rng.choice(self.fixtures[name])
+        if name == "sysroot":
+            return self.machine(rng, path)
+        return path if os.path.isdir(path) or rng.random() < 0.5 else self.mutant(rng, path)
+
+    def machine(self, rng, path):
+        """A fixture machine as scripts/fixture runs it (its fake NVML scenario, pci.ids, its
+        .dlrig/env), a third of the time copied with one to three of its files mutated, replaced by
+        a FIFO, a symlink loop or nothing."""
+        nvml = os.path.join(path, "nvml.json")
+        fake = os.path.join(self.build, "tests", "fake_nvml", "libnvidia-ml-fake.so")
+        if os.path.isfile(nvml) and os.path.isfile(fake):
+            self.env.update({"DLRIG_NVML_LIBRARY": fake, "DLRIG_FAKE_NVML_SCENARIO": nvml})
+        self.env["DLRIG_PCI_IDS"] = os.path.join(REPO, "tests", "data", "pci.ids")
+        if os.path.isfile(os.path.join(path, ".dlrig", "env")):
+            with open(os.path.join(path, ".dlrig", "env")) as f:
+                for line in f:
+                    if "=" in line and not line.startswith("#"):
+                        k, v = line.rstrip("\n").split("=", 1)
+                        self.env[k] = v
+        if rng.random() < 0.66:
+            return path
+        copy = os.path.join(self.root, "machine")
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.copytree(path, copy, symlinks=True)
+        files = sorted(os.path.join(d, f) for d, _, fs in os.walk(copy) for f in fs
+                       if os.path.isfile(os.path.join(d, f))
+                       and not os.path.islink(os.path.join(d, f)))
+        for victim in rng.sample(files, min(len(files), rng.randint(1, 3))):
+            if victim.endswith("nvml.json"):
+                with open(victim, "rb") as f:
+                    if re.search(rb"hang|sleep|abort", f.read()):
+                        continue  # the fake would wait or abort as told
+            op = rng.random()
+            if op < 0.7:
+                shutil.move(self.mutant(rng, victim), victim)
+            elif op < 0.8:
+                os.remove(victim)
+            elif op < 0.9:
+                os.remove(victim)
+                os.mkfifo(victim)
+            else:
+                os.remove(victim)
+                os.symlink(victim, victim)
+        if "DLRIG_FAKE_NVML_SCENARIO" in self.env:
+            self.env["DLRIG_FAKE_NVML_SCENARIO"] = os.path.join(copy, "nvml.json")
+        return copy
 
 
 def mutate(rng, text):
@@ -230,8 +280,9 @@ ENV_NAMES = ["HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "HF_HOME", "HF_HUB_CACHE
 
 
 def environment(rng, box):
+    """The run's environment: a clean one, what its fixture machine sets, then hostile values."""
     env = {"PATH": "/usr/bin:/bin", "HOME": box.home, "XDG_DATA_HOME": box.data, "LANG": "C.UTF-8",
-           "DLRIG_BENCH_STORAGE_MIB": "8"}
+           "DLRIG_BENCH_STORAGE_MIB": "8", **box.env}
     for _ in range(rng.choice([0, 0, 1, 2])):
         name = rng.choice(ENV_NAMES)
         env[name] = rng.choice(box.paths + NUMBERS + TEXTS)
@@ -284,12 +335,13 @@ def main():
     findings, runs, exits = [], 0, {}
     end = time.monotonic() + a.seconds
     with tempfile.TemporaryDirectory(prefix="dlrig-cli-args-") as root:
-        box = Sandbox(root)
+        box = Sandbox(root, os.path.dirname(binary))
         keys = sorted(commands)
         while time.monotonic() < end:
             path = rng.choice(keys)
             valued, boolean = commands[path]
             argv = [binary, *path]
+            box.env = {}
             if path[0] == "bench":
                 argv += rng.choice(BENCH_STARTS)
             if path[0] == "watch" and rng.random() < 0.8:
