@@ -332,7 +332,7 @@ def main():
         print("cli_args: no commands found in --help", file=sys.stderr)
         return 2
 
-    findings, runs, exits = [], 0, {}
+    findings, runs, exits, slowest = [], 0, {}, (0.0, "")
     end = time.monotonic() + a.seconds
     with tempfile.TemporaryDirectory(prefix="dlrig-cli-args-") as root:
         box = Sandbox(root, os.path.dirname(binary))
@@ -344,7 +344,7 @@ def main():
             box.env = {}
             if path[0] == "bench":
                 argv += rng.choice(BENCH_STARTS)
-            if path[0] == "watch" and rng.random() < 0.8:
+            if path[0] in LIVE and rng.random() < 0.9:
                 argv.append("--once")
             for _ in range(rng.choice([1, 1, 2, 3])):
                 if valued and (not boolean or rng.random() < 0.75):
@@ -360,9 +360,10 @@ def main():
                 argv.append(box.fixture(rng, "model") if rng.random() < 0.5 else
                             rng.choice(TEXTS + box.paths + MODELS))
             env = environment(rng, box)
-            live = path[0] in LIVE
-            timeout = 3 if live else a.timeout
+            live = path[0] in LIVE and "--once" not in argv
+            timeout = 2 if live else a.timeout
 
+            started = time.monotonic()
             p = subprocess.Popen([x.encode("utf-8", "surrogateescape") for x in argv],
                                  env={k.encode(): v.encode("utf-8", "surrogateescape")
                                       for k, v in env.items()},
@@ -376,6 +377,9 @@ def main():
                 out, err = p.communicate()
                 rc, timed_out = None, True
             runs += 1
+            took = time.monotonic() - started
+            if not live and took > slowest[0]:
+                slowest = (took, shlex.join(argv[1:4]))
             exits[("timeout" if timed_out else rc)] = exits.get("timeout" if timed_out else rc, 0) + 1
             colour = "always" in argv and ("--color" in argv or "--color=always" in argv)
             if a.show:
@@ -388,7 +392,8 @@ def main():
                       f"{err[-300:]!r}", flush=True)
     print(f"cli_args: {runs} runs of {len(commands)} commands in {a.seconds:.0f} s, "
           f"{len(findings)} findings (seed {a.seed}); exits: "
-          + ", ".join(f"{k}: {v}" for k, v in sorted(exits.items(), key=str)))
+          + ", ".join(f"{k}: {v}" for k, v in sorted(exits.items(), key=str))
+          + f"; slowest one-shot run {slowest[0]:.1f} s ({slowest[1]} ...)")
     return 1 if findings else 0
 
 
