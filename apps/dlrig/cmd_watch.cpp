@@ -52,18 +52,29 @@ void pause_for(double seconds) {
 
 ExitCode replay(const WatchOptions &o, const Envelope &run, bool colour) {
   (void)colour;
-  auto text = read_regular_file(o.replay, std::size_t{1} << 30, "recording");
-  if (!text)
-    throw Failure(ExitCode::bad_input, text.error().message);
-  std::vector<monitor::Sample> samples;
+  // Read line by line into the summary: a recording of any length in little memory (a line of
+  // --record's is a few KiB per GPU; 64 MiB is no line of a recording).
+  monitor::SummaryBuilder builder;
+  monitor::RecordingReader reader([&](monitor::Sample s) { builder.add(std::move(s)); });
   try {
-    samples = monitor::read_recording(*text);
-  } catch (const std::exception &e) {
+    auto failed = read_lines(
+        o.replay, std::size_t{64} << 20, [&](std::string_view line) { reader.line(line); },
+        "recording");
+    // A read that failed part-way is 74; a file that cannot be read at all, 65.
+    if (failed)
+      throw Failure(failed->message.find(": read failed: ") != std::string::npos
+                        ? ExitCode::io
+                        : ExitCode::bad_input,
+                    failed->message);
+    reader.finish();
+  } catch (const Failure &) {
+    throw;
+  } catch (const std::runtime_error &e) {
     throw Failure(ExitCode::bad_input,
                   o.replay + ": " + e.what() +
                       "; give a file written by `dlrig watch --record FILE` (.csv or .jsonl)");
   }
-  auto summary = monitor::summarize(samples);
+  auto summary = builder.finish();
   Report r;
   r.json = [summary] { return monitor::to_json(summary); };
   r.table = [summary](const TextStyle &s) { return monitor::render_summary(summary, s.width); };

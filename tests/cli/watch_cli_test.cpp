@@ -154,6 +154,32 @@ TEST(WatchCli, BadRecordingIsBadInputNamingTheLine) {
   EXPECT_EQ(run_dlrig({"watch", "--replay", file, "--once"}).exit_code, 64);
 }
 
+// Two recordings joined together go back in time: the replay says where and what to do, where
+// it used to sort them into one run. A line that is no recording's (64 MiB without a newline)
+// is refused at that line without being held whole.
+TEST(WatchCli, ARecordingGoingBackInTimeOrWithAHugeLineIsNamedAtItsLine) {
+  auto file = scratch("joined.jsonl").string();
+  std::ofstream(file) << "{\"time\": 100, \"gpus\": []}\n{\"time\": 101, \"gpus\": []}\n"
+                      << "{\"time\": 5, \"gpus\": []}\n";
+  auto r = run_dlrig({"watch", "--replay", file});
+  EXPECT_EQ(r.exit_code, 65);
+  EXPECT_NE(r.err.find(file + ": line 3: this sample is 96.000 s earlier than the one before"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("replay each on its own"), std::string::npos) << r.err;
+  auto huge = scratch("huge.jsonl").string();
+  {
+    std::ofstream out(huge);
+    out << "{\"time\": 1, \"gpus\": []}\n";
+    out << std::string((std::size_t{64} << 20) + 1, ' ');
+  }
+  auto h = run_dlrig({"watch", "--replay", huge});
+  EXPECT_EQ(h.exit_code, 65);
+  EXPECT_NE(h.err.find(huge + ": line 2 is longer than 64 MiB: not a recording"), std::string::npos)
+      << h.err;
+  std::filesystem::remove(huge);
+}
+
 TEST(ServeCli, OnceScrapeIsValidForPromtool) {
   auto r =
       run_dlrig(on_host({"serve", "--once", "--per-process"}), fake_nvml("watch-starving.json"));

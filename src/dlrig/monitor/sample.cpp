@@ -322,58 +322,41 @@ std::string csv_rows(const Sample &s) {
   return out;
 }
 
-std::vector<Sample> samples_from_csv(std::string_view text) {
-  std::vector<Sample> out;
-  const auto header = split_csv(csv_header());
-  std::size_t line_no = 0;
-  bool seen_header = false;
-  while (!text.empty()) {
-    auto nl = text.find('\n');
-    std::string_view line = text.substr(0, nl);
-    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
-    ++line_no;
-    if (line.empty() || line == "\r")
-      continue;
-    auto cells = split_csv(line);
-    if (!seen_header) {
-      if (cells != header)
-        throw std::runtime_error(
-            fmt::format("line {}: not the header `dlrig watch --record FILE.csv` writes", line_no));
-      seen_header = true;
-      continue;
-    }
-    if (cells.size() != header.size())
-      throw std::runtime_error(fmt::format("line {}: {} cells, the header has {}", line_no,
-                                           cells.size(), header.size()));
-    auto num = [&](const std::string &cell) -> std::optional<double> {
-      if (cell.empty())
-        return std::nullopt;
-      double v = 0;
-      auto [end, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), v);
-      if (ec != std::errc() || end != cell.data() + cell.size())
-        throw std::runtime_error(fmt::format("line {}: \"{}\" is not a number", line_no, cell));
-      return v;
-    };
-    double time = num(cells[0]).value_or(0);
-    if (out.empty() || out.back().time != time) {
-      out.emplace_back();
-      out.back().time = time;
-    }
-    GpuSample g;
-    g.index = static_cast<unsigned>(num(cells[1]).value_or(0));
-    g.uuid = cells[2];
-    g.name = cells[3];
-    g.lost = cells[4] == "1";
-    std::size_t c = 5;
-    for (const auto &f : gpu_fields())
-      g.*f.member = num(cells[c++]);
-    for (const auto &f : kHostFields)
-      out.back().host.*f.member = num(cells[c++]);
-    out.back().gpus.push_back(std::move(g));
-  }
-  if (!seen_header)
-    throw std::runtime_error("no header line: not a recording of `dlrig watch --record`");
-  return out;
+bool is_csv_header(std::string_view line) {
+  static const auto header = split_csv(csv_header());
+  return split_csv(line) == header;
+}
+
+CsvRow csv_row(std::string_view line, std::size_t line_no) {
+  static const std::size_t columns = split_csv(csv_header()).size();
+  auto cells = split_csv(line);
+  if (cells.size() != columns)
+    throw std::runtime_error(
+        fmt::format("line {}: {} cells, the header has {}", line_no, cells.size(), columns));
+  auto num = [&](const std::string &cell) -> std::optional<double> {
+    if (cell.empty())
+      return std::nullopt;
+    double v = 0;
+    auto [end, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), v);
+    if (ec != std::errc() || end != cell.data() + cell.size())
+      throw std::runtime_error(fmt::format("line {}: \"{}\" is not a number", line_no, cell));
+    return v;
+  };
+  CsvRow row;
+  row.time = num(cells[0]).value_or(0);
+  const double index = num(cells[1]).value_or(0);
+  if (!(index >= 0 && index < 65536) || index != std::floor(index))
+    throw std::runtime_error(fmt::format("line {}: \"{}\" is not a GPU index", line_no, cells[1]));
+  row.gpu.index = static_cast<unsigned>(index);
+  row.gpu.uuid = cells[2];
+  row.gpu.name = cells[3];
+  row.gpu.lost = cells[4] == "1";
+  std::size_t c = 5;
+  for (const auto &f : gpu_fields())
+    row.gpu.*f.member = num(cells[c++]);
+  for (const auto &f : kHostFields)
+    row.host.*f.member = num(cells[c++]);
+  return row;
 }
 
 } // namespace dlrig::monitor

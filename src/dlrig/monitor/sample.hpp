@@ -118,8 +118,16 @@ Sample sample_from_json(const Json &j);
 // then the host's; unknown is an empty cell. csv_header() ends without a newline.
 std::string csv_header();
 std::string csv_rows(const Sample &s);
-// Rebuilds samples from CSV text (rows of one time become one sample); throws std::runtime_error
-// naming the line when a row is not what csv_header() describes.
-std::vector<Sample> samples_from_csv(std::string_view text);
+// Whether `line` is csv_header() (compared cell by cell: quoting and a CR do not matter).
+bool is_csv_header(std::string_view line);
+// One row of that CSV after its header: one GPU's readings and the host's at the row's time
+// (rows of one time make one sample); throws std::runtime_error naming line_no when the row is not
+// what csv_header() describes.
+struct CsvRow {
+  double time = 0;
+  GpuSample gpu;
+  HostSample host;
+};
+CsvRow csv_row(std::string_view line, std::size_t line_no);
 
 } // namespace dlrig::monitor

@@ -139,87 +139,101 @@ Json json_body(const Sample &s, const std::vector<Finding> &findings) {
   return j;
 }
 
-Summary summarize(const std::vector<Sample> &samples) {
-  Summary sum;
-  sum.samples = samples.size();
-  if (samples.empty())
-    return sum;
-  sum.duration_seconds = samples.back().time - samples.front().time;
-  std::vector<double> gaps;
-  for (std::size_t i = 1; i < samples.size(); ++i)
-    gaps.push_back(samples[i].time - samples[i - 1].time);
-  double typical = 0;
-  if (!gaps.empty()) {
-    auto g = gaps;
-    std::nth_element(g.begin(), g.begin() + static_cast<long>(g.size() / 2), g.end());
-    typical = g[g.size() / 2];
-  }
-  auto weight = [&](std::size_t i) { return i + 1 < samples.size() ? gaps[i] : typical; };
+SummaryBuilder::Gpu &SummaryBuilder::gpu(const GpuSample &g) {
+  auto it = std::find_if(gpus_.begin(), gpus_.end(),
+                         [&](const Gpu &x) { return x.out.index == g.index; });
+  if (it != gpus_.end())
+    return *it;
+  gpus_.push_back(Gpu{});
+  gpus_.back().out.index = g.index;
+  gpus_.back().out.name = g.name;
+  return gpus_.back();
+}
 
-  for (std::size_t i = 0; i < samples.size(); ++i) {
-    for (const auto &g : samples[i].gpus) {
-      auto it = std::find_if(sum.gpus.begin(), sum.gpus.end(),
-                             [&](const GpuSummary &x) { return x.index == g.index; });
-      if (it == sum.gpus.end()) {
-        sum.gpus.push_back(GpuSummary{});
-        it = sum.gpus.end() - 1;
-        it->index = g.index;
-        it->name = g.name;
-      }
-      ++it->samples;
-      it->lost = it->lost || g.lost;
-      if (g.memory_used_bytes)
-        it->peak_memory_bytes = std::max(it->peak_memory_bytes.value_or(0), *g.memory_used_bytes);
-      if (g.memory_total_bytes)
-        it->memory_total_bytes = g.memory_total_bytes;
-      if (g.clocks_event_reasons) {
-        bool throttled =
-            !throttle_reasons(static_cast<std::uint64_t>(*g.clocks_event_reasons)).empty();
-        it->throttled_seconds = it->throttled_seconds.value_or(0) + (throttled ? weight(i) : 0);
-      }
+void SummaryBuilder::weigh(const Sample &s, double seconds, bool last) {
+  for (const auto &g : s.gpus) {
+    Gpu &acc = gpu(g);
+    if (g.clocks_event_reasons) {
+      bool throttled =
+          !throttle_reasons(static_cast<std::uint64_t>(*g.clocks_event_reasons)).empty();
+      acc.out.throttled_seconds = acc.out.throttled_seconds.value_or(0) + (throttled ? seconds : 0);
+    }
+    if (g.utilization_ratio) {
+      acc.util += *g.utilization_ratio * seconds;
+      acc.util_weight += seconds;
+    }
+    if (g.power_watts && !last) {
+      acc.power_joules += *g.power_watts * seconds;
+      acc.power_known = true;
     }
   }
-  for (auto &gs : sum.gpus) {
-    double util = 0, util_w = 0, power_j = 0;
-    bool power_known = false;
-    std::optional<double> e_first, e_last;
-    for (std::size_t i = 0; i < samples.size(); ++i)
-      for (const auto &g : samples[i].gpus) {
-        if (g.index != gs.index)
-          continue;
-        if (g.utilization_ratio) {
-          util += *g.utilization_ratio * weight(i);
-          util_w += weight(i);
-        }
-        if (g.energy_joules) {
-          if (!e_first)
-            e_first = g.energy_joules;
-          e_last = g.energy_joules;
-        }
-        if (g.power_watts && i + 1 < samples.size()) {
-          power_j += *g.power_watts * gaps[i];
-          power_known = true;
-        }
-      }
-    if (util_w > 0)
-      gs.mean_utilization_ratio = util / util_w;
-    if (e_first && e_last && *e_last >= *e_first && samples.size() > 1)
-      gs.energy_joules = *e_last - *e_first;
-    else if (power_known)
-      gs.energy_joules = power_j;
+}
+
+void SummaryBuilder::add(Sample s) {
+  if (previous_) {
+    const double gap = std::max(0.0, s.time - previous_->time);
+    gaps_.push_back(gap);
+    weigh(*previous_, gap, false);
+  } else {
+    first_time_ = s.time;
+  }
+  ++sum_.samples;
+  sum_.duration_seconds = std::max(sum_.duration_seconds, s.time - first_time_);
+  for (const auto &g : s.gpus) {
+    Gpu &acc = gpu(g);
+    ++acc.out.samples;
+    acc.out.lost = acc.out.lost || g.lost;
+    if (g.memory_used_bytes)
+      acc.out.peak_memory_bytes =
+          std::max(acc.out.peak_memory_bytes.value_or(0), *g.memory_used_bytes);
+    if (g.memory_total_bytes)
+      acc.out.memory_total_bytes = g.memory_total_bytes;
+    if (g.energy_joules) {
+      if (!acc.energy_first)
+        acc.energy_first = g.energy_joules;
+      acc.energy_last = g.energy_joules;
+    }
   }
   // The diagnoses over a sliding minute.
-  std::vector<Sample> window;
-  for (const auto &s : samples) {
-    window.push_back(s);
-    while (!window.empty() && s.time - window.front().time > 60)
-      window.erase(window.begin());
-    for (auto &f : diagnose(window))
-      if (std::none_of(sum.findings.begin(), sum.findings.end(),
-                       [&](const Finding &x) { return x.id == f.id && x.gpu == f.gpu; }))
-        sum.findings.push_back(std::move(f));
+  window_.push_back(s);
+  auto kept = std::find_if(window_.begin(), window_.end(),
+                           [&](const Sample &old) { return s.time - old.time <= 60; });
+  window_.erase(window_.begin(), kept);
+  for (auto &f : diagnose(window_))
+    if (std::none_of(sum_.findings.begin(), sum_.findings.end(),
+                     [&](const Finding &x) { return x.id == f.id && x.gpu == f.gpu; }))
+      sum_.findings.push_back(std::move(f));
+  previous_ = std::move(s);
+}
+
+Summary SummaryBuilder::finish() {
+  if (previous_) {
+    double typical = 0; // the median interval
+    if (!gaps_.empty()) {
+      auto mid = gaps_.begin() + static_cast<long>(gaps_.size() / 2);
+      std::nth_element(gaps_.begin(), mid, gaps_.end());
+      typical = *mid;
+    }
+    weigh(*previous_, typical, true);
   }
-  return sum;
+  for (auto &acc : gpus_) {
+    if (acc.util_weight > 0)
+      acc.out.mean_utilization_ratio = acc.util / acc.util_weight;
+    if (acc.energy_first && acc.energy_last && *acc.energy_last >= *acc.energy_first &&
+        sum_.samples > 1)
+      acc.out.energy_joules = *acc.energy_last - *acc.energy_first;
+    else if (acc.power_known)
+      acc.out.energy_joules = acc.power_joules;
+    sum_.gpus.push_back(std::move(acc.out));
+  }
+  return std::move(sum_);
+}
+
+Summary summarize(const std::vector<Sample> &samples) {
+  SummaryBuilder b;
+  for (const auto &s : samples)
+    b.add(s);
+  return b.finish();
 }
 
 std::string render_summary(const Summary &s, std::size_t width) {
@@ -276,31 +290,75 @@ Json to_json(const Summary &s) {
   return j;
 }
 
-std::vector<Sample> read_recording(std::string_view text) {
-  std::size_t first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos)
+void RecordingReader::in_order(double time) {
+  if (last_time_ && time < *last_time_)
+    throw std::runtime_error(fmt::format(
+        "line {}: this sample is {:.3f} s earlier than the one before; --record writes in time "
+        "order, so this looks like recordings joined together: replay each on its own",
+        line_no_, *last_time_ - time));
+  last_time_ = time;
+}
+
+void RecordingReader::line(std::string_view line) {
+  ++line_no_;
+  if (line.find_first_not_of(" \t\r") == std::string_view::npos)
+    return;
+  if (format_ == Format::unknown) {
+    const char first = line[line.find_first_not_of(" \t\r")];
+    if (first != '{') {
+      if (!is_csv_header(line))
+        throw std::runtime_error(fmt::format(
+            "line {}: not the header `dlrig watch --record FILE.csv` writes", line_no_));
+      format_ = Format::csv;
+      return;
+    }
+    format_ = Format::json_lines;
+  }
+  if (format_ == Format::csv) {
+    CsvRow row = csv_row(line, line_no_);
+    in_order(row.time);
+    if (csv_sample_ && csv_sample_->time != row.time) {
+      each_(std::move(*csv_sample_));
+      csv_sample_.reset();
+    }
+    if (!csv_sample_) {
+      csv_sample_.emplace();
+      csv_sample_->time = row.time;
+    }
+    csv_sample_->host = row.host;
+    csv_sample_->gpus.push_back(std::move(row.gpu));
+    return;
+  }
+  Sample s;
+  try {
+    Json j = Json::parse(line);
+    s = sample_from_json(j.contains("sample") ? j.at("sample") : j);
+  } catch (const std::exception &e) {
+    throw std::runtime_error(
+        fmt::format("line {}: not a sample of `dlrig watch --json` ({})", line_no_, e.what()));
+  }
+  in_order(s.time);
+  each_(std::move(s));
+}
+
+void RecordingReader::finish() {
+  if (csv_sample_) {
+    each_(std::move(*csv_sample_));
+    csv_sample_.reset();
+  }
+  if (format_ == Format::unknown)
     throw std::runtime_error("the recording is empty");
-  if (text[first] != '{')
-    return samples_from_csv(text);
+}
+
+std::vector<Sample> read_recording(std::string_view text) {
   std::vector<Sample> out;
-  std::size_t line_no = 0;
+  RecordingReader reader([&](Sample s) { out.push_back(std::move(s)); });
   while (!text.empty()) {
     auto nl = text.find('\n');
-    std::string_view line = text.substr(0, nl);
+    reader.line(text.substr(0, nl));
     text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
-    ++line_no;
-    if (line.find_first_not_of(" \t\r") == std::string_view::npos)
-      continue;
-    try {
-      Json j = Json::parse(line);
-      out.push_back(sample_from_json(j.contains("sample") ? j.at("sample") : j));
-    } catch (const std::exception &e) {
-      throw std::runtime_error(
-          fmt::format("line {}: not a sample of `dlrig watch --json` ({})", line_no, e.what()));
-    }
   }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const Sample &a, const Sample &b) { return a.time < b.time; });
+  reader.finish();
   return out;
 }
 

@@ -154,6 +154,55 @@ Result<std::string> Sysroot::read(const std::string &path, std::size_t max_bytes
   return data;
 }
 
+std::optional<Error> read_lines(const std::string &path, std::size_t max_line,
+                                const std::function<void(std::string_view)> &each,
+                                const std::string &what) {
+  auto opened = open_regular_file(path);
+  if (!opened)
+    return opened.error();
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } file{opened->first};
+  std::size_t line_no = 1;
+  auto too_long = [&] {
+    return make_error(ErrorKind::bad_input,
+                      fmt::format("{}: line {} is longer than {} MiB: not a {}", path, line_no,
+                                  max_line >> 20, what));
+  };
+  std::string carry; // the start of a line that goes on in the next chunk
+  std::vector<char> chunk(std::size_t{1} << 16);
+  for (;;) {
+    ssize_t n = ::read(file.fd, chunk.data(), chunk.size());
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return make_error(ErrorKind::io, path + ": read failed: " + std::strerror(errno));
+    if (n == 0)
+      break;
+    std::string_view rest(chunk.data(), static_cast<std::size_t>(n));
+    for (auto nl = rest.find('\n'); nl != std::string_view::npos; nl = rest.find('\n')) {
+      if (carry.size() + nl > max_line)
+        return too_long();
+      if (carry.empty()) {
+        each(rest.substr(0, nl));
+      } else {
+        carry.append(rest.substr(0, nl));
+        each(carry);
+        carry.clear();
+      }
+      rest.remove_prefix(nl + 1);
+      ++line_no;
+    }
+    if (carry.size() + rest.size() > max_line)
+      return too_long();
+    carry.append(rest);
+  }
+  if (!carry.empty())
+    each(carry); // the last line, without a newline
+  return std::nullopt;
+}
+
 std::vector<std::string> list_directory(const std::string &path) {
   std::vector<std::string> names;
   std::error_code ec;

@@ -6,6 +6,7 @@
 #include "dlrig/core/result.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -82,6 +83,14 @@ struct FileHead {
   std::uint64_t size = 0;
 };
 Result<FileHead> read_regular_file_head(const std::string &path, std::size_t max_bytes);
+
+// A regular file's lines, one at a time and without their newline, handed to `each`: a file of any
+// size is read in constant memory. Refused unopened as read_regular_file refuses what is not a
+// regular file; a line longer than max_line bytes is a bad_input error naming the file, `what`
+// and the line's number; a failed read an io error. What `each` throws goes through.
+std::optional<Error> read_lines(const std::string &path, std::size_t max_line,
+                                const std::function<void(std::string_view)> &each,
+                                const std::string &what = "file");
 
 // The names of a folder's entries, sorted; empty when it is not a folder or cannot be listed, what
 // was listed when an entry cannot be read (never throws: a range-for over directory_iterator

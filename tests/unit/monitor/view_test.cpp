@@ -59,6 +59,56 @@ TEST(MonitorView, RecordingsAreReadAsJsonLinesOrCsv) {
     EXPECT_NE(std::string(e.what()).find("line 2"), std::string::npos);
   }
   EXPECT_THROW(read_recording(""), std::runtime_error);
+  EXPECT_TRUE(read_recording(csv_header() + "\n").empty()); // stopped before its first sample
+}
+
+// Rows of one time make one sample, read line by line; a row earlier than the one before, or a
+// GPU index that is no index, is an error naming its line.
+TEST(MonitorView, ReaderHandsOverEachSampleOnceWholeAndInOrder) {
+  Sample a = at(0, 1.0, 10e9, 1000, 0), b = at(1, 0.5, 20e9, 1400, 0x20);
+  b.gpus.push_back(b.gpus[0]);
+  b.gpus[1].index = 1;
+  std::vector<Sample> got;
+  RecordingReader reader([&](Sample s) { got.push_back(std::move(s)); });
+  reader.line(csv_header());
+  std::string rows = csv_rows(a) + csv_rows(b);
+  for (std::size_t at_nl; (at_nl = rows.find('\n')) != std::string::npos;
+       rows.erase(0, at_nl + 1)) {
+    reader.line(rows.substr(0, at_nl));
+    EXPECT_LE(got.size(), 1u); // b is whole only at the end
+  }
+  reader.finish();
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[1].gpus.size(), 2u);
+  auto message = [](const std::string &text) {
+    try {
+      read_recording(text);
+    } catch (const std::runtime_error &e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message(csv_header() + "\n" + csv_rows(b) + csv_rows(a))
+                .rfind("line 4: this sample is "
+                       "1.000 s earlier",
+                       0),
+            0u);
+  std::string row = csv_rows(a);
+  row.replace(row.find(",0,"), 3, ",-1,");
+  EXPECT_EQ(message(csv_header() + "\n" + row), "line 2: \"-1\" is not a GPU index");
+  EXPECT_EQ(message(json_line(b, {}) + json_line(a, {})).rfind("line 2: this sample is", 0), 0u);
+}
+
+// The summary built one sample at a time holds the last minute, not the recording.
+TEST(MonitorView, SummaryBuilderKeepsOnlyTheLastMinute) {
+  SummaryBuilder b;
+  for (int i = 0; i < 10000; ++i)
+    b.add(at(i, 0.5, 10e9, 1000 + i, 0));
+  Summary s = b.finish();
+  EXPECT_EQ(s.samples, 10000u);
+  EXPECT_DOUBLE_EQ(s.duration_seconds, 9999);
+  EXPECT_EQ(s.gpus[0].energy_joules, 9999.0);
+  EXPECT_DOUBLE_EQ(*s.gpus[0].mean_utilization_ratio, 0.5);
 }
 
 TEST(MonitorView, TableHasNoEscapeCodesWithoutColour) {

@@ -106,6 +106,29 @@ TEST_F(SysrootTest, FileHeadReadsThePrefixAndTellsTheWholeSize) {
   EXPECT_EQ(missing.error().kind, ErrorKind::not_found);
 }
 
+// Lines across the reader's 64 KiB chunks come whole; the last one needs no newline; a line
+// longer than the limit is refused at its number.
+TEST_F(SysrootTest, ReadLinesHandsOverEachLineWhole) {
+  const std::string long_line(100000, 'x');
+  std::ofstream(root / "lines") << "a\n" << long_line << "\n\nlast";
+  std::vector<std::string> got;
+  auto each = [&](std::string_view l) { got.emplace_back(l); };
+  EXPECT_FALSE(read_lines((root / "lines").string(), 1 << 20, each));
+  EXPECT_EQ(got, (std::vector<std::string>{"a", long_line, "", "last"}));
+  got.clear();
+  auto refused = read_lines((root / "lines").string(), 50000, each, "recording");
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->kind, ErrorKind::bad_input);
+  EXPECT_NE(refused->message.find("line 2 is longer than 0 MiB: not a recording"),
+            std::string::npos)
+      << refused->message;
+  EXPECT_EQ(got, std::vector<std::string>{"a"});
+  ASSERT_EQ(::mkfifo((root / "fifo").c_str(), 0600), 0);
+  auto fifo = read_lines((root / "fifo").string(), 1 << 20, each); // refused, not waited on
+  ASSERT_TRUE(fifo);
+  EXPECT_NE(fifo->message.find("FIFO"), std::string::npos) << fifo->message;
+}
+
 TEST_F(SysrootTest, ListDirectoryGivesSortedNamesAndNothingForWhatIsNotAFolder) {
   stdfs::create_directories(root / "list/b");
   std::ofstream(root / "list/c");
