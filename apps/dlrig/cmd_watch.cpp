@@ -176,7 +176,12 @@ Runner setup_watch(CLI::App &sub) {
       return ExitCode::ok;
     }
 
-    const bool tty = ::isatty(STDOUT_FILENO) && ::isatty(STDIN_FILENO);
+    bool tty = ::isatty(STDOUT_FILENO) && ::isatty(STDIN_FILENO);
+    if (tty && !o->json)
+      if (auto why = monitor::full_screen_unavailable()) {
+        to_stderr("dlrig watch: " + *why + ": one table per sample instead of the full screen");
+        tty = false;
+      }
     if (tty && !o->json) {
       monitor::TuiOptions t;
       t.interval_seconds = o->interval;

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <regex>
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -68,6 +70,32 @@ TEST(WatchCli, OnceFitsTheTerminal) {
   for (const auto &l : lines_of(tty.out))
     EXPECT_LE(columns(l), 100) << tty.out;
   EXPECT_NE(tty.out.find("warning: GPU 0 is throttling"), std::string::npos) << tty.out;
+}
+
+// A terminal the full screen cannot use (TERM=dumb in an editor's shell buffer, a TERM terminfo
+// does not know, none) gets one table per sample and says why, where ncurses printed "Error
+// opening terminal" and ended the process with exit 1; TERM=dumb gets no colour either.
+TEST(WatchCli, ATerminalWithoutCursorAddressingGetsTablesNotTheFullScreen) {
+  const auto args = on_host({"watch", "--count", "2", "--interval", "0.1"});
+  for (const std::string term : {"TERM=dumb", "TERM=no-such-terminal", "TERM="}) {
+    auto r = run_dlrig_in_terminal(args, 100, [&] {
+      auto env = fake_nvml("throttling.json");
+      env.insert(env.begin(), term);
+      return env;
+    }());
+    EXPECT_EQ(r.exit_code, 0) << term << r.err;
+    EXPECT_NE(r.err.find("one table per sample instead of the full screen"), std::string::npos)
+        << term << r.err;
+    if (term == "TERM=dumb") {
+      EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out; // no colour on a dumb terminal
+    }
+    // Tables, no cursor movement: colour (SGR) at most.
+    const auto text = std::regex_replace(r.out, std::regex("\x1b\\[[0-9;]*m"), "");
+    EXPECT_EQ(text.find('\x1b'), std::string::npos) << term << r.out;
+    EXPECT_NE(text.find("warning: GPU 0 is throttling"), std::string::npos) << term << r.out;
+  }
+  auto dumb = run_dlrig_in_terminal({"doctor", "--no-nvml"}, 100, {"TERM=dumb"});
+  EXPECT_EQ(dumb.out.find('\x1b'), std::string::npos) << dumb.out;
 }
 
 TEST(WatchCli, ContainerProcessesGetTheExplanation) {

@@ -7,4 +7,5 @@ list(APPEND DLRIG_SOURCES
   monitor/view.cpp
   monitor/record.cpp
   monitor/exporter.cpp
-  monitor/tui.cpp)
+  monitor/tui.cpp
+  monitor/terminal.cpp)

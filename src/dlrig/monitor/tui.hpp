@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace dlrig::monitor {
@@ -18,6 +19,12 @@ struct TuiOptions {
   // Called with each sample after it is shown (--record while watching).
   std::function<void(const Sample &)> on_sample;
 };
+
+// Why the terminal on standard output cannot hold the full-screen view, or nullopt when it can:
+// TERM unset or unknown to terminfo (ncurses' initscr() would print "Error opening terminal" and
+// exit the process), or a terminal without cursor addressing (TERM=dumb: an editor's shell
+// buffer). watch then prints one table per sample.
+std::optional<std::string> full_screen_unavailable();
 
 // Runs until q or *stop; returns the number of samples shown.
 std::size_t run_tui(const std::function<Sample()> &take, const TuiOptions &o);

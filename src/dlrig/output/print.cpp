@@ -39,8 +39,12 @@ bool colour_enabled(ColorMode mode, bool is_tty, const char *no_color) {
   return is_tty && (no_color == nullptr || *no_color == '\0');
 }
 
+// TERM=dumb (an editor's shell buffer) shows escape codes as text: no colour there either, as git
+// and GNU grep decide.
 bool stdout_colour(ColorMode mode) {
-  return colour_enabled(mode, isatty(STDOUT_FILENO) == 1, std::getenv("NO_COLOR"));
+  const char *term = std::getenv("TERM");
+  const bool dumb = term && std::string_view(term) == "dumb";
+  return colour_enabled(mode, isatty(STDOUT_FILENO) == 1 && !dumb, std::getenv("NO_COLOR"));
 }
 
 std::size_t text_width(bool is_tty, const char *columns, std::size_t terminal) {
