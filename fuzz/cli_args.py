@@ -381,10 +381,11 @@ def main():
             if not live and took > slowest[0]:
                 slowest = (took, shlex.join(argv[1:4]))
             exits[("timeout" if timed_out else rc)] = exits.get("timeout" if timed_out else rc, 0) + 1
-            colour = "always" in argv and ("--color" in argv or "--color=always" in argv)
+            colour = "--color=always" in argv or any(
+                a == "--color" and b == "always" for a, b in zip(argv, argv[1:]))
             if a.show:
                 print(rc, shlex.join(argv), err[:120], flush=True)
-            why = finding(rc, out, err, timed_out, live, colour or "--color=always" in argv)
+            why = finding(rc, out, err, timed_out, live, colour)
             if why:
                 envs = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(env.items()))
                 findings.append(why)

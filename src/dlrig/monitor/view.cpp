@@ -195,10 +195,7 @@ void SummaryBuilder::add(Sample s) {
     }
   }
   // The diagnoses over a sliding minute.
-  window_.push_back(s);
-  auto kept = std::find_if(window_.begin(), window_.end(),
-                           [&](const Sample &old) { return s.time - old.time <= 60; });
-  window_.erase(window_.begin(), kept);
+  add_to_window(window_, s, 60);
   for (auto &f : diagnose(window_))
     if (std::none_of(sum_.findings.begin(), sum_.findings.end(),
                      [&](const Finding &x) { return x.id == f.id && x.gpu == f.gpu; }))
