@@ -206,10 +206,19 @@ Result<KbView> search_archs(const KnowledgeBase &kb, const KbQuery &q) {
 // ---- cuda -------------------------------------------------------------------------------------
 
 bool looks_like_driver(const std::string &w) {
-  // Driver versions start with a three-digit branch (550.54.14); CUDA versions do not.
-  auto dot = w.find('.');
-  auto head = w.substr(0, dot);
-  return head.size() == 3 && head.find_first_not_of("0123456789") == std::string::npos;
+  // Driver versions are a three-digit branch and up to two more groups of digits (550, 531.14,
+  // 550.54.14); CUDA versions never start with three digits. "535.." and "535.x" are neither.
+  std::vector<std::size_t> sizes{0};
+  for (char c : w) {
+    if (c == '.')
+      sizes.push_back(0);
+    else if (std::isdigit(static_cast<unsigned char>(c)))
+      ++sizes.back();
+    else
+      return false;
+  }
+  return sizes.size() <= 3 && sizes[0] == 3 &&
+         std::find(sizes.begin(), sizes.end(), 0u) == sizes.end();
 }
 
 Result<KbView> search_cuda(const KnowledgeBase &kb, const KbQuery &q) {
