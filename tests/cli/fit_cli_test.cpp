@@ -44,6 +44,74 @@ void write_safetensors(
   fs::resize_file(p, 8 + text.size() + at);
 }
 
+// A Llama-2-7B config.json (transformers' LlamaConfig as meta-llama/Llama-2-7b-hf publishes it),
+// with `quant` as its quantization_config when it is not null.
+Json llama2_7b_config(const Json &quant) {
+  Json c = {{"model_type", "llama"},
+            {"architectures", {"LlamaForCausalLM"}},
+            {"hidden_size", 4096},
+            {"intermediate_size", 11008},
+            {"num_hidden_layers", 32},
+            {"num_attention_heads", 32},
+            {"num_key_value_heads", 32},
+            {"vocab_size", 32000},
+            {"max_position_embeddings", 4096},
+            {"tie_word_embeddings", false},
+            {"torch_dtype", "float16"}};
+  if (!quant.is_null())
+    c["quantization_config"] = quant;
+  return c;
+}
+
+// TheBloke/Llama-2-7B-GPTQ's layout: every nn.Linear but lm_head as AutoGPTQ's QuantLinear
+// stores it (auto_gptq/nn_modules/qlinear/qlinear_cuda.py: qweight int32 [in / 8, out], qzeros
+// int32 [in / 128, out / 8], scales fp16 [in / 128, out], g_idx int32 [in]), the rest fp16.
+fs::path llama2_7b_gptq_folder() {
+  auto dir = scratch("llama2-7b-gptq");
+  fs::create_directories(dir);
+  Json h = Json::object();
+  std::uint64_t at = 0;
+  auto add = [&](const std::string &name, const char *dtype, std::vector<std::uint64_t> shape) {
+    std::uint64_t n = std::string(dtype) == "I32" ? 4 : 2;
+    for (auto d : shape)
+      n *= d;
+    h[name] = {{"dtype", dtype}, {"shape", shape}, {"data_offsets", {at, at + n}}};
+    at += n;
+  };
+  auto linear = [&](const std::string &p, std::uint64_t in, std::uint64_t out) {
+    add(p + ".qweight", "I32", {in / 8, out});
+    add(p + ".qzeros", "I32", {in / 128, out / 8});
+    add(p + ".scales", "F16", {in / 128, out});
+    add(p + ".g_idx", "I32", {in});
+  };
+  add("model.embed_tokens.weight", "F16", {32000, 4096});
+  for (int l = 0; l < 32; ++l) {
+    auto p = "model.layers." + std::to_string(l) + ".";
+    for (const char *m : {"q_proj", "k_proj", "v_proj", "o_proj"})
+      linear(p + "self_attn." + m, 4096, 4096);
+    linear(p + "mlp.gate_proj", 4096, 11008);
+    linear(p + "mlp.up_proj", 4096, 11008);
+    linear(p + "mlp.down_proj", 11008, 4096);
+    add(p + "input_layernorm.weight", "F16", {4096});
+    add(p + "post_attention_layernorm.weight", "F16", {4096});
+  }
+  add("model.norm.weight", "F16", {4096});
+  add("lm_head.weight", "F16", {32000, 4096});
+  auto text = h.dump();
+  {
+    std::ofstream out(dir / "model.safetensors", std::ios::binary);
+    out << le64(text.size()) << text;
+  }
+  fs::resize_file(dir / "model.safetensors", 8 + text.size() + at);
+  std::ofstream(dir / "config.json") << llama2_7b_config({{"quant_method", "gptq"},
+                                                          {"bits", 4},
+                                                          {"group_size", 128},
+                                                          {"desc_act", false},
+                                                          {"sym", true}})
+                                            .dump(1);
+  return dir;
+}
+
 // A Llama-3-8B-shaped sharded checkpoint (two shards and an index), no config.json.
 fs::path llama3_8b_folder() {
   auto dir = scratch("llama3-8b");
@@ -178,6 +246,95 @@ TEST(FitCli, ServingChargesTheWeightsLoadOverTheHostLink) {
   EXPECT_NEAR(t["host_link_s_per_step"].get<double>(), 16 / rate, 1e-15);
   r = run_dlrig({"fit", "llama-3-8b", "--gpu", "GeForce RTX 4090", "--mode", "infer"});
   EXPECT_NE(r.out.find("model load"), std::string::npos) << r.out;
+}
+
+// A checkpoint stored quantised (config.json's quantization_config) is sized as stored: the
+// parameter count from the config (the header counts packed int32 words), the served or frozen
+// weights as the header's bytes, or without the header as the method packs them; it cannot be
+// trained but through adapters, nor quantised again.
+TEST(FitCli, AQuantisedCheckpointIsSizedAsStored) {
+  const auto gptq = llama2_7b_gptq_folder();
+  auto serve = [](const fs::path &model, std::vector<std::string> more = {}) {
+    std::vector<std::string> args = {"fit",    model.string(), "--gpu", "GeForce RTX 4090",
+                                     "--mode", "infer",        "--json"};
+    args.insert(args.end(), more.begin(), more.end());
+    return run_dlrig(args);
+  };
+  auto r = serve(gptq);
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+  auto j = Json::parse(r.out);
+  EXPECT_EQ(j["model"]["params"], 6738415616); // Llama-2-7B, not the header's element count
+  EXPECT_EQ(j["model"]["stored_quantization"]["method"], "gptq");
+  EXPECT_EQ(j["model"]["stored_quantization"]["bits"], 4);
+  EXPECT_EQ(j["model"]["stored_quantization"]["group_size"], 128);
+  const double header = j["model"]["checkpoint"]["weight_bytes"].get<double>();
+  EXPECT_NEAR(header, 3.89e9, 0.01e9); // 4.16 bits per linear weight, embeddings and head fp16
+  EXPECT_EQ(j["gpus"][0]["breakdown"]["weights"].get<double>(), header);
+
+  // The config alone: the method's packing, to the byte of the header.
+  auto config_only = scratch("llama2-7b-gptq-config");
+  fs::create_directories(config_only);
+  fs::copy_file(gptq / "config.json", config_only / "config.json",
+                fs::copy_options::overwrite_existing);
+  r = serve(config_only);
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+  j = Json::parse(r.out);
+  const double packed = j["gpus"][0]["breakdown"]["weights"].get<double>();
+  EXPECT_EQ(packed, header);
+  // The same model unquantised serves 13.5 GB of fp16 weights; bitsandbytes' stored 4-bit is
+  // what --quant int4 quantises at load.
+  auto plain = scratch("llama2-7b-config");
+  fs::create_directories(plain);
+  std::ofstream(plain / "config.json") << llama2_7b_config(nullptr).dump();
+  r = serve(plain);
+  EXPECT_NEAR(Json::parse(r.out)["gpus"][0]["breakdown"]["weights"].get<double>(), 6738415616.0 * 2,
+              1e6);
+  const double int4 =
+      Json::parse(serve(plain, {"--quant", "int4"}).out)["gpus"][0]["breakdown"]["weights"]
+          .get<double>();
+  auto bnb = scratch("llama2-7b-bnb4");
+  fs::create_directories(bnb);
+  std::ofstream(bnb / "config.json")
+      << llama2_7b_config({{"quant_method", "bitsandbytes"}, {"load_in_4bit", true}}).dump();
+  r = serve(bnb);
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+  EXPECT_NEAR(Json::parse(r.out)["gpus"][0]["breakdown"]["weights"].get<double>(), int4,
+              1e-3 * int4); // --quant int4 also packs the norms
+  r = run_dlrig({"fit", bnb.string(), "--gpu", "GeForce RTX 4090", "--mode", "infer"});
+  EXPECT_NE(r.out.find("stored bitsandbytes 4-bit"), std::string::npos) << r.out;
+
+  // Training: adapters only, on the stored weights; no second quantisation.
+  r = run_dlrig({"fit", gptq.string(), "--gpu", "GeForce RTX 4090"});
+  EXPECT_EQ(r.exit_code, 64) << r.out;
+  EXPECT_NE(r.err.find("give --lora R"), std::string::npos) << r.err;
+  r = run_dlrig({"fit", gptq.string(), "--gpu", "GeForce RTX 4090", "--lora", "16", "--json"});
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+  EXPECT_LT(Json::parse(r.out)["gpus"][0]["breakdown"]["weights"].get<double>(), header * 1.05);
+  for (const auto &more : std::vector<std::vector<std::string>>{
+           {"--qlora", "--lora", "16"}, {"--mode", "infer", "--quant", "int8"}}) {
+    std::vector<std::string> args = {"fit", gptq.string(), "--gpu", "GeForce RTX 4090"};
+    args.insert(args.end(), more.begin(), more.end());
+    r = run_dlrig(args);
+    EXPECT_EQ(r.exit_code, 64) << more[0] << ": " << r.out;
+    EXPECT_NE(r.err.find("stored quantised (GPTQ 4-bit, groups of 128)"), std::string::npos)
+        << r.err;
+  }
+
+  // A method dlrig cannot size needs the header; a wrong width is named at its key.
+  auto other = scratch("llama2-7b-hqq");
+  fs::create_directories(other);
+  std::ofstream(other / "config.json")
+      << llama2_7b_config({{"quant_method", "hqq"}, {"nbits", 4}}).dump();
+  r = serve(other);
+  EXPECT_EQ(r.exit_code, 64) << r.out;
+  EXPECT_NE(r.err.find("give the folder with its .safetensors checkpoint"), std::string::npos)
+      << r.err;
+  std::ofstream(other / "config.json")
+      << llama2_7b_config({{"quant_method", "gptq"}, {"bits", 5}}).dump();
+  r = serve(other);
+  EXPECT_EQ(r.exit_code, 65) << r.out;
+  EXPECT_NE(r.err.find("'quantization_config.bits' must be 2, 3, 4 or 8, got 5"), std::string::npos)
+      << r.err;
 }
 
 // --json lists every op of the training step with its kind and kernels; on one GPU with no

@@ -118,6 +118,28 @@ Result<Run> resolve_run(const ModelInput &model, Run run, std::vector<std::strin
   if (run.samples && *run.samples <= 0)
     return make_error("--samples must be positive");
 
+  if (const auto &q = arch.stored_quant) {
+    // transformers' Trainer refuses a quantised model without adapters ("You cannot perform
+    // fine-tuning on purely quantized models", src/transformers/trainer.py).
+    const std::string stored =
+        fmt::format("{} is stored quantised ({})", arch.display_name, model::describe(*q));
+    if (q->bits == 0 && !(model.checkpoint && model.checkpoint->weight_bytes > 0))
+      return make_error(
+          fmt::format("{}: dlrig does not know the size of a '{}' weight; give the folder with its "
+                      ".safetensors checkpoint, whose header has it",
+                      stored, q->method));
+    if (run.quant != Quant::none)
+      return make_error(stored + ": --quant quantises a 16-bit model; leave it out");
+    if (run.mode == Mode::train && run.qlora)
+      return make_error(stored + ": train adapters on it with --lora R, not --qlora");
+    if (run.mode == Mode::train && !run.lora())
+      return make_error(stored + ": its weights cannot be trained, only adapters on them "
+                                 "(transformers refuses a full fine-tune): give --lora R");
+    note(fmt::format("weights as {} stores them ({}): {}", arch.display_name, model::describe(*q),
+                     model.checkpoint && model.checkpoint->weight_bytes > 0
+                         ? "the safetensors header's bytes"
+                         : "nn.Linear weights packed, the rest 16-bit"));
+  }
   if (run.mode == Mode::train) {
     if (run.quant != Quant::none)
       return make_error("--quant is for --mode infer; to train on a 4-bit base use --qlora");
@@ -550,14 +572,14 @@ std::vector<Candidate> single_changes(const ModelInput &model, const Run &run, c
       r.qlora = true;
       add(r, "QLoRA (4-bit NF4 base, LoRA rank 16)",
           "dequantisation in every matmul (slower than LoRA); a 4-bit base");
-    } else if (run.lora() && !run.qlora) {
+    } else if (run.lora() && !run.qlora && !model.arch.stored_quant) {
       Run r = run;
       r.qlora = true;
       add(r, "QLoRA (4-bit NF4 base)", "dequantisation in every matmul (slower than LoRA)");
     }
   } else {
     for (Quant q : {Quant::int8, Quant::int4}) {
-      if (static_cast<int>(q) <= static_cast<int>(run.quant))
+      if (static_cast<int>(q) <= static_cast<int>(run.quant) || model.arch.stored_quant)
         continue;
       Run r = run;
       r.quant = q;

@@ -28,12 +28,18 @@ Result<ModelInput> from_config_file(const fs::path &cfg, std::optional<Checkpoin
   ModelInput in;
   in.arch = std::move(arch);
   in.origin = "config.json " + cfg.string();
-  if (ckpt && ckpt->params > 0) {
+  // A quantised checkpoint's header counts packed int32 words and scales, not parameters: the
+  // count comes from the config, the header gives the stored bytes.
+  if (ckpt && ckpt->params > 0 && !in.arch.stored_quant) {
     in.params = static_cast<std::int64_t>(ckpt->params);
     in.origin += " + safetensors header";
     in.checkpoint = std::move(ckpt);
   } else {
     in.params = model::derive_params(in.arch);
+    if (ckpt && ckpt->weight_bytes > 0) {
+      in.origin += " + safetensors header (bytes)";
+      in.checkpoint = std::move(ckpt);
+    }
   }
   if (in.params <= 0)
     return make_error(cfg.string() + ": the parameter count cannot be derived from this config "

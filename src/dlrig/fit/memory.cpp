@@ -74,6 +74,54 @@ constexpr double kFp4Bytes = 4.5 / 8;
 constexpr double kLossPeakBytes16 = 14;
 constexpr double kLossPeakBytes32 = 16;
 
+// Bytes of one nn.Linear(in, out) as `q` stores it: GPTQ (AutoGPTQ's QuantLinear: qweight
+// int32 [in / (32 / bits), out], qzeros int32 [groups, out / (32 / bits)], scales fp16
+// [groups, out], g_idx int32 [in]) and AWQ (AutoAWQ's WQLinear_GEMM: the same less g_idx) with
+// groups = ceil(in / group_size), one when the config's group_size is -1; compressed-tensors the
+// packed weights and a 16-bit scale per group (or per output row); bitsandbytes 8-bit int8
+// weights and an fp32 scale per row (Int8Params.SCB), 4-bit QLoRA's figures (memory.md §1.7);
+// FP8 one byte and an fp32 scale per row. A bias stays 16-bit.
+double stored_linear_bytes(const model::StoredQuant &q, double in, double out, bool bias) {
+  const double groups = q.group_size > 0 ? std::ceil(in / static_cast<double>(q.group_size)) : 1;
+  const double packed = in * out * q.bits / 8;
+  double bytes = 0;
+  if (q.method == "gptq" || q.method == "awq")
+    bytes = packed + groups * out * (2 + static_cast<double>(q.bits) / 8) +
+            (q.method == "gptq" ? 4 * in : 0);
+  else if (q.method == "compressed-tensors")
+    bytes = packed + groups * out * 2;
+  else if (q.method == "bitsandbytes" && q.bits == 4)
+    bytes = in * out * (q.double_quant ? kNf4DqBytes : kFp4Bytes);
+  else
+    bytes = packed + 4 * out;
+  return bytes + (bias ? 2 * out : 0);
+}
+
+// The frozen or served weights on one GPU of a checkpoint stored quantised: the safetensors
+// header's bytes when the checkpoint was read (every quantised tensor, scale and 16-bit tensor as
+// stored), else the transformer blocks' nn.Linear modules as the method stores them (the output
+// head, classifier, pooler and MoE router stay 16-bit, as quantizers leave them) and the rest at
+// `rest_bytes`.
+double stored_weights(const ModelInput &model, const Dims &d, double shard, double rest_bytes) {
+  if (model.checkpoint && model.checkpoint->weight_bytes > 0)
+    return static_cast<double>(model.checkpoint->weight_bytes) / shard;
+  const auto &q = *model.arch.stored_quant;
+  double linear_params = 0, linear_bytes = 0;
+  for (const auto &l : model::linear_layers(model.arch)) {
+    if (l.role == "lm_head" || l.role == "classifier" || l.role == "pooler" || l.role == "router")
+      continue;
+    const double n = static_cast<double>(l.count);
+    linear_params += static_cast<double>(l.params());
+    linear_bytes +=
+        n * stored_linear_bytes(q, static_cast<double>(l.in), static_cast<double>(l.out), l.bias);
+  }
+  if (linear_params == 0) { // no transformer blocks listed: every quantizable weight packed
+    linear_params = static_cast<double>(quantizable_params(d, model.params));
+    linear_bytes = linear_params * stored_bytes_per_weight(q).value_or(rest_bytes);
+  }
+  return (linear_bytes + (static_cast<double>(model.params) - linear_params) * rest_bytes) / shard;
+}
+
 bool mixed(Precision p) {
   return p == Precision::fp16_amp || p == Precision::bf16_amp || p == Precision::fp8;
 }
@@ -779,6 +827,18 @@ double korthikanti_layer_bytes(KorthikantiCase c, double s, double b, double h, 
   return 0;
 }
 
+std::optional<double> stored_bytes_per_weight(const model::StoredQuant &q) {
+  if (q.bits == 0)
+    return std::nullopt;
+  const double g = static_cast<double>(q.group_size);
+  const double bits = q.bits;
+  if (q.method == "gptq" || q.method == "awq") // AutoGPTQ QuantLinear, AutoAWQ WQLinear_GEMM
+    return bits / 8 + (g > 0 ? (2 + bits / 8) / g : 0);
+  if (q.method == "bitsandbytes" && q.bits == 4)
+    return q.double_quant ? kNf4DqBytes : kFp4Bytes;
+  return bits / 8 + (g > 0 ? 2 / g : 0);
+}
+
 std::uint64_t kv_bytes_per_token(const Dims &d, double bytes) {
   return static_cast<std::uint64_t>(2.0 * static_cast<double>(d.layers + d.decoder_layers) *
                                     static_cast<double>(d.kv_dim) * bytes);
@@ -822,8 +882,9 @@ MemoryEstimate estimate_memory(const ModelInput &model, const Run &run, const Gp
       const double adapters = lora_adapter_params(arch, d, run) / shard;
       const double base_bytes = full32(run.precision) ? 4 : 2;
       const double qparams = static_cast<double>(quantizable_params(d, model.params)) / shard;
-      double base =
-          run.qlora ? qparams * kNf4DqBytes + (p_gpu - qparams) * base_bytes : p_gpu * base_bytes;
+      double base = arch.stored_quant ? stored_weights(model, d, shard, base_bytes)
+                    : run.qlora       ? qparams * kNf4DqBytes + (p_gpu - qparams) * base_bytes
+                                      : p_gpu * base_bytes;
       if (run.strategy == Strategy::zero3 || run.strategy == Strategy::fsdp)
         base /= run.dp();
       weights = base + adapters * 4;
@@ -1019,7 +1080,9 @@ MemoryEstimate estimate_memory(const ModelInput &model, const Run &run, const Gp
     // every request's prompt + new tokens, one layer's working set at prefill and the logits.
     const double qparams = static_cast<double>(quantizable_params(d, model.params)) / shard;
     const double wb = bytes_per_weight_infer(run.precision);
-    if (run.quant == Quant::int8)
+    if (arch.stored_quant)
+      weights = stored_weights(model, d, shard, 2);
+    else if (run.quant == Quant::int8)
       weights = qparams * 1 + (p_gpu - qparams) * 2;
     else if (run.quant == Quant::int4)
       weights = qparams * kFp4Bytes + (p_gpu - qparams) * 2;

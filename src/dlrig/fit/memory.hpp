@@ -71,6 +71,13 @@ struct MemoryEstimate {
 // (2 + 2 + K)Psi/N at 3.
 double zero_model_states(double params, int stage, double dp, double k = 12);
 
+// Bytes per quantised nn.Linear weight of a checkpoint stored as `q` (config.json's
+// quantization_config): GPTQ and AWQ pack `bits`-bit weights into int32 with one fp16 scale and
+// one packed zero point per group; compressed-tensors one 16-bit scale per group; bitsandbytes
+// 4-bit as QLoRA's figures (memory.md §1.7), 8-bit and FP8 one byte. nullopt for a method dlrig
+// does not know (bits 0): only the checkpoint's header says.
+std::optional<double> stored_bytes_per_weight(const model::StoredQuant &q);
+
 // What DeepSpeed's ZeRO allocates per GPU for model states in mixed precision with Adam,
 // as its estimators count it (memory.md §1.2): fp16 params, gradients, fp32 master + Adam
 // (optimizer) and the fp32 gradient partition of the step, on the GPU; the rest on the host.

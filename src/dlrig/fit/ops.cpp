@@ -1,5 +1,6 @@
 #include "dlrig/fit/ops.hpp"
 
+#include "dlrig/fit/memory.hpp"
 #include "dlrig/model/walk.hpp"
 
 #include <fmt/format.h>
@@ -27,8 +28,12 @@ bool amp(Precision p) {
 }
 
 // Bytes of one weight element as the GEMM reads it: autocast and FP8 read 16-bit (FP8: the
-// cast copy, 1 byte, plus its scale; counted as 1), quantised serving reads int8/int4.
-double weight_read_bytes(const Run &run) {
+// cast copy, 1 byte, plus its scale; counted as 1), quantised serving reads int8/int4, and a
+// checkpoint stored quantised (GPTQ, AWQ...) its stored bytes.
+double weight_read_bytes(const ModelInput &model, const Run &run) {
+  if (model.arch.stored_quant)
+    if (auto stored = stored_bytes_per_weight(*model.arch.stored_quant))
+      return *stored;
   if (run.quant == Quant::int8)
     return 1;
   if (run.quant == Quant::int4)
@@ -189,7 +194,7 @@ void transformer_pass(Builder &b, const ModelInput &model, const Run &run, Shape
   const double layers = static_cast<double>(d.layers + d.decoder_layers);
   const double local_layers = std::ceil(layers / pp);
   const double T = sh.tokens();
-  const double wb = weight_read_bytes(run);
+  const double wb = weight_read_bytes(model, run);
   const bool fwd = ph != Phase::backward;
   const bool bwd = ph == Phase::backward;
   const double dir = bwd ? 2 : 1; // element-wise backward reads the gradient and a saved tensor
@@ -564,7 +569,7 @@ void walk_pass(Builder &b, const ModelInput &model, const Run &run, double batch
   if (!modules)
     return;
   const double a = activation_bytes(run.precision);
-  const double wb = weight_read_bytes(run);
+  const double wb = weight_read_bytes(model, run);
   const bool bwd = ph == Phase::backward;
   double bn_bytes = 0, bn_k = 0, relu_bytes = 0, relu_k = 0, pool_bytes = 0, pool_k = 0,
          add_bytes = 0, add_k = 0, other_bytes = 0, other_k = 0, layout_bytes = 0, layout_k = 0,
@@ -902,7 +907,7 @@ std::vector<Op> prefill_ops(const ModelInput &model, const Run &run) {
     if (d.vocab > 0)
       b.gemm("linear lm_head", Phase::forward, run.precision, seqs,
              static_cast<double>(d.vocab) / run.tp, static_cast<double>(model.arch.hidden), 1,
-             activation_bytes(run.precision), weight_read_bytes(run),
+             activation_bytes(run.precision), weight_read_bytes(model, run),
              activation_bytes(run.precision));
   } else {
     walk_pass(b, model, run, seqs, Phase::forward, false);
@@ -934,7 +939,7 @@ std::vector<Op> decode_ops(const ModelInput &model, const Run &run, double conte
   if (d.vocab > 0)
     b.gemm("linear lm_head", Phase::forward, run.precision, seqs,
            static_cast<double>(d.vocab) / run.tp, static_cast<double>(model.arch.hidden), 1, a,
-           weight_read_bytes(run), a);
+           weight_read_bytes(model, run), a);
   return b.ops;
 }
 

@@ -236,6 +236,17 @@ Json to_json(const FitReport &r) {
                 {"origin", m.origin},
                 {"source", m.arch.source},
                 {"assumptions", m.assumptions}}; // the model's, as the text's "assumed" rows
+  j["model"]["stored_quantization"] = nullptr;
+  if (const auto &q = m.arch.stored_quant) {
+    j["model"]["stored_quantization"] = {
+        {"method", q->method},
+        {"bits", q->bits > 0 ? Json(q->bits) : Json(nullptr)},
+        {"group_size", q->group_size > 0 ? Json(q->group_size) : Json(nullptr)},
+        {"double_quant", q->double_quant},
+        {"bytes_per_weight", stored_bytes_per_weight(*q).has_value()
+                                 ? Json(*stored_bytes_per_weight(*q))
+                                 : Json(nullptr)}};
+  }
   if (m.checkpoint)
     j["model"]["checkpoint"] = {{"files", m.checkpoint->files},
                                 {"tensors", m.checkpoint->tensors.size()},
@@ -365,8 +376,12 @@ std::vector<Table> to_tables(const FitReport &r, bool summary) {
   std::vector<Table> out;
   Table head;
   head.title = "dlrig fit";
-  head.add({"model", fmt::format("{} ({} parameters, {})", r.model.arch.name,
-                                 count(static_cast<double>(r.model.params)), r.model.origin)});
+  head.add({"model", fmt::format("{} ({} parameters{}, {})", r.model.arch.name,
+                                 count(static_cast<double>(r.model.params)),
+                                 r.model.arch.stored_quant
+                                     ? ", stored " + model::describe(*r.model.arch.stored_quant)
+                                     : "",
+                                 r.model.origin)});
   head.add({"run", run_line(r)});
   for (const auto &a : r.assumptions)
     head.add({"assumed", a});

@@ -301,8 +301,9 @@ std::string slowest(const std::vector<OpTime> &ops, std::string_view bound) {
   return out;
 }
 
+// `packed`: the weights are already 4-bit or stored quantised (no --quant to suggest).
 std::string bottleneck(const StepBreakdown &b, double step, const std::vector<OpTime> &ops,
-                       const Run &run) {
+                       const Run &run, bool packed = false) {
   // The largest part, put in words (only that one: this runs for every option pick times).
   const double parts[] = {b.gemm,
                           b.attention,
@@ -324,7 +325,9 @@ std::string bottleneck(const StepBreakdown &b, double step, const std::vector<Op
   case 2:
     return fmt::format("memory-bound: {} (and other memory-bound work) take {} of the step; {}",
                        slowest(ops, "memory"), percent(b.memory, step),
-                       run.mode == Mode::infer
+                       run.mode == Mode::infer && packed
+                           ? "more requests per step (--concurrency) raise throughput"
+                       : run.mode == Mode::infer
                            ? "quantised weights (--quant int8|int4) or more requests per step "
                              "(--concurrency) raise throughput"
                        : run.kernels == Kernels::eager
@@ -688,6 +691,7 @@ TimeEstimate estimate_time(const ModelInput &model, const Run &run, const GpuTar
         t.notes.push_back("the tunnel's per-step synchronisation latency is not charged: no "
                           "sourced figure (links.md §1.3 gives its rates only)");
     }
+    const bool packed = run.quant == Quant::int4 || model.arch.stored_quant.has_value();
     auto pre = time_ops(prefill_ops(model, run), rates, &times);
     t.prefill_s = pre.gpu() + prompt_link;
     t.seconds_per_step = t.prefill_s;
@@ -703,11 +707,11 @@ TimeEstimate estimate_time(const ModelInput &model, const Run &run, const GpuTar
         t.decode_tokens_per_s = seqs / step;
         t.decode_tokens_per_s_per_stream = 1 / step;
         t.breakdown = dec;
-        t.bottleneck = bottleneck(dec, step, times, run);
+        t.bottleneck = bottleneck(dec, step, times, run, packed);
       }
     } else {
       t.breakdown = pre;
-      t.bottleneck = bottleneck(pre, pre.gpu(), times, run);
+      t.bottleneck = bottleneck(pre, pre.gpu(), times, run, packed);
     }
     keep_ops(t, std::move(times));
     return t;

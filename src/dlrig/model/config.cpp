@@ -481,6 +481,94 @@ ModelArch read_unet(const Fields &f) {
 
 } // namespace
 
+// config.json's quantization_config, as transformers' quantizers save it
+// (src/transformers/utils/quantization_config.py): GPTQConfig and AwqConfig `bits` (AutoAWQ:
+// `w_bit`) and `group_size` (-1: one scale per output column); BitsAndBytesConfig `load_in_4bit`
+// or `load_in_8bit` (configs saved before `quant_method` existed have only these) and
+// `bnb_4bit_use_double_quant`; FineGrainedFP8Config ("fp8") and FbgemmFp8Config;
+// compressed-tensors' `config_groups.*.weights.num_bits` and `group_size`. Another method is kept
+// with bits 0.
+StoredQuant read_stored_quant(const Json &q, const std::string &name) {
+  auto fail = [&](const std::string &key, const std::string &what) {
+    throw ConfigError(fmt::format("{}: config field 'quantization_config.{}' {}", name, key, what));
+  };
+  if (!q.is_object())
+    throw ConfigError(fmt::format(
+        "{}: config field 'quantization_config' must be an object, got {}", name, kind_of(q)));
+  auto has = [&](const Json &o, const char *key) {
+    return o.contains(key) && !o.at(key).is_null();
+  };
+  auto flag = [&](const char *key) {
+    if (!has(q, key))
+      return false;
+    if (!q.at(key).is_boolean())
+      fail(key, fmt::format("must be true or false, got {}", kind_of(q.at(key))));
+    return q.at(key).get<bool>();
+  };
+  // `path` names the key in errors (quantization_config.PATH).
+  auto bits_of = [&](const Json &o, const char *key, const std::string &path) {
+    const Json &v = o.at(key);
+    if (!v.is_number_integer() || v.get<std::int64_t>() < 2 || v.get<std::int64_t>() > 8 ||
+        v.get<std::int64_t>() == 5 || v.get<std::int64_t>() == 6 || v.get<std::int64_t>() == 7)
+      fail(path, fmt::format("must be 2, 3, 4 or 8, got {}", v.dump()));
+    return static_cast<int>(v.get<std::int64_t>());
+  };
+  auto group_of = [&](const Json &o, const char *key, const std::string &path) -> std::int64_t {
+    if (!has(o, key))
+      return 0;
+    const Json &v = o.at(key);
+    if (!v.is_number_integer() || v.get<std::int64_t>() == 0 || v.get<std::int64_t>() < -1 ||
+        v.get<std::int64_t>() > (1 << 20))
+      fail(path, fmt::format("must be -1 or a group size from 1 to {}, got {}", 1 << 20, v.dump()));
+    return std::max<std::int64_t>(0, v.get<std::int64_t>());
+  };
+  StoredQuant sq;
+  if (has(q, "quant_method")) {
+    if (!q.at("quant_method").is_string())
+      fail("quant_method", fmt::format("must be a string, got {}", kind_of(q.at("quant_method"))));
+    sq.method = q.at("quant_method").get<std::string>();
+  } else if (has(q, "load_in_4bit") || has(q, "load_in_8bit")) {
+    sq.method = "bitsandbytes";
+  } else {
+    fail("quant_method", "is missing; a quantised model's config.json has it");
+  }
+  if (sq.method == "gptq" || sq.method == "awq") {
+    const char *key = has(q, "bits") || sq.method == "gptq" ? "bits" : "w_bit";
+    if (!has(q, key))
+      fail(key, fmt::format("is missing; a {} config.json has it", sq.method));
+    sq.bits = bits_of(q, key, key);
+    const char *group =
+        sq.method == "awq" && has(q, "q_group_size") ? "q_group_size" : "group_size";
+    sq.group_size = group_of(q, group, group);
+  } else if (sq.method == "bitsandbytes") {
+    const bool four = flag("load_in_4bit"), eight = flag("load_in_8bit");
+    if (four == eight)
+      fail("load_in_4bit", "or 'load_in_8bit' must be true (and not both)");
+    sq.bits = four ? 4 : 8;
+    sq.double_quant = four && flag("bnb_4bit_use_double_quant");
+  } else if (sq.method == "fp8" || sq.method == "fbgemm_fp8") {
+    sq.bits = 8;
+  } else if (sq.method == "compressed-tensors") {
+    if (!has(q, "config_groups") || !q.at("config_groups").is_object() ||
+        q.at("config_groups").empty())
+      fail("config_groups", "must be an object of quantisation groups (compressed-tensors)");
+    for (const auto &[group, g] : q.at("config_groups").items()) {
+      const std::string at = "config_groups." + group + ".weights";
+      if (!g.is_object() || !has(g, "weights") || !g.at("weights").is_object() ||
+          !has(g.at("weights"), "num_bits"))
+        fail(at, "must be an object with num_bits");
+      const int bits = bits_of(g.at("weights"), "num_bits", at + ".num_bits");
+      if (sq.bits != 0 && bits != sq.bits)
+        fail(at + ".num_bits", fmt::format("= {} differs from another group's {}: dlrig sizes one "
+                                           "width; give the .safetensors checkpoint beside it",
+                                           bits, sq.bits));
+      sq.bits = bits;
+      sq.group_size = group_of(g.at("weights"), "group_size", at + ".group_size");
+    }
+  }
+  return sq;
+}
+
 Result<ModelArch> model_from_config(const Json &config, const std::string &name) {
   if (!config.is_object())
     return make_error(
@@ -539,10 +627,30 @@ Result<ModelArch> model_from_config(const Json &config, const std::string &name)
     m.display_name = name;
     m.hf_model_type = type;
     m.extra = config;
+    if (config.contains("quantization_config") && !config.at("quantization_config").is_null())
+      m.stored_quant = read_stored_quant(config.at("quantization_config"), name);
     return apply_head(std::move(m), config, name);
   } catch (const ConfigError &e) {
     return make_error(e.what());
   }
+}
+
+std::string describe(const StoredQuant &q) {
+  if (q.bits == 0)
+    return q.method;
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 4> names{
+      {{"gptq", "GPTQ"}, {"awq", "AWQ"}, {"fp8", "FP8"}, {"fbgemm_fp8", "FBGEMM FP8"}}};
+  std::string out = q.method;
+  for (const auto &[method, shown] : names)
+    if (method == q.method)
+      out = shown;
+  if (q.method != "fp8" && q.method != "fbgemm_fp8")
+    out += fmt::format(" {}-bit", q.bits);
+  if (q.group_size > 0)
+    out += fmt::format(", groups of {}", q.group_size);
+  if (q.double_quant)
+    out += " (double quantisation)";
+  return out;
 }
 
 Result<ModelArch> model_from_config_text(std::string_view text, const std::string &origin) {

@@ -62,6 +62,18 @@ struct UNetArch {
   std::int64_t vae_scale_factor = 8; // pixels per latent cell: 2^(VAE blocks − 1) in diffusers
 };
 
+// How a pre-quantised checkpoint stores its nn.Linear weights: config.json's quantization_config
+// (transformers' HfQuantizer configs). Embeddings, norms and the LM head stay 16-bit.
+struct StoredQuant {
+  std::string method;          // quant_method: gptq, awq, bitsandbytes, fp8, fbgemm_fp8,
+                               // compressed-tensors, or another (then bits is 0: not known)
+  int bits = 0;                // bits per weight, 0 when dlrig does not know the method
+  std::int64_t group_size = 0; // weights per 16-bit scale along the input (0: one per row/block)
+  bool double_quant = false;   // bitsandbytes 4-bit: bnb_4bit_use_double_quant
+};
+// "GPTQ 4-bit, groups of 128", "bitsandbytes 4-bit (double quantisation)", "hqq".
+std::string describe(const StoredQuant &q);
+
 struct ModelArch {
   std::string name;         // catalog name, e.g. "llama-3.1-8b"
   std::string display_name; // "Llama 3.1 8B"
@@ -137,6 +149,9 @@ struct ModelArch {
   bool mlm_head = false;  // masked-LM head: dense, LayerNorm, tied decoder + vocabulary bias
   bool cls_dense = false; // a dense h×h (+ bias) before the classifier
   bool classifier_bias = true;
+
+  // A pre-quantised checkpoint's storage (config.json quantization_config); nullopt: 16/32-bit.
+  std::optional<StoredQuant> stored_quant;
 
   // The original config.json object (less the catalog's own keys), so nothing is lost: rope
   // scaling, dtype, dropout rates, activation functions...

@@ -506,6 +506,69 @@ TEST(ModelFromConfig, WrongTypeIsNamed) {
   EXPECT_NE(e.find("'tie_word_embeddings' must be true or false"), std::string::npos) << e;
 }
 
+// quantization_config as transformers' quantizers (and AutoAWQ, compressed-tensors) save it.
+TEST(ModelFromConfig, ReadsHowAQuantisedCheckpointStoresItsWeights) {
+  auto with = [](const std::string &quant) {
+    return R"({"model_type": "llama", "hidden_size": 4096, "intermediate_size": 11008,
+      "num_attention_heads": 32, "num_hidden_layers": 32, "vocab_size": 32000,
+      "quantization_config": )" +
+           quant + "}";
+  };
+  EXPECT_FALSE(parse(with("null")).stored_quant);
+  auto q = *parse(with(R"({"quant_method": "awq", "bits": 4, "group_size": 128,
+    "zero_point": true, "version": "gemm"})"))
+                .stored_quant;
+  EXPECT_EQ(describe(q), "AWQ 4-bit, groups of 128");
+  q = *parse(with(R"({"quant_method": "awq", "w_bit": 4, "q_group_size": 64,
+    "version": "GEMM"})"))
+           .stored_quant;
+  EXPECT_EQ(q.bits, 4);
+  EXPECT_EQ(q.group_size, 64);
+  q = *parse(with(R"({"quant_method": "gptq", "bits": 8, "group_size": -1})")).stored_quant;
+  EXPECT_EQ(describe(q), "GPTQ 8-bit");
+  q = *parse(with(R"({"load_in_8bit": true, "llm_int8_threshold": 6.0})")).stored_quant;
+  EXPECT_EQ(describe(q), "bitsandbytes 8-bit");
+  q = *parse(with(R"({"quant_method": "bitsandbytes", "load_in_4bit": true,
+    "bnb_4bit_quant_type": "nf4", "bnb_4bit_use_double_quant": true})"))
+           .stored_quant;
+  EXPECT_EQ(describe(q), "bitsandbytes 4-bit (double quantisation)");
+  q = *parse(with(R"({"quant_method": "fp8", "activation_scheme": "dynamic",
+    "weight_block_size": [128, 128]})"))
+           .stored_quant;
+  EXPECT_EQ(describe(q), "FP8");
+  EXPECT_EQ(q.bits, 8);
+  q = *parse(with(R"({"quant_method": "compressed-tensors", "format": "pack-quantized",
+    "config_groups": {"group_0": {"targets": ["Linear"], "weights": {"num_bits": 4,
+    "type": "int", "symmetric": true, "strategy": "group", "group_size": 128}}},
+    "ignore": ["lm_head"]})"))
+           .stored_quant;
+  EXPECT_EQ(describe(q), "compressed-tensors 4-bit, groups of 128");
+  q = *parse(with(R"({"quant_method": "hqq", "nbits": 4})")).stored_quant;
+  EXPECT_EQ(q.bits, 0); // kept, size unknown: fit then needs the checkpoint's header
+  EXPECT_EQ(describe(q), "hqq");
+
+  EXPECT_NE(error_of(with(R"("4bit")"))
+                .find("'quantization_config' must be an object, got the "
+                      "string"),
+            std::string::npos)
+      << error_of(with(R"("4bit")"));
+  for (const auto &[quant, says] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"quant_method": "gptq", "group_size": 128})",
+            "'quantization_config.bits' is missing"},
+           {R"({"quant_method": "awq", "bits": 4, "group_size": 0})",
+            "'quantization_config.group_size' must be -1 or a group size"},
+           {R"({"quant_method": 4})", "'quantization_config.quant_method' must be a string"},
+           {R"({"load_in_4bit": true, "load_in_8bit": true})",
+            "'quantization_config.load_in_4bit' or 'load_in_8bit' must be true (and not both)"},
+           {R"({"bits": 4})", "'quantization_config.quant_method' is missing"},
+           {R"({"quant_method": "compressed-tensors", "config_groups": {
+              "a": {"weights": {"num_bits": 4}}, "b": {"weights": {"num_bits": 8}}}})",
+            "'quantization_config.config_groups.b.weights.num_bits' = 8 differs"}}) {
+    EXPECT_NE(error_of(with(quant)).find(says), std::string::npos)
+        << quant << ": " << error_of(with(quant));
+  }
+}
+
 TEST(ModelFromConfig, InconsistentShapesAreNamed) {
   std::string e = error_of(R"({"model_type": "mistral", "hidden_size": 4096,
     "intermediate_size": 14336, "num_attention_heads": 32, "num_hidden_layers": 32,
