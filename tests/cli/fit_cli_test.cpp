@@ -66,8 +66,9 @@ Json llama2_7b_config(const Json &quant) {
 // TheBloke/Llama-2-7B-GPTQ's layout: every nn.Linear but lm_head as AutoGPTQ's QuantLinear
 // stores it (auto_gptq/nn_modules/qlinear/qlinear_cuda.py: qweight int32 [in / 8, out], qzeros
 // int32 [in / 128, out / 8], scales fp16 [in / 128, out], g_idx int32 [in]), the rest fp16.
-fs::path llama2_7b_gptq_folder() {
-  auto dir = scratch("llama2-7b-gptq");
+// `config` (when not null) as its config.json.
+fs::path llama2_7b_gptq_folder(const std::string &folder, const Json &config) {
+  auto dir = scratch(folder);
   fs::create_directories(dir);
   Json h = Json::object();
   std::uint64_t at = 0;
@@ -103,12 +104,8 @@ fs::path llama2_7b_gptq_folder() {
     out << le64(text.size()) << text;
   }
   fs::resize_file(dir / "model.safetensors", 8 + text.size() + at);
-  std::ofstream(dir / "config.json") << llama2_7b_config({{"quant_method", "gptq"},
-                                                          {"bits", 4},
-                                                          {"group_size", 128},
-                                                          {"desc_act", false},
-                                                          {"sym", true}})
-                                            .dump(1);
+  if (!config.is_null())
+    std::ofstream(dir / "config.json") << config.dump(1);
   return dir;
 }
 
@@ -253,7 +250,12 @@ TEST(FitCli, ServingChargesTheWeightsLoadOverTheHostLink) {
 // weights as the header's bytes, or without the header as the method packs them; it cannot be
 // trained but through adapters, nor quantised again.
 TEST(FitCli, AQuantisedCheckpointIsSizedAsStored) {
-  const auto gptq = llama2_7b_gptq_folder();
+  const Json gptq_config = {{"quant_method", "gptq"},
+                            {"bits", 4},
+                            {"group_size", 128},
+                            {"desc_act", false},
+                            {"sym", true}};
+  const auto gptq = llama2_7b_gptq_folder("llama2-7b-gptq", llama2_7b_config(gptq_config));
   auto serve = [](const fs::path &model, std::vector<std::string> more = {}) {
     std::vector<std::string> args = {"fit",    model.string(), "--gpu", "GeForce RTX 4090",
                                      "--mode", "infer",        "--json"};
@@ -319,6 +321,27 @@ TEST(FitCli, AQuantisedCheckpointIsSizedAsStored) {
     EXPECT_NE(r.err.find("stored quantised (GPTQ 4-bit, groups of 128)"), std::string::npos)
         << r.err;
   }
+
+  // Packed tensors without a quantization_config: without a config.json the header cannot give
+  // the count (65); under a config.json without one, AutoGPTQ's quantize_config.json beside it
+  // says how (older GPTQ repositories), else the header's bytes are the weights.
+  const auto bare = llama2_7b_gptq_folder("llama2-7b-gptq-bare", nullptr);
+  r = serve(bare);
+  EXPECT_EQ(r.exit_code, 65) << r.out;
+  EXPECT_NE(r.err.find(".qweight\" is stored quantised"), std::string::npos) << r.err;
+  std::ofstream(bare / "config.json") << llama2_7b_config(nullptr).dump();
+  r = serve(bare);
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+  j = Json::parse(r.out);
+  EXPECT_EQ(j["model"]["params"], 6738415616);
+  EXPECT_EQ(j["model"]["stored_quantization"]["method"], "packed tensors (qweight)");
+  EXPECT_EQ(j["gpus"][0]["breakdown"]["weights"].get<double>(), header);
+  Json autogptq = gptq_config;
+  autogptq.erase("quant_method");
+  std::ofstream(bare / "quantize_config.json") << autogptq.dump();
+  r = serve(bare);
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+  EXPECT_EQ(Json::parse(r.out)["model"]["stored_quantization"]["method"], "gptq");
 
   // A method dlrig cannot size needs the header; a wrong width is named at its key.
   auto other = scratch("llama2-7b-hqq");

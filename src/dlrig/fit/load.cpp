@@ -22,12 +22,45 @@ Result<std::string> read_text(const fs::path &p) {
   return read_regular_file(p.string(), kMaxConfigBytes, "config.json");
 }
 
+// A tensor that packs several weights per element (GPTQ's and AWQ's int32 qweight,
+// compressed-tensors' weight_packed, bitsandbytes 4-bit's uint8 weight beside its absmax and
+// quant_map), whose header counts words, not parameters; "" when there is none.
+std::string packed_tensor(const Checkpoint &c) {
+  for (const auto &t : c.tensors)
+    for (const char *suffix : {".qweight", ".weight_packed", ".absmax", ".quant_map"})
+      if (t.name.ends_with(suffix))
+        return t.name;
+  return "";
+}
+
 Result<ModelInput> from_config_file(const fs::path &cfg, std::optional<Checkpoint> ckpt) {
   DLRIG_TRY(auto text, read_text(cfg));
   DLRIG_TRY(auto arch, parse_model_config(text, cfg.string()));
   ModelInput in;
   in.arch = std::move(arch);
   in.origin = "config.json " + cfg.string();
+  // Packed tensors under a config.json without quantization_config: AutoGPTQ's own
+  // quantize_config.json beside it says how, else only the header's bytes are known.
+  if (const auto packed = ckpt ? packed_tensor(*ckpt) : "";
+      !packed.empty() && !in.arch.stored_quant) {
+    const auto qcfg = cfg.parent_path() / "quantize_config.json";
+    std::error_code ec;
+    if (fs::exists(qcfg, ec)) {
+      DLRIG_TRY(auto qtext,
+                read_regular_file(qcfg.string(), kMaxConfigBytes, "quantize_config.json"));
+      Json q = Json::parse(qtext, nullptr, false);
+      if (q.is_discarded())
+        return make_error(qcfg.string() + ": not valid JSON (AutoGPTQ's quantize_config.json is "
+                                          "an object of bits, group_size...)");
+      if (q.is_object() && !q.contains("quant_method"))
+        q["quant_method"] = "gptq";
+      DLRIG_TRY(auto sq, model::stored_quant_from_config(q, qcfg.string()));
+      in.arch.stored_quant = sq;
+    } else {
+      in.arch.stored_quant = model::StoredQuant{
+          "packed tensors (" + packed.substr(packed.rfind('.') + 1) + ")", 0, 0, false};
+    }
+  }
   // A quantised checkpoint's header counts packed int32 words and scales, not parameters: the
   // count comes from the config, the header gives the stored bytes.
   if (ckpt && ckpt->params > 0 && !in.arch.stored_quant) {
@@ -50,8 +83,14 @@ Result<ModelInput> from_config_file(const fs::path &cfg, std::optional<Checkpoin
 
 // A checkpoint without a config.json: shapes from its tensor names; when they are not names dlrig
 // recognises, the header's exact count and bytes alone (weights_only).
-ModelInput from_checkpoint_only(Checkpoint c, std::optional<model::ModelFamily> family,
-                                const std::string &spec, const char *beside) {
+Result<ModelInput> from_checkpoint_only(Checkpoint c, std::optional<model::ModelFamily> family,
+                                        const std::string &spec, const char *beside) {
+  if (auto packed = packed_tensor(c); !packed.empty())
+    return make_error(fmt::format(
+        "{}: tensor \"{}\" is stored quantised, several weights to an element, so the header "
+        "does not count the parameters: put the model's config.json (with its "
+        "quantization_config) beside the checkpoint",
+        spec, packed));
   ModelInput in;
   in.params = static_cast<std::int64_t>(c.params);
   in.origin = "safetensors " + spec;

@@ -635,6 +635,15 @@ Result<ModelArch> model_from_config(const Json &config, const std::string &name)
   }
 }
 
+Result<StoredQuant> stored_quant_from_config(const Json &quantization_config,
+                                             const std::string &name) {
+  try {
+    return read_stored_quant(quantization_config, name);
+  } catch (const ConfigError &e) {
+    return make_error(e.what());
+  }
+}
+
 std::string describe(const StoredQuant &q) {
   if (q.bits == 0)
     return q.method;

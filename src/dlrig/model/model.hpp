@@ -73,6 +73,10 @@ struct StoredQuant {
 };
 // "GPTQ 4-bit, groups of 128", "bitsandbytes 4-bit (double quantisation)", "hqq".
 std::string describe(const StoredQuant &q);
+// A quantization_config object (also AutoGPTQ's quantize_config.json with "quant_method": "gptq"
+// added); errors name `name` and the key.
+Result<StoredQuant> stored_quant_from_config(const Json &quantization_config,
+                                             const std::string &name);
 
 struct ModelArch {
   std::string name;         // catalog name, e.g. "llama-3.1-8b"
