@@ -283,6 +283,8 @@ TEST(FitCli, AQuantisedCheckpointIsSizedAsStored) {
   j = Json::parse(r.out);
   const double packed = j["gpus"][0]["breakdown"]["weights"].get<double>();
   EXPECT_EQ(packed, header);
+  r = run_dlrig({"pick", config_only.string(), "--mode", "infer", "--tokens-per-s", "20"});
+  EXPECT_NE(r.out.find("stored GPTQ 4-bit, groups of 128"), std::string::npos) << r.out;
   // The same model unquantised serves 13.5 GB of fp16 weights; bitsandbytes' stored 4-bit is
   // what --quant int4 quantises at load.
   auto plain = scratch("llama2-7b-config");

@@ -32,6 +32,8 @@ std::string workload(const PickResult &r) {
   what += fmt::format(", {}", fit::name(run.precision));
   if (run.quant != fit::Quant::none)
     what += fmt::format(", weights {}", fit::name(run.quant));
+  if (const auto &q = r.model.arch.stored_quant)
+    what += ", stored " + model::describe(*q);
   what += fmt::format(", batch {}", run.batch);
   if (run.seq > 0)
     what += fmt::format(", seq {}", run.seq);
