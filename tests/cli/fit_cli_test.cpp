@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 namespace dlrig::test {
 namespace {
@@ -569,6 +570,18 @@ TEST(FitCli, BadFilesAreBadInput) {
   r = run_dlrig({"fit", shard_dir.string(), "--from", snap});
   EXPECT_EQ(r.exit_code, 65);
   EXPECT_NE(r.err.find("missing.safetensors"), std::string::npos) << r.err;
+  // Binary model files that are no config.json are named as what they are, not as bad JSON.
+  for (const auto &[file, bytes, says] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"model.gguf", std::string("GGUF\x03\0\0\0", 8), "a GGUF file (llama.cpp)"},
+           {"pytorch_model.bin", "PK\x03\x04rest", "a PyTorch checkpoint"},
+           {"old.pt", "\x80\x02}q", "a PyTorch checkpoint"}}) {
+    std::ofstream(dir / file, std::ios::binary) << bytes;
+    r = run_dlrig({"fit", (dir / file).string(), "--from", snap});
+    EXPECT_EQ(r.exit_code, 65) << file;
+    EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("JSON"), std::string::npos) << r.err;
+  }
   fs::remove_all(dir);
 }
 

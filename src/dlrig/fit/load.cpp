@@ -81,6 +81,19 @@ Result<ModelInput> from_config_file(const fs::path &cfg, std::optional<Checkpoin
   return in;
 }
 
+// What a binary model file that is no config.json is, from its first bytes: llama.cpp's GGUF
+// (magic "GGUF", https://github.com/ggml-org/ggml/blob/master/docs/gguf.md), a PyTorch checkpoint
+// (torch.save writes a zip archive, older versions a pickle starting with the PROTO opcode 0x80);
+// "" for anything else.
+std::string binary_checkpoint_kind(std::string_view head) {
+  if (head.starts_with("GGUF"))
+    return "a GGUF file (llama.cpp)";
+  if (head.starts_with("PK\x03\x04") || head.starts_with("\x80"))
+    return "a PyTorch checkpoint (torch.save's zip or pickle, which dlrig does not open: loading "
+           "one runs code)";
+  return "";
+}
+
 // A checkpoint without a config.json: shapes from its tensor names; when they are not names dlrig
 // recognises, the header's exact count and bytes alone (weights_only).
 Result<ModelInput> from_checkpoint_only(Checkpoint c, std::optional<model::ModelFamily> family,
@@ -296,6 +309,11 @@ Result<ModelInput> load_model(const std::string &spec, std::optional<model::Mode
       return from_config_file(cfg, std::move(c));
     return from_checkpoint_only(std::move(c), family, spec, " beside it");
   }
+  DLRIG_TRY(const auto head, read_regular_file_head(p.string(), 4));
+  if (const auto kind = binary_checkpoint_kind(head.bytes); !kind.empty())
+    return make_error(fmt::format("{}: {}; dlrig reads a model's config.json and safetensors "
+                                  "headers: give the config.json of the model it was made from",
+                                  spec, kind));
   return from_config_file(p, std::nullopt);
 }
 
