@@ -80,11 +80,17 @@ fs::path llama2_7b_gptq_folder(const std::string &folder, const Json &config) {
     h[name] = {{"dtype", dtype}, {"shape", shape}, {"data_offsets", {at, at + n}}};
     at += n;
   };
+  // AutoAWQ's WQLinear_GEMM (awq/modules/linear/gemm.py) packs along out instead: qweight int32
+  // [in, out / 8], qzeros int32 [in / 128, out / 8], scales fp16 [in / 128, out], no g_idx.
+  const bool awq = config.is_object() && config.contains("quantization_config") &&
+                   config["quantization_config"]["quant_method"] == "awq";
   auto linear = [&](const std::string &p, std::uint64_t in, std::uint64_t out) {
-    add(p + ".qweight", "I32", {in / 8, out});
+    add(p + ".qweight", "I32",
+        awq ? std::vector<std::uint64_t>{in, out / 8} : std::vector<std::uint64_t>{in / 8, out});
     add(p + ".qzeros", "I32", {in / 128, out / 8});
     add(p + ".scales", "F16", {in / 128, out});
-    add(p + ".g_idx", "I32", {in});
+    if (!awq)
+      add(p + ".g_idx", "I32", {in});
   };
   add("model.embed_tokens.weight", "F16", {32000, 4096});
   for (int l = 0; l < 32; ++l) {
@@ -284,6 +290,20 @@ TEST(FitCli, AQuantisedCheckpointIsSizedAsStored) {
   j = Json::parse(r.out);
   const double packed = j["gpus"][0]["breakdown"]["weights"].get<double>();
   EXPECT_EQ(packed, header);
+  // AWQ's layout, the same to the byte.
+  const auto awq = llama2_7b_gptq_folder("llama2-7b-awq", llama2_7b_config({{"quant_method", "awq"},
+                                                                            {"bits", 4},
+                                                                            {"group_size", 128},
+                                                                            {"zero_point", true},
+                                                                            {"version", "gemm"}}));
+  r = serve(awq);
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+  const double awq_header = Json::parse(r.out)["model"]["checkpoint"]["weight_bytes"].get<double>();
+  fs::remove(awq / "model.safetensors");
+  r = serve(awq);
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+  EXPECT_EQ(Json::parse(r.out)["gpus"][0]["breakdown"]["weights"].get<double>(), awq_header);
+  EXPECT_LT(awq_header, header); // no g_idx
   r = run_dlrig({"pick", config_only.string(), "--mode", "infer", "--tokens-per-s", "20"});
   EXPECT_NE(r.out.find("stored GPTQ 4-bit, groups of 128"), std::string::npos) << r.out;
   // The same model unquantised serves 13.5 GB of fp16 weights; bitsandbytes' stored 4-bit is
