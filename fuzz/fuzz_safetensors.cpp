@@ -49,7 +49,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     model.params = dlrig::model::derive_params(model.arch);
     if (model.params <= 0)
       break;
-    auto run = dlrig::fit::resolve_run(model, dlrig::fit::Run{}, nullptr);
+    dlrig::fit::Run given;
+    if (model.arch.stored_quant) // trained only through adapters: serve it
+      given.mode = dlrig::fit::Mode::infer;
+    auto run = dlrig::fit::resolve_run(model, given, nullptr);
     if (!run)
       break;
     static const auto gpu =
