@@ -95,7 +95,23 @@ class Sandbox:
                           if os.path.isdir(os.path.join(data, d, "sys")))
         snapshots = files("snapshots") + files("collect_env")
         # A flag's name -> the fixtures it takes (copied and mutated half the time).
-        self.fixtures = {"sysroot": machines, "from": snapshots, "model": files("models"),
+        # Quantised checkpoints' configs: a published one with each kind of quantization_config.
+        quantised = []
+        with open(os.path.join(data, "models", "qwen3-8b.json")) as f:
+            base = f.read().rstrip().rstrip("}")
+        for i, quant in enumerate([
+                '{"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": false}',
+                '{"quant_method": "awq", "w_bit": 4, "q_group_size": 128, "version": "GEMM"}',
+                '{"load_in_4bit": true, "bnb_4bit_use_double_quant": true}',
+                '{"quant_method": "fp8", "weight_block_size": [128, 128]}',
+                '{"quant_method": "compressed-tensors", "config_groups": {"g": {"weights": '
+                '{"num_bits": 8, "strategy": "channel"}}}}',
+                '{"quant_method": "hqq", "nbits": 4}']):
+            quantised.append(p(f"quantised{i}.json"))
+            with open(quantised[-1], "w") as f:
+                f.write(base + ', "quantization_config": ' + quant + "}")
+        self.fixtures = {"sysroot": machines, "from": snapshots,
+                         "model": files("models") + quantised,
                          "replay": files("recordings"), "prices": files("pick"),
                          "data": [p("data")]}
 
