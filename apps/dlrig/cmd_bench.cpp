@@ -140,6 +140,13 @@ Report cpu_vs_gpu_report(const BenchArgs &a, const Snapshot &snap, bench::Stored
   if (a.batch > 0)
     run.batch = a.batch;
   std::vector<std::string> assumptions;
+  if (model.arch.stored_quant) { // a step's FLOPs are the architecture's, however it is stored
+    assumptions.push_back(fmt::format("{} is stored quantised ({}): timed as the 16-bit model it "
+                                      "was quantised from",
+                                      model.arch.display_name,
+                                      model::describe(*model.arch.stored_quant)));
+    model.arch.stored_quant.reset();
+  }
   run = value_or_throw(fit::resolve_run(model, run, &assumptions), ErrorKind::usage);
   fit::Targets targets = a.gpu.empty() ? fit::machine_gpus(snap, kb) : fit::catalog_gpu(kb, a.gpu);
   if (targets.error)

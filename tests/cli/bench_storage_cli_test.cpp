@@ -215,6 +215,19 @@ TEST(BenchCpuVsGpuCli, MeasuresTheCpuThenComparesAndFitUsesIt) {
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_EQ(again.err.find("measuring it now"), std::string::npos) << again.err;
   EXPECT_NE(again.out.find("one step: CPU"), std::string::npos) << again.out;
+  // A checkpoint stored quantised is timed as the model it was quantised from: the same FLOPs.
+  auto config = nlohmann::json::parse(std::ifstream(fixture("models/qwen3-8b.json")));
+  auto flops = [&](const std::string &path) {
+    auto out =
+        run_dlrig({"bench", "--cpu-vs-gpu", path, "--gpu", "RTX 4090", "--db", db, "--json"});
+    EXPECT_EQ(out.exit_code, 0) << out.err;
+    return nlohmann::json::parse(out.out)["flops_per_step"].get<double>();
+  };
+  const double plain = flops(fixture("models/qwen3-8b.json"));
+  config["quantization_config"] = {{"quant_method", "gptq"}, {"bits", 4}, {"group_size", 128}};
+  const auto gptq = (home / "qwen3-8b-gptq.json").string();
+  std::ofstream(gptq) << config.dump();
+  EXPECT_EQ(flops(gptq), plain);
   // fit on this machine reads the same database (XDG_DATA_HOME) for its CPU line.
   auto fit = run_dlrig({"fit", "resnet-50", "--gpu", "RTX 4090", "--json"},
                        {"XDG_DATA_HOME=" + home.string()});
