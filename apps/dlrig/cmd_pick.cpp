@@ -208,7 +208,8 @@ Runner setup_pick(CLI::App &sub) {
                             "N", 0.001, 1e7);
   sub.add_option("--budget", a->budget,
                  "Most to spend: the GPUs' price when buying, the whole job when renting "
-                 "(3000USD, $3,000, 2500EUR; other currencies are converted at the ECB reference "
+                 "(3000USD, $3,000, 2500EUR, €2500, £2000; other currencies are converted at the "
+                 "ECB reference "
                  "rates of data/fx.csv)")
       ->type_name("MONEY");
   sub.add_flag("--rent", a->rent, "Rent (cloud) instead of buying");

@@ -709,9 +709,27 @@ Result<Money> parse_money(std::string_view text, std::string_view flag) {
     if (c != ',' && c != ' ' && c != '_')
       s += c;
   Money m;
-  if (!s.empty() && s.front() == '$') {
-    m.currency = "USD";
-    s.erase(0, 1);
+  // A currency sign before or after the amount ($3000, 3000€, £2,500); ¥ is both the yen and
+  // the yuan, so it is refused with the two codes.
+  if (s.find("\xc2\xa5") != std::string::npos) // ¥
+    return make_error(ErrorKind::usage, std::string(flag) + " \"" + std::string(text) +
+                                            "\": ¥ is both the yen and the yuan: write JPY or CNY "
+                                            "after the amount (300000JPY, 20000CNY)");
+  static constexpr std::pair<std::string_view, std::string_view> signs[] = {
+      {"$", "USD"},
+      {"\xe2\x82\xac", "EUR"},
+      {"\xc2\xa3", "GBP"},
+      {"\xe2\x82\xb9", "INR"},
+      {"\xe2\x82\xa9", "KRW"}};
+  for (const auto &[sign, code] : signs) {
+    if (s.starts_with(sign))
+      s.erase(0, sign.size());
+    else if (s.ends_with(sign))
+      s.erase(s.size() - sign.size());
+    else
+      continue;
+    m.currency = code;
+    break;
   }
   std::size_t i = 0;
   while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.'))
@@ -726,8 +744,8 @@ Result<Money> parse_money(std::string_view text, std::string_view flag) {
   auto bad = [&] {
     return make_error(ErrorKind::usage,
                       std::string(flag) + " \"" + std::string(text) +
-                          "\": expected an amount and a currency such as 3000USD, $3,000 or "
-                          "2.5kUSD");
+                          "\": expected an amount and a currency such as 3000USD, $3,000, "
+                          "2500€ or 2.5kUSD");
   };
   auto amount = parse_ranged(num, 0.0, std::numeric_limits<double>::max()); // not ".", not 1e400
   if (!amount)

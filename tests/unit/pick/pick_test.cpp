@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <tuple>
 
 namespace dlrig::pick {
 namespace {
@@ -393,10 +394,27 @@ TEST(PickParse, Money) {
   EXPECT_EQ(parse_money("2.5kUSD")->amount, 2500);
   EXPECT_EQ(parse_money("1500 eur")->currency, "EUR");
   EXPECT_EQ(parse_money("1500")->currency, "");
+  // A sign before or after the amount; ¥ (yen or yuan) is refused naming both.
+  for (const auto &[given, amount, currency] :
+       std::vector<std::tuple<std::string, double, std::string>>{{"3000$", 3000, "USD"},
+                                                                 {"€2,500", 2500, "EUR"},
+                                                                 {"2500 €", 2500, "EUR"},
+                                                                 {"£1.5k", 1500, "GBP"},
+                                                                 {"₹90000", 90000, "INR"},
+                                                                 {"₩4000000", 4e6, "KRW"},
+                                                                 {"€2500EUR", 2500, "EUR"}}) {
+    auto r = parse_money(given);
+    ASSERT_TRUE(r.ok()) << given << ": " << r.error().message;
+    EXPECT_EQ(r->amount, amount) << given;
+    EXPECT_EQ(r->currency, currency) << given;
+  }
+  auto yen = parse_money("¥300000");
+  ASSERT_FALSE(yen.ok());
+  EXPECT_NE(yen.error().message.find("write JPY or CNY"), std::string::npos);
   // ".", and digits beyond a double, threw std::stod's exceptions (exit 70).
   for (const std::string &bad : std::vector<std::string>{
-           "", "abc", "USD", "3000US", "-5USD", "3000$", "1.2.3USD", "$3000EUR", "0USD",
-           "3000 USDX", ".USD", "$.", std::string(400, '9') + "USD"}) {
+           "", "abc", "USD", "3000US", "-5USD", "$3000$", "1.2.3USD", "$3000EUR", "0USD",
+           "€3000USD", "3000 USDX", ".USD", "$.", std::string(400, '9') + "USD"}) {
     auto r = parse_money(bad);
     EXPECT_FALSE(r.ok()) << bad;
     if (!r.ok()) {
