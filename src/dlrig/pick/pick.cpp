@@ -773,8 +773,13 @@ Result<double> parse_duration(std::string_view text) {
   while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.'))
     ++i;
   const std::string num = s.substr(0, i), unit(trim(std::string_view(s).substr(i)));
-  static const std::pair<const char *, double> units[] = {{"s", 1},    {"min", 60},  {"m", 60},
-                                                          {"h", 3600}, {"d", 86400}, {"w", 604800}};
+  // The units and their English words, singular and plural (36 hours, 2days, 1 week).
+  static const std::pair<const char *, double> units[] = {
+      {"s", 1},         {"sec", 1},       {"secs", 1},     {"second", 1},  {"seconds", 1},
+      {"min", 60},      {"mins", 60},     {"m", 60},       {"minute", 60}, {"minutes", 60},
+      {"h", 3600},      {"hr", 3600},     {"hrs", 3600},   {"hour", 3600}, {"hours", 3600},
+      {"d", 86400},     {"day", 86400},   {"days", 86400}, {"w", 604800},  {"wk", 604800},
+      {"week", 604800}, {"weeks", 604800}};
   double mult = 0;
   for (auto [u, f] : units)
     if (unit == u)

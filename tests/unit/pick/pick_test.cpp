@@ -536,9 +536,15 @@ TEST(PickParse, Duration) {
   EXPECT_EQ(*parse_duration("2d"), 172800);
   EXPECT_EQ(*parse_duration("1w"), 604800);
   EXPECT_EQ(*parse_duration("1.5 h"), 5400);
+  // The units' English words, singular and plural.
+  EXPECT_EQ(*parse_duration("36 hours"), 129600);
+  EXPECT_EQ(*parse_duration("2days"), 172800);
+  EXPECT_EQ(*parse_duration("1 Week"), 604800);
+  EXPECT_EQ(*parse_duration("90 minutes"), 5400);
+  EXPECT_EQ(*parse_duration("2 hrs"), 7200);
   for (const std::string &bad :
-       std::vector<std::string>{"", "24", "h", "0h", "-1h", "24 hours", "1.2.3h", ".h", ". h",
-                                std::string(400, '9') + "h"})
+       std::vector<std::string>{"", "24", "h", "0h", "-1h", "24 fortnights", "1.2.3h", ".h", ". h",
+                                "1d12h", "24 hourss", std::string(400, '9') + "h"})
     EXPECT_FALSE(parse_duration(bad).ok()) << bad;
   EXPECT_EQ(*parse_form("laptop-egpu"), Form::laptop_egpu);
   EXPECT_FALSE(parse_form("tower").ok());
