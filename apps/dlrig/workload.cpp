@@ -3,9 +3,13 @@
 
 #include "dlrig/fit/load.hpp"
 
+#include "dlrig/core/text.hpp"
+
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cmath>
+#include <cstring>
 
 namespace dlrig::cli {
 namespace {
@@ -14,30 +18,34 @@ namespace {
 Result<std::int64_t> parse_count(const std::string &s, const char *flag) {
   if (s.empty())
     return make_error(std::string(flag) + ": empty");
-  double mult = 1;
-  std::string num = s;
-  switch (s.back()) {
-  case 'k':
-  case 'K':
-    mult = 1e3;
-    break;
-  case 'm':
-  case 'M':
-    mult = 1e6;
-    break;
-  case 'b':
-  case 'B':
-    mult = 1e9;
-    break;
-  case 't':
-  case 'T':
-    mult = 1e12;
-    break;
-  default:
-    break;
+  // Digit groups (7,000,000,000, 7_000_000_000) and a space before the suffix are allowed; the
+  // suffix is k, M, B (or bn, billion), T, or the word (thousand, million, trillion).
+  std::string num;
+  auto digit = [&](std::size_t i) {
+    return i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]));
+  };
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == ',' || s[i] == '_') {
+      // A group separator has a digit before it and exactly three after ("7,5B" is no 75B).
+      if (!digit(i - 1) || !digit(i + 1) || !digit(i + 2) || !digit(i + 3) || digit(i + 4))
+        return make_error(std::string(flag) + " \"" + s +
+                          "\": expected a positive count such as 7000000000, 7e9, 7B or 110M");
+      continue;
+    }
+    if (s[i] != ' ')
+      num += s[i];
   }
-  if (mult != 1)
-    num.pop_back();
+  static const std::pair<const char *, double> suffixes[] = {
+      {"thousand", 1e3}, {"million", 1e6}, {"billion", 1e9}, {"trillion", 1e12}, {"bn", 1e9},
+      {"k", 1e3},        {"m", 1e6},       {"b", 1e9},       {"t", 1e12}};
+  double mult = 1;
+  const std::string low = lower(num);
+  for (const auto &[suffix, factor] : suffixes)
+    if (low.size() > std::strlen(suffix) && low.ends_with(suffix)) {
+      mult = factor;
+      num.resize(num.size() - std::strlen(suffix));
+      break;
+    }
   try {
     std::size_t used = 0;
     double v = std::stod(num, &used);
@@ -137,7 +145,8 @@ void add_workload_options(CLI::App &sub, WorkloadArgs &a,
                  "Catalog name, config.json (or its folder), .safetensors file, sharded folder, "
                  "or a Hugging Face id (ORG/NAME: its cached download, else the catalog's)")
       ->type_name("MODEL");
-  sub.add_option("--params", a.params, "Parameter count instead of a model (7e9, 7B, 110M)")
+  sub.add_option("--params", a.params,
+                 "Parameter count instead of a model (7e9, 7B, 7 billion, 7,000,000,000, 110M)")
       ->type_name("N");
   sub.add_option("--family", a.family,
                  "decoder | moe-decoder | encoder | encoder-decoder | cnn (with --params, or a "

@@ -750,6 +750,26 @@ TEST_F(FitGuides, ConfigJsonAndParamsFamily) {
   auto j = Json::parse(p.out);
   EXPECT_EQ(j["model"]["params"], 7'000'000'000ll);
   EXPECT_FALSE(j["assumptions"].empty() && j["model"]["origin"].get<std::string>().empty());
+  // Counts as people write them: digit groups, a space, a word; a comma that is no digit group
+  // ("7,5B", a decimal comma) is refused rather than read as 75B.
+  for (const auto &[given, count] :
+       std::vector<std::pair<std::string, long long>>{{"7 B", 7'000'000'000},
+                                                      {"7,000,000,000", 7'000'000'000},
+                                                      {"7_000_000_000", 7'000'000'000},
+                                                      {"7bn", 7'000'000'000},
+                                                      {"7 billion", 7'000'000'000},
+                                                      {"0.5 million", 500'000},
+                                                      {"1,000B", 1'000'000'000'000}}) {
+    p = run_dlrig(
+        {"fit", "--params", given, "--family", "decoder", "--gpu", "NVIDIA H100 SXM5", "--json"});
+    ASSERT_TRUE(p.exit_code == 0 || p.exit_code == 1) << given << ": " << p.err;
+    EXPECT_EQ(Json::parse(p.out)["model"]["params"], count) << given;
+  }
+  for (const char *bad : {"7,5B", "7,50B", ",7B", "7B,", "b", "7 fortnights"}) {
+    p = run_dlrig({"fit", "--params", bad, "--family", "decoder", "--gpu", "NVIDIA H100 SXM5"});
+    EXPECT_EQ(p.exit_code, 64) << bad;
+    EXPECT_NE(p.err.find("expected a positive count"), std::string::npos) << bad << ": " << p.err;
+  }
 }
 
 TEST_F(FitGuides, CatalogResnetAndUnetMatchTheirPublishedCounts) {
