@@ -152,6 +152,24 @@ std::vector<const GpuSpec *> KnowledgeBase::match_gpus(std::string_view name) co
       best.push_back(&g);
     }
   }
+  // Nothing: once more with letters and digits glued together split apart ("rtx4090" as
+  // "rtx 4090", "3090ti" as "3090 ti"); the catalog's own glued words (a100, sxm4) match first,
+  // and a single letter stays on its number ("a2000" is no "a 2000", which "ada 2000" would take).
+  if (best.empty()) {
+    std::string split;
+    std::size_t letters = 0; // the letters just before, in a row
+    for (std::size_t i = 0; i < name.size(); ++i) {
+      const auto c = static_cast<unsigned char>(name[i]);
+      const bool digit = std::isdigit(c) != 0, alpha = std::isalpha(c) != 0;
+      if (i > 0 && ((digit && letters >= 2) ||
+                    (alpha && std::isdigit(static_cast<unsigned char>(name[i - 1])))))
+        split += ' ';
+      split += name[i];
+      letters = alpha ? letters + 1 : 0;
+    }
+    if (split != name)
+      return match_gpus(split);
+  }
   return best;
 }
 

@@ -36,6 +36,14 @@ TEST(KbLookup, GpuByName) {
   auto h100 = kb().match_gpus("H100");
   ASSERT_EQ(h100.size(), 3u);
   EXPECT_EQ(kb().match_gpus("rtx 3090").size(), 1u);
+  // Letters and digits glued as people type them; the catalog's own glued words still come first.
+  EXPECT_EQ(kb().find_gpu("rtx4090")->name, "GeForce RTX 4090");
+  EXPECT_EQ(kb().find_gpu("3090ti")->name, "GeForce RTX 3090 Ti");
+  EXPECT_EQ(kb().find_gpu("RTX3090")->name, "GeForce RTX 3090");
+  EXPECT_EQ(kb().find_gpu("mi300x")->name, "AMD Instinct MI300X");
+  EXPECT_TRUE(kb().match_gpus("Voodoo5").empty());
+  EXPECT_TRUE(kb().match_gpus("NVIDIA RTX A2000 12GB").empty()); // not the RTX 2000 Ada's
+  EXPECT_TRUE(kb().match_gpus("NVIDIA A10G").empty());
   EXPECT_TRUE(kb().match_gpus("Voodoo 5").empty());
   EXPECT_EQ(kb().find_gpu("Voodoo 5"), nullptr);
   EXPECT_EQ(kb().find_gpu(""), nullptr);
