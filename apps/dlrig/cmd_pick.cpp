@@ -209,8 +209,7 @@ Runner setup_pick(CLI::App &sub) {
   sub.add_option("--budget", a->budget,
                  "Most to spend: the GPUs' price when buying, the whole job when renting "
                  "(3000USD, $3,000, 2500EUR, €2500, £2000; other currencies are converted at the "
-                 "ECB reference "
-                 "rates of data/fx.csv)")
+                 "ECB reference rates of data/fx.csv)")
       ->type_name("MONEY");
   sub.add_flag("--rent", a->rent, "Rent (cloud) instead of buying");
   sub.add_option("--max-per-hour", a->max_per_hour, "With --rent: most to pay per hour (4USD)")

@@ -369,18 +369,18 @@ TEST(FitCli, AQuantisedCheckpointIsSizedAsStored) {
   // A method dlrig cannot size needs the header; a wrong width is named at its key.
   auto other = scratch("llama2-7b-hqq");
   fs::create_directories(other);
-  std::ofstream(other / "config.json")
-      << llama2_7b_config({{"quant_method", "hqq"}, {"nbits", 4}}).dump();
-  r = serve(other);
-  EXPECT_EQ(r.exit_code, 64) << r.out;
-  EXPECT_NE(r.err.find("give the folder with its .safetensors checkpoint"), std::string::npos)
-      << r.err;
-  std::ofstream(other / "config.json")
-      << llama2_7b_config({{"quant_method", "gptq"}, {"bits", 5}}).dump();
-  r = serve(other);
-  EXPECT_EQ(r.exit_code, 65) << r.out;
-  EXPECT_NE(r.err.find("'quantization_config.bits' must be 2, 3, 4 or 8, got 5"), std::string::npos)
-      << r.err;
+  for (const auto &[quant, code, says] : std::vector<std::tuple<Json, int, std::string>>{
+           {{{"quant_method", "hqq"}, {"nbits", 4}},
+            64,
+            "give the folder with its .safetensors checkpoint"},
+           {{{"quant_method", "gptq"}, {"bits", 5}},
+            65,
+            "'quantization_config.bits' must be 2, 3, 4 or 8, got 5"}}) {
+    std::ofstream(other / "config.json") << llama2_7b_config(quant).dump();
+    r = serve(other);
+    EXPECT_EQ(r.exit_code, code) << r.out;
+    EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
+  }
 }
 
 // --json lists every op of the training step with its kind and kernels; on one GPU with no

@@ -123,7 +123,8 @@ Result<Run> resolve_run(const ModelInput &model, Run run, std::vector<std::strin
     // fine-tuning on purely quantized models", src/transformers/trainer.py).
     const std::string stored =
         fmt::format("{} is stored quantised ({})", arch.display_name, model::describe(*q));
-    if (q->bits == 0 && !(model.checkpoint && model.checkpoint->weight_bytes > 0))
+    const bool header = model.checkpoint && model.checkpoint->weight_bytes > 0;
+    if (q->bits == 0 && !header)
       return make_error(
           fmt::format("{}: dlrig does not know the size of a '{}' weight; give the folder with its "
                       ".safetensors checkpoint, whose header has it",
@@ -136,9 +137,8 @@ Result<Run> resolve_run(const ModelInput &model, Run run, std::vector<std::strin
       return make_error(stored + ": its weights cannot be trained, only adapters on them "
                                  "(transformers refuses a full fine-tune): give --lora R");
     note(fmt::format("weights as {} stores them ({}): {}", arch.display_name, model::describe(*q),
-                     model.checkpoint && model.checkpoint->weight_bytes > 0
-                         ? "the safetensors header's bytes"
-                         : "nn.Linear weights packed, the rest 16-bit"));
+                     header ? "the safetensors header's bytes"
+                            : "nn.Linear weights packed, the rest 16-bit"));
   }
   if (run.mode == Mode::train) {
     if (run.quant != Quant::none)

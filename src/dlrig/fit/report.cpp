@@ -238,14 +238,13 @@ Json to_json(const FitReport &r) {
                 {"assumptions", m.assumptions}}; // the model's, as the text's "assumed" rows
   j["model"]["stored_quantization"] = nullptr;
   if (const auto &q = m.arch.stored_quant) {
+    const auto per_weight = stored_bytes_per_weight(*q);
     j["model"]["stored_quantization"] = {
         {"method", q->method},
         {"bits", q->bits > 0 ? Json(q->bits) : Json(nullptr)},
         {"group_size", q->group_size > 0 ? Json(q->group_size) : Json(nullptr)},
         {"double_quant", q->double_quant},
-        {"bytes_per_weight", stored_bytes_per_weight(*q).has_value()
-                                 ? Json(*stored_bytes_per_weight(*q))
-                                 : Json(nullptr)}};
+        {"bytes_per_weight", per_weight ? Json(*per_weight) : Json(nullptr)}};
   }
   if (m.checkpoint)
     j["model"]["checkpoint"] = {{"files", m.checkpoint->files},

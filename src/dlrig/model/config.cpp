@@ -479,8 +479,6 @@ ModelArch read_unet(const Fields &f) {
   return m;
 }
 
-} // namespace
-
 // config.json's quantization_config, as transformers' quantizers save it
 // (src/transformers/utils/quantization_config.py): GPTQConfig and AwqConfig `bits` (AutoAWQ:
 // `w_bit`) and `group_size` (-1: one scale per output column); BitsAndBytesConfig `load_in_4bit`
@@ -568,6 +566,8 @@ StoredQuant read_stored_quant(const Json &q, const std::string &name) {
   }
   return sq;
 }
+
+} // namespace
 
 Result<ModelArch> model_from_config(const Json &config, const std::string &name) {
   if (!config.is_object())
