@@ -734,8 +734,8 @@ void fill_python(Snapshot &s, const CollectEnvReport &r) {
 }
 
 // The compute capability of a GPU named by nvidia-smi: the kb's row for the name, else the one
-// capability every kb row matching its model number shares ("NVIDIA A100-SXM4-40GB": the kb
-// lists the A100 40GB PCIe and 80GB SXM4, both 8.0). nullopt when they differ or none matches.
+// capability every kb row matching its model number shares ("NVIDIA A100-SXM-64GB": no kb row,
+// but the kb's four A100s are all 8.0). nullopt when they differ or none matches.
 OptStr capability_by_name(std::string_view name, const kb::KnowledgeBase &kb) {
   if (const kb::GpuSpec *spec = kb.find_gpu(name))
     return spec->vendor == "NVIDIA" && !spec->compute_capability.empty()

@@ -34,7 +34,8 @@ TEST(Targets, ABareFamilyNameTakesItsMostCommonVariant) {
   const auto &kb = kb::builtin();
   const std::pair<const char *, const char *> cases[] = {
       {"V100", "Tesla V100 SXM2 16GB"},
-      {"A100", "NVIDIA A100 40GB PCIe"},
+      {"A100", "NVIDIA A100 40GB SXM4"},
+      {"A100 80GB", "NVIDIA A100 80GB SXM4"}, // the SXM4 of the two 80 GB cards
       {"h100", "NVIDIA H100 SXM5"},
       {"V100 32GB", "Tesla V100 SXM2 32GB"}, // the default's form factor among the 32 GB ones
   };

@@ -17,7 +17,9 @@ TEST(KbLookup, GpuByPciId) {
   EXPECT_EQ(kb().find_gpu_by_pci("10de", "2684")->name, "GeForce RTX 4090");
   EXPECT_EQ(kb().find_gpu_by_pci("0x10DE", "0x2330")->name, "NVIDIA H100 SXM5");
   EXPECT_EQ(kb().find_gpu_by_pci("10de", "2206")->name, "GeForce RTX 3080 10GB");
-  EXPECT_EQ(kb().find_gpu_by_pci("10de", "20b5"), nullptr); // A100 80GB PCIe: not in the catalog
+  EXPECT_EQ(kb().find_gpu_by_pci("10de", "20b5")->name, "NVIDIA A100 80GB PCIe");
+  EXPECT_EQ(kb().find_gpu_by_pci("10de", "20b0")->name, "NVIDIA A100 40GB SXM4");
+  EXPECT_EQ(kb().find_gpu_by_pci("10de", "20b3"), nullptr); // A100-SXM-64GB: not in the catalog
   EXPECT_EQ(kb().find_gpu_by_pci("1002", "74a1")->name, "AMD Instinct MI300X");
   EXPECT_EQ(kb().find_gpu_by_pci("10de", "ffff"), nullptr);
 }
@@ -29,6 +31,10 @@ TEST(KbLookup, GpuByName) {
   EXPECT_EQ(kb().find_gpu("H100 SXM5 80GB")->name, "NVIDIA H100 SXM5");
   EXPECT_EQ(kb().find_gpu("NVIDIA H100 80GB HBM3")->name, "NVIDIA H100 SXM5");
   EXPECT_EQ(kb().find_gpu("NVIDIA A100-SXM4-80GB")->name, "NVIDIA A100 80GB SXM4");
+  // The four A100s by the names NVML gives them (nvidia-smi, collect_env).
+  EXPECT_EQ(kb().find_gpu("NVIDIA A100-SXM4-40GB")->name, "NVIDIA A100 40GB SXM4");
+  EXPECT_EQ(kb().find_gpu("NVIDIA A100-PCIE-40GB")->name, "NVIDIA A100 40GB PCIe");
+  EXPECT_EQ(kb().find_gpu("NVIDIA A100 80GB PCIe")->name, "NVIDIA A100 80GB PCIe");
   EXPECT_EQ(kb().find_gpu("Tesla V100-SXM2-16GB")->name, "Tesla V100 SXM2 16GB");
   EXPECT_EQ(kb().find_gpu("MI300X")->name, "AMD Instinct MI300X");
   EXPECT_EQ(kb().find_gpu("H100 SXM")->name, "NVIDIA H100 SXM5"); // a word's start

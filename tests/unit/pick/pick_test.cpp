@@ -203,6 +203,28 @@ TEST(Pick, RentingRanksRentalsByTheJobsCost) {
     }
 }
 
+// Every priced cloud.csv instance whose GPU the catalog has is a rental option with that GPU:
+// the A100 instances of AWS, Azure and GCP (8 x A100 SXM4 40 GB) among them.
+TEST(Pick, EveryPricedCloudInstanceOfACatalogGpuIsARentalOption) {
+  const auto &kb = kb::builtin();
+  auto rq = request("llama-3-8b", lora_8b(2e8));
+  rq.budget.rent = true;
+  const auto r = pick(rq);
+  int a100 = 0;
+  for (const auto &c : kb.cloud) {
+    if (c.gpu.empty() || !c.price_usd_per_hour)
+      continue;
+    ASSERT_NE(kb.find_gpu(c.gpu), nullptr) << c.instance;
+    auto o = std::find_if(r.options.begin(), r.options.end(),
+                          [&](const Option &x) { return x.instance == c.instance; });
+    ASSERT_NE(o, r.options.end()) << c.instance;
+    EXPECT_EQ(o->gpu, c.gpu) << c.instance;
+    EXPECT_EQ(o->count, c.gpu_count) << c.instance;
+    a100 += c.gpu == "NVIDIA A100 40GB SXM4";
+  }
+  EXPECT_EQ(a100, 3) << "p4d.24xlarge, ND96asr_v4, a2-highgpu-8g";
+}
+
 TEST(Pick, ServingAt20TokensPerSecondOfA70B) {
   auto rq = request("llama-3-70b", serve(fit::Quant::int4));
   rq.goal.tokens_per_s = 20;

@@ -121,6 +121,31 @@ TEST(CollectEnv, SecondLayoutTwoGpusAndCudnnCandidates) {
   EXPECT_EQ(s.software.libraries.cudnn.at(1).version, OptStr("8.2.1"));
 }
 
+// A GPU name the kb has no row for takes the compute capability every row of its model number
+// shares (the four A100s: 8.0); none when the rows differ or none matches.
+TEST(CollectEnv, CapabilityOfAGpuTheKbLacksComesFromItsModelNumber) {
+  const struct {
+    const char *name;
+    OptStr cc;
+  } cases[] = {
+      {"NVIDIA A100-SXM4-40GB", OptStr("8.0")}, // the kb's row
+      {"NVIDIA A100-SXM-64GB", OptStr("8.0")},  // no row: the A100s agree
+      {"NVIDIA Zeta 9000", std::nullopt},       // nothing matches
+  };
+  for (const auto &c : cases) {
+    std::string text = read("v2-torch1.10-2xa100.txt");
+    for (auto at = text.find("NVIDIA A100-SXM4-40GB"); at != std::string::npos;
+         at = text.find("NVIDIA A100-SXM4-40GB", at + 1))
+      text.replace(at, 21, c.name);
+    auto r = parse_collect_env(text);
+    ASSERT_TRUE(r) << c.name;
+    auto s = collect_env_snapshot(*r, kb::builtin());
+    ASSERT_EQ(s.gpus.size(), 2u) << c.name;
+    ASSERT_TRUE(s.gpus[0].nvml) << c.name;
+    EXPECT_EQ(s.gpus[0].nvml->compute_capability, c.cc) << c.name;
+  }
+}
+
 TEST(CollectEnv, TwoPointXLayoutWithCpuSection) {
   auto r = parsed("v3-torch2.1-rtx4090.txt");
   EXPECT_EQ(r.format, 3);

@@ -75,25 +75,17 @@ TEST(ProbePci, EightH100BehindSwitchesOnTwoNodes) {
 TEST(ProbePci, VmGpuOnTheRootBus) {
   auto s = probe_fixture("container-shm64", probe_pci_gpus);
   ASSERT_EQ(s.gpus.size(), 1u);
-  EXPECT_EQ(s.gpus[0].name, "A100 PCIe 80GB");
+  EXPECT_EQ(s.gpus[0].name, "NVIDIA A100 80GB PCIe");
   EXPECT_TRUE(s.gpus[0].path.empty());
   EXPECT_EQ(s.gpus[0].behind_switch, false);
   EXPECT_EQ(s.gpus[0].narrowest_hop, "0000:00:05.0");
 }
 
-TEST(ProbePci, KnowledgeBaseNamesBeforePciIds) {
-  auto s = probe_fixture("node-mi300x", probe_pci_gpus);
-  ASSERT_EQ(s.gpus.size(), 2u);
-  EXPECT_EQ(s.gpus[0].name, "AMD Instinct MI300X"); // 1002:74a1 is not in the test's pci.ids
-  EXPECT_EQ(s.gpus[0].name_source, "kb");
-  auto vm = probe_fixture("container-shm64", probe_pci_gpus);
-  ASSERT_EQ(vm.gpus.size(), 1u);
-  EXPECT_EQ(vm.gpus[0].name_source, "pci.ids"); // the A100 80GB PCIe has no row in the kb
-}
-
-TEST(ProbePci, UnknownIdGetsANote) {
+// One NVIDIA display controller with DEVICE_ID on the root bus of a made-up sysfs, probed with
+// the test's pci.ids.
+Snapshot one_nvidia_gpu(const std::string &device_id) {
   auto root =
-      std::filesystem::temp_directory_path() / ("dlrig-unknown-" + std::to_string(::getpid()));
+      std::filesystem::temp_directory_path() / ("dlrig-one-gpu-" + std::to_string(::getpid()));
   auto dev = root / "sys/devices/pci0000:00/0000:00:02.0";
   std::filesystem::create_directories(dev);
   std::filesystem::create_directories(root / "sys/bus/pci/devices");
@@ -101,12 +93,29 @@ TEST(ProbePci, UnknownIdGetsANote) {
                                             root / "sys/bus/pci/devices/0000:00:02.0");
   std::ofstream(dev / "class") << "0x030000\n";
   std::ofstream(dev / "vendor") << "0x10de\n";
-  std::ofstream(dev / "device") << "0xfffe\n";
+  std::ofstream(dev / "device") << device_id << "\n";
   Sysroot fs(root.string());
   Snapshot snap;
   ProbeContext ctx{fs, {{"DLRIG_PCI_IDS", std::string(DLRIG_TEST_DATA) + "/pci.ids"}}, {}, snap};
   probe_pci_gpus(ctx);
   std::filesystem::remove_all(root);
+  return snap;
+}
+
+TEST(ProbePci, KnowledgeBaseNamesBeforePciIds) {
+  auto s = probe_fixture("node-mi300x", probe_pci_gpus);
+  ASSERT_EQ(s.gpus.size(), 2u);
+  EXPECT_EQ(s.gpus[0].name, "AMD Instinct MI300X"); // 1002:74a1 is not in the test's pci.ids
+  EXPECT_EQ(s.gpus[0].name_source, "kb");
+  // 10de:20b3 (A100-SXM-64GB) has no row in the kb: pci.ids names it.
+  auto other = one_nvidia_gpu("0x20b3");
+  ASSERT_EQ(other.gpus.size(), 1u);
+  EXPECT_EQ(other.gpus[0].name, "A100-SXM-64GB");
+  EXPECT_EQ(other.gpus[0].name_source, "pci.ids");
+}
+
+TEST(ProbePci, UnknownIdGetsANote) {
+  auto snap = one_nvidia_gpu("0xfffe");
   ASSERT_EQ(snap.gpus.size(), 1u);
   EXPECT_FALSE(snap.gpus[0].name);
   EXPECT_TRUE(has_note(snap, "gpus[0].name"));
