@@ -10,16 +10,16 @@
 #include <cctype>
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 namespace dlrig::cli {
 namespace {
 
-// "7e9", "7000000000", "7B", "110M", "1.5T".
-Result<std::int64_t> parse_count(const std::string &s, const char *flag) {
-  if (s.empty())
-    return make_error(std::string(flag) + ": empty");
-  // Digit groups (7,000,000,000, 7_000_000_000) and a space before the suffix are allowed; the
-  // suffix is k, M, B (or bn, billion), T, or the word (thousand, million, trillion).
+// A count as people write one: "7e9", "7000000000", "7B", "110M", "1.5T". Digit groups
+// (7,000,000,000, 7_000_000_000) and a space before the suffix are allowed; the suffix is k, M, B
+// (or bn, billion), T, or the word (thousand, million, trillion). nullopt when it is none, or not
+// a finite number above 0.
+std::optional<double> count_value(const std::string &s) {
   std::string num;
   auto digit = [&](std::size_t i) {
     return i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]));
@@ -27,9 +27,9 @@ Result<std::int64_t> parse_count(const std::string &s, const char *flag) {
   for (std::size_t i = 0; i < s.size(); ++i) {
     if (s[i] == ',' || s[i] == '_') {
       // A group separator has a digit before it and exactly three after ("7,5B" is no 75B).
-      if (!digit(i - 1) || !digit(i + 1) || !digit(i + 2) || !digit(i + 3) || digit(i + 4))
-        return make_error(std::string(flag) + " \"" + s +
-                          "\": expected a positive count such as 7000000000, 7e9, 7B or 110M");
+      if (i == 0 || !digit(i - 1) || !digit(i + 1) || !digit(i + 2) || !digit(i + 3) ||
+          digit(i + 4))
+        return std::nullopt;
       continue;
     }
     if (s[i] != ' ')
@@ -49,13 +49,41 @@ Result<std::int64_t> parse_count(const std::string &s, const char *flag) {
   try {
     std::size_t used = 0;
     double v = std::stod(num, &used);
-    if (used != num.size() || !(v > 0) || !std::isfinite(v * mult) || v * mult > 1e15)
-      throw std::invalid_argument(s);
-    return static_cast<std::int64_t>(std::llround(v * mult));
+    if (used != num.size() || !(v > 0) || !std::isfinite(v * mult))
+      return std::nullopt;
+    return v * mult;
   } catch (const std::exception &) {
+    return std::nullopt;
+  }
+}
+
+// --params: a count of at most 10^15.
+Result<std::int64_t> parse_count(const std::string &s, const char *flag) {
+  if (s.empty())
+    return make_error(std::string(flag) + ": empty");
+  const auto v = count_value(s);
+  if (!v || *v > 1e15)
     return make_error(std::string(flag) + " \"" + s +
                       "\": expected a positive count such as 7000000000, 7e9, 7B or 110M");
-  }
+  return static_cast<std::int64_t>(std::llround(*v));
+}
+
+// A count flag from 1 to HI that takes what --params takes (2e8, 200M, 1.5B, 15T).
+void add_count_option(CLI::App &sub, const std::string &name, double &target,
+                      const std::string &help, double hi) {
+  const std::string range = fmt::format("1 to {}", hi);
+  sub.add_option_function<std::string>(
+         name,
+         [name, &target, hi, range](const std::string &text) {
+           const auto v = count_value(text);
+           if (!v || *v < 1 || *v > hi)
+             throw CLI::ValidationError(
+                 name, fmt::format("\"{}\" is not a count from {} (such as 2e8, 200M or 1.5B)",
+                                   text, range));
+           target = *v;
+         },
+         help + " [" + range + "; 2e8, 200M, 1.5B]")
+      ->type_name("N");
 }
 
 } // namespace
@@ -226,10 +254,9 @@ void add_workload_options(CLI::App &sub, WorkloadArgs &a,
                                   "Serving: requests in flight", "N", 1, 1 << 20);
   if (after_concurrency)
     after_concurrency();
-  add_ranged_option<double>(sub, "--dataset-tokens", a.dataset_tokens,
-                            "Tokens per epoch (time per epoch)", "N", 1, 1e16);
-  add_ranged_option<double>(sub, "--samples", a.samples, "Samples per epoch (time per epoch)", "N",
-                            1, 1e13);
+  add_count_option(sub, "--dataset-tokens", a.dataset_tokens, "Tokens per epoch (time per epoch)",
+                   1e16);
+  add_count_option(sub, "--samples", a.samples, "Samples per epoch (time per epoch)", 1e13);
   add_ranged_option<double>(sub, "--epochs", a.run.epochs, "Epochs (total time)", "N", 0.001, 1e6);
   sub.add_option("--kernels", a.kernels,
                  "Time model: eager (PyTorch/transformers as written) | fused (torch.compile, "

@@ -138,6 +138,34 @@ TEST(PickCli, BadInputIsAUsageError) {
   EXPECT_NE(r.err.find("--max-per-hour"), std::string::npos) << r.err;
 }
 
+// The job's size is written as people write it (200M tokens, 1.28M images, 15T), as --params is;
+// what is no count, or under one, is a usage error naming the flag and the forms it takes.
+TEST(PickCli, TheJobsSizeTakesCountsWithSuffixes) {
+  auto job_s = [](const std::vector<std::string> &size) {
+    std::vector<std::string> args = {"pick", "llama-3-8b", "--lora", "16", "--seq", "2048"};
+    args.insert(args.end(), size.begin(), size.end());
+    args.push_back("--json");
+    auto r = run_dlrig(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    auto j = Json::parse(r.out);
+    return j["options"][0]["time"]["job_seconds"].get<double>();
+  };
+  const double plain = job_s({"--dataset-tokens", "200000000"});
+  for (const char *same : {"2e8", "200M", "200 million", "0.2B", "200,000,000"})
+    EXPECT_DOUBLE_EQ(job_s({"--dataset-tokens", same}), plain) << same;
+  EXPECT_NEAR(job_s({"--dataset-tokens", "1.5B"}), 7.5 * plain, 1e-6 * plain);
+  auto r = run_dlrig({"pick", "resnet-50", "--samples", "1.28M", "--epochs", "90"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("goal      1.3M samples x 90 epochs"), std::string::npos) << r.out;
+  for (const char *bad : {"200 fortnights", "0.5", "7,5M", "nan", "M"}) {
+    r = run_dlrig({"pick", "llama-3-8b", "--dataset-tokens", bad});
+    EXPECT_EQ(r.exit_code, 64) << bad;
+    EXPECT_NE(r.err.find("--dataset-tokens: \"" + std::string(bad) + "\" is not a count from 1"),
+              std::string::npos)
+        << r.err;
+  }
+}
+
 TEST(PickCli, PricesFileOverridesAndItsBadRowsAreNamed) {
   auto good = written("prices.csv", "gpu,kind,price,currency,date,source\n"
                                     "NVIDIA RTX A4000,street_new,10,USD,2026-11,my shop\n");

@@ -78,18 +78,6 @@ std::string signed_gb(std::int64_t v) {
   return "-" + gb(static_cast<std::uint64_t>(-v));
 }
 
-std::string count(double v) {
-  if (v >= 1e12)
-    return fmt::format("{:.2f}T", v / 1e12);
-  if (v >= 1e9)
-    return fmt::format("{:.2f}B", v / 1e9);
-  if (v >= 1e6)
-    return fmt::format("{:.1f}M", v / 1e6);
-  if (v >= 1e3)
-    return fmt::format("{:.1f}k", v / 1e3);
-  return fmt::format("{:.1f}", v);
-}
-
 std::string run_line(const FitReport &r) {
   const auto &run = r.run;
   std::string s = fmt::format("{}, {}", name(run.mode), name(run.precision));
@@ -187,7 +175,7 @@ void time_rows(Table &v, const TimeEstimate &tm, Mode mode) {
     if (tm.mfu)
       v.add({"MFU", fmt::format("{:.0f} % (model FLOPs / time x peak)", *tm.mfu * 100)});
     if (tm.tokens_per_s)
-      v.add({"tokens per second", count(*tm.tokens_per_s)});
+      v.add({"tokens per second", show_si(*tm.tokens_per_s)});
     if (tm.samples_per_s)
       v.add({"samples per second", fmt::format("{:.2f}", *tm.samples_per_s)});
     if (tm.seconds_per_epoch)
@@ -202,8 +190,8 @@ void time_rows(Table &v, const TimeEstimate &tm, Mode mode) {
                                      show_duration(*tm.load_s), *tm.host_link_bytes_per_s / 1e9)});
     if (tm.decode_tokens_per_s)
       v.add({"decode", fmt::format("{} tokens/s per stream, {} tokens/s in all",
-                                   count(tm.decode_tokens_per_s_per_stream.value_or(0)),
-                                   count(*tm.decode_tokens_per_s))});
+                                   show_si(tm.decode_tokens_per_s_per_stream.value_or(0)),
+                                   show_si(*tm.decode_tokens_per_s))});
     if (!tm.bottleneck.empty())
       v.add({"bottleneck", tm.bottleneck});
   }
@@ -376,7 +364,7 @@ std::vector<Table> to_tables(const FitReport &r, bool summary) {
   Table head;
   head.title = "dlrig fit";
   head.add({"model", fmt::format("{} ({} parameters{}, {})", r.model.arch.name,
-                                 count(static_cast<double>(r.model.params)),
+                                 show_si(static_cast<double>(r.model.params)),
                                  r.model.arch.stored_quant
                                      ? ", stored " + model::describe(*r.model.arch.stored_quant)
                                      : "",
@@ -395,9 +383,9 @@ std::vector<Table> to_tables(const FitReport &r, bool summary) {
     for (const auto &g : r.gpus) {
       std::string thr = kUnknown;
       if (g.time.decode_tokens_per_s)
-        thr = count(*g.time.decode_tokens_per_s) + " tok/s decode";
+        thr = show_si(*g.time.decode_tokens_per_s) + " tok/s decode";
       else if (g.time.tokens_per_s)
-        thr = count(*g.time.tokens_per_s) + " tok/s";
+        thr = show_si(*g.time.tokens_per_s) + " tok/s";
       else if (g.time.samples_per_s)
         thr = fmt::format("{:.1f} samples/s", *g.time.samples_per_s);
       t.add({g.gpu.name, show_bytes_si(g.gpu.memory_bytes), gb(g.memory.device), verdict(g),
@@ -470,7 +458,7 @@ std::vector<Table> to_tables(const FitReport &r, bool summary) {
       v.add({"max micro-batch", *g.max_batch > 0 ? std::to_string(*g.max_batch)
                                                  : "none: not even micro-batch 1 fits"});
     const auto &tm = g.time;
-    v.add({"FLOPs per step", count(tm.flops_per_step)});
+    v.add({"FLOPs per step", show_si(tm.flops_per_step)});
     time_rows(v, tm, r.run.mode);
     for (const auto &n : tm.notes)
       v.add({"note", n});

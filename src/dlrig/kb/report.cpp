@@ -429,13 +429,6 @@ void links(const KbView &v, std::vector<Table> *tables, Json *items) {
 
 // ---- models -----------------------------------------------------------------------------------
 
-// 6738415616 -> "6.74B"; below a billion in millions.
-std::string short_count(std::int64_t n) {
-  if (n >= 1'000'000'000)
-    return fmt::format("{:.2f}B", static_cast<double>(n) / 1e9);
-  return fmt::format("{:.1f}M", static_cast<double>(n) / 1e6);
-}
-
 std::string opt_int(std::int64_t v) {
   return v > 0 ? std::to_string(v) : std::string("-");
 }
@@ -451,7 +444,8 @@ void models(const KbView &v, std::vector<Table> *tables, Json *items) {
                                           std::to_string(m.kv_heads > 0 ? m.kv_heads : m.heads)
                                     : std::string("-");
     t.add({m.name, model_family_name(m.family), opt_int(m.layers), opt_int(m.hidden), heads,
-           opt_int(m.vocab), params > 0 ? short_count(params) : std::string(kUnknown)});
+           opt_int(m.vocab),
+           params > 0 ? show_si(static_cast<double>(params)) : std::string(kUnknown)});
     if (items)
       items->push_back(Json{{"name", m.name},
                             {"display_name", m.display_name},

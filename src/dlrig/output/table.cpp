@@ -227,6 +227,25 @@ std::string show_count(const OptU64 &v) {
   return v ? std::to_string(*v) : kUnknown;
 }
 
+std::string show_si(double v) {
+  // Two decimals from a billion, one below; zeros after the point are dropped (200M, not 200.0M).
+  static const struct {
+    double scale;
+    const char *suffix;
+    int decimals;
+  } steps[] = {{1e12, "T", 2}, {1e9, "B", 2}, {1e6, "M", 1}, {1e3, "k", 1}, {1, "", 1}};
+  for (const auto &s : steps)
+    if (v >= s.scale || s.scale == 1) {
+      std::string n = fmt::format("{:.{}f}", v / s.scale, s.decimals);
+      while (n.back() == '0')
+        n.pop_back();
+      if (n.back() == '.')
+        n.pop_back();
+      return n + s.suffix;
+    }
+  return {};
+}
+
 namespace {
 std::string scaled(double value, double base, const char *const *units, int n) {
   int i = 0;

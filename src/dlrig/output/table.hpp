@@ -37,6 +37,7 @@ std::string show(const OptStr &v);
 std::string show(const OptBool &v, const char *yes = "yes", const char *no = "no");
 std::string show_int(const std::optional<int> &v);
 std::string show_count(const OptU64 &v);
+std::string show_si(double v);              // counts as people say them: 13.5k, 200M, 8.03B, 15T
 std::string show_bytes(const OptU64 &v);    // binary units: 79.6 GiB
 std::string show_bytes_si(const OptU64 &v); // decimal units: 85.5 GB
 std::string show_hz(const OptF64 &v);       // 1.98 GHz, 2619 MHz

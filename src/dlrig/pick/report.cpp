@@ -23,8 +23,8 @@ std::string gb(double bytes) {
 
 std::string workload(const PickResult &r) {
   const auto &run = r.run;
-  std::string what = fmt::format("{} ({:.2f} B parameters), {}", r.model.arch.name,
-                                 static_cast<double>(r.model.params) / 1e9, fit::name(run.mode));
+  std::string what = fmt::format("{} ({} parameters), {}", r.model.arch.name,
+                                 show_si(static_cast<double>(r.model.params)), fit::name(run.mode));
   if (run.qlora)
     what += ", QLoRA";
   else if (run.lora_rank > 0)
@@ -45,9 +45,9 @@ std::string goal_text(const PickResult &r) {
   const auto &run = r.run;
   if (run.mode == fit::Mode::train) {
     if (run.dataset_tokens)
-      g = fmt::format("{:.3g} tokens", *run.dataset_tokens);
+      g = show_si(*run.dataset_tokens) + " tokens";
     else if (run.samples)
-      g = fmt::format("{:.3g} samples", *run.samples);
+      g = show_si(*run.samples) + " samples";
     if (!g.empty())
       g += fmt::format(" x {:g} epoch{}", run.epochs, run.epochs == 1 ? "" : "s");
     if (r.goal.within_s)

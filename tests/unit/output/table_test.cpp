@@ -194,5 +194,21 @@ TEST(Table, ATableThatCannotFitEvenWrappedIsLeftAsItIs) {
   EXPECT_EQ(render_text(t, 30), render_text(t)); // its words alone need more than 30
 }
 
+TEST(Show, CountsAsPeopleSayThem) {
+  const std::pair<double, const char *> cases[] = {{0, "0"},
+                                                   {0.5, "0.5"},
+                                                   {950, "950"},
+                                                   {13'500, "13.5k"},
+                                                   {1'281'167, "1.3M"},
+                                                   {2e8, "200M"},
+                                                   {25'557'032, "25.6M"},
+                                                   {8'030'261'248, "8.03B"},
+                                                   {7e10, "70B"},
+                                                   {1.5e13, "15T"},
+                                                   {1e16, "10000T"}};
+  for (const auto &[v, shown] : cases)
+    EXPECT_EQ(show_si(v), shown) << v;
+}
+
 } // namespace
 } // namespace dlrig
