@@ -170,6 +170,19 @@ TEST(WatchCli, RecordThenReplayCsvAndJsonLines) {
   }
 }
 
+// Without NVML (or a GPU) a recording still holds every sample's host readings, in CSV too.
+TEST(WatchCli, ARecordingWithoutGpusKeepsItsSamples) {
+  for (std::string ext : {".csv", ".jsonl"}) {
+    auto file = scratch("host-only" + ext).string();
+    auto r = run_dlrig(
+        on_host({"watch", "--no-nvml", "--record", file, "--count", "3", "--interval", "0.05"}));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto replay = run_dlrig({"watch", "--replay", file});
+    ASSERT_EQ(replay.exit_code, 0) << replay.err;
+    EXPECT_NE(replay.out.find("Recording: 3 samples"), std::string::npos) << ext << replay.out;
+  }
+}
+
 TEST(WatchCli, BadRecordingIsBadInputNamingTheLine) {
   auto file = scratch("bad.jsonl").string();
   std::ofstream(file) << "{\"time\": 1, \"gpus\": []}\nnot json\n";

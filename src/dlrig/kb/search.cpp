@@ -418,7 +418,6 @@ Result<KbView> kb_search(const KnowledgeBase &kb, const KbQuery &q) {
 
 Result<double> parse_size_gb(std::string_view text) {
   auto t = lower(trim(text));
-  double factor = 1.0;
   auto strip = [&](std::string_view suffix) {
     if (t.size() > suffix.size() &&
         t.compare(t.size() - suffix.size(), suffix.size(), suffix) == 0) {
@@ -427,9 +426,7 @@ Result<double> parse_size_gb(std::string_view text) {
     }
     return false;
   };
-  if (strip("gib"))
-    factor = 1024.0 * 1024.0 * 1024.0 / 1e9;
-  else if (!strip("gb"))
+  if (!strip("gib") && !strip("gb"))
     strip("g");
   double v = 0;
   std::size_t used = 0;
@@ -440,7 +437,7 @@ Result<double> parse_size_gb(std::string_view text) {
   }
   if (t.empty() || used != t.size() || !std::isfinite(v) || v < 0)
     return make_error("'" + std::string(text) + "' is not a memory size; write it like 24GB");
-  return v * factor;
+  return v;
 }
 
 } // namespace dlrig::kb

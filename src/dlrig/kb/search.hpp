@@ -63,7 +63,9 @@ const std::vector<std::string> &kb_gpu_sort_keys();
 // Errors are usage errors: an unknown topic or sort key, --min-memory on another topic.
 Result<KbView> kb_search(const KnowledgeBase &kb, const KbQuery &query);
 
-// "24GB", "24 GB", "24" (GB) or "80GiB" (converted to GB) -> GB; an error naming the text.
+// "24GB", "24 GB", "24" or "80GiB" -> GB as GPU vendors state it (memory_gb). Vendors size GPU
+// memory in powers of two, so their GB is a GiB (memory_bytes = memory_gb x 2^30): "24GiB" is
+// the 24 of an RTX 4090, not 25.8. An error naming the text.
 Result<double> parse_size_gb(std::string_view text);
 
 // The family as `dlrig kb models` names it: decoder, moe_decoder, encoder, encoder_decoder, cnn,

@@ -310,14 +310,22 @@ std::string csv_header() {
 
 std::string csv_rows(const Sample &s) {
   std::string out;
+  auto host = [&] {
+    for (const auto &f : kHostFields)
+      out += "," + csv_num(s.host.*f.member);
+    out += "\n";
+  };
   for (const auto &g : s.gpus) {
     out += fmt::format("{:.3f},{},{},{},{}", s.time, g.index, csv_cell(g.uuid), csv_cell(g.name),
                        g.lost ? 1 : 0);
     for (const auto &f : gpu_fields())
       out += "," + csv_num(g.*f.member);
-    for (const auto &f : kHostFields)
-      out += "," + csv_num(s.host.*f.member);
-    out += "\n";
+    host();
+  }
+  if (s.gpus.empty()) {
+    out += fmt::format("{:.3f},,,,", s.time);
+    out += std::string(gpu_fields().size(), ',');
+    host();
   }
   return out;
 }
@@ -344,16 +352,27 @@ CsvRow csv_row(std::string_view line, std::size_t line_no) {
   };
   CsvRow row;
   row.time = num(cells[0]).value_or(0);
-  const double index = num(cells[1]).value_or(0);
-  if (!(index >= 0 && index < 65536) || index != std::floor(index))
-    throw std::runtime_error(fmt::format("line {}: \"{}\" is not a GPU index", line_no, cells[1]));
-  row.gpu.index = static_cast<unsigned>(index);
-  row.gpu.uuid = cells[2];
-  row.gpu.name = cells[3];
-  row.gpu.lost = cells[4] == "1";
   std::size_t c = 5;
-  for (const auto &f : gpu_fields())
-    row.gpu.*f.member = num(cells[c++]);
+  if (cells[1].empty()) {
+    // A sample without a GPU: every GPU cell is empty.
+    for (std::size_t i = 2; i < c + gpu_fields().size(); ++i)
+      if (!cells[i].empty())
+        throw std::runtime_error(
+            fmt::format("line {}: a row without a GPU index has GPU readings", line_no));
+    c += gpu_fields().size();
+  } else {
+    const double index = *num(cells[1]);
+    if (!(index >= 0 && index < 65536) || index != std::floor(index))
+      throw std::runtime_error(
+          fmt::format("line {}: \"{}\" is not a GPU index", line_no, cells[1]));
+    auto &g = row.gpu.emplace();
+    g.index = static_cast<unsigned>(index);
+    g.uuid = cells[2];
+    g.name = cells[3];
+    g.lost = cells[4] == "1";
+    for (const auto &f : gpu_fields())
+      g.*f.member = num(cells[c++]);
+  }
   for (const auto &f : kHostFields)
     row.host.*f.member = num(cells[c++]);
   return row;

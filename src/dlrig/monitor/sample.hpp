@@ -115,17 +115,19 @@ Json to_json(const Sample &s);
 Sample sample_from_json(const Json &j);
 
 // CSV: one row per GPU per sample, columns "time", "gpu", "uuid", "name" then gpu_fields()'s keys
-// then the host's; unknown is an empty cell. csv_header() ends without a newline.
+// then the host's; unknown is an empty cell. A sample with no GPU (--no-nvml, a machine without
+// one) is one row whose GPU cells are empty, so its host readings are kept. csv_header() ends
+// without a newline.
 std::string csv_header();
 std::string csv_rows(const Sample &s);
 // Whether `line` is csv_header() (compared cell by cell: quoting and a CR do not matter).
 bool is_csv_header(std::string_view line);
-// One row of that CSV after its header: one GPU's readings and the host's at the row's time
-// (rows of one time make one sample); throws std::runtime_error naming line_no when the row is not
-// what csv_header() describes.
+// One row of that CSV after its header: one GPU's readings (none in the row of a sample without
+// a GPU) and the host's at the row's time (rows of one time make one sample); throws
+// std::runtime_error naming line_no when the row is not what csv_header() describes.
 struct CsvRow {
   double time = 0;
-  GpuSample gpu;
+  std::optional<GpuSample> gpu;
   HostSample host;
 };
 CsvRow csv_row(std::string_view line, std::size_t line_no);

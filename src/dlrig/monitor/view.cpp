@@ -323,7 +323,8 @@ void RecordingReader::line(std::string_view line) {
       csv_sample_->time = row.time;
     }
     csv_sample_->host = row.host;
-    csv_sample_->gpus.push_back(std::move(row.gpu));
+    if (row.gpu)
+      csv_sample_->gpus.push_back(std::move(*row.gpu));
     return;
   }
   Sample s;

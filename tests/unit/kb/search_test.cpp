@@ -26,7 +26,9 @@ TEST(KbSearch, ParseSizeGb) {
   EXPECT_DOUBLE_EQ(*parse_size_gb("24GB"), 24);
   EXPECT_DOUBLE_EQ(*parse_size_gb(" 24 gb "), 24);
   EXPECT_DOUBLE_EQ(*parse_size_gb("80"), 80);
-  EXPECT_NEAR(*parse_size_gb("1GiB"), 1.073741824, 1e-9);
+  // A GPU vendor's "24 GB" is 24 GiB (memory_bytes = memory_gb x 2^30): 24GiB selects it too.
+  EXPECT_DOUBLE_EQ(*parse_size_gb("24GiB"), 24);
+  EXPECT_DOUBLE_EQ(*parse_size_gb("80 gib"), 80);
   EXPECT_FALSE(parse_size_gb("lots"));
   EXPECT_FALSE(parse_size_gb("GB"));
   EXPECT_FALSE(parse_size_gb("-3GB"));

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -65,13 +66,26 @@ TEST(MonitorSample, CsvRoundTripOfTheGpuFields) {
   EXPECT_FALSE(is_csv_header("time,gpu"));
   std::string row = csv_rows(s);
   const CsvRow back = csv_row(row.substr(0, row.find('\n')), 2);
-  const auto &g = back.gpu;
+  ASSERT_TRUE(back.gpu);
+  const auto &g = *back.gpu;
   EXPECT_EQ(g.name, s.gpus[0].name); // quoted cell with a comma and quotes
   EXPECT_EQ(g.memory_used_bytes, 71234567890.0);
   EXPECT_EQ(g.power_watts, 612.5);
   EXPECT_FALSE(g.temperature_celsius);
   EXPECT_EQ(back.host.cpu_utilization_ratio, 0.5);
   EXPECT_THROW(csv_row("1,0,u,n", 2), std::runtime_error);
+  // A sample without a GPU is one row of host readings, its GPU cells empty.
+  Sample host_only = s;
+  host_only.gpus.clear();
+  row = csv_rows(host_only);
+  ASSERT_EQ(std::count(row.begin(), row.end(), '\n'), 1);
+  const CsvRow h = csv_row(row.substr(0, row.size() - 1), 2);
+  EXPECT_FALSE(h.gpu);
+  EXPECT_EQ(h.host.cpu_utilization_ratio, 0.5);
+  // GPU readings without a GPU index are no row dlrig writes.
+  std::string odd = row;
+  odd.replace(odd.find(",,,,"), 4, ",,,,0.5");
+  EXPECT_THROW(csv_row(odd.substr(0, odd.size() - 1), 2), std::runtime_error);
 }
 
 // docs/monitoring.md says how a JSON key and CSV column is named after its metric; the keys that

@@ -60,6 +60,16 @@ TEST(MonitorView, RecordingsAreReadAsJsonLinesOrCsv) {
   }
   EXPECT_THROW(read_recording(""), std::runtime_error);
   EXPECT_TRUE(read_recording(csv_header() + "\n").empty()); // stopped before its first sample
+  // Samples without a GPU (--no-nvml) keep their host readings, as in JSON lines.
+  Sample c = a, d = b;
+  c.gpus.clear();
+  d.gpus.clear();
+  c.host.cpu_utilization_ratio = 0.25;
+  back = read_recording(csv_header() + "\n" + csv_rows(c) + csv_rows(d));
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_TRUE(back[0].gpus.empty());
+  EXPECT_EQ(back[0].host.cpu_utilization_ratio, 0.25);
+  EXPECT_EQ(back[1].time, d.time);
 }
 
 // Rows of one time make one sample, read line by line; a row earlier than the one before, or a
