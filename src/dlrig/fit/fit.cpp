@@ -202,6 +202,15 @@ Result<Run> resolve_run(const ModelInput &model, Run run, std::vector<std::strin
       run.strategy != Strategy::fsdp)
     return make_error("--offload params needs --strategy zero3 or fsdp (parameter offload "
                       "exists only with full sharding)");
+  // DeepSpeed's pipeline engine asserts a ZeRO stage below 2 ("ZeRO-2 and ZeRO-3 are incompatible
+  // with pipeline parallelism", deepspeed/runtime/pipe/engine.py); PyTorch's pipelining composes
+  // with FSDP (torchtitan's FSDP + TP + PP).
+  if (run.pp > 1 && (run.strategy == Strategy::zero2 || run.strategy == Strategy::zero3))
+    return make_error(fmt::format(
+        "--pp {} with --strategy {}: DeepSpeed's pipeline engine refuses ZeRO stages 2 and 3 "
+        "(\"ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism\"); use --strategy "
+        "zero1, or fsdp (PyTorch's pipelining shards with FSDP, as torchtitan does)",
+        run.pp, name(run.strategy)));
   if (run.offload == Offload::optimizer && run.strategy == Strategy::ddp)
     return make_error("--offload optimizer needs --strategy zero1, zero2, zero3 or fsdp (DeepSpeed "
                       "ZeRO-Offload or FSDP CPU offload); plain DDP cannot offload");

@@ -43,6 +43,25 @@ TEST(ResolveRun, ImpossibleRunsNameTheFlagAndTheFix) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("--pp 3 does not divide"), std::string::npos);
 
+  // DeepSpeed's pipeline engine takes ZeRO stage 0 or 1 only; FSDP composes with pipelining.
+  for (Strategy s : {Strategy::zero2, Strategy::zero3}) {
+    run = fit::Run{};
+    run.pp = 2;
+    run.gpus = 4;
+    run.strategy = s;
+    r = resolve_run(model, run, nullptr);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().message.find("incompatible with pipeline parallelism"), std::string::npos)
+        << r.error().message;
+  }
+  for (Strategy s : {Strategy::ddp, Strategy::zero1, Strategy::fsdp}) {
+    run = fit::Run{};
+    run.pp = 2;
+    run.gpus = 4;
+    run.strategy = s;
+    EXPECT_TRUE(resolve_run(model, run, nullptr).ok()) << static_cast<int>(s);
+  }
+
   run = fit::Run{};
   run.offload = Offload::params;
   run.strategy = Strategy::zero2;
