@@ -137,11 +137,16 @@ TEST(KbCli, CudaForADriver) {
   EXPECT_FALSE(has(old.out, "CUDA .x")) << old.out;
   EXPECT_FALSE(has(old.out, "none")) << old.out;
   // Not a driver version: looked up as a CUDA version, which it is not either.
-  for (const char *odd : {"535..", "535.x", "535.54.03.1", "5350"}) {
+  for (const char *odd : {"535..", "535.54.03.1", "5350"}) {
     auto no = run_dlrig({"kb", "cuda", odd});
     EXPECT_EQ(no.exit_code, 1) << odd << ": " << no.out;
     EXPECT_FALSE(has(no.out, "Driver ")) << odd << ": " << no.out;
   }
+  // A driver series as people write it (535.x, the R535 branch) is that branch.
+  auto branch = run_dlrig({"kb", "cuda", "535"}), series = run_dlrig({"kb", "cuda", "535.x"});
+  EXPECT_EQ(series.exit_code, 0) << series.err;
+  EXPECT_TRUE(has(series.out, "Driver 535")) << series.out;
+  EXPECT_EQ(series.out, branch.out);
   auto table = run_dlrig({"kb", "cuda", "12.4"});
   EXPECT_TRUE(has(table.out, "550.54.14"));
   EXPECT_TRUE(has(table.out, "550.54.15"));

@@ -93,6 +93,16 @@ std::vector<std::string> without_product(std::vector<std::string> words,
   return words;
 }
 
+// A version with wildcard groups is the version before them: "12.x", "12.X" and "12.*" are 12,
+// "2.5.x" is 2.5 (release notes and issues write a series so).
+std::vector<std::string> without_wildcards(std::vector<std::string> words) {
+  for (auto &w : words)
+    while (w.size() > 2 && (w.ends_with(".x") || w.ends_with(".*")) &&
+           std::isdigit(static_cast<unsigned char>(w[0])))
+      w.resize(w.size() - 2);
+  return words;
+}
+
 KbView start(const KnowledgeBase &kb, const KbQuery &q) {
   KbView v;
   v.query = q;
@@ -207,7 +217,8 @@ Result<KbView> search_archs(const KnowledgeBase &kb, const KbQuery &q) {
 
 bool looks_like_driver(const std::string &w) {
   // Driver versions are a three-digit branch and up to two more groups of digits (550, 531.14,
-  // 550.54.14); CUDA versions never start with three digits. "535.." and "535.x" are neither.
+  // 550.54.14); CUDA versions never start with three digits. "535.." is neither ("535.x" reaches
+  // here as 535: without_wildcards).
   std::vector<std::size_t> sizes{0};
   for (char c : w) {
     if (c == '.')
@@ -223,7 +234,7 @@ bool looks_like_driver(const std::string &w) {
 
 Result<KbView> search_cuda(const KnowledgeBase &kb, const KbQuery &q) {
   KbView v = start(kb, q);
-  auto words = without_product(filter_words(q.filter), {"cuda"});
+  auto words = without_wildcards(without_product(filter_words(q.filter), {"cuda"}));
   // A wheel's tag (cu121) is the CUDA version it was built with.
   for (auto &w : words)
     if (auto cuda = cuda_of_tag(w); !cuda.empty())
@@ -268,13 +279,17 @@ bool torch_word_matches(const TorchRelease &r, const TorchVariant &v, const std:
            torch_word_matches(r, v, w.substr(plus + 1));
   if (v.tag == w)
     return true;
-  // "2.5" matches every patch release of 2.5; "2.5.0" that patch release only.
+  // "2.5" matches every patch release of 2.5; "2.5.0" that patch release only; "2" every 2.x.
   auto mm = [](const std::string &s) {
     auto a = s.find('.');
     return a == std::string::npos ? s : s.substr(0, s.find('.', a + 1));
   };
-  if (!std::isdigit(static_cast<unsigned char>(w[0])) || w.find('.') == std::string::npos)
+  if (!std::isdigit(static_cast<unsigned char>(w[0])))
     return false;
+  // "2" is every 2.x release.
+  if (w.find('.') == std::string::npos)
+    return std::all_of(w.begin(), w.end(), [](char c) { return std::isdigit(c); }) &&
+           r.version.rfind(w + ".", 0) == 0;
   if (w.find('.') != w.rfind('.'))
     return compare_versions(w, r.version) == 0;
   return mm(w) == mm(r.version);
@@ -282,7 +297,7 @@ bool torch_word_matches(const TorchRelease &r, const TorchVariant &v, const std:
 
 Result<KbView> search_torch(const KnowledgeBase &kb, const KbQuery &q) {
   KbView v = start(kb, q);
-  auto words = without_product(filter_words(q.filter), {"torch", "pytorch"});
+  auto words = without_wildcards(without_product(filter_words(q.filter), {"torch", "pytorch"}));
   std::vector<std::string> names;
   std::size_t releases = 0;
   for (const auto &r : kb.torch) {

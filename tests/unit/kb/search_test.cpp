@@ -141,7 +141,7 @@ TEST(KbSearch, TheFormsUsersWriteFindTheirRows) {
   ASSERT_EQ(sm120->archs.size(), 1u);
   EXPECT_EQ(sm120->archs[0]->compute_capability, "12.0");
 
-  for (const char *cuda : {"cu121", "CUDA 12.1", "12.1"}) {
+  for (const char *cuda : {"cu121", "CUDA 12.1", "12.1", "12.1.x", "12.1.*"}) {
     auto v = kb_search(kb, {"cuda", cuda, std::nullopt, ""});
     ASSERT_TRUE(v) << cuda;
     ASSERT_FALSE(v->cuda.empty()) << cuda;
@@ -152,13 +152,34 @@ TEST(KbSearch, TheFormsUsersWriteFindTheirRows) {
   auto plain = kb_search(kb, {"torch", "2.4", std::nullopt, ""});
   ASSERT_TRUE(plain);
   ASSERT_GT(plain->matches, 0u);
-  for (const char *torch : {"torch 2.4", "PyTorch 2.4", "torch==2.4"}) {
+  for (const char *torch : {"torch 2.4", "PyTorch 2.4", "torch==2.4", "2.4.x", "torch 2.4.*"}) {
     auto v = kb_search(kb, {"torch", torch, std::nullopt, ""});
     ASSERT_TRUE(v) << torch;
     EXPECT_EQ(v->matches, plain->matches) << torch;
     EXPECT_EQ(v->torch_install, plain->torch_install) << torch;
     for (const auto &m : v->torch)
       EXPECT_EQ(m.release->version.rfind("2.4.", 0), 0u) << torch << ": " << m.release->version;
+  }
+
+  // A series: CUDA 12.x is every 12 release; torch 2 (2.x, 2.*) every 2 release, and no 1.x.
+  for (const char *series : {"12", "12.x", "12.X", "CUDA 12.*"}) {
+    auto v = kb_search(kb, {"cuda", series, std::nullopt, ""});
+    ASSERT_TRUE(v) << series;
+    ASSERT_GT(v->cuda.size(), 5u) << series;
+    for (const auto *c : v->cuda)
+      EXPECT_EQ(c->cuda.rfind("12.", 0), 0u) << series << ": " << c->cuda;
+  }
+  std::size_t twos = 0;
+  for (const char *series : {"2", "2.x", "torch 2.*"}) {
+    auto v = kb_search(kb, {"torch", series, std::nullopt, ""});
+    ASSERT_TRUE(v) << series;
+    ASSERT_GT(v->matches, 0u) << series;
+    if (twos) {
+      EXPECT_EQ(v->matches, twos) << series;
+    }
+    twos = v->matches;
+    for (const auto &m : v->torch)
+      EXPECT_EQ(m.release->version.rfind("2.", 0), 0u) << series << ": " << m.release->version;
   }
 
   auto hub = kb_search(kb, {"models", "meta-llama/Llama-3.1-8B", std::nullopt, ""});
