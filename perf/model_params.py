@@ -35,13 +35,14 @@ DEFAULT_TYPES = [
     "llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "bert", "vit", "t5",
     "qwen3", "qwen3_moe", "qwen2_moe", "gemma", "phi", "gpt_neox", "gptj", "opt", "bloom",
     "falcon", "stablelm", "gpt_bigcode", "roberta", "xlm-roberta", "distilbert", "deberta-v2",
-    "mt5", "bart", "mbart", "whisper", "clip",
+    "mt5", "bart", "mbart", "whisper", "clip", "granite", "smollm3", "gemma3_text", "cohere",
+    "arcee", "olmo2",
 ]
 
 BUILTIN = {"llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "bert", "vit", "t5"}
 DECODERS = {"llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "qwen3", "qwen3_moe",
             "qwen2_moe", "gemma", "phi", "gpt_neox", "gptj", "opt", "bloom", "falcon", "stablelm",
-            "gpt_bigcode"}
+            "gpt_bigcode", "granite", "smollm3", "gemma3_text", "cohere", "arcee", "olmo2"}
 SEQ2SEQ = {"t5", "mt5", "bart", "mbart"}
 
 
@@ -70,6 +71,14 @@ VARIANTS = {
     "qwen2_moe": [{"mlp_only_layers": [1]}, {"decoder_sparse_step": 3}, {"qkv_bias": False},
                   {"shared_expert_intermediate_size": 0}],
     "gemma": [{"attention_bias": True}, {"tie_word_embeddings": False}],
+    "granite": [{"attention_bias": True, "mlp_bias": True}, {"num_key_value_heads": 8},
+                {"tie_word_embeddings": True}],
+    "smollm3": [{"tie_word_embeddings": False}, {"head_dim": 64}],
+    "gemma3_text": [{"tie_word_embeddings": False}, {"attention_bias": True}],
+    "cohere": [{"use_qk_norm": True}, {"num_key_value_heads": 8, "use_qk_norm": True},
+               {"tie_word_embeddings": False}],
+    "arcee": [{"mlp_bias": True}, {"num_key_value_heads": 8}],
+    "olmo2": [{"num_key_value_heads": 8}, {"attention_bias": True}],
     "phi": [{"qk_layernorm": True}, {"num_key_value_heads": 8}, {"tie_word_embeddings": True}],
     "gpt_neox": [{"attention_bias": False}, {"use_parallel_residual": False},
                  {"tie_word_embeddings": True}],

@@ -123,7 +123,7 @@ struct ModelArch {
 
   // Structure knobs of the model types data/model_types.json describes (docs/models.md); the
   // defaults leave the built-in readers' counts unchanged.
-  std::string qk_norm;                 // "" | head_rms (Qwen3) | head_ln (Phi) | per_head_ln
+  std::string qk_norm;                 // "", head_rms, head_ln, per_head_ln, proj_rms (OLMo-2)
   bool k_bias = true;                  // false: k_proj without bias where q/v have one (Whisper)
   bool lm_head_bias = false;           // Phi, GPT-J: lm_head Linear(h, V) with bias
   std::int64_t position_offset = 0;    // OPT, BART: max_positions + 2 position rows

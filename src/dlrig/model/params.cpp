@@ -30,13 +30,14 @@ I64 attention_params(const ModelArch &m, I64 kv_input) {
 }
 
 // Norms on the queries and keys of one layer: Qwen3's RMSNorm(head_dim) pair, Phi's
-// LayerNorm(head_dim) pair, StableLM's per-head LayerNorms without bias.
+// LayerNorm(head_dim) pair, StableLM's per-head LayerNorms without bias, OLMo-2's RMSNorms over
+// the whole q and k projections (as many weights as the per-head ones).
 I64 qk_norm_params(const ModelArch &m) {
   if (m.qk_norm == "head_rms")
     return 2 * m.head_dim;
   if (m.qk_norm == "head_ln")
     return 4 * m.head_dim;
-  if (m.qk_norm == "per_head_ln")
+  if (m.qk_norm == "per_head_ln" || m.qk_norm == "proj_rms")
     return (m.heads + m.kv_heads) * m.head_dim;
   return 0;
 }

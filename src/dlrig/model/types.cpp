@@ -443,6 +443,9 @@ ModelArch read_entry(const Json &entry, const Json &cfg, const std::string &name
   m.final_norm = k.flag("final_norm", true);
   if (k.flag("qk_norm_on", true))
     m.qk_norm = k.text("qk_norm", "");
+  if (!m.qk_norm.empty() && m.qk_norm != "head_rms" && m.qk_norm != "head_ln" &&
+      m.qk_norm != "per_head_ln" && m.qk_norm != "proj_rms")
+    k.table_fail("qk_norm", "must be head_rms, head_ln, per_head_ln or proj_rms");
   m.gated_mlp = k.flag("gated", false);
   m.qkv_bias = k.flag("qkv_bias", false);
   m.k_bias = k.flag("k_bias", true);

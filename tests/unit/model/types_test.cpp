@@ -1,7 +1,8 @@
 // The table-driven model types (data/model_types.json) and head classes (data/model_heads.csv):
 // dlrig's count equals sum(p.numel()) of the model transformers builds from the same config.
 // Expected counts: perf/model_params.py, which builds each class on the meta device (transformers
-// 5.23.0, torch 2.15.0; docs/models.md has its table). CI has no torch: the numbers are here.
+// 5.23.0, torch 2.15.0; granite, smollm3, gemma3_text, cohere, arcee and olmo2 with transformers
+// 5.25.0; docs/models.md has its table). CI has no torch: the numbers are here.
 #include "dlrig/model/model.hpp"
 #include "unit/model/parse.hpp"
 
@@ -113,6 +114,12 @@ const Case kDefaults[] = {
     {"mbart", 406295552},
     {"whisper", 37760640},
     {"clip", 151277313},
+    {"granite", 6738415616},
+    {"smollm3", 3075098624},
+    {"gemma3_text", 2628658432},
+    {"cohere", 34980831232},
+    {"arcee", 4022766080},
+    {"olmo2", 6888624128},
 };
 
 class DefaultConfig : public ::testing::TestWithParam<Case> {};
@@ -137,6 +144,12 @@ const Case kVariants[] = {
     {R"({"model_type": "qwen2_moe", "decoder_sparse_step": 3})", 6009063424},
     {R"({"model_type": "qwen2_moe", "shared_expert_intermediate_size": 0})", 13485312000},
     {R"({"model_type": "phi", "qk_layernorm": true})", 1418276864},
+    {R"({"model_type": "granite", "attention_bias": true, "mlp_bias": true})", 6739775488},
+    {R"({"model_type": "smollm3", "tie_word_embeddings": false})", 3337766912},
+    {R"({"model_type": "gemma3_text", "tie_word_embeddings": false})", 3232785664},
+    {R"({"model_type": "cohere", "num_key_value_heads": 8, "use_qk_norm": true})", 30283579392},
+    {R"({"model_type": "arcee", "num_key_value_heads": 8})", 3708193280},
+    {R"({"model_type": "olmo2", "num_key_value_heads": 8})", 6083219456},
     {R"({"model_type": "stablelm", "use_qkv_bias": true})", 2795688960},
     {R"({"model_type": "opt", "word_embed_proj_dim": 256})", 99893248},
     {R"({"model_type": "opt", "layer_norm_elementwise_affine": false})", 125200896},
