@@ -36,13 +36,14 @@ DEFAULT_TYPES = [
     "qwen3", "qwen3_moe", "qwen2_moe", "gemma", "phi", "gpt_neox", "gptj", "opt", "bloom",
     "falcon", "stablelm", "gpt_bigcode", "roberta", "xlm-roberta", "distilbert", "deberta-v2",
     "mt5", "bart", "mbart", "whisper", "clip", "granite", "smollm3", "gemma3_text", "cohere",
-    "arcee", "olmo2",
+    "arcee", "olmo2", "gpt_oss", "olmoe", "granitemoe",
 ]
 
 BUILTIN = {"llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "bert", "vit", "t5"}
 DECODERS = {"llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "qwen3", "qwen3_moe",
             "qwen2_moe", "gemma", "phi", "gpt_neox", "gptj", "opt", "bloom", "falcon", "stablelm",
-            "gpt_bigcode", "granite", "smollm3", "gemma3_text", "cohere", "arcee", "olmo2"}
+            "gpt_bigcode", "granite", "smollm3", "gemma3_text", "cohere", "arcee", "olmo2",
+            "gpt_oss", "olmoe", "granitemoe"}
 SEQ2SEQ = {"t5", "mt5", "bart", "mbart"}
 
 
@@ -79,6 +80,12 @@ VARIANTS = {
                {"tie_word_embeddings": False}],
     "arcee": [{"mlp_bias": True}, {"num_key_value_heads": 8}],
     "olmo2": [{"num_key_value_heads": 8}, {"attention_bias": True}],
+    "gpt_oss": [{"attention_bias": False},
+                # gpt-oss-20b's shape: 24 layers (alternating window), 32 experts
+                {"num_local_experts": 32, "num_hidden_layers": 24,
+                 "layer_types": ["sliding_attention", "full_attention"] * 12}],
+    "olmoe": [{"num_key_value_heads": 8}, {"num_experts": 8, "num_experts_per_tok": 2}],
+    "granitemoe": [{"num_local_experts": 4}, {"num_key_value_heads": 8, "attention_bias": True}],
     "phi": [{"qk_layernorm": True}, {"num_key_value_heads": 8}, {"tie_word_embeddings": True}],
     "gpt_neox": [{"attention_bias": False}, {"use_parallel_residual": False},
                  {"tie_word_embeddings": True}],

@@ -134,6 +134,8 @@ struct ModelArch {
   std::int64_t dense_layers = 0;       // MoE: layers with a dense MLP (mlp_only_layers...)
   std::int64_t shared_expert_intermediate = 0;   // Qwen2-MoE shared expert
   bool shared_expert_gate = false;               // Qwen2-MoE: Linear(h, 1) gating the shared expert
+  bool router_bias = false;                      // gpt-oss: the router Linear(h, E) has a bias
+  bool attention_sinks = false;                  // gpt-oss: one learned sink logit per head
   std::int64_t decoder_intermediate = 0;         // BART, Whisper: decoder_ffn_dim
   std::int64_t decoder_positions = 0;            // encoder-decoder: decoder position rows
   std::int64_t audio_mel_bins = 0;               // Whisper: conv stem over num_mel_bins

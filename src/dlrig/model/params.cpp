@@ -77,10 +77,12 @@ I64 head_params(const ModelArch &m) {
 
 I64 decoder_params(const ModelArch &m, I64 experts) {
   const I64 h = m.hidden, e = embed_width(m);
-  I64 common = attention_params(m, h) + qk_norm_params(m) + m.norms_per_layer * norm_params(m, h);
+  I64 common = attention_params(m, h) + qk_norm_params(m) + m.norms_per_layer * norm_params(m, h) +
+               (m.attention_sinks ? m.heads : 0);
   I64 p = 0;
   if (m.family == ModelFamily::moe_decoder) {
-    I64 sparse = h * m.experts + experts * mlp_params(m, m.intermediate); // router + experts
+    I64 sparse = h * m.experts + (m.router_bias ? m.experts : 0) + // router
+                 experts * mlp_params(m, m.intermediate);
     // Qwen2-MoE's shared expert and its Linear(h, 1) gate (built even at width 0).
     if (m.shared_expert_intermediate > 0)
       sparse += mlp_params(m, m.shared_expert_intermediate);

@@ -452,6 +452,7 @@ ModelArch read_entry(const Json &entry, const Json &cfg, const std::string &name
   m.out_bias = k.flag("o_bias", false);
   m.mlp_bias = k.flag("mlp_bias", false);
   m.lm_head_bias = k.flag("lm_head_bias", false);
+  m.attention_sinks = k.flag("attention_sinks", false);
   m.tied_embeddings = k.has("tied") ? k.flag("tied", true) : [&] {
     Json spec{{"key", "tie_word_embeddings"}, {"default", true}};
     Knobs t(Json{{"tied", spec}}, cfg, name, type);
@@ -466,6 +467,7 @@ ModelArch read_entry(const Json &entry, const Json &cfg, const std::string &name
     m.dense_intermediate = k.integer("dense_intermediate", m.intermediate);
     m.shared_expert_intermediate = k.integer("shared_expert_intermediate", 0);
     m.shared_expert_gate = k.flag("shared_expert_gate", false);
+    m.router_bias = k.flag("router_bias", false);
     // transformers' rule: layer i has experts unless listed in mlp_only_layers, and only every
     // decoder_sparse_step-th layer does.
     I64 step = k.integer("sparse_step", 1);

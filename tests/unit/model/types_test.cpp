@@ -1,8 +1,9 @@
 // The table-driven model types (data/model_types.json) and head classes (data/model_heads.csv):
 // dlrig's count equals sum(p.numel()) of the model transformers builds from the same config.
 // Expected counts: perf/model_params.py, which builds each class on the meta device (transformers
-// 5.23.0, torch 2.15.0; granite, smollm3, gemma3_text, cohere, arcee and olmo2 with transformers
-// 5.25.0; docs/models.md has its table). CI has no torch: the numbers are here.
+// 5.23.0, torch 2.15.0; granite, smollm3, gemma3_text, cohere, arcee, olmo2, gpt_oss, olmoe and
+// granitemoe with transformers 5.25.0; docs/models.md has its table). CI has no torch: the
+// numbers are here.
 #include "dlrig/model/model.hpp"
 #include "unit/model/parse.hpp"
 
@@ -120,6 +121,9 @@ const Case kDefaults[] = {
     {"cohere", 34980831232},
     {"arcee", 4022766080},
     {"olmo2", 6888624128},
+    {"gpt_oss", 116829156672},
+    {"olmoe", 13361612800},
+    {"granitemoe", 37039116288},
 };
 
 class DefaultConfig : public ::testing::TestWithParam<Case> {};
@@ -150,6 +154,12 @@ const Case kVariants[] = {
     {R"({"model_type": "cohere", "num_key_value_heads": 8, "use_qk_norm": true})", 30283579392},
     {R"({"model_type": "arcee", "num_key_value_heads": 8})", 3708193280},
     {R"({"model_type": "olmo2", "num_key_value_heads": 8})", 6083219456},
+    // gpt-oss-20b's shape: 24 layers, 32 experts (sinks, router and expert biases).
+    {R"({"model_type": "gpt_oss", "num_local_experts": 32, "num_hidden_layers": 24})", 20914757184},
+    {R"({"model_type": "gpt_oss", "attention_bias": false})", 116828868672},
+    {R"({"model_type": "olmoe", "num_key_value_heads": 8})", 13294487552},
+    {R"({"model_type": "granitemoe", "num_key_value_heads": 8, "attention_bias": true})",
+     36234137600},
     {R"({"model_type": "stablelm", "use_qkv_bias": true})", 2795688960},
     {R"({"model_type": "opt", "word_embed_proj_dim": 256})", 99893248},
     {R"({"model_type": "opt", "layer_norm_elementwise_affine": false})", 125200896},
