@@ -36,14 +36,14 @@ DEFAULT_TYPES = [
     "qwen3", "qwen3_moe", "qwen2_moe", "gemma", "phi", "gpt_neox", "gptj", "opt", "bloom",
     "falcon", "stablelm", "gpt_bigcode", "roberta", "xlm-roberta", "distilbert", "deberta-v2",
     "mt5", "bart", "mbart", "whisper", "clip", "granite", "smollm3", "gemma3_text", "cohere",
-    "arcee", "olmo2", "gpt_oss", "olmoe", "granitemoe",
+    "arcee", "olmo2", "gpt_oss", "olmoe", "granitemoe", "exaone4", "ernie4_5", "seed_oss",
 ]
 
 BUILTIN = {"llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "bert", "vit", "t5"}
 DECODERS = {"llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "qwen3", "qwen3_moe",
             "qwen2_moe", "gemma", "phi", "gpt_neox", "gptj", "opt", "bloom", "falcon", "stablelm",
             "gpt_bigcode", "granite", "smollm3", "gemma3_text", "cohere", "arcee", "olmo2",
-            "gpt_oss", "olmoe", "granitemoe"}
+            "gpt_oss", "olmoe", "granitemoe", "exaone4", "ernie4_5", "seed_oss"}
 SEQ2SEQ = {"t5", "mt5", "bart", "mbart"}
 
 
@@ -86,6 +86,9 @@ VARIANTS = {
                  "layer_types": ["sliding_attention", "full_attention"] * 12}],
     "olmoe": [{"num_key_value_heads": 8}, {"num_experts": 8, "num_experts_per_tok": 2}],
     "granitemoe": [{"num_local_experts": 4}, {"num_key_value_heads": 8, "attention_bias": True}],
+    "exaone4": [{"num_key_value_heads": 8}, {"tie_word_embeddings": True}],
+    "ernie4_5": [{"use_bias": True}, {"tie_word_embeddings": False}],
+    "seed_oss": [{"attention_bias": False}, {"attention_out_bias": True, "mlp_bias": True}],
     "phi": [{"qk_layernorm": True}, {"num_key_value_heads": 8}, {"tie_word_embeddings": True}],
     "gpt_neox": [{"attention_bias": False}, {"use_parallel_residual": False},
                  {"tie_word_embeddings": True}],

@@ -1,9 +1,9 @@
 // The table-driven model types (data/model_types.json) and head classes (data/model_heads.csv):
 // dlrig's count equals sum(p.numel()) of the model transformers builds from the same config.
 // Expected counts: perf/model_params.py, which builds each class on the meta device (transformers
-// 5.23.0, torch 2.15.0; granite, smollm3, gemma3_text, cohere, arcee, olmo2, gpt_oss, olmoe and
-// granitemoe with transformers 5.25.0; docs/models.md has its table). CI has no torch: the
-// numbers are here.
+// 5.23.0, torch 2.15.0; granite, smollm3, gemma3_text, cohere, arcee, olmo2, gpt_oss, olmoe,
+// granitemoe, exaone4, ernie4_5 and seed_oss with transformers 5.25.0; docs/models.md has its
+// table). CI has no torch: the numbers are here.
 #include "dlrig/model/model.hpp"
 #include "unit/model/parse.hpp"
 
@@ -124,6 +124,9 @@ const Case kDefaults[] = {
     {"gpt_oss", 116829156672},
     {"olmoe", 13361612800},
     {"granitemoe", 37039116288},
+    {"exaone4", 9429069824},
+    {"ernie4_5", 360748032},
+    {"seed_oss", 28921040896},
 };
 
 class DefaultConfig : public ::testing::TestWithParam<Case> {};
@@ -160,6 +163,9 @@ const Case kVariants[] = {
     {R"({"model_type": "olmoe", "num_key_value_heads": 8})", 13294487552},
     {R"({"model_type": "granitemoe", "num_key_value_heads": 8, "attention_bias": true})",
      36234137600},
+    {R"({"model_type": "exaone4", "num_key_value_heads": 8})", 8623763456},
+    {R"({"model_type": "ernie4_5", "use_bias": true})", 360941568},
+    {R"({"model_type": "seed_oss", "attention_out_bias": true, "mlp_bias": true})", 28925104128},
     {R"({"model_type": "stablelm", "use_qkv_bias": true})", 2795688960},
     {R"({"model_type": "opt", "word_embed_proj_dim": 256})", 99893248},
     {R"({"model_type": "opt", "layer_norm_elementwise_affine": false})", 125200896},
