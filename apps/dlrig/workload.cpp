@@ -71,7 +71,7 @@ Result<std::int64_t> parse_count(const std::string &s, const char *flag) {
 // A count flag from 1 to HI that takes what --params takes (2e8, 200M, 1.5B, 15T).
 void add_count_option(CLI::App &sub, const std::string &name, double &target,
                       const std::string &help, double hi) {
-  const std::string range = fmt::format("1 to {}", hi);
+  const std::string range = fmt::format("1 to {:g}", hi);
   sub.add_option_function<std::string>(
          name,
          [name, &target, hi, range](const std::string &text) {
