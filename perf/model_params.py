@@ -37,13 +37,14 @@ DEFAULT_TYPES = [
     "falcon", "stablelm", "gpt_bigcode", "roberta", "xlm-roberta", "distilbert", "deberta-v2",
     "mt5", "bart", "mbart", "whisper", "clip", "granite", "smollm3", "gemma3_text", "cohere",
     "arcee", "olmo2", "gpt_oss", "olmoe", "granitemoe", "exaone4", "ernie4_5", "seed_oss",
+    "siglip_vision_model", "gemma3",
 ]
 
 BUILTIN = {"llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "bert", "vit", "t5"}
 DECODERS = {"llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "qwen3", "qwen3_moe",
             "qwen2_moe", "gemma", "phi", "gpt_neox", "gptj", "opt", "bloom", "falcon", "stablelm",
             "gpt_bigcode", "granite", "smollm3", "gemma3_text", "cohere", "arcee", "olmo2",
-            "gpt_oss", "olmoe", "granitemoe", "exaone4", "ernie4_5", "seed_oss"}
+            "gpt_oss", "olmoe", "granitemoe", "exaone4", "ernie4_5", "seed_oss", "gemma3"}
 SEQ2SEQ = {"t5", "mt5", "bart", "mbart"}
 
 
@@ -89,6 +90,22 @@ VARIANTS = {
     "exaone4": [{"num_key_value_heads": 8}, {"tie_word_embeddings": True}],
     "ernie4_5": [{"use_bias": True}, {"tie_word_embeddings": False}],
     "seed_oss": [{"attention_bias": False}, {"attention_out_bias": True, "mlp_bias": True}],
+    "siglip_vision_model": [{"vision_use_head": False}, {"image_size": 896, "patch_size": 14}],
+    # Gemma 3 4B's shape: the text model of 34 layers, SigLIP So400m/14 at 896 px without head
+    "gemma3": [{"architectures": ["Gemma3ForConditionalGeneration"]},
+               {"text_config": {"hidden_size": 2560, "intermediate_size": 10240,
+                                "num_hidden_layers": 34, "num_attention_heads": 8,
+                                "num_key_value_heads": 4, "head_dim": 256,
+                                "layer_types": ["sliding_attention"] * 5 + ["full_attention"]
+                                + ["sliding_attention"] * 5 + ["full_attention"]
+                                + ["sliding_attention"] * 5 + ["full_attention"]
+                                + ["sliding_attention"] * 5 + ["full_attention"]
+                                + ["sliding_attention"] * 5 + ["full_attention"]
+                                + ["sliding_attention"] * 4},
+                "vision_config": {"hidden_size": 1152, "intermediate_size": 4304,
+                                  "num_hidden_layers": 27, "num_attention_heads": 16,
+                                  "image_size": 896, "patch_size": 14,
+                                  "vision_use_head": False}}],
     "phi": [{"qk_layernorm": True}, {"num_key_value_heads": 8}, {"tie_word_embeddings": True}],
     "gpt_neox": [{"attention_bias": False}, {"use_parallel_residual": False},
                  {"tie_word_embeddings": True}],

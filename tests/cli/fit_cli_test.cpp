@@ -731,6 +731,58 @@ TEST_F(FitGuides, Gpt3_175bOnA100sNeedsManyOfThem) {
   EXPECT_EQ(many.exit_code, 0) << many.err << many.out;
 }
 
+// Gemma 3 4B as its config.json describes it (model_type gemma3: a text_config and a SigLIP
+// vision_config): the whole model is held, its FLOPs are the language model's, and it says so.
+TEST_F(FitGuides, AnImageTextModelIsSizedWithItsVisionTowerHeld) {
+  auto dir = scratch("gemma3");
+  fs::create_directories(dir);
+  std::ofstream(dir / "config.json") << Json{
+      {"model_type", "gemma3"},
+      {"architectures", {"Gemma3ForConditionalGeneration"}},
+      {"text_config",
+       {{"hidden_size", 2560},
+        {"intermediate_size", 10240},
+        {"num_hidden_layers", 34},
+        {"num_attention_heads", 8},
+        {"num_key_value_heads", 4},
+        {"head_dim", 256}}},
+      {"vision_config",
+       {{"hidden_size", 1152},
+        {"intermediate_size", 4304},
+        {"num_hidden_layers", 27},
+        {"num_attention_heads", 16},
+        {"image_size", 896},
+        {"patch_size", 14},
+        {"vision_use_head", false}}}}.dump();
+  auto full = run_dlrig({"fit", dir.string(), "--gpu", "NVIDIA H100 SXM5", "--seq", "1024",
+                         "--from", snap(), "--json"});
+  ASSERT_TRUE(full.exit_code == 0 || full.exit_code == 1) << full.err;
+  auto j = Json::parse(full.out);
+  EXPECT_EQ(j["model"]["params"], 4'300'079'472ll); // transformers 5.25.0, perf/model_params.py
+  bool said = false;
+  for (const auto &a : j["assumptions"])
+    said = said || a.get<std::string>().find("image-text model") != std::string::npos;
+  EXPECT_TRUE(said) << j["assumptions"].dump();
+  // The step's FLOPs are the language model's: the same as its text_config alone.
+  auto text_dir = scratch("gemma3-text");
+  fs::create_directories(text_dir);
+  std::ofstream(text_dir / "config.json") << Json{
+      {"model_type", "gemma3_text"},
+      {"hidden_size", 2560},
+      {"intermediate_size", 10240},
+      {"num_hidden_layers", 34},
+      {"num_attention_heads", 8},
+      {"num_key_value_heads", 4},
+      {"head_dim", 256}}.dump();
+  auto text = run_dlrig({"fit", text_dir.string(), "--gpu", "NVIDIA H100 SXM5", "--seq", "1024",
+                         "--from", snap(), "--json"});
+  ASSERT_TRUE(text.exit_code == 0 || text.exit_code == 1) << text.err;
+  auto t = Json::parse(text.out);
+  EXPECT_EQ(j["gpus"][0]["time"]["flops_per_step"], t["gpus"][0]["time"]["flops_per_step"]);
+  EXPECT_GT(j["gpus"][0]["breakdown"]["weights"].get<double>(),
+            t["gpus"][0]["breakdown"]["weights"].get<double>());
+}
+
 TEST_F(FitGuides, ConfigJsonAndParamsFamily) {
   auto dir = scratch("config");
   fs::create_directories(dir);

@@ -118,6 +118,11 @@ Result<Run> resolve_run(const ModelInput &model, Run run, std::vector<std::strin
   if (run.samples && *run.samples <= 0)
     return make_error("--samples must be positive");
 
+  if (const auto tower = model::tower_params(arch); tower > 0)
+    note(fmt::format("{} is an image-text model: its {} vision tower and projector ({} parameters) "
+                     "are held{}; the batches are taken as text only (no image's activations)",
+                     arch.display_name, arch.towers.front().hf_model_type, group_digits(tower),
+                     run.lora() ? "" : " and trained"));
   if (const auto &q = arch.stored_quant) {
     // transformers' Trainer refuses a quantised model without adapters ("You cannot perform
     // fine-tuning on purely quantized models", src/transformers/trainer.py).

@@ -243,8 +243,11 @@ double image_macs(const model::ModelArch &m, std::int64_t side) {
   return macs;
 }
 
+// Text tokens pass neither the experts a token does not pick nor an image-text model's vision
+// tower and projector.
 double active_params(const ModelInput &m) {
-  return static_cast<double>(m.params - inactive_expert_params(dims_of(m.arch)));
+  return static_cast<double>(m.params - inactive_expert_params(dims_of(m.arch)) -
+                             model::tower_params(m.arch));
 }
 
 void fill_rates(TimeEstimate &t, const ModelInput &model, const Run &run, double seconds) {

@@ -144,8 +144,13 @@ struct ModelArch {
   std::int64_t position_projections = 0;         // DeBERTa without share_att_key: 0, 1 or 2
   std::int64_t conv_kernel = 0, conv_groups = 1; // DeBERTa ConvLayer
   bool patch_bias = true;                        // ViT patch conv bias (CLIP: none)
-  std::vector<ModelArch> towers;         // CLIP: the text tower (this arch is the vision one)
+  // CLIP: the text tower (this arch is the vision one); an image-text decoder (Gemma 3): the
+  // vision tower (this arch is the language model).
+  std::vector<ModelArch> towers;
   std::int64_t projection_dim = 0;       // CLIP: text/visual projections
+  std::int64_t projector_params = 0;     // image-text decoders: vision tower -> text model
+  bool class_token = true;               // vision: a [CLS] token and its position (SigLIP: none)
+  bool map_head = false;                 // SigLIP: the attention-pooling head (vision_use_head)
   std::vector<std::string> module_names; // PEFT names of q, k, v, o, gate, up, down, qkv,
                                          // lm_head; empty = the built-in names
 
@@ -182,8 +187,13 @@ std::int64_t derive_params(const ModelArch &m);
 std::int64_t logits_width(const ModelArch &m);
 
 // Parameters one token passes through: for a mixture of experts only experts_per_token experts
-// count; for every other family the same as derive_params. For FLOPs (6 × active × tokens).
+// count; an image-text decoder's text tokens do not pass its vision tower and projector; for
+// every other model the same as derive_params. For FLOPs (6 × active × tokens).
 std::int64_t active_params(const ModelArch &m);
+
+// An image-text decoder's vision tower and projector (derive_params counts them, text tokens do
+// not run them); 0 for every other model.
+std::int64_t tower_params(const ModelArch &m);
 
 // One kind of nn.Linear (GPT-2: Conv1D) in a transformer, repeated `count` times, for LoRA
 // (r · (in + out) per adapted module), QLoRA (only these weights are quantised; embeddings, norms

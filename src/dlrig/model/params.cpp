@@ -75,6 +75,8 @@ I64 head_params(const ModelArch &m) {
   return p;
 }
 
+I64 encoder_params(const ModelArch &m);
+
 I64 decoder_params(const ModelArch &m, I64 experts) {
   const I64 h = m.hidden, e = embed_width(m);
   I64 common = attention_params(m, h) + qk_norm_params(m) + m.norms_per_layer * norm_params(m, h) +
@@ -103,7 +105,9 @@ I64 decoder_params(const ModelArch &m, I64 experts) {
     p += norm_params(m, h);
   if (m.learned_positions)
     p += (m.max_positions + m.position_offset) * h;
-  return p + head_params(m);
+  for (const auto &t : m.towers) // an image-text model's vision tower
+    p += encoder_params(t);
+  return p + m.projector_params + head_params(m);
 }
 
 // Encoders: BERT-style (token, position and token-type embeddings), ViT/CLIP vision (patch
@@ -117,9 +121,10 @@ I64 encoder_params(const ModelArch &m) {
   I64 p = m.layers * layer;
   if (m.patch_size > 0) {
     I64 patches = (m.image_size / m.patch_size) * (m.image_size / m.patch_size);
+    const I64 cls = m.class_token ? 1 : 0;
     p += m.channels * m.patch_size * m.patch_size * h + (m.patch_bias ? h : 0); // patch conv
-    p += h;                                                                     // [CLS] token
-    p += (patches + 1) * h;                                                     // positions
+    p += cls * h;                                                               // [CLS] token
+    p += (patches + cls) * h;                                                   // positions
   } else {
     p += m.vocab * e + m.type_vocab * e;
     if (m.learned_positions)
@@ -134,6 +139,8 @@ I64 encoder_params(const ModelArch &m) {
   p += m.relative_rows * h + (m.relative_norm ? norm_params(m, h) : 0);
   if (m.conv_kernel > 0)
     p += h * (h / m.conv_groups) * m.conv_kernel + h + norm_params(m, h);
+  if (m.map_head) // SigLIP: probe, nn.MultiheadAttention (in and out projections), LayerNorm, MLP
+    p += h + (3 * h * h + 3 * h) + (h * h + h) + norm_params(m, h) + mlp_params(m, m.intermediate);
   for (const auto &t : m.towers) // CLIP: the text tower and both projections, logit_scale
     p += encoder_params(t) + t.hidden * m.projection_dim;
   if (!m.towers.empty())
@@ -308,8 +315,17 @@ std::int64_t logits_width(const ModelArch &m) {
 
 std::int64_t active_params(const ModelArch &m) {
   if (m.family == ModelFamily::moe_decoder)
-    return decoder_params(m, m.experts_per_token);
-  return derive_params(m);
+    return decoder_params(m, m.experts_per_token) - tower_params(m);
+  return derive_params(m) - tower_params(m);
+}
+
+std::int64_t tower_params(const ModelArch &m) {
+  if (m.family != ModelFamily::decoder && m.family != ModelFamily::moe_decoder)
+    return 0;
+  I64 p = m.projector_params;
+  for (const auto &t : m.towers)
+    p += encoder_params(t);
+  return p;
 }
 
 } // namespace dlrig::model

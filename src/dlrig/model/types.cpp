@@ -14,6 +14,7 @@
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <utility>
 
 namespace dlrig::model {
 namespace {
@@ -374,27 +375,47 @@ void read_disentangled(ModelArch &m, const Json &cfg, Knobs &k) {
 ModelArch read_entry(const Json &entry, const Json &cfg, const std::string &name,
                      const std::string &type);
 
+// The text and vision towers of a two-tower type, each read from its own config (text_config,
+// vision_config; the tower type's class defaults when absent or null).
+std::pair<ModelArch, ModelArch> read_towers(const Json &entry, const Json &cfg,
+                                            const std::string &name, Knobs &k) {
+  auto tower = [&](const char *role, const char *key) {
+    const auto type = entry.at(role).get<std::string>();
+    Json sub = Json::object();
+    if (cfg.contains(key) && !cfg.at(key).is_null()) {
+      if (!cfg.at(key).is_object())
+        k.fail(key, fmt::format("must be an object, got {}", kind_of(cfg.at(key))));
+      sub = cfg.at(key);
+    }
+    ModelArch m = read_entry(entry_of(type), sub, name + "." + key, type);
+    m.hf_model_type = type;
+    return m;
+  };
+  return {tower("text_tower", "text_config"), tower("vision_tower", "vision_config")};
+}
+
 // CLIP: the vision tower is the arch (its image shapes feed fit), the text tower rides along.
 ModelArch read_dual(const Json &entry, const Json &cfg, const std::string &name,
                     const std::string &type, Knobs &k) {
-  auto sub = [&](const char *key) {
-    if (!cfg.contains(key) || cfg.at(key).is_null())
-      return Json::object();
-    if (!cfg.at(key).is_object())
-      k.fail(key, fmt::format("must be an object, got {}", kind_of(cfg.at(key))));
-    return cfg.at(key);
-  };
-  const auto text_type = entry.at("text_tower").get<std::string>();
-  const auto vision_type = entry.at("vision_tower").get<std::string>();
-  ModelArch text =
-      read_entry(entry_of(text_type), sub("text_config"), name + ".text_config", text_type);
-  ModelArch m =
-      read_entry(entry_of(vision_type), sub("vision_config"), name + ".vision_config", vision_type);
-  text.hf_model_type = text_type;
+  auto [text, m] = read_towers(entry, cfg, name, k);
   text.lm_head = false;
   m.towers.push_back(std::move(text));
   m.projection_dim = k.integer("projection_dim");
   m.family = family_of("dual_encoder", type);
+  return m;
+}
+
+// An image-text model (Gemma 3): the language model of text_config is the arch (fit sizes its
+// text tokens), the vision tower of vision_config rides along with the projector between them.
+ModelArch read_image_text(const Json &entry, const Json &cfg, const std::string &name, Knobs &k) {
+  auto [m, vision] = read_towers(entry, cfg, name, k);
+  // The projector: Gemma 3's mm_input_projection_weight (vision hidden x text hidden, no bias)
+  // after an RMSNorm over the vision features (mm_soft_emb_norm).
+  if (k.text("projector", "") != "linear_after_rmsnorm")
+    k.table_fail("projector", "must be linear_after_rmsnorm");
+  m.projector_params = vision.hidden * m.hidden + vision.hidden;
+  m.towers.push_back(std::move(vision));
+  m.tied_embeddings = k.flag("tied", true);
   return m;
 }
 
@@ -404,6 +425,8 @@ ModelArch read_entry(const Json &entry, const Json &cfg, const std::string &name
   const std::string structure = k.text("structure", "");
   if (structure == "dual_encoder")
     return read_dual(entry, cfg, name, type, k);
+  if (structure == "image_text")
+    return read_image_text(entry, cfg, name, k);
   ModelArch m;
   m.family = family_of(structure, type);
   m.hf_model_type = type;
@@ -496,6 +519,8 @@ ModelArch read_entry(const Json &entry, const Json &cfg, const std::string &name
       k.fail("patch_size",
              fmt::format("= {} does not divide image_size = {}", m.patch_size, m.image_size));
     m.patch_bias = k.flag("patch_bias", true);
+    m.class_token = k.flag("class_token", true);
+    m.map_head = k.flag("map_head", false);
   }
   if (k.flag("disentangled", false))
     read_disentangled(m, cfg, k);

@@ -127,6 +127,8 @@ const Case kDefaults[] = {
     {"exaone4", 9429069824},
     {"ernie4_5", 360748032},
     {"seed_oss", 28921040896},
+    {"siglip_vision_model", 92884224},
+    {"gemma3", 2723312896},
 };
 
 class DefaultConfig : public ::testing::TestWithParam<Case> {};
@@ -138,6 +140,14 @@ TEST_P(DefaultConfig, CountEqualsTransformers) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, DefaultConfig, ::testing::ValuesIn(kDefaults), case_name);
+
+constexpr const char *kGemma3_4b = R"({"model_type": "gemma3",
+    "architectures": ["Gemma3ForConditionalGeneration"],
+    "text_config": {"hidden_size": 2560, "intermediate_size": 10240, "num_hidden_layers": 34,
+                    "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256},
+    "vision_config": {"hidden_size": 1152, "intermediate_size": 4304, "num_hidden_layers": 27,
+                      "num_attention_heads": 16, "image_size": 896, "patch_size": 14,
+                      "vision_use_head": false}})";
 
 // Structural variants: a default config with the knobs and heads set (perf/model_params.py's
 // VARIANTS, on the class defaults).
@@ -166,6 +176,10 @@ const Case kVariants[] = {
     {R"({"model_type": "exaone4", "num_key_value_heads": 8})", 8623763456},
     {R"({"model_type": "ernie4_5", "use_bias": true})", 360941568},
     {R"({"model_type": "seed_oss", "attention_out_bias": true, "mlp_bias": true})", 28925104128},
+    {R"({"model_type": "siglip_vision_model", "vision_use_head": false})", 85797120},
+    {R"({"model_type": "siglip_vision_model", "image_size": 896, "patch_size": 14})", 95741184},
+    // Gemma 3 4B's shape: a 34-layer text model, SigLIP So400m/14 at 896 px without its head.
+    {kGemma3_4b, 4300079472},
     {R"({"model_type": "stablelm", "use_qkv_bias": true})", 2795688960},
     {R"({"model_type": "opt", "word_embed_proj_dim": 256})", 99893248},
     {R"({"model_type": "opt", "layer_norm_elementwise_affine": false})", 125200896},
@@ -285,6 +299,24 @@ TEST(ModelTypes, MoeSharedExpertsAndDenseLayers) {
   EXPECT_EQ(derive_params(moe) - derive_params(mixed),
             2 * (h * 60 + 60 * expert + shared + h - 3 * h * 5632));
   EXPECT_LT(active_params(moe), derive_params(moe));
+}
+
+// An image-text model counts its vision tower and projector, which its text tokens do not pass:
+// they are no active parameters (FLOPs) and are said apart.
+TEST(ModelTypes, AnImageTextModelCarriesItsVisionTowerApart) {
+  ModelArch m = parse(kGemma3_4b);
+  EXPECT_EQ(m.family, ModelFamily::decoder);
+  EXPECT_EQ(m.hidden, 2560);
+  ASSERT_EQ(m.towers.size(), 1u);
+  EXPECT_EQ(m.towers[0].hf_model_type, "siglip_vision_model");
+  const std::int64_t projector = 1152LL * 2560 + 1152;
+  EXPECT_EQ(tower_params(m), derive_params(m.towers[0]) + projector);
+  EXPECT_EQ(active_params(m), derive_params(m) - tower_params(m));
+  ModelArch text = parse(R"({"model_type": "gemma3_text", "hidden_size": 2560,
+      "intermediate_size": 10240, "num_hidden_layers": 34, "num_attention_heads": 8,
+      "num_key_value_heads": 4, "head_dim": 256})");
+  EXPECT_EQ(derive_params(m), derive_params(text) + tower_params(m));
+  EXPECT_EQ(tower_params(text), 0);
 }
 
 TEST(ModelTypes, ErrorsNameTheConfigField) {
