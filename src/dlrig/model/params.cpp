@@ -75,8 +75,6 @@ I64 head_params(const ModelArch &m) {
   return p;
 }
 
-I64 encoder_params(const ModelArch &m);
-
 I64 decoder_params(const ModelArch &m, I64 experts) {
   const I64 h = m.hidden, e = embed_width(m);
   I64 common = attention_params(m, h) + qk_norm_params(m) + m.norms_per_layer * norm_params(m, h) +
@@ -105,9 +103,7 @@ I64 decoder_params(const ModelArch &m, I64 experts) {
     p += norm_params(m, h);
   if (m.learned_positions)
     p += (m.max_positions + m.position_offset) * h;
-  for (const auto &t : m.towers) // an image-text model's vision tower
-    p += encoder_params(t);
-  return p + m.projector_params + head_params(m);
+  return p + tower_params(m) + head_params(m); // an image-text model's vision tower, projector
 }
 
 // Encoders: BERT-style (token, position and token-type embeddings), ViT/CLIP vision (patch
