@@ -844,6 +844,23 @@ std::uint64_t kv_bytes_per_token(const Dims &d, double bytes) {
                                     static_cast<double>(d.kv_dim) * bytes);
 }
 
+bool kv_windows_apply(const Dims &d, const std::string &transformers_version) {
+  return d.sliding_layers > 0 && d.sliding_window > 0 &&
+         (transformers_version.empty() ||
+          compare_versions(transformers_version, model::kv_window_since()) >= 0);
+}
+
+double kv_cache_layer_tokens(const Dims &d, double prompt, double new_tokens, bool windows) {
+  const double layers = static_cast<double>(d.layers + d.decoder_layers);
+  const double tokens = prompt + new_tokens;
+  if (!windows || d.sliding_layers <= 0)
+    return layers * tokens;
+  const double sliding = static_cast<double>(std::min(d.sliding_layers, d.layers));
+  const double after_decoding = (layers - sliding) * tokens +
+                                sliding * std::min(tokens, static_cast<double>(d.sliding_window));
+  return std::max(layers * prompt, after_decoding);
+}
+
 double transformer_layer_activation_bytes(const Dims &d, double s, double b, double ab, int tp,
                                           Attention attention, bool training, bool autocast) {
   LayerOptions o;
@@ -1091,8 +1108,20 @@ MemoryEstimate estimate_memory(const ModelInput &model, const Run &run, const Gp
     const double seqs = b * static_cast<double>(run.concurrency);
     if (transformer) {
       const double kv_elem = full32(run.precision) ? 4 : 2;
-      const double tokens = s + static_cast<double>(run.max_tokens);
-      kv = static_cast<double>(kv_bytes_per_token(d, kv_elem)) * tokens * seqs / shard;
+      const bool windows = kv_windows_apply(d, run.transformers_version);
+      const double slots =
+          kv_cache_layer_tokens(d, s, static_cast<double>(run.max_tokens), windows);
+      if (windows)
+        e.notes.push_back(fmt::format(
+            "KV cache: {} of {} layers keep a sliding window of {} tokens (transformers' "
+            "DynamicCache from {}); right after prefill they still hold the whole prompt",
+            d.sliding_layers, d.layers, d.sliding_window, model::kv_window_since()));
+      else if (d.sliding_layers > 0)
+        e.notes.push_back(fmt::format(
+            "KV cache: every layer keeps every token with transformers {} (the {} sliding-window "
+            "layers keep only their window from {})",
+            run.transformers_version, d.sliding_layers, model::kv_window_since()));
+      kv = 2 * static_cast<double>(d.kv_dim) * kv_elem * slots * seqs / shard;
       LayerOptions lo;
       lo.attention = run.attention;
       lo.training = false;

@@ -121,6 +121,17 @@ double korthikanti_layer_bytes(KorthikantiCase c, double s, double b, double h, 
 // KV cache bytes per token of one sequence: 2 x L x kv_heads x head_dim x bytes (memory.md §1.6).
 std::uint64_t kv_bytes_per_token(const Dims &d, double bytes_per_element);
 
+// Whether the KV cache of this run keeps sliding windows: the model has sliding layers and
+// transformers is model::kv_window_since() or later (an unknown release is a current one).
+bool kv_windows_apply(const Dims &d, const std::string &transformers_version);
+
+// The KV cache's peak in token slots summed over the layers, serving `prompt` tokens and then
+// `new_tokens` more (transformers' DynamicCache; data/model_types.json "kv_window"): right after
+// prefill every layer holds the whole prompt (a sliding layer keeps its last window - 1 tokens as
+// a view of the prompt's keys and values); after a decoding step a sliding layer holds
+// min(tokens, window), the others every token. Without windows: every layer, every token.
+double kv_cache_layer_tokens(const Dims &d, double prompt, double new_tokens, bool windows);
+
 // Activation bytes of one transformer layer on one GPU, generalised from Korthikanti's count
 // (see docs/fit.md): Q/K/V, attention output, MLP intermediates, norms, dropout masks, the s^2
 // scores when attention is eager, TP sharding of the parts Megatron shards. autocast: PyTorch

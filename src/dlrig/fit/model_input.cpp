@@ -122,6 +122,8 @@ Dims dims_of(const model::ModelArch &m) {
   std::int64_t kv = m.kv_heads > 0 ? m.kv_heads : m.heads;
   d.q_dim = m.heads > 0 ? m.heads * hd : m.hidden;
   d.kv_dim = kv > 0 ? kv * hd : m.hidden;
+  d.sliding_layers = m.sliding_window > 0 ? m.sliding_layers : 0;
+  d.sliding_window = d.sliding_layers > 0 ? m.sliding_window : 0;
   d.intermediate = m.intermediate > 0 ? m.intermediate : 4 * m.hidden;
   d.vocab = m.vocab;
   d.logits = model::logits_width(m);

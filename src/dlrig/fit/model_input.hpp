@@ -18,9 +18,11 @@ struct Dims {
   std::int64_t hidden = 0; // h
   std::int64_t layers = 0; // L (encoder layers for T5)
   std::int64_t decoder_layers = 0;
-  std::int64_t heads = 0;        // a (0 = unknown: no eager attention-score term possible)
-  std::int64_t q_dim = 0;        // heads x head_dim
-  std::int64_t kv_dim = 0;       // kv_heads x head_dim
+  std::int64_t heads = 0;  // a (0 = unknown: no eager attention-score term possible)
+  std::int64_t q_dim = 0;  // heads x head_dim
+  std::int64_t kv_dim = 0; // kv_heads x head_dim
+  // Layers whose KV cache keeps only the last sliding_window tokens (model::ModelArch).
+  std::int64_t sliding_layers = 0, sliding_window = 0;
   std::int64_t intermediate = 0; // I
   std::int64_t vocab = 0;
   // Width of the logits the loss reads (model::logits_width): the vocabulary for an LM or

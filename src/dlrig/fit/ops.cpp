@@ -925,15 +925,18 @@ std::vector<Op> decode_ops(const ModelInput &model, const Run &run, double conte
   Shape sh{seqs, 1};
   transformer_pass(b, model, r, sh, Phase::forward, false, false);
   // The attention core of one new token reads the whole KV cache: replace the s x s term.
+  // A sliding layer's new token reads at most its window (kv_cache_layer_tokens).
   const Dims d = dims_of(model.arch);
-  const double layers =
-      std::ceil(static_cast<double>(d.layers + d.decoder_layers) / static_cast<double>(run.pp));
+  const double all = static_cast<double>(d.layers + d.decoder_layers);
+  const double layers = std::ceil(all / static_cast<double>(run.pp));
+  const double read =
+      kv_cache_layer_tokens(d, 0, context, kv_windows_apply(d, run.transformers_version)) / all;
   const double a = activation_bytes(run.precision);
   for (auto &o : b.ops)
     if (o.kind == OpKind::attention) {
       o.name = "attention over the KV cache";
-      o.flops = 4 * seqs * context * static_cast<double>(d.q_dim) / run.tp * layers;
-      o.bytes = seqs * context * 2 * static_cast<double>(d.kv_dim) / run.tp * a * layers +
+      o.flops = 4 * seqs * read * static_cast<double>(d.q_dim) / run.tp * layers;
+      o.bytes = seqs * read * 2 * static_cast<double>(d.kv_dim) / run.tp * a * layers +
                 seqs * 2 * static_cast<double>(d.q_dim) / run.tp * a * layers;
     }
   if (d.vocab > 0)

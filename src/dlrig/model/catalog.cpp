@@ -191,8 +191,10 @@ Json to_json(const ModelArch &m) {
       h["experts"] = m.experts;
       h["experts_per_token"] = m.experts_per_token;
     }
-    if (m.sliding_window > 0)
+    if (m.sliding_window > 0) {
       h["sliding_window"] = m.sliding_window;
+      h["sliding_layers"] = m.sliding_layers;
+    }
     if (m.image_size > 0) {
       h["image_size"] = m.image_size;
       h["patch_size"] = m.patch_size;

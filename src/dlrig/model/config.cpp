@@ -237,10 +237,6 @@ ModelArch read_llama_like(const Fields &f, const std::string &type) {
     m.norms_per_layer = 4; // input, post-attention, pre- and post-feed-forward RMSNorms
   if (type == "phi3")
     m.fused_qkv = true;
-  // Qwen2 configs carry a sliding_window that only applies with use_sliding_window = true.
-  if (type == "mistral" || type == "mixtral" || type == "gemma2" ||
-      (type == "qwen2" && f.flag_or("use_sliding_window", false)))
-    m.sliding_window = f.count_or("sliding_window", 0, 0);
   if (type == "mixtral") {
     m.family = ModelFamily::moe_decoder;
     m.experts = f.count("num_local_experts");
@@ -623,6 +619,13 @@ Result<ModelArch> model_from_config(const Json &config, const std::string &name)
           "diffusers UNet2DConditionModel); a .safetensors checkpoint gives the exact count "
           "without one, or give --params N with --family",
           name, type, fmt::join(known_model_types(), ", ")));
+    if (!table_knows(type) &&
+        (m.family == ModelFamily::decoder || m.family == ModelFamily::moe_decoder)) {
+      auto w = with_kv_window(std::move(m), config, name, type); // the table's types read theirs
+      if (!w)
+        return w;
+      m = std::move(w).value();
+    }
     m.name = name;
     m.display_name = name;
     m.hf_model_type = type;

@@ -117,9 +117,11 @@ struct ModelArch {
   bool pooler = false;              // BERT/ViT base model: dense h×h + bias on the [CLS] token
   std::int64_t num_labels = 0;      // classifier head outputs (ViT/CNN); 0 = no head
   std::int64_t relative_attention_buckets = 0; // T5: relative_attention_num_buckets
-  std::int64_t sliding_window = 0;             // Mistral/Gemma-2 local attention window; 0 = full
-  CnnArch cnn;                                 // family == cnn
-  UNetArch unet;                               // family == unet
+  std::int64_t sliding_window = 0; // local attention window of the sliding layers; 0 = none
+  std::int64_t sliding_layers = 0; // layers whose KV cache keeps only the last sliding_window
+                                   // tokens (transformers' layer_types "sliding_attention")
+  CnnArch cnn;                     // family == cnn
+  UNetArch unet;                   // family == unet
 
   // Structure knobs of the model types data/model_types.json describes (docs/models.md); the
   // defaults leave the built-in readers' counts unchanged.

@@ -98,13 +98,14 @@ I64 limit_of(std::string_view knob) {
   if (knob == "layers" || knob == "decoder_layers" || knob == "heads" || knob == "kv_heads" ||
       knob == "experts" || knob == "experts_per_token" || knob == "relative_buckets" ||
       knob == "channels" || knob == "patch_size" || knob == "sparse_step" ||
-      knob == "audio_mel_bins" || knob == "position_offset" || knob == "norms_per_layer")
+      knob == "audio_mel_bins" || knob == "position_offset" || knob == "norms_per_layer" ||
+      knob == "every" || knob == "max_window_layers")
     return 1 << 10;
   if (knob == "head_dim")
     return 1 << 14;
   if (knob == "vocab" || knob == "type_vocab")
     return 1 << 24;
-  if (knob == "positions" || knob == "decoder_positions" || knob == "context")
+  if (knob == "positions" || knob == "decoder_positions" || knob == "context" || knob == "window")
     return 1 << 26;
   if (knob == "image_size")
     return 1 << 16;
@@ -114,7 +115,8 @@ I64 limit_of(std::string_view knob) {
 I64 min_of(std::string_view knob) {
   static const std::set<std::string_view> zero_ok{
       "positions", "decoder_positions", "type_vocab",  "position_offset",
-      "context",   "relative_buckets",  "sparse_step", "shared_expert_intermediate"};
+      "context",   "relative_buckets",  "sparse_step", "shared_expert_intermediate",
+      "window",    "max_window_layers"};
   return zero_ok.contains(knob) ? 0 : 1;
 }
 
@@ -375,6 +377,80 @@ void read_disentangled(ModelArch &m, const Json &cfg, Knobs &k) {
 ModelArch read_entry(const Json &entry, const Json &cfg, const std::string &name,
                      const std::string &type);
 
+// The sliding-window layers of a decoder (data/model_types.json "kv_window"): the config's
+// layer_types when it has them (transformers' DynamicCache reads them whatever the type), else
+// the type's rule over the layer indices.
+void read_kv_window(ModelArch &m, const Json &cfg, const std::string &name,
+                    const std::string &type) {
+  const Json &rules = types_table().at("kv_window").at("rules");
+  Json rule = rules.contains(type) ? rules.at(type) : rules.at("default");
+  // sliding_window: the class default (null: none) when absent; null or 0 (Qwen2-MoE's "not
+  // used") in the config means none.
+  const Json class_default = rule.value("window", Json());
+  rule["window"] = Json{{"key", "sliding_window"},
+                        {"default", class_default.is_null() ? Json(0) : class_default}};
+  Knobs k(rule, cfg, name, type);
+  const bool null_window = cfg.contains("sliding_window") && cfg.at("sliding_window").is_null();
+  const I64 window = null_window ? 0 : k.integer("window");
+  I64 sliding = 0;
+  if (cfg.contains("layer_types") && !cfg.at("layer_types").is_null()) {
+    const Json &types = cfg.at("layer_types");
+    if (!types.is_array())
+      k.fail("layer_types", fmt::format("must be a list of strings, got {}", kind_of(types)));
+    if (types.size() != static_cast<std::size_t>(m.layers))
+      k.fail("layer_types",
+             fmt::format("has {} entries; the model has {} layers", types.size(), m.layers));
+    for (const Json &t : types) {
+      if (!t.is_string() || (t != "full_attention" && t != "sliding_attention"))
+        k.fail("layer_types", fmt::format("entry {} is not full_attention or sliding_attention, "
+                                          "the layers dlrig sizes",
+                                          t.is_string() ? t.dump() : kind_of(t)));
+      sliding += t == "sliding_attention";
+    }
+    if (sliding > 0 && window == 0)
+      k.fail("sliding_window", fmt::format("is null but layer_types has {} sliding_attention "
+                                           "layers; give the window",
+                                           sliding));
+  } else if (window > 0 && k.flag("enabled", true)) {
+    const std::string layers = k.text("layers", "");
+    const I64 every = layers.ends_with("every") ? k.integer("every") : 1;
+    const I64 below = layers.ends_with("max_window_layers") ? k.integer("max_window_layers") : 0;
+    std::vector<bool> listed;
+    if (k.has("list_key")) {
+      const auto key = k.text("list_key", "");
+      if (cfg.contains(key) && !cfg.at(key).is_null()) {
+        const Json &v = cfg.at(key);
+        if (!v.is_array() || v.size() != static_cast<std::size_t>(m.layers))
+          k.fail(key, fmt::format("must be a list of {} integers, one per layer", m.layers));
+        for (const Json &e : v) {
+          if (!e.is_number_integer())
+            k.fail(key, fmt::format("must be a list of integers, found {}", kind_of(e)));
+          listed.push_back(e.get<I64>() == 0);
+        }
+      }
+    }
+    for (I64 i = 0; i < m.layers; ++i) {
+      bool slides = false;
+      if (layers == "all")
+        slides = true;
+      else if (layers == "except_every")
+        slides = (i + 1) % every != 0;
+      else if (layers == "only_every")
+        slides = listed.empty() ? (i + 1) % every == 0 : listed[static_cast<std::size_t>(i)];
+      else if (layers == "from_max_window_layers")
+        slides = i >= below;
+      else if (layers == "even_below_max_window_layers")
+        slides = i % 2 == 0 && i < below;
+      else
+        k.table_fail("layers", "must be all, except_every, only_every, from_max_window_layers or "
+                               "even_below_max_window_layers");
+      sliding += slides;
+    }
+  }
+  m.sliding_layers = sliding;
+  m.sliding_window = sliding > 0 ? window : 0;
+}
+
 // The text and vision towers of a two-tower type, each read from its own config (text_config,
 // vision_config; the tower type's class defaults when absent or null).
 std::pair<ModelArch, ModelArch> read_towers(const Json &entry, const Json &cfg,
@@ -533,6 +609,8 @@ ModelArch read_entry(const Json &entry, const Json &cfg, const std::string &name
       m.module_names.push_back(mods.contains(roles[i]) ? mods.at(roles[i]).get<std::string>()
                                                        : fallback[i]);
   }
+  if (m.family == ModelFamily::decoder || m.family == ModelFamily::moe_decoder)
+    read_kv_window(m, cfg, name, type);
   return m;
 }
 
@@ -577,6 +655,20 @@ std::optional<std::string> since_in(std::string_view section, std::string_view t
 
 std::optional<std::string> sdpa_grouped_kv_since(std::string_view type) {
   return since_in("sdpa_grouped_kv", type);
+}
+
+Result<ModelArch> with_kv_window(ModelArch m, const Json &config, const std::string &name,
+                                 const std::string &type) {
+  try {
+    read_kv_window(m, config, name, type);
+  } catch (const TableError &e) {
+    return make_error(e.what());
+  }
+  return m;
+}
+
+std::string kv_window_since() {
+  return types_table().at("kv_window").at("since").get<std::string>();
 }
 
 std::optional<std::string> tie_forced_since(std::string_view type) {

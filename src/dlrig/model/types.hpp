@@ -32,6 +32,17 @@ Result<ModelArch> model_from_table(const Json &config, const std::string &name,
 // architectures entry that names a head this model type has no row for is an error naming it.
 Result<ModelArch> apply_head(ModelArch m, const Json &config, const std::string &name);
 
+// A decoder's sliding-window KV cache layers, as transformers' DynamicCache builds them from the
+// config (data/model_types.json "kv_window"): the config's layer_types when it has them, else the
+// type's rule. Sets sliding_window (0: no layer slides) and sliding_layers. Errors name the model
+// and the config field.
+Result<ModelArch> with_kv_window(ModelArch m, const Json &config, const std::string &name,
+                                 const std::string &type);
+
+// The first transformers release whose DynamicCache keeps sliding layers' windows only
+// (data/model_types.json "kv_window" "since"); before it every layer keeps every token.
+std::string kv_window_since();
+
 // The first transformers release whose SDPA path hands this model_type's grouped K/V to the kernel
 // unexpanded (enable_gqa=True) where use_gqa_in_sdpa holds (data/model_types.json
 // "sdpa_grouped_kv"); nullopt: its attention repeats K/V to every query head (Falcon) or the type

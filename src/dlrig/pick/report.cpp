@@ -37,6 +37,10 @@ std::string workload(const PickResult &r) {
   what += fmt::format(", batch {}", run.batch);
   if (run.seq > 0)
     what += fmt::format(", seq {}", run.seq);
+  if (run.mode == fit::Mode::infer && run.max_tokens > 0)
+    what += fmt::format(", +{} new tokens", run.max_tokens);
+  if (run.mode == fit::Mode::infer && run.concurrency > 1)
+    what += fmt::format(", {} concurrent", run.concurrency);
   return what;
 }
 

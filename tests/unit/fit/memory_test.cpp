@@ -271,6 +271,59 @@ TEST(KvCache, VllmAndMlEngineeringExamples) {
   EXPECT_EQ(fmt::format("{:.1f}", static_cast<double>(e.kv_cache) / 1e9), "17.2");
 }
 
+// Sliding-window layers: the cache's peak in token slots as transformers 5.25.0 keeps it, measured
+// by perf/kv_cache.py on small models (the storage of every cached key and value after prefill and
+// after each decoding step; docs/fit.md has the table).
+TEST(KvCache, SlidingLayersKeepTheirWindowAfterPrefill) {
+  Dims d;
+  d.layers = 26; // Gemma 3: 22 of 26 layers slide, window 16
+  d.sliding_layers = 22;
+  d.sliding_window = 16;
+  EXPECT_EQ(kv_cache_layer_tokens(d, 40, 8, true), 1040); // right after prefill: 26 x 40
+  EXPECT_EQ(kv_cache_layer_tokens(d, 8, 24, true), 480);  // 4 x 32 + 22 x 16
+  EXPECT_EQ(kv_cache_layer_tokens(d, 8, 24, false), 832); // before 4.56.0: every token
+  d.layers = 36;                                          // gpt-oss: 18 of 36
+  d.sliding_layers = 18;
+  EXPECT_EQ(kv_cache_layer_tokens(d, 8, 24, true), 864);
+  d.layers = 32; // Qwen2 with use_sliding_window: 4 of 32
+  d.sliding_layers = 4;
+  EXPECT_EQ(kv_cache_layer_tokens(d, 8, 24, true), 960);
+  EXPECT_EQ(kv_cache_layer_tokens(d, 40, 8, true), 1408); // 28 x 48 + 4 x 16 > 32 x 40
+
+  EXPECT_TRUE(kv_windows_apply(d, ""));
+  EXPECT_TRUE(kv_windows_apply(d, "4.56.0"));
+  EXPECT_TRUE(kv_windows_apply(d, "5.25.0"));
+  EXPECT_FALSE(kv_windows_apply(d, "4.55.4"));
+  d.sliding_layers = 0;
+  EXPECT_FALSE(kv_windows_apply(d, ""));
+}
+
+// End to end from a config.json: Gemma 3 1B's shape generating 30,000 tokens holds its full cache
+// in 4 of 26 layers only; with transformers 4.55 every layer keeps every token.
+TEST(KvCache, ServingGemma3CountsItsSlidingLayers) {
+  auto arch = model::model_from_config_text(R"({"model_type": "gemma3_text",
+      "hidden_size": 1152, "intermediate_size": 6912, "num_hidden_layers": 26,
+      "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 256,
+      "vocab_size": 262144, "sliding_window": 512, "max_position_embeddings": 32768})",
+                                            "config.json");
+  ASSERT_TRUE(arch.ok()) << arch.error().message;
+  auto model = test::make(*arch, model::derive_params(*arch));
+  fit::Run run;
+  run.mode = Mode::infer;
+  run.seq = 2000;
+  run.max_tokens = 30000;
+  const double slot = 2.0 * 256 * 2; // K and V, one 256-wide head, bf16
+  auto e = estimate_memory(model, run, test::gpu_80gb());
+  EXPECT_EQ(static_cast<double>(e.kv_cache), slot * (4 * 32000 + 22 * 512));
+  bool said = false;
+  for (const auto &n : e.notes)
+    said |= n.find("22 of 26 layers keep a sliding window of 512 tokens") != std::string::npos;
+  EXPECT_TRUE(said);
+  run.transformers_version = "4.55.0";
+  auto old = estimate_memory(model, run, test::gpu_80gb());
+  EXPECT_EQ(static_cast<double>(old.kv_cache), slot * 26 * 32000);
+}
+
 // Measured activation memory per HF decoder layer with SDPA, in bytes per b*s*h (memory.md
 // §1.10): the general count lands within 10% for the Llama-style layers.
 TEST(Activations, HfDecoderLayersWithinTenPercentOfMeasured) {
