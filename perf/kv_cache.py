@@ -32,6 +32,20 @@ WINDOW = 16
 KV_DIM = 2 * 16  # kv heads x head dim
 
 
+MLA = {"num_key_value_heads": 4, "kv_lora_rank": 16, "qk_nope_head_dim": 16,
+       "qk_rope_head_dim": 8, "v_head_dim": 12, "moe_intermediate_size": 32,
+       "n_routed_experts": 4, "num_experts_per_tok": 2, "n_group": 1, "topk_group": 1,
+       "num_hidden_layers": 4}
+
+
+def slot_bytes(given):
+    """Bytes of one token of one layer's cached K and V at fp32 (DeepSeek, from transformers
+    5.15.0: the kv_lora_rank latent and the rotary key)."""
+    if "kv_lora_rank" in given:
+        return 4 * (given["kv_lora_rank"] + given["qk_rope_head_dim"])
+    return 2 * KV_DIM * 4
+
+
 def layer_types(n, pattern):
     return ["full_attention" if pattern(i) else "sliding_attention" for i in range(n)]
 
@@ -68,6 +82,9 @@ CASES = [
     ("exaone4", "exaone4", {"sliding_window": WINDOW}),
     ("smollm3 + use_sliding_window", "smollm3", {"sliding_window": WINDOW,
                                                  "use_sliding_window": True}),
+    # DeepSeek's latent attention: transformers caches every head's key (nope + rope) and value.
+    ("deepseek_v3", "deepseek_v3", dict(MLA, q_lora_rank=24, first_k_dense_replace=1)),
+    ("deepseek_v2 (no q_lora_rank)", "deepseek_v2", dict(MLA, q_lora_rank=None)),
 ]
 
 # (prompt, new tokens): a prompt longer than the window, and one that the new tokens take past it.
@@ -76,6 +93,9 @@ RUNS = [(40, 8), (8, 24)]
 
 def config_of(model_type, overrides):
     """The config.json a user would hand dlrig (no layer_types unless the case gives them)."""
+    if "kv_lora_rank" in overrides:  # DeepSeek: no head_dim (its config derives one)
+        given = {k: v for k, v in TINY.items() if k != "head_dim"}
+        return dict(given, model_type=model_type, **overrides)
     if model_type == "gemma3":
         return {"model_type": "gemma3", "text_config": dict(TINY, sliding_window=WINDOW),
                 "vision_config": {"hidden_size": 32, "intermediate_size": 32,
@@ -137,7 +157,8 @@ def main():
     args = ap.parse_args()
     torch.set_grad_enabled(False)
     print(f"transformers {transformers.__version__}, torch {torch.__version__}, CPU, fp32; "
-          f"token slots = bytes / (2 x {KV_DIM} x 4)\n")
+          f"token slots = bytes / one token's K and V in one layer (2 x {KV_DIM} x 4; DeepSeek: "
+          f"its latent, (16 + 8) x 4)\n")
     print("| case | layers | prompt + new | transformers' peak (slots) | dlrig (slots) | equal |")
     print("|---|---|---|---|---|---|")
     bad = 0
@@ -151,7 +172,7 @@ def main():
         model = transformers.Gemma3ForConditionalGeneration(config) if model_type == "gemma3" \
             else AutoModelForCausalLM.from_config(config)
         model.eval()
-        slot = 2 * KV_DIM * 4
+        slot = slot_bytes(given)
         for prompt, new in RUNS:
             peak = measured_peak(model, config, prompt, new)
             # The config as given, and as transformers saves it (with the layer_types its config

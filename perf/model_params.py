@@ -37,14 +37,15 @@ DEFAULT_TYPES = [
     "falcon", "stablelm", "gpt_bigcode", "roberta", "xlm-roberta", "distilbert", "deberta-v2",
     "mt5", "bart", "mbart", "whisper", "clip", "granite", "smollm3", "gemma3_text", "cohere",
     "arcee", "olmo2", "gpt_oss", "olmoe", "granitemoe", "exaone4", "ernie4_5", "seed_oss",
-    "siglip_vision_model", "gemma3",
+    "siglip_vision_model", "gemma3", "deepseek_v3",
 ]
 
 BUILTIN = {"llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "bert", "vit", "t5"}
 DECODERS = {"llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "qwen3", "qwen3_moe",
             "qwen2_moe", "gemma", "phi", "gpt_neox", "gptj", "opt", "bloom", "falcon", "stablelm",
             "gpt_bigcode", "granite", "smollm3", "gemma3_text", "cohere", "arcee", "olmo2",
-            "gpt_oss", "olmoe", "granitemoe", "exaone4", "ernie4_5", "seed_oss", "gemma3"}
+            "gpt_oss", "olmoe", "granitemoe", "exaone4", "ernie4_5", "seed_oss", "gemma3",
+            "deepseek_v3", "deepseek_v2"}
 SEQ2SEQ = {"t5", "mt5", "bart", "mbart"}
 
 
@@ -81,6 +82,21 @@ VARIANTS = {
                {"tie_word_embeddings": False}],
     "arcee": [{"mlp_bias": True}, {"num_key_value_heads": 8}],
     "olmo2": [{"num_key_value_heads": 8}, {"attention_bias": True}],
+    "deepseek_v3": [{"q_lora_rank": None}, {"attention_bias": True},
+                    {"first_k_dense_replace": 0, "n_shared_experts": 2},
+                    # Kimi K2's shape: 384 experts, 64 heads, one dense layer
+                    {"n_routed_experts": 384, "num_attention_heads": 64,
+                     "first_k_dense_replace": 1, "vocab_size": 163840}],
+    # DeepseekV2Config's num_experts_per_tok is None (no forward runs without it): every variant
+    # gives one.
+    "deepseek_v2": [{"num_experts_per_tok": 6},
+                    {"num_experts_per_tok": 6, "q_lora_rank": None, "mlp_bias": True},
+                    {"num_experts_per_tok": 6, "attention_bias": True, "first_k_dense_replace": 2},
+                    # DeepSeek-V2-Lite's shape
+                    {"hidden_size": 2048, "num_hidden_layers": 27, "num_attention_heads": 16,
+                     "q_lora_rank": None, "moe_intermediate_size": 1408,
+                     "intermediate_size": 10944, "n_routed_experts": 64, "n_shared_experts": 2,
+                     "num_experts_per_tok": 6, "first_k_dense_replace": 1}],
     "gpt_oss": [{"attention_bias": False},
                 # gpt-oss-20b's shape: 24 layers (alternating window), 32 experts
                 {"num_local_experts": 32, "num_hidden_layers": 24,

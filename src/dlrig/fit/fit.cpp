@@ -233,6 +233,18 @@ Result<Run> resolve_run(const ModelInput &model, Run run, std::vector<std::strin
       return make_error(fmt::format("--tp {} and {}'s {} key/value heads: one must divide the "
                                     "other; use a --tp that divides {}",
                                     run.tp, arch.name, arch.kv_heads, arch.kv_heads));
+    const bool kv_listed =
+        std::find(run.lora_modules.begin(), run.lora_modules.end(), "k") !=
+            run.lora_modules.end() ||
+        std::find(run.lora_modules.begin(), run.lora_modules.end(), "v") != run.lora_modules.end();
+    if (run.lora() && arch.kv_lora_rank > 0 &&
+        (run.lora_targets == LoraTargets::qv ||
+         (run.lora_targets == LoraTargets::custom && kv_listed)))
+      return make_error(fmt::format(
+          "--lora-targets {}: {}'s latent attention has no k_proj or v_proj (keys and values "
+          "come from kv_a_proj_with_mqa and kv_b_proj); give --lora-targets all-linear, or a "
+          "list of q, o, gate, up, down",
+          run.lora_targets == LoraTargets::qv ? "qv (the default)" : "with k or v", arch.name));
     const auto layers = std::max(d.layers, d.decoder_layers);
     if (layers > 0 && run.pp > 1 && layers % run.pp != 0)
       return make_error(fmt::format("--pp {} does not divide {}'s {} layers: use a --pp that "

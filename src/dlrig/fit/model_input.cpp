@@ -122,6 +122,8 @@ Dims dims_of(const model::ModelArch &m) {
   std::int64_t kv = m.kv_heads > 0 ? m.kv_heads : m.heads;
   d.q_dim = m.heads > 0 ? m.heads * hd : m.hidden;
   d.kv_dim = kv > 0 ? kv * hd : m.hidden;
+  if (m.kv_lora_rank > 0) // DeepSeek's MLA: transformers keeps every head's key and value
+    d.kv_dim = m.heads * (hd + m.v_head_dim) / 2;
   d.sliding_layers = m.sliding_window > 0 ? m.sliding_layers : 0;
   d.sliding_window = d.sliding_layers > 0 ? m.sliding_window : 0;
   d.intermediate = m.intermediate > 0 ? m.intermediate : 4 * m.hidden;
@@ -148,7 +150,7 @@ Dims dims_of(const model::ModelArch &m) {
   int q = 0, k = 0, v = 0, gate = 0, up = 0;
   for (const auto &l : model::linear_layers(m)) {
     q += l.role == "q";
-    k += l.role == "k";
+    k += l.role == "k" || l.role == "kv";
     v += l.role == "v";
     gate += l.role == "gate";
     up += l.role == "up";

@@ -138,10 +138,6 @@ bool classifier_per_token(const model::ModelArch &a) {
 bool per_layer(const std::string &role) {
   return role != "lm_head" && role != "pooler" && role != "classifier";
 }
-bool expert_role(const model::ModelArch &a, const std::string &role) {
-  return a.family == ModelFamily::moe_decoder &&
-         (role == "gate" || role == "up" || role == "down" || role == "gate_up");
-}
 
 struct Shape {
   double b = 1, s = 1; // sequences and tokens per sequence in this pass
@@ -223,7 +219,7 @@ void transformer_pass(Builder &b, const ModelInput &model, const Run &run, Shape
     double m = T;
     if (per_layer(l.role))
       count = std::ceil(count / pp);
-    if (expert_role(arch, l.role) && d.experts > 0)
+    if (l.routed && d.experts > 0)
       m = T * static_cast<double>(d.experts_per_token) / static_cast<double>(d.experts);
     if (l.role == "pooler" || (l.role == "classifier" && !classifier_per_token(arch)))
       m = sh.b;
@@ -302,10 +298,9 @@ void transformer_pass(Builder &b, const ModelInput &model, const Run &run, Shape
         continue;
       const double count = per_layer(l.role) ? std::ceil(static_cast<double>(l.count) / pp)
                                              : static_cast<double>(l.count);
-      const double m =
-          expert_role(arch, l.role) && d.experts > 0
-              ? T * static_cast<double>(d.experts_per_token) / static_cast<double>(d.experts)
-              : T;
+      const double m = l.routed && d.experts > 0 ? T * static_cast<double>(d.experts_per_token) /
+                                                       static_cast<double>(d.experts)
+                                                 : T;
       elements += m * static_cast<double>(l.in) * count;
       calls += count;
     }
@@ -451,12 +446,12 @@ void transformer_pass(Builder &b, const ModelInput &model, const Run &run, Shape
     // [4, 1024, 2048], 7 per layer with RMSNorm's own (tests/data/measured/h100/profile).
     double elements = T * h * blocks, adds = blocks;
     for (const auto &l : linears) {
-      if (!per_layer(l.role) || expert_role(arch, l.role))
+      if (!per_layer(l.role) || l.routed)
         continue;
       const double count = std::ceil(static_cast<double>(l.count) / pp);
       const bool reads = l.role == "q" || l.role == "k" || l.role == "v" || l.role == "qkv" ||
-                         l.role == "gate" || l.role == "up" || l.role == "gate_up" ||
-                         l.role.rfind("cross_", 0) == 0;
+                         l.role == "kv" || l.role == "gate" || l.role == "up" ||
+                         l.role == "gate_up" || l.role.rfind("cross_", 0) == 0;
       const bool closes = l.role == "o" || l.role == "down" || l.role == "cross_o";
       if (reads && l.role != "cross_o") {
         elements += T * static_cast<double>(l.in) * count;
@@ -939,6 +934,14 @@ std::vector<Op> decode_ops(const ModelInput &model, const Run &run, double conte
       o.bytes = seqs * read * 2 * static_cast<double>(d.kv_dim) / run.tp * a * layers +
                 seqs * 2 * static_cast<double>(d.q_dim) / run.tp * a * layers;
     }
+  // DeepSeek's latent cache: each step expands every cached token's latent through kv_b_proj
+  // (the attention then reads the expanded keys and values, as above).
+  if (mla_latent_cache(model.arch, run.transformers_version)) {
+    const auto &m = model.arch;
+    b.gemm("kv_b_proj over the cached latent", Phase::forward, run.precision, seqs * read,
+           static_cast<double>(m.heads * (m.head_dim - m.qk_rope_dim + m.v_head_dim)) / run.tp,
+           static_cast<double>(m.kv_lora_rank), layers, a, weight_read_bytes(model, run), a);
+  }
   if (d.vocab > 0)
     b.gemm("linear lm_head", Phase::forward, run.precision, seqs,
            static_cast<double>(d.vocab) / run.tp, static_cast<double>(model.arch.hidden), 1, a,

@@ -134,10 +134,16 @@ struct ModelArch {
   std::int64_t embed_dim = 0;          // OPT word_embed_proj_dim, DeBERTa embedding_size
   std::int64_t dense_intermediate = 0; // MoE: intermediate of the layers without experts
   std::int64_t dense_layers = 0;       // MoE: layers with a dense MLP (mlp_only_layers...)
-  std::int64_t shared_expert_intermediate = 0;   // Qwen2-MoE shared expert
-  bool shared_expert_gate = false;               // Qwen2-MoE: Linear(h, 1) gating the shared expert
-  bool router_bias = false;                      // gpt-oss: the router Linear(h, E) has a bias
-  bool attention_sinks = false;                  // gpt-oss: one learned sink logit per head
+  std::int64_t shared_expert_intermediate = 0; // Qwen2-MoE shared expert
+  bool shared_expert_gate = false;             // Qwen2-MoE: Linear(h, 1) gating the shared expert
+  bool router_bias = false;                    // gpt-oss: the router Linear(h, E) has a bias
+  bool routed_bias = true;      // false: mlp_bias spares the routed experts (DeepSeek-V2)
+  bool attention_sinks = false; // gpt-oss: one learned sink logit per head
+  // DeepSeek's multi-head latent attention (kv_lora_rank > 0): q through a rank-q_lora_rank
+  // bottleneck (0: one q_proj), keys and values from a shared rank-kv_lora_rank latent plus a
+  // qk_rope_dim-wide rotary key; head_dim is the query/key head (nope + rope), v_head_dim the
+  // value head.
+  std::int64_t q_lora_rank = 0, kv_lora_rank = 0, qk_rope_dim = 0, v_head_dim = 0;
   std::int64_t decoder_intermediate = 0;         // BART, Whisper: decoder_ffn_dim
   std::int64_t decoder_positions = 0;            // encoder-decoder: decoder position rows
   std::int64_t audio_mel_bins = 0;               // Whisper: conv stem over num_mel_bins
@@ -203,13 +209,15 @@ std::int64_t tower_params(const ModelArch &m);
 // relative bias are not listed.
 struct LinearShape {
   std::string role; // q, k, v, o, qkv (fused), gate, up, gate_up (fused), down, router, pooler,
-                    // classifier, lm_head; cross-attention roles carry a "cross_" prefix (T5)
+                    // classifier, lm_head; cross-attention roles carry a "cross_" prefix (T5);
+                    // latent attention: q (q_a_proj or q_proj), q_b, kv (kv_a_proj_with_mqa), kv_b
   std::string
       module; // the module name PEFT's target_modules matches: q_proj, c_attn, query, wi_0...
   std::int64_t in = 0;
   std::int64_t out = 0;
   std::int64_t count = 0; // instances in the model: layers (× experts)
   bool bias = false;
+  bool routed = false; // one of an MoE layer's routed experts: a token runs experts_per_token
   std::int64_t params() const { return count * (in * out + (bias ? out : 0)); }
 };
 

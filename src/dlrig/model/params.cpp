@@ -17,8 +17,24 @@ I64 norm_params(const ModelArch &m, I64 width) {
   return m.norm == "layernorm" ? 2 * width : width;
 }
 
+// DeepSeek's multi-head latent attention (modeling_deepseek_v3.py DeepseekV3Attention): q_a_proj,
+// its RMSNorm and q_b_proj (or one q_proj without q_lora_rank), kv_a_proj_with_mqa to the latent
+// and the rotary key, the latent's RMSNorm, kv_b_proj to every head's key and value, o_proj.
+I64 mla_params(const ModelArch &m) {
+  const I64 h = m.hidden, q = m.heads * m.head_dim, nope = m.head_dim - m.qk_rope_dim;
+  const I64 in_bias = m.attention_bias || m.qkv_bias ? 1 : 0;
+  const I64 out_bias = m.attention_bias || m.out_bias ? 1 : 0;
+  I64 p =
+      m.q_lora_rank > 0 ? (h + in_bias) * m.q_lora_rank + m.q_lora_rank + m.q_lora_rank * q : h * q;
+  p += (h + in_bias) * (m.kv_lora_rank + m.qk_rope_dim) + m.kv_lora_rank;
+  p += m.kv_lora_rank * m.heads * (nope + m.v_head_dim);
+  return p + m.heads * m.v_head_dim * h + out_bias * h;
+}
+
 // Attention projections of one layer: q (heads·d), k and v (kv_heads·d each), o back to hidden.
 I64 attention_params(const ModelArch &m, I64 kv_input) {
+  if (m.kv_lora_rank > 0)
+    return mla_params(m);
   I64 q = m.heads * m.head_dim;
   I64 kv = m.kv_heads * m.head_dim;
   I64 p = m.hidden * q + 2 * kv_input * kv + q * m.hidden;
@@ -43,9 +59,9 @@ I64 qk_norm_params(const ModelArch &m) {
 }
 
 // Feed-forward of one layer (one expert for MoE) of the given width: gated = gate, up, down.
-I64 mlp_params(const ModelArch &m, I64 width) {
+I64 mlp_params(const ModelArch &m, I64 width, bool routed = false) {
   I64 p = (m.gated_mlp ? 3 : 2) * m.hidden * width;
-  if (m.mlp_bias)
+  if (m.mlp_bias && (!routed || m.routed_bias))
     p += (m.gated_mlp ? 2 : 1) * width + m.hidden;
   return p;
 }
@@ -82,7 +98,7 @@ I64 decoder_params(const ModelArch &m, I64 experts) {
   I64 p = 0;
   if (m.family == ModelFamily::moe_decoder) {
     I64 sparse = h * m.experts + (m.router_bias ? m.experts : 0) + // router
-                 experts * mlp_params(m, m.intermediate);
+                 experts * mlp_params(m, m.intermediate, true);
     // Qwen2-MoE's shared expert and its Linear(h, 1) gate (built even at width 0).
     if (m.shared_expert_intermediate > 0)
       sparse += mlp_params(m, m.shared_expert_intermediate);
@@ -192,6 +208,20 @@ void add_attention(std::vector<LinearShape> &out, const ModelArch &m, const Line
   I64 kv = m.kv_heads * m.head_dim;
   bool in_bias = m.attention_bias || m.qkv_bias;
   bool out_bias = m.attention_bias || m.out_bias;
+  if (m.kv_lora_rank > 0) { // DeepSeek's latent attention (mla_params)
+    if (m.q_lora_rank > 0) {
+      out.push_back({"q", "q_a_proj", m.hidden, m.q_lora_rank, count, in_bias});
+      out.push_back({"q_b", "q_b_proj", m.q_lora_rank, q, count, false});
+    } else {
+      out.push_back({"q", "q_proj", m.hidden, q, count, false});
+    }
+    out.push_back(
+        {"kv", "kv_a_proj_with_mqa", m.hidden, m.kv_lora_rank + m.qk_rope_dim, count, in_bias});
+    out.push_back({"kv_b", "kv_b_proj", m.kv_lora_rank,
+                   m.heads * (m.head_dim - m.qk_rope_dim + m.v_head_dim), count, false});
+    out.push_back({"o", "o_proj", m.heads * m.v_head_dim, m.hidden, count, out_bias});
+    return;
+  }
   if (m.hf_model_type == "gpt2") {
     out.push_back({"qkv", "c_attn", m.hidden, q + 2 * kv, count, in_bias});
     out.push_back({"o", "c_proj", q, m.hidden, count, out_bias});
@@ -209,7 +239,20 @@ void add_attention(std::vector<LinearShape> &out, const ModelArch &m, const Line
   out.push_back({prefix + "o", n.o, q, m.hidden, count, out_bias});
 }
 
-void add_mlp(std::vector<LinearShape> &out, const ModelArch &m, const LinearNames &n, I64 count) {
+void add_mlp_linears(std::vector<LinearShape> &out, const ModelArch &m, const LinearNames &n,
+                     I64 count);
+
+// One MLP's linears; `routed`: they are an MoE layer's routed experts.
+void add_mlp(std::vector<LinearShape> &out, const ModelArch &m, const LinearNames &n, I64 count,
+             bool routed = false) {
+  const std::size_t first = out.size();
+  add_mlp_linears(out, m, n, count);
+  for (std::size_t i = first; i < out.size(); ++i)
+    out[i].routed = routed;
+}
+
+void add_mlp_linears(std::vector<LinearShape> &out, const ModelArch &m, const LinearNames &n,
+                     I64 count) {
   if (m.hf_model_type == "gpt2") {
     out.push_back({"up", "c_fc", m.hidden, m.intermediate, count, m.mlp_bias});
     out.push_back({"down", "c_proj", m.intermediate, m.hidden, count, m.mlp_bias});
@@ -241,7 +284,9 @@ std::vector<LinearShape> linear_layers(const ModelArch &m) {
     const std::int64_t sparse = m.layers - m.dense_layers;
     add_attention(out, m, n, m.layers, "");
     out.push_back({"router", "gate", m.hidden, m.experts, sparse, false});
-    add_mlp(out, m, n, sparse * m.experts);
+    ModelArch routed = m;
+    routed.mlp_bias = m.mlp_bias && m.routed_bias;
+    add_mlp(out, routed, n, sparse * m.experts, true);
     if (m.shared_expert_intermediate > 0) {
       ModelArch shared = m;
       shared.intermediate = m.shared_expert_intermediate;

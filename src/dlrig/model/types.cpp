@@ -114,9 +114,9 @@ I64 limit_of(std::string_view knob) {
 
 I64 min_of(std::string_view knob) {
   static const std::set<std::string_view> zero_ok{
-      "positions", "decoder_positions", "type_vocab",  "position_offset",
-      "context",   "relative_buckets",  "sparse_step", "shared_expert_intermediate",
-      "window",    "max_window_layers"};
+      "positions", "decoder_positions", "type_vocab",         "position_offset",
+      "context",   "relative_buckets",  "sparse_step",        "shared_expert_intermediate",
+      "window",    "max_window_layers", "first_dense_layers", "n_shared_experts"};
   return zero_ok.contains(knob) ? 0 : 1;
 }
 
@@ -267,6 +267,8 @@ private:
         return std::stoll(t);
       return integer(t);
     };
+    if (auto plus = e.find('+'); plus != std::string::npos)
+      return expression(knob, e.substr(0, plus), key) + expression(knob, e.substr(plus + 1), key);
     if (auto star = e.find('*'); star != std::string::npos)
       return term(e.substr(0, star)) * term(e.substr(star + 1));
     if (auto slash = e.find('/'); slash != std::string::npos) {
@@ -514,6 +516,17 @@ ModelArch read_entry(const Json &entry, const Json &cfg, const std::string &name
     k.fail("num_key_value_heads",
            fmt::format("= {} must divide the {} attention heads", m.kv_heads, m.heads));
   m.head_dim = k.integer("head_dim");
+  if (k.flag("latent_attention", false)) { // DeepSeek's MLA: head_dim is the query/key head
+    m.kv_lora_rank = k.integer("kv_lora_rank");
+    m.qk_rope_dim = k.integer("qk_rope_head_dim");
+    m.v_head_dim = k.integer("v_head_dim");
+    // q_lora_rank null: one q_proj (DeepSeek-V2-Lite).
+    const bool no_q_lora = cfg.contains("q_lora_rank") && cfg.at("q_lora_rank").is_null();
+    m.q_lora_rank = no_q_lora ? 0 : k.integer("q_lora_rank");
+    if (m.qk_rope_dim >= m.head_dim)
+      k.fail("qk_rope_head_dim",
+             fmt::format("= {} must be below the query/key head's {}", m.qk_rope_dim, m.head_dim));
+  }
   m.intermediate = k.integer("intermediate");
   m.vocab = k.has("vocab") ? k.integer("vocab") : 0;
   if (k.has("positions")) {
@@ -567,6 +580,7 @@ ModelArch read_entry(const Json &entry, const Json &cfg, const std::string &name
     m.shared_expert_intermediate = k.integer("shared_expert_intermediate", 0);
     m.shared_expert_gate = k.flag("shared_expert_gate", false);
     m.router_bias = k.flag("router_bias", false);
+    m.routed_bias = k.flag("routed_bias", true);
     // transformers' rule: layer i has experts unless listed in mlp_only_layers, and only every
     // decoder_sparse_step-th layer does.
     I64 step = k.integer("sparse_step", 1);
@@ -583,8 +597,10 @@ ModelArch read_entry(const Json &entry, const Json &cfg, const std::string &name
         }
       }
     }
+    // DeepSeek: the first first_k_dense_replace layers are dense.
+    const I64 first_dense = k.integer("first_dense_layers", 0);
     for (I64 i = 0; i < m.layers; ++i)
-      if (only.contains(i) || step <= 0 || (i + 1) % step != 0)
+      if (i < first_dense || only.contains(i) || step <= 0 || (i + 1) % step != 0)
         ++m.dense_layers;
   }
   if (structure == "vision") {
@@ -652,6 +668,10 @@ std::optional<std::string> since_in(std::string_view section, std::string_view t
   return it->get<std::string>();
 }
 } // namespace
+
+std::optional<std::string> mla_latent_cache_since(std::string_view type) {
+  return since_in("mla_latent_cache", type);
+}
 
 std::optional<std::string> sdpa_grouped_kv_since(std::string_view type) {
   return since_in("sdpa_grouped_kv", type);

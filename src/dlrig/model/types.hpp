@@ -49,6 +49,11 @@ std::string kv_window_since();
 // is not listed.
 std::optional<std::string> sdpa_grouped_kv_since(std::string_view type);
 
+// The first transformers release that caches this latent-attention model_type's compressed latent
+// rather than every head's key and value (data/model_types.json "mla_latent_cache": DeepSeek-V2
+// and V3 from 5.15.0); nullopt: not listed.
+std::optional<std::string> mla_latent_cache_since(std::string_view type);
+
 // The first transformers release whose config class for this model_type ties the output head to
 // the input embedding whatever tie_word_embeddings says (data/model_types.json "tie_forced": T5,
 // mT5 from 5.0.0); nullopt: the config's tie_word_embeddings decides.

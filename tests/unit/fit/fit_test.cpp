@@ -17,6 +17,35 @@
 namespace dlrig::fit {
 namespace {
 
+// DeepSeek's latent attention has no k_proj or v_proj: LoRA's default q/v targets, or a list with
+// k or v, are refused with the targets that exist; all-linear and q, o, gate, up, down are sized.
+TEST(ResolveRun, LatentAttentionLoraNeedsTargetsItHas) {
+  auto arch = model::model_from_config_text(R"({"model_type": "deepseek_v2",
+      "hidden_size": 2048, "num_hidden_layers": 27, "num_attention_heads": 16,
+      "q_lora_rank": null, "moe_intermediate_size": 1408, "intermediate_size": 10944,
+      "n_routed_experts": 64, "n_shared_experts": 2, "num_experts_per_tok": 6,
+      "first_k_dense_replace": 1})",
+                                            "config.json");
+  ASSERT_TRUE(arch.ok()) << arch.error().message;
+  auto model = test::make(*arch, model::derive_params(*arch));
+  fit::Run run;
+  run.lora_rank = 16;
+  auto r = resolve_run(model, run, nullptr);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("--lora-targets qv (the default): config.json's latent "
+                                   "attention has no k_proj or v_proj"),
+            std::string::npos)
+      << r.error().message;
+  ASSERT_TRUE(parse_lora_targets("q,v", run.lora_modules).ok());
+  run.lora_targets = LoraTargets::custom;
+  EXPECT_FALSE(resolve_run(model, run, nullptr).ok());
+  ASSERT_TRUE(parse_lora_targets("q,o,gate,up,down", run.lora_modules).ok());
+  EXPECT_TRUE(resolve_run(model, run, nullptr).ok());
+  run.lora_modules.clear();
+  run.lora_targets = LoraTargets::all_linear;
+  EXPECT_TRUE(resolve_run(model, run, nullptr).ok());
+}
+
 TEST(ResolveRun, ImpossibleRunsNameTheFlagAndTheFix) {
   auto model = test::llama3_8b(); // 32 heads, 8 KV heads, 32 layers
   fit::Run run;

@@ -204,6 +204,28 @@ TEST(TimeOps, OnlyAVocabularyHeadHasVocabularyLogits) {
   EXPECT_EQ(find(encoder, Phase::forward, "linear lm_head"), nullptr);
 }
 
+// An MoE token runs experts_per_token of the routed experts, but every shared expert and every
+// dense layer's MLP: the forward linears' FLOPs are 2 x the active linear weights per token
+// (model::active_params less the embedding, norms, q/k/v biases and the shared expert's gate).
+TEST(TimeOps, MoeSharedExpertsAndDenseLayersRunForEveryToken) {
+  for (const char *config : {R"({"model_type": "qwen2_moe"})",
+                             R"({"model_type": "qwen2_moe", "mlp_only_layers": [0, 5]})"}) {
+    auto arch = model::model_from_config_text(config, "config.json");
+    ASSERT_TRUE(arch.ok()) << arch.error().message;
+    auto model = test::make(*arch, model::derive_params(*arch));
+    fit::Run run;
+    run.batch = 2;
+    run.seq = 512;
+    const double T = 2 * 512, h = 2048, L = 24, V = 151936;
+    const double active = static_cast<double>(model::active_params(*arch));
+    const double gates = L - static_cast<double>(arch->dense_layers); // one per MoE layer
+    const double linear = active - V * h - L * (2 * h + 3 * h) - gates * h - h;
+    EXPECT_NEAR(sum(train_ops(model, run), Phase::forward, OpKind::gemm, "linear "), 2 * T * linear,
+                1e-9 * T * linear)
+        << config;
+  }
+}
+
 // Eight 224 px images through a CNN.
 fit::Run eight_images(Precision p) {
   fit::Run run;

@@ -7,9 +7,11 @@
 #include "dlrig/model/model.hpp"
 #include "unit/model/parse.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -129,6 +131,7 @@ const Case kDefaults[] = {
     {"seed_oss", 28921040896},
     {"siglip_vision_model", 92884224},
     {"gemma3", 2723312896},
+    {"deepseek_v3", 671026404352}, // DeepSeek-V3's published 671B
 };
 
 class DefaultConfig : public ::testing::TestWithParam<Case> {};
@@ -170,6 +173,29 @@ const Case kVariants[] = {
     // gpt-oss-20b's shape: 24 layers, 32 experts (sinks, router and expert biases).
     {R"({"model_type": "gpt_oss", "num_local_experts": 32, "num_hidden_layers": 24})", 20914757184},
     {R"({"model_type": "gpt_oss", "attention_bias": false})", 116828868672},
+    // DeepSeek's latent attention: without q_lora_rank one q_proj; biases on q_a, kv_a and o.
+    {R"({"model_type": "deepseek_v3", "q_lora_rank": null})", 678797831680},
+    {R"({"model_type": "deepseek_v3", "attention_bias": true})", 671026970432},
+    {R"({"model_type": "deepseek_v3", "first_k_dense_replace": 0, "n_shared_experts": 2})",
+     706484263936},
+    // Kimi K2's shape: 384 experts, 64 heads, one dense layer (published: 1T parameters).
+    {R"({"model_type": "deepseek_v3", "n_routed_experts": 384, "num_attention_heads": 64,
+        "first_k_dense_replace": 1, "vocab_size": 163840})",
+     1026408209408},
+    // DeepSeek-V2: mlp_bias on the dense and shared MLPs, never on the routed experts.
+    {R"({"model_type": "deepseek_v2", "num_experts_per_tok": 6})", 38612307968},
+    {R"({"model_type": "deepseek_v2", "num_experts_per_tok": 6, "q_lora_rank": null,
+        "mlp_bias": true})",
+     38914559872},
+    {R"({"model_type": "deepseek_v2", "num_experts_per_tok": 6, "attention_bias": true,
+        "first_k_dense_replace": 2})",
+     36600338432},
+    // DeepSeek-V2-Lite's shape (published: 15.7B parameters).
+    {R"({"model_type": "deepseek_v2", "hidden_size": 2048, "num_hidden_layers": 27,
+        "num_attention_heads": 16, "q_lora_rank": null, "moe_intermediate_size": 1408,
+        "intermediate_size": 10944, "n_routed_experts": 64, "n_shared_experts": 2,
+        "num_experts_per_tok": 6, "first_k_dense_replace": 1})",
+     15706484224},
     {R"({"model_type": "olmoe", "num_key_value_heads": 8})", 13294487552},
     {R"({"model_type": "granitemoe", "num_key_value_heads": 8, "attention_bias": true})",
      36234137600},
@@ -299,6 +325,42 @@ TEST(ModelTypes, MoeSharedExpertsAndDenseLayers) {
   EXPECT_EQ(derive_params(moe) - derive_params(mixed),
             2 * (h * 60 + 60 * expert + shared + h - 3 * h * 5632));
   EXPECT_LT(active_params(moe), derive_params(moe));
+}
+
+// DeepSeek's latent attention as linears (PEFT's module names, FLOPs): the query's bottleneck,
+// the shared latent with the rotary key, every head's key and value from it, and the output from
+// the 128-wide value heads; the routed experts apart from the shared expert and dense layers.
+TEST(ModelTypes, LatentAttentionAndDeepSeekExperts) {
+  auto m = parse(R"({"model_type": "deepseek_v3"})");
+  EXPECT_EQ(m.head_dim, 192);
+  EXPECT_EQ(m.dense_layers, 3);
+  EXPECT_EQ(m.shared_expert_intermediate, 2048);
+  std::map<std::string, LinearShape> by_module;
+  std::int64_t routed = 0, unrouted_mlp = 0;
+  for (const auto &l : linear_layers(m)) {
+    by_module.try_emplace(l.module, l);
+    if (l.role == "down")
+      (l.routed ? routed : unrouted_mlp) += l.count;
+  }
+  auto shape = [&](const char *module) {
+    return fmt::format("{} x {}", by_module.at(module).in, by_module.at(module).out);
+  };
+  EXPECT_EQ(shape("q_a_proj"), "7168 x 1536");
+  EXPECT_EQ(shape("q_b_proj"), "1536 x 24576");         // 128 heads x 192
+  EXPECT_EQ(shape("kv_a_proj_with_mqa"), "7168 x 576"); // the 512-wide latent, a 64-wide key
+  EXPECT_EQ(shape("kv_b_proj"), "512 x 32768");         // 128 heads x (128 + 128)
+  EXPECT_EQ(shape("o_proj"), "16384 x 7168");           // 128 heads x 128
+  EXPECT_EQ(routed, 58 * 256);
+  EXPECT_EQ(unrouted_mlp, 58 + 3); // a shared expert in each MoE layer, three dense layers
+  auto lite = parse(R"({"model_type": "deepseek_v2", "q_lora_rank": null,
+                        "num_experts_per_tok": 6})");
+  EXPECT_EQ(lite.q_lora_rank, 0);
+  EXPECT_EQ(error_of(R"({"model_type": "deepseek_v2"})"),
+            "config.json: config field 'num_experts_per_tok' is missing; a deepseek_v2 "
+            "config.json has it (copy it from the model's config.json)");
+  EXPECT_EQ(error_of(R"({"model_type": "deepseek_v3", "qk_rope_head_dim": 128,
+                         "qk_nope_head_dim": 0})"),
+            "config.json: config field 'qk_nope_head_dim' must be at least 1, got 0");
 }
 
 // An image-text model counts its vision tower and projector, which its text tokens do not pass:
