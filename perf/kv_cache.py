@@ -82,6 +82,9 @@ CASES = [
     ("exaone4", "exaone4", {"sliding_window": WINDOW}),
     ("smollm3 + use_sliding_window", "smollm3", {"sliding_window": WINDOW,
                                                  "use_sliding_window": True}),
+    ("olmo3", "olmo3", {"sliding_window": WINDOW}),
+    ("ministral", "ministral", {"sliding_window": WINDOW}),
+    ("cohere2", "cohere2", {"sliding_window": WINDOW}),
     # DeepSeek's latent attention: transformers caches every head's key (nope + rope) and value.
     ("deepseek_v3", "deepseek_v3", dict(MLA, q_lora_rank=24, first_k_dense_replace=1)),
     ("deepseek_v2 (no q_lora_rank)", "deepseek_v2", dict(MLA, q_lora_rank=None)),

@@ -37,7 +37,7 @@ DEFAULT_TYPES = [
     "falcon", "stablelm", "gpt_bigcode", "roberta", "xlm-roberta", "distilbert", "deberta-v2",
     "mt5", "bart", "mbart", "whisper", "clip", "granite", "smollm3", "gemma3_text", "cohere",
     "arcee", "olmo2", "gpt_oss", "olmoe", "granitemoe", "exaone4", "ernie4_5", "seed_oss",
-    "siglip_vision_model", "gemma3", "deepseek_v3",
+    "siglip_vision_model", "gemma3", "deepseek_v3", "olmo3", "cohere2",
 ]
 
 BUILTIN = {"llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "bert", "vit", "t5"}
@@ -45,7 +45,7 @@ DECODERS = {"llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "q
             "qwen2_moe", "gemma", "phi", "gpt_neox", "gptj", "opt", "bloom", "falcon", "stablelm",
             "gpt_bigcode", "granite", "smollm3", "gemma3_text", "cohere", "arcee", "olmo2",
             "gpt_oss", "olmoe", "granitemoe", "exaone4", "ernie4_5", "seed_oss", "gemma3",
-            "deepseek_v3", "deepseek_v2"}
+            "deepseek_v3", "deepseek_v2", "olmo3", "ministral", "cohere2"}
 SEQ2SEQ = {"t5", "mt5", "bart", "mbart"}
 
 
@@ -97,6 +97,16 @@ VARIANTS = {
                      "q_lora_rank": None, "moe_intermediate_size": 1408,
                      "intermediate_size": 10944, "n_routed_experts": 64, "n_shared_experts": 2,
                      "num_experts_per_tok": 6, "first_k_dense_replace": 1}],
+    "olmo3": [{"num_key_value_heads": 8}, {"tie_word_embeddings": True}],
+    # MinistralConfig's default head_dim is None, which its rotary embedding cannot take: every
+    # variant gives one.
+    "ministral": [{"head_dim": 64}, {"head_dim": 128, "tie_word_embeddings": True},
+                  # Ministral 8B's shape
+                  {"head_dim": 128, "hidden_size": 4096, "intermediate_size": 12288,
+                   "num_hidden_layers": 36, "num_attention_heads": 32, "num_key_value_heads": 8,
+                   "vocab_size": 131072}],
+    "cohere2": [{"num_key_value_heads": 8}, {"attention_bias": True},
+                {"tie_word_embeddings": False}],
     "gpt_oss": [{"attention_bias": False},
                 # gpt-oss-20b's shape: 24 layers (alternating window), 32 experts
                 {"num_local_experts": 32, "num_hidden_layers": 24,
@@ -184,7 +194,7 @@ VARIANTS = {
 }
 
 # Keys a config class derives from others: a variant that changes the source drops them.
-DERIVED = ("is_gated_act", "dense_act_fn")
+DERIVED = ("is_gated_act", "dense_act_fn", "layer_types")
 
 
 def count_transformers(cfg_dict):

@@ -59,6 +59,9 @@ TEST(KvWindow, EachTypeSlidesTheLayersTransformersSlides) {
   EXPECT_WINDOW(tiny("gpt_oss", R"("num_local_experts": 4)"), 18, 128);
   EXPECT_WINDOW(tiny("exaone4"), 24, 4096); // 3 of every 4 of 32
   EXPECT_WINDOW(tiny("exaone4", R"("sliding_window": null)"), 0, 0);
+  EXPECT_WINDOW(tiny("olmo3"), 24, 4096);     // 3 of every 4 of 32
+  EXPECT_WINDOW(tiny("ministral"), 32, 4096); // every layer
+  EXPECT_WINDOW(tiny("cohere2", R"("sliding_window_pattern": 2)"), 20, 4096);
 }
 
 TEST(KvWindow, QwenSlidesOnlyWithUseSlidingWindow) {

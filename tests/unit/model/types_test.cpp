@@ -132,6 +132,8 @@ const Case kDefaults[] = {
     {"siglip_vision_model", 92884224},
     {"gemma3", 2723312896},
     {"deepseek_v3", 671026404352}, // DeepSeek-V3's published 671B
+    {"olmo3", 6888624128},
+    {"cohere2", 34980831232},
 };
 
 class DefaultConfig : public ::testing::TestWithParam<Case> {};
@@ -173,6 +175,14 @@ const Case kVariants[] = {
     // gpt-oss-20b's shape: 24 layers, 32 experts (sinks, router and expert biases).
     {R"({"model_type": "gpt_oss", "num_local_experts": 32, "num_hidden_layers": 24})", 20914757184},
     {R"({"model_type": "gpt_oss", "attention_bias": false})", 116828868672},
+    {R"({"model_type": "olmo3", "num_key_value_heads": 8})", 6083219456},
+    {R"({"model_type": "cohere2", "tie_word_embeddings": false})", 37077983232},
+    {R"({"model_type": "cohere2", "attention_bias": true})", 34982141952},
+    {R"({"model_type": "ministral", "head_dim": 64})", 6570643456},
+    // Ministral 8B's shape (published: 8.02B parameters).
+    {R"({"model_type": "ministral", "head_dim": 128, "intermediate_size": 12288,
+        "num_hidden_layers": 36, "vocab_size": 131072})",
+     8019808256},
     // DeepSeek's latent attention: without q_lora_rank one q_proj; biases on q_a, kv_a and o.
     {R"({"model_type": "deepseek_v3", "q_lora_rank": null})", 678797831680},
     {R"({"model_type": "deepseek_v3", "attention_bias": true})", 671026970432},
