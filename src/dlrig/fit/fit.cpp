@@ -233,10 +233,8 @@ Result<Run> resolve_run(const ModelInput &model, Run run, std::vector<std::strin
       return make_error(fmt::format("--tp {} and {}'s {} key/value heads: one must divide the "
                                     "other; use a --tp that divides {}",
                                     run.tp, arch.name, arch.kv_heads, arch.kv_heads));
-    const bool kv_listed =
-        std::find(run.lora_modules.begin(), run.lora_modules.end(), "k") !=
-            run.lora_modules.end() ||
-        std::find(run.lora_modules.begin(), run.lora_modules.end(), "v") != run.lora_modules.end();
+    const bool kv_listed = std::ranges::any_of(
+        run.lora_modules, [](const std::string &m) { return m == "k" || m == "v"; });
     if (run.lora() && arch.kv_lora_rank > 0 &&
         (run.lora_targets == LoraTargets::qv ||
          (run.lora_targets == LoraTargets::custom && kv_listed)))

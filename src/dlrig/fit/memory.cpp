@@ -852,13 +852,6 @@ bool mla_latent_cache(const model::ModelArch &arch, const std::string &transform
          (transformers_version.empty() || compare_versions(transformers_version, *since) >= 0);
 }
 
-double kv_cache_width(const model::ModelArch &arch, const Dims &d,
-                      const std::string &transformers_version) {
-  if (mla_latent_cache(arch, transformers_version))
-    return static_cast<double>(arch.kv_lora_rank + arch.qk_rope_dim);
-  return 2 * static_cast<double>(d.kv_dim);
-}
-
 bool kv_windows_apply(const Dims &d, const std::string &transformers_version) {
   return d.sliding_layers > 0 && d.sliding_window > 0 &&
          (transformers_version.empty() ||
@@ -1126,24 +1119,28 @@ MemoryEstimate estimate_memory(const ModelInput &model, const Run &run, const Gp
       const bool windows = kv_windows_apply(d, run.transformers_version);
       const double slots =
           kv_cache_layer_tokens(d, s, static_cast<double>(run.max_tokens), windows);
-      double mla_expand = 0;
+      // One token of one layer: K and V (kv_bytes_per_token's share of a layer), or the latent
+      // and the rotary key where transformers caches DeepSeek's latent.
+      const bool latent_cache = mla_latent_cache(arch, run.transformers_version);
       const std::int64_t latent = arch.kv_lora_rank + arch.qk_rope_dim;
       const std::int64_t expanded = arch.heads * (arch.head_dim + arch.v_head_dim);
-      if (mla_latent_cache(arch, run.transformers_version)) {
+      const double slot_bytes = latent_cache ? static_cast<double>(latent) * kv_elem
+                                             : static_cast<double>(kv_bytes_per_token(d, kv_elem)) /
+                                                   static_cast<double>(d.layers + d.decoder_layers);
+      double mla_expand = 0;
+      if (latent_cache) {
         // Each forward expands the whole cached context of one layer at a time: kv_b_proj's
         // output (heads x (nope + v)) and the assembled keys (heads x (nope + rope)).
-        const double expand =
-            static_cast<double>(arch.heads) *
-            static_cast<double>(2 * arch.head_dim - arch.qk_rope_dim + arch.v_head_dim) *
-            (s + static_cast<double>(run.max_tokens)) * seqs * ab / run.tp;
-        mla_expand = expand;
+        mla_expand = static_cast<double>(arch.heads) *
+                     static_cast<double>(2 * arch.head_dim - arch.qk_rope_dim + arch.v_head_dim) *
+                     (s + static_cast<double>(run.max_tokens)) * seqs * ab / run.tp;
         e.notes.push_back(fmt::format(
             "KV cache: DeepSeek's latent attention caches its {}-value latent per token and "
             "layer (transformers from {}; before it every head's key and value, {} values) and "
             "expands one layer's whole context at each step ({} counted in activations)",
             latent, *model::mla_latent_cache_since(arch.hf_model_type), expanded,
-            expand >= 1e9 ? fmt::format("{:.1f} GB", expand / 1e9)
-                          : fmt::format("{:.1f} MB", expand / 1e6)));
+            mla_expand >= 1e9 ? fmt::format("{:.1f} GB", mla_expand / 1e9)
+                              : fmt::format("{:.1f} MB", mla_expand / 1e6)));
       } else if (arch.kv_lora_rank > 0) {
         e.notes.push_back(fmt::format(
             "KV cache: transformers {}keeps every head's key and value of DeepSeek's latent "
@@ -1161,7 +1158,7 @@ MemoryEstimate estimate_memory(const ModelInput &model, const Run &run, const Gp
             "KV cache: every layer keeps every token with transformers {} (the {} sliding-window "
             "layers keep only their window from {})",
             run.transformers_version, d.sliding_layers, model::kv_window_since()));
-      kv = kv_cache_width(arch, d, run.transformers_version) * kv_elem * slots * seqs / shard;
+      kv = slot_bytes * slots * seqs / shard;
       LayerOptions lo;
       lo.attention = run.attention;
       lo.training = false;

@@ -125,11 +125,6 @@ std::uint64_t kv_bytes_per_token(const Dims &d, double bytes_per_element);
 // mla_latent_cache_since; an unknown release is a current one) rather than every head's K and V.
 bool mla_latent_cache(const model::ModelArch &arch, const std::string &transformers_version);
 
-// Elements one token of one layer keeps in the KV cache, keys and values together: 2 x kv_dim,
-// or the latent and the rotary key where mla_latent_cache holds.
-double kv_cache_width(const model::ModelArch &arch, const Dims &d,
-                      const std::string &transformers_version);
-
 // Whether the KV cache of this run keeps sliding windows: the model has sliding layers and
 // transformers is model::kv_window_since() or later (an unknown release is a current one).
 bool kv_windows_apply(const Dims &d, const std::string &transformers_version);

@@ -240,18 +240,6 @@ void add_attention(std::vector<LinearShape> &out, const ModelArch &m, const Line
 }
 
 void add_mlp_linears(std::vector<LinearShape> &out, const ModelArch &m, const LinearNames &n,
-                     I64 count);
-
-// One MLP's linears; `routed`: they are an MoE layer's routed experts.
-void add_mlp(std::vector<LinearShape> &out, const ModelArch &m, const LinearNames &n, I64 count,
-             bool routed = false) {
-  const std::size_t first = out.size();
-  add_mlp_linears(out, m, n, count);
-  for (std::size_t i = first; i < out.size(); ++i)
-    out[i].routed = routed;
-}
-
-void add_mlp_linears(std::vector<LinearShape> &out, const ModelArch &m, const LinearNames &n,
                      I64 count) {
   if (m.hf_model_type == "gpt2") {
     out.push_back({"up", "c_fc", m.hidden, m.intermediate, count, m.mlp_bias});
@@ -270,6 +258,18 @@ void add_mlp_linears(std::vector<LinearShape> &out, const ModelArch &m, const Li
   out.push_back({"down", n.down, m.intermediate, m.hidden, count, m.mlp_bias});
 }
 
+// One MLP's linears; `routed`: they are an MoE layer's routed experts (biased only where
+// routed_bias allows, as mlp_params counts them).
+void add_mlp(std::vector<LinearShape> &out, const ModelArch &m, const LinearNames &n, I64 count,
+             bool routed = false) {
+  const std::size_t first = out.size();
+  add_mlp_linears(out, m, n, count);
+  for (std::size_t i = first; i < out.size() && routed; ++i) {
+    out[i].routed = true;
+    out[i].bias = out[i].bias && m.routed_bias;
+  }
+}
+
 } // namespace
 
 std::vector<LinearShape> linear_layers(const ModelArch &m) {
@@ -284,9 +284,7 @@ std::vector<LinearShape> linear_layers(const ModelArch &m) {
     const std::int64_t sparse = m.layers - m.dense_layers;
     add_attention(out, m, n, m.layers, "");
     out.push_back({"router", "gate", m.hidden, m.experts, sparse, false});
-    ModelArch routed = m;
-    routed.mlp_bias = m.mlp_bias && m.routed_bias;
-    add_mlp(out, routed, n, sparse * m.experts, true);
+    add_mlp(out, m, n, sparse * m.experts, true);
     if (m.shared_expert_intermediate > 0) {
       ModelArch shared = m;
       shared.intermediate = m.shared_expert_intermediate;

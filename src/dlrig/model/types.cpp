@@ -214,6 +214,13 @@ public:
     return v->get<bool>();
   }
 
+  // True when the config holds the knob's field as null: a field whose null means "none"
+  // (sliding_window, q_lora_rank), not the class default.
+  bool null_in_config(const std::string &knob) const {
+    const std::string key = config_name(knob);
+    return cfg_.contains(key) && cfg_.at(key).is_null();
+  }
+
   // The config field a knob reads (the first of its keys the config holds), else the knob.
   std::string config_name(const std::string &knob) const {
     if (has(knob) && spec_.at(knob).is_object() && spec_.at(knob).contains("key"))
@@ -392,8 +399,7 @@ void read_kv_window(ModelArch &m, const Json &cfg, const std::string &name,
   rule["window"] = Json{{"key", "sliding_window"},
                         {"default", class_default.is_null() ? Json(0) : class_default}};
   Knobs k(rule, cfg, name, type);
-  const bool null_window = cfg.contains("sliding_window") && cfg.at("sliding_window").is_null();
-  const I64 window = null_window ? 0 : k.integer("window");
+  const I64 window = k.null_in_config("window") ? 0 : k.integer("window");
   I64 sliding = 0;
   if (cfg.contains("layer_types") && !cfg.at("layer_types").is_null()) {
     const Json &types = cfg.at("layer_types");
@@ -521,8 +527,7 @@ ModelArch read_entry(const Json &entry, const Json &cfg, const std::string &name
     m.qk_rope_dim = k.integer("qk_rope_head_dim");
     m.v_head_dim = k.integer("v_head_dim");
     // q_lora_rank null: one q_proj (DeepSeek-V2-Lite).
-    const bool no_q_lora = cfg.contains("q_lora_rank") && cfg.at("q_lora_rank").is_null();
-    m.q_lora_rank = no_q_lora ? 0 : k.integer("q_lora_rank");
+    m.q_lora_rank = k.null_in_config("q_lora_rank") ? 0 : k.integer("q_lora_rank");
     if (m.qk_rope_dim >= m.head_dim)
       k.fail("qk_rope_head_dim",
              fmt::format("= {} must be below the query/key head's {}", m.qk_rope_dim, m.head_dim));
