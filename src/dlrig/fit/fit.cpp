@@ -290,6 +290,10 @@ Result<Run> resolve_run(const ModelInput &model, Run run, std::vector<std::strin
       return make_error("--tp/--pp are modelled for transformers only");
     if (run.qlora)
       return make_error("--qlora is modelled for transformers only");
+    if (run.quant != Quant::none)
+      return make_error("--quant is modelled for transformers only (bitsandbytes replaces "
+                        "nn.Linear layers, not " +
+                        arch.name + "'s convolutions)");
     if (run.lora() && arch.family != model::ModelFamily::unet)
       return make_error("--lora is modelled for transformers and UNets (not for CNNs yet)");
     if (run.lora() && run.lora_targets == LoraTargets::custom)
@@ -603,7 +607,8 @@ std::vector<Candidate> single_changes(const ModelInput &model, const Run &run, c
     }
   } else {
     for (Quant q : {Quant::int8, Quant::int4}) {
-      if (static_cast<int>(q) <= static_cast<int>(run.quant) || model.arch.stored_quant)
+      if (static_cast<int>(q) <= static_cast<int>(run.quant) || model.arch.stored_quant ||
+          !is_transformer(model.arch.family))
         continue;
       Run r = run;
       r.quant = q;

@@ -1,5 +1,6 @@
 #include "dlrig/fit/memory.hpp"
 
+#include "dlrig/core/text.hpp"
 #include "dlrig/core/version.hpp"
 #include "dlrig/model/types.hpp"
 
@@ -115,8 +116,9 @@ double stored_weights(const ModelInput &model, const Dims &d, double shard, doub
     linear_bytes +=
         n * stored_linear_bytes(q, static_cast<double>(l.in), static_cast<double>(l.out), l.bias);
   }
-  if (linear_params == 0) { // no transformer blocks listed: every quantizable weight packed
-    linear_params = static_cast<double>(quantizable_params(d, model.params));
+  if (linear_params == 0) { // no transformer blocks listed: all but the embeddings packed
+    linear_params = static_cast<double>(
+        std::max<std::int64_t>(0, model.params - d.vocab * d.hidden * (d.tied ? 1 : 2)));
     linear_bytes = linear_params * stored_bytes_per_weight(q).value_or(rest_bytes);
   }
   return (linear_bytes + (static_cast<double>(model.params) - linear_params) * rest_bytes) / shard;
@@ -221,11 +223,20 @@ bool lora_adapts(const Run &run, std::string_view role) {
 
 // LoRA's trainable parameters: r x (in + out) per adapted linear (memory.md §1.7). Without a
 // linear-layer table, the query and value shapes from the dimensions.
+// PEFT wraps nn.Linear modules: routed experts and routers that transformers builds as parameters
+// (model::moe_linears) get no adapter, whatever the targets.
+bool lora_adapts(const Run &run, const model::LinearShape &l, const model::MoeLinears &moe) {
+  if ((l.routed && !moe.experts) || (l.role == "router" && !moe.router))
+    return false;
+  return lora_adapts(run, l.role);
+}
+
 double lora_adapter_params(const model::ModelArch &m, const Dims &d, const Run &run) {
   const double r = run.lora_rank > 0 ? run.lora_rank : 8;
+  const auto moe = model::moe_linears(m.hf_model_type, run.transformers_version);
   double per_rank = 0;
   for (const auto &l : model::linear_layers(m))
-    if (lora_adapts(run, l.role))
+    if (lora_adapts(run, l, moe))
       per_rank += static_cast<double>(l.count * (l.in + l.out));
   if (m.family == model::ModelFamily::unet) {
     if (auto u = unet_cost(m, model::default_image_size(m)))
@@ -271,8 +282,9 @@ LinearInputs lora_inputs(const model::ModelArch &m, const Run &run) {
   in.down = adapted({"down"});
   const double r = run.lora_rank > 0 ? run.lora_rank : 8;
   const double layers = static_cast<double>(std::max<std::int64_t>(1, m.layers + m.decoder_layers));
+  const auto moe = model::moe_linears(m.hf_model_type, run.transformers_version);
   for (const auto &l : model::linear_layers(m))
-    if (lora_adapts(run, l.role) && l.role != "pooler" && l.role != "lm_head" &&
+    if (lora_adapts(run, l, moe) && l.role != "pooler" && l.role != "lm_head" &&
         l.role != "classifier" && l.role != "router")
       in.adapter_width += r * static_cast<double>(l.count) / layers;
   return in;
@@ -634,6 +646,15 @@ double loss_bytes(const Run &run, const Dims &d, double tokens, double ab) {
 
 } // namespace
 
+double quantized_params(const ModelInput &model, const Run &run) {
+  const double q = static_cast<double>(bnb_linears(model.arch, run.transformers_version).params);
+  // --params N sized from a catalog model's shapes: the same share of N.
+  const double derived = static_cast<double>(model::derive_params(model.arch));
+  return derived > 0 && static_cast<double>(model.params) != derived
+             ? q * static_cast<double>(model.params) / derived
+             : q;
+}
+
 CudaContext cuda_context(const Run &run, const GpuTarget &gpu) {
   // Lazy loading needs CUDA 11.7 or later; PyTorch turns it on (when CUDA_MODULE_LOADING is
   // unset) since 1.13. An unknown version is taken as a current release.
@@ -894,6 +915,25 @@ MemoryEstimate estimate_memory(const ModelInput &model, const Run &run, const Gp
   double weights = 0, cache = 0, grads = 0, opt = 0, temp = 0, acts = 0, kv = 0;
   // Gradients that exist when backward starts, and those backward has made by its peak.
   double grads_held = 0, grads_made = 0;
+  if ((run.quant != Quant::none || run.qlora) && !arch.stored_quant) {
+    const auto bnb = bnb_linears(arch, run.transformers_version);
+    if (bnb.moe_kept > 0) {
+      const auto moe = model::moe_linears(arch.hf_model_type, run.transformers_version);
+      e.notes.push_back(fmt::format(
+          "bitsandbytes replaces nn.Linear modules only: transformers {} builds {}'s {} as "
+          "parameters, so their {} weights stay 16-bit ({} of {} parameters quantised)",
+          run.transformers_version.empty() ? "(version not known, --transformers VERSION; taken "
+                                             "as the newest)"
+                                           : run.transformers_version,
+          arch.display_name,
+          !moe.experts && !moe.router ? "routed experts and routers"
+          : !moe.experts              ? "routed experts"
+                                      : "MoE routers",
+          group_digits(bnb.moe_kept),
+          group_digits(static_cast<std::int64_t>(quantized_params(model, run))),
+          group_digits(model.params)));
+    }
+  }
 
   if (run.mode == Mode::train) {
     const double k = optimizer_state_bytes(run.optimizer, adafactor_bytes_per_param(model, d));
@@ -906,7 +946,7 @@ MemoryEstimate estimate_memory(const ModelInput &model, const Run &run, const Gp
       // gradients and optimizer states (memory.md §1.7).
       const double adapters = lora_adapter_params(arch, d, run) / shard;
       const double base_bytes = full32(run.precision) ? 4 : 2;
-      const double qparams = static_cast<double>(quantizable_params(d, model.params)) / shard;
+      const double qparams = quantized_params(model, run) / shard;
       double base = arch.stored_quant ? stored_weights(model, d, shard, base_bytes)
                     : run.qlora       ? qparams * kNf4DqBytes + (p_gpu - qparams) * base_bytes
                                       : p_gpu * base_bytes;
@@ -1103,7 +1143,7 @@ MemoryEstimate estimate_memory(const ModelInput &model, const Run &run, const Gp
   } else {
     // Serving: weights at the precision (or int8 / int4 on nn.Linear weights), the KV cache for
     // every request's prompt + new tokens, one layer's working set at prefill and the logits.
-    const double qparams = static_cast<double>(quantizable_params(d, model.params)) / shard;
+    const double qparams = quantized_params(model, run) / shard;
     const double wb = bytes_per_weight_infer(run.precision);
     if (arch.stored_quant)
       weights = stored_weights(model, d, shard, 2);

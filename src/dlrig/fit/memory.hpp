@@ -125,6 +125,10 @@ std::uint64_t kv_bytes_per_token(const Dims &d, double bytes_per_element);
 // mla_latent_cache_since; an unknown release is a current one) rather than every head's K and V.
 bool mla_latent_cache(const model::ModelArch &arch, const std::string &transformers_version);
 
+// The weights --quant or --qlora quantises on the whole model (bnb_linears under the run's
+// transformers; for --params N sized from a catalog model's shapes, the same share of N).
+double quantized_params(const ModelInput &model, const Run &run);
+
 // Whether the KV cache of this run keeps sliding windows: the model has sliding layers and
 // transformers is model::kv_window_since() or later (an unknown release is a current one).
 bool kv_windows_apply(const Dims &d, const std::string &transformers_version);

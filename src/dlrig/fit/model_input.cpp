@@ -185,9 +185,39 @@ std::int64_t inactive_expert_params(const Dims &d) {
   return d.layers * (d.experts - d.experts_per_token) * mlp;
 }
 
-std::int64_t quantizable_params(const Dims &d, std::int64_t total) {
-  std::int64_t kept = d.vocab * d.hidden * (d.tied ? 1 : 2);
-  return std::max<std::int64_t>(0, total - kept);
+std::vector<bool> bnb_converted(const model::ModelArch &m,
+                                const std::vector<model::LinearShape> &linears,
+                                const std::string &transformers_version) {
+  const auto moe = model::moe_linears(m.hf_model_type, transformers_version);
+  const auto kept = model::bnb_kept(m.hf_model_type, transformers_version);
+  std::vector<bool> out;
+  for (std::size_t i = 0; i < linears.size(); ++i) {
+    const auto &l = linears[i];
+    const bool last_head =
+        i + 1 == linears.size() && (l.role == "classifier" || l.role == "pooler");
+    const bool kept_role = std::any_of(kept.roles.begin(), kept.roles.end(),
+                                       [&](const auto &r) { return r == "all" || r == l.role; });
+    out.push_back(l.role != "lm_head" && !kept_role &&
+                  (l.routed             ? moe.experts
+                   : l.role == "router" ? moe.router
+                   : last_head          ? l.bias && kept.biased_head_converted
+                                        : true));
+  }
+  return out;
+}
+
+BnbLinears bnb_linears(const model::ModelArch &m, const std::string &transformers_version) {
+  const auto linears = model::linear_layers(m);
+  const auto converted = bnb_converted(m, linears, transformers_version);
+  BnbLinears b;
+  for (std::size_t i = 0; i < linears.size(); ++i) {
+    const auto &l = linears[i];
+    if (converted[i])
+      b.params += l.count * l.in * l.out;
+    else if (l.routed || l.role == "router")
+      b.moe_kept += l.params();
+  }
+  return b;
 }
 
 std::int64_t largest_layer_params(const model::ModelArch &m, const Dims &d) {

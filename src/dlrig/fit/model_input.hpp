@@ -4,6 +4,7 @@
 #include "dlrig/core/result.hpp"
 #include "dlrig/fit/safetensors.hpp"
 #include "dlrig/model/model.hpp"
+#include "dlrig/model/types.hpp"
 #include "dlrig/model/walk.hpp"
 
 #include <cstdint>
@@ -79,9 +80,22 @@ Dims dims_of(const model::ModelArch &m);
 std::int64_t layer_params(const Dims &d);
 // Parameters that an MoE token does not touch: (experts - experts_per_token) x expert MLP x L.
 std::int64_t inactive_expert_params(const Dims &d);
-// Parameters of nn.Linear modules (what int8/int4 quantisation replaces); embeddings, the output
-// head and norms stay 16-bit (memory.md §1.7, transformers' bitsandbytes integration).
-std::int64_t quantizable_params(const Dims &d, std::int64_t total);
+// Per linear of `linears` (model::linear_layers(m), in its order): whether bitsandbytes replaces
+// it when transformers `transformers_version` (empty: the newest) loads the model with
+// BitsAndBytesConfig (--quant, --qlora). Every nn.Linear but: the output head; a classifier or
+// pooler that is the model's last module (from 5.0.0 only when it has no bias); the roles
+// model::bnb_kept names (T5's wo; all of Falcon's from 5.5.0); MoE experts and routers built as
+// parameters (model::moe_linears).
+std::vector<bool> bnb_converted(const model::ModelArch &m,
+                                const std::vector<model::LinearShape> &linears,
+                                const std::string &transformers_version);
+// Their weights (biases stay 16-bit), and the MoE parameters left 16-bit. The rest (embeddings,
+// norms, biases, those parameters) stays 16-bit too (memory.md §1.7).
+struct BnbLinears {
+  std::int64_t params = 0;   // weight elements quantised
+  std::int64_t moe_kept = 0; // routed experts' and routers' parameters left 16-bit
+};
+BnbLinears bnb_linears(const model::ModelArch &m, const std::string &transformers_version);
 // The largest module's direct parameters (DeepSpeed's largest_layer_params, memory.md §1.2).
 std::int64_t largest_layer_params(const model::ModelArch &m, const Dims &d);
 

@@ -43,6 +43,26 @@ double weight_read_bytes(const ModelInput &model, const Run &run) {
   return activation_bytes(run.precision);
 }
 
+// A linear's weight bytes as the GEMM reads it: weight_read_bytes, but 16-bit for the weights a
+// quantised model leaves unquantised: under --quant those bitsandbytes does not replace
+// (`converted`: bnb_converted); in a checkpoint stored quantised the head, classifier, pooler and
+// router (as stored_weights).
+double linear_read_bytes(const ModelInput &model, const Run &run, const model::LinearShape &l,
+                         bool converted) {
+  if (model.arch.stored_quant)
+    return l.role == "lm_head" || l.role == "classifier" || l.role == "pooler" || l.role == "router"
+               ? 2
+               : weight_read_bytes(model, run);
+  if (run.quant != Quant::none && !converted)
+    return 2;
+  return weight_read_bytes(model, run);
+}
+
+// The output head's (kept 16-bit by every quantiser).
+double head_read_bytes(const ModelInput &model, const Run &run) {
+  return linear_read_bytes(model, run, {"lm_head", "lm_head", 0, 0, 1, false}, false);
+}
+
 // The master weights (and gradients) as stored: fp32 for fp32/tf32 and autocast runs (PyTorch
 // AMP keeps fp32 parameters), 16-bit for pure bf16 and FP8 (Transformer Engine keeps bf16
 // weights and casts them).
@@ -110,13 +130,6 @@ double nf4_dequantize_bytes(double n, double out_bytes) {
   const double offset = blocks * 4 * 2 + 4;
   const double weight = std::ceil(n / 2) + blocks * 4 + n * out_bytes;
   return absmax + offset + weight;
-}
-
-// transformers' bitsandbytes integration replaces every nn.Linear but the modules
-// get_keys_to_not_convert keeps: the output embeddings (the LM head) or, without them, the last
-// module (a classification head).
-bool nf4_quantized(const std::string &role) {
-  return role != "lm_head" && role != "classifier";
 }
 
 bool row_parallel(const std::string &role) {
@@ -190,7 +203,6 @@ void transformer_pass(Builder &b, const ModelInput &model, const Run &run, Shape
   const double layers = static_cast<double>(d.layers + d.decoder_layers);
   const double local_layers = std::ceil(layers / pp);
   const double T = sh.tokens();
-  const double wb = weight_read_bytes(model, run);
   const bool fwd = ph != Phase::backward;
   const bool bwd = ph == Phase::backward;
   const double dir = bwd ? 2 : 1; // element-wise backward reads the gradient and a saved tensor
@@ -200,6 +212,9 @@ void transformer_pass(Builder &b, const ModelInput &model, const Run &run, Shape
 
   // Linear layers.
   auto linears = model::linear_layers(arch);
+  // Which bitsandbytes replaces (--quant, --qlora); a tied head added below is not one.
+  auto converted = bnb_converted(arch, linears, run.transformers_version);
+  converted.push_back(false);
   const bool has_head = std::any_of(linears.begin(), linears.end(),
                                     [](const auto &l) { return l.role == "lm_head"; });
   // A tied vocabulary head (linear_layers lists only untied ones): a decoder's or an
@@ -212,7 +227,8 @@ void transformer_pass(Builder &b, const ModelInput &model, const Run &run, Shape
   const bool lm_head = std::any_of(linears.begin(), linears.end(),
                                    [](const auto &l) { return l.role == "lm_head"; });
   double bias_bytes = 0, bias_kernels = 0;
-  for (const auto &l : linears) {
+  for (std::size_t li = 0; li < linears.size(); ++li) {
+    const auto &l = linears[li];
     if (l.role == "lm_head" && !with_loss)
       continue;
     double count = static_cast<double>(l.count);
@@ -229,6 +245,7 @@ void transformer_pass(Builder &b, const ModelInput &model, const Run &run, Shape
     else
       out /= tp;
     const std::string nm = "linear " + l.module;
+    const double wb = linear_read_bytes(model, run, l, converted[li]);
     if (run.precision == Precision::fp8 && training) {
       // Transformer Engine quantises each FP8 GEMM's operands first: forward the input and the
       // weight (cast_transpose: read 16-bit, write the FP8 copy in both layouts), backward the
@@ -264,8 +281,9 @@ void transformer_pass(Builder &b, const ModelInput &model, const Run &run, Shape
     // QLoRA: each 4-bit linear dequantizes its weight before the forward GEMM (and again in a
     // recompute) and before the input-gradient GEMM (above, nf4_dequantize_bytes).
     double bytes = 0, weights = 0;
-    for (const auto &l : linears) {
-      if (!nf4_quantized(l.role))
+    for (std::size_t li = 0; li < linears.size(); ++li) {
+      const auto &l = linears[li];
+      if (!converted[li])
         continue;
       double count = static_cast<double>(l.count);
       if (per_layer(l.role))
@@ -311,7 +329,11 @@ void transformer_pass(Builder &b, const ModelInput &model, const Run &run, Shape
   if (run.lora() && training) {
     double r = std::max(1, run.lora_rank > 0 ? run.lora_rank : 16);
     double per_token = 0, modules = 0;
+    // PEFT wraps nn.Linear modules only: not experts or routers built as parameters.
+    const auto moe = model::moe_linears(arch.hf_model_type, run.transformers_version);
     for (const auto &l : linears) {
+      if ((l.routed && !moe.experts) || (l.role == "router" && !moe.router))
+        continue;
       bool adapted = run.lora_targets == LoraTargets::all_linear
                          ? l.role != "lm_head"
                          : (l.role == "q" || l.role == "v" || l.role == "qkv");
@@ -902,7 +924,7 @@ std::vector<Op> prefill_ops(const ModelInput &model, const Run &run) {
     if (d.vocab > 0)
       b.gemm("linear lm_head", Phase::forward, run.precision, seqs,
              static_cast<double>(d.vocab) / run.tp, static_cast<double>(model.arch.hidden), 1,
-             activation_bytes(run.precision), weight_read_bytes(model, run),
+             activation_bytes(run.precision), head_read_bytes(model, run),
              activation_bytes(run.precision));
   } else {
     walk_pass(b, model, run, seqs, Phase::forward, false);
@@ -945,7 +967,7 @@ std::vector<Op> decode_ops(const ModelInput &model, const Run &run, double conte
   if (d.vocab > 0)
     b.gemm("linear lm_head", Phase::forward, run.precision, seqs,
            static_cast<double>(d.vocab) / run.tp, static_cast<double>(model.arch.hidden), 1, a,
-           weight_read_bytes(model, run), a);
+           head_read_bytes(model, run), a);
   return b.ops;
 }
 

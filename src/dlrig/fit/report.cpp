@@ -1,7 +1,11 @@
 #include "dlrig/fit/report.hpp"
 
+#include "dlrig/fit/memory.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include <cmath>
 
 namespace dlrig::fit {
 namespace {
@@ -234,6 +238,10 @@ Json to_json(const FitReport &r) {
         {"double_quant", q->double_quant},
         {"bytes_per_weight", per_weight ? Json(*per_weight) : Json(nullptr)}};
   }
+  // The weights --quant/--qlora quantise (bitsandbytes' nn.Linear weights but the head).
+  j["model"]["quantized_params"] = nullptr;
+  if ((r.run.quant != Quant::none || r.run.qlora) && !m.arch.stored_quant)
+    j["model"]["quantized_params"] = std::llround(quantized_params(m, r.run));
   if (m.checkpoint)
     j["model"]["checkpoint"] = {{"files", m.checkpoint->files},
                                 {"tensors", m.checkpoint->tensors.size()},

@@ -290,6 +290,8 @@ std::vector<LinearShape> linear_layers(const ModelArch &m) {
       shared.intermediate = m.shared_expert_intermediate;
       add_mlp(out, shared, n, sparse);
     }
+    if (m.shared_expert_gate) // Qwen2-MoE's Linear(h, 1) gating the shared expert
+      out.push_back({"shared_gate", "shared_expert_gate", m.hidden, 1, sparse, false});
     if (m.dense_layers > 0) {
       ModelArch dense = m;
       dense.intermediate = m.dense_intermediate > 0 ? m.dense_intermediate : m.intermediate;
@@ -312,7 +314,15 @@ std::vector<LinearShape> linear_layers(const ModelArch &m) {
   case ModelFamily::encoder_decoder:
     add_attention(out, m, n, m.layers + m.decoder_layers, "");
     add_attention(out, m, n, m.decoder_layers, "cross_");
-    add_mlp(out, m, n, m.layers + m.decoder_layers);
+    if (m.decoder_intermediate > 0 && m.decoder_intermediate != m.intermediate) {
+      // BART and Whisper size the two stacks' feed-forwards apart (decoder_ffn_dim).
+      add_mlp(out, m, n, m.layers);
+      ModelArch dec = m;
+      dec.intermediate = m.decoder_intermediate;
+      add_mlp(out, dec, n, m.decoder_layers);
+    } else {
+      add_mlp(out, m, n, m.layers + m.decoder_layers);
+    }
     break;
   case ModelFamily::cnn:
   case ModelFamily::unet:

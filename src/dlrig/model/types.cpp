@@ -5,6 +5,7 @@
 
 #include "dlrig/core/embedded.hpp"
 #include "dlrig/core/exit_code.hpp"
+#include "dlrig/core/version.hpp"
 #include "dlrig/kb/csv.hpp"
 
 #include <fmt/format.h>
@@ -698,6 +699,45 @@ std::string kv_window_since() {
 
 std::optional<std::string> tie_forced_since(std::string_view type) {
   return since_in("tie_forced", type);
+}
+
+namespace {
+// Whether `version` (empty: the newest) falls in one of the [from, until) ranges.
+bool in_ranges(const Json &ranges, const std::string &version) {
+  for (const auto &r : ranges) {
+    const Json &from = r.at(0), &until = r.at(1);
+    const bool after = from.is_null() || (!version.empty() &&
+                                          compare_versions(version, from.get<std::string>()) >= 0);
+    const bool before =
+        until.is_null() ||
+        (!version.empty() && compare_versions(version, until.get<std::string>()) < 0);
+    if (after && before)
+      return true;
+  }
+  return false;
+}
+} // namespace
+
+MoeLinears moe_linears(std::string_view type, const std::string &version) {
+  const Json &types = types_table().at("moe_linears").at("types");
+  auto it = types.find(std::string(type));
+  if (it == types.end())
+    return {};
+  return {in_ranges(it->at("experts"), version), in_ranges(it->at("router"), version)};
+}
+
+BnbKept bnb_kept(std::string_view type, const std::string &version) {
+  const Json &section = types_table().at("bnb_kept");
+  auto after = [&](const std::string &since) {
+    return version.empty() || compare_versions(version, since) >= 0;
+  };
+  BnbKept k;
+  k.biased_head_converted = after(section.at("biased_head_converted_since").get<std::string>());
+  auto it = section.at("types").find(std::string(type));
+  if (it != section.at("types").end() &&
+      (!it->contains("since") || after(it->at("since").get<std::string>())))
+    k.roles = it->at("roles").get<std::vector<std::string>>();
+  return k;
 }
 
 bool table_knows(std::string_view type) {

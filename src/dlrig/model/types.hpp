@@ -54,6 +54,24 @@ std::optional<std::string> sdpa_grouped_kv_since(std::string_view type);
 // and V3 from 5.15.0); nullopt: not listed.
 std::optional<std::string> mla_latent_cache_since(std::string_view type);
 
+// Which parts of a model_type's MoE layers transformers `version` (empty: the newest) builds as
+// nn.Linear modules, the only ones bitsandbytes quantises (data/model_types.json "moe_linears":
+// from 5.0.0 most types fuse their routed experts into parameters); a type not listed: both.
+struct MoeLinears {
+  bool experts = true;
+  bool router = true;
+};
+MoeLinears moe_linears(std::string_view type, const std::string &version);
+
+// What else bitsandbytes leaves unquantised in a model_type under transformers `version` (empty:
+// the newest; data/model_types.json "bnb_kept"): linear roles kept ("all": every one), and whether
+// a classifier or pooler that is the model's last module is converted when it has a bias.
+struct BnbKept {
+  std::vector<std::string> roles;
+  bool biased_head_converted = true;
+};
+BnbKept bnb_kept(std::string_view type, const std::string &version);
+
 // The first transformers release whose config class for this model_type ties the output head to
 // the input embedding whatever tie_word_embeddings says (data/model_types.json "tie_forced": T5,
 // mT5 from 5.0.0); nullopt: the config's tie_word_embeddings decides.

@@ -302,37 +302,16 @@ TEST(KvCache, SlidingLayersKeepTheirWindowAfterPrefill) {
 
 // End to end from a config.json: Gemma 3 1B's shape generating 30,000 tokens holds its full cache
 // in 4 of 26 layers only; with transformers 4.55 every layer keeps every token.
-// A model from config.json text, served: `seq` prompt tokens, then `max_tokens` more.
-struct Served {
-  test::Model model;
-  fit::Run run;
-};
-Served served(const char *config, std::int64_t seq, std::int64_t max_tokens) {
-  auto arch = model::model_from_config_text(config, "config.json");
-  if (!arch)
-    throw std::runtime_error(arch.error().message);
-  Served s{test::make(*arch, model::derive_params(*arch)), {}};
-  s.run.mode = Mode::infer;
-  s.run.seq = seq;
-  s.run.max_tokens = max_tokens;
-  return s;
-}
-
-bool says(const MemoryEstimate &e, std::string_view text) {
-  return std::any_of(e.notes.begin(), e.notes.end(),
-                     [&](const std::string &n) { return n.find(text) != std::string::npos; });
-}
-
 TEST(KvCache, ServingGemma3CountsItsSlidingLayers) {
-  auto [model, run] = served(R"({"model_type": "gemma3_text",
+  auto [model, run] = test::served(R"({"model_type": "gemma3_text",
       "hidden_size": 1152, "intermediate_size": 6912, "num_hidden_layers": 26,
       "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 256,
       "vocab_size": 262144, "sliding_window": 512, "max_position_embeddings": 32768})",
-                             2000, 30000);
+                                   2000, 30000);
   const double slot = 2.0 * 256 * 2; // K and V, one 256-wide head, bf16
   auto e = estimate_memory(model, run, test::gpu_80gb());
   EXPECT_EQ(static_cast<double>(e.kv_cache), slot * (4 * 32000 + 22 * 512));
-  EXPECT_TRUE(says(e, "22 of 26 layers keep a sliding window of 512 tokens"));
+  EXPECT_TRUE(test::says(e, "22 of 26 layers keep a sliding window of 512 tokens"));
   run.transformers_version = "4.55.0";
   auto old = estimate_memory(model, run, test::gpu_80gb());
   EXPECT_EQ(static_cast<double>(old.kv_cache), slot * 26 * 32000);
@@ -342,11 +321,11 @@ TEST(KvCache, ServingGemma3CountsItsSlidingLayers) {
 // (perf/kv_cache.py measured it on 5.25.0) and expands one layer's context per step; 5.14 cached
 // every head's key (192) and value (128).
 TEST(KvCache, DeepSeekCachesItsLatentFrom515) {
-  auto [model, run] = served(R"({"model_type": "deepseek_v3"})", 4096, 1024);
+  auto [model, run] = test::served(R"({"model_type": "deepseek_v3"})", 4096, 1024);
   run.transformers_version = "5.15.0";
   auto e = estimate_memory(model, run, test::gpu_80gb());
   EXPECT_EQ(e.kv_cache, 61ull * 5120 * 576 * 2);
-  EXPECT_TRUE(says(e, "caches its 576-value latent"));
+  EXPECT_TRUE(test::says(e, "caches its 576-value latent"));
   run.transformers_version = "5.14.0";
   auto old = estimate_memory(model, run, test::gpu_80gb());
   EXPECT_EQ(old.kv_cache, 61ull * 5120 * 128 * (192 + 128) * 2);

@@ -5,6 +5,9 @@
 #include "dlrig/fit/memory.hpp"
 #include "dlrig/model/model.hpp"
 
+#include <algorithm>
+#include <stdexcept>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -170,6 +173,28 @@ inline fit::GpuTarget gpu_24gb() {
   g.memory_bandwidth_bytes_per_s = 1.008e12;
   g.origin = "test";
   return g;
+}
+
+// A model from config.json text, served: `seq` prompt tokens, then `max_tokens` more.
+struct Served {
+  Model model;
+  fit::Run run;
+};
+inline Served served(const char *config, std::int64_t seq, std::int64_t max_tokens) {
+  auto arch = model::model_from_config_text(config, "config.json");
+  if (!arch)
+    throw std::runtime_error(arch.error().message);
+  Served s{make(*arch, model::derive_params(*arch)), {}};
+  s.run.mode = fit::Mode::infer;
+  s.run.seq = seq;
+  s.run.max_tokens = max_tokens;
+  return s;
+}
+
+// Whether one of the estimate's notes contains `text`.
+inline bool says(const fit::MemoryEstimate &e, std::string_view text) {
+  return std::any_of(e.notes.begin(), e.notes.end(),
+                     [&](const std::string &n) { return n.find(text) != std::string::npos; });
 }
 
 } // namespace dlrig::test

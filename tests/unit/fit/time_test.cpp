@@ -206,7 +206,7 @@ TEST(TimeOps, OnlyAVocabularyHeadHasVocabularyLogits) {
 
 // An MoE token runs experts_per_token of the routed experts, but every shared expert and every
 // dense layer's MLP: the forward linears' FLOPs are 2 x the active linear weights per token
-// (model::active_params less the embedding, norms, q/k/v biases and the shared expert's gate).
+// (model::active_params less the embedding, norms and q/k/v biases).
 TEST(TimeOps, MoeSharedExpertsAndDenseLayersRunForEveryToken) {
   for (const char *config : {R"({"model_type": "qwen2_moe"})",
                              R"({"model_type": "qwen2_moe", "mlp_only_layers": [0, 5]})"}) {
@@ -218,8 +218,9 @@ TEST(TimeOps, MoeSharedExpertsAndDenseLayersRunForEveryToken) {
     run.seq = 512;
     const double T = 2 * 512, h = 2048, L = 24, V = 151936;
     const double active = static_cast<double>(model::active_params(*arch));
-    const double gates = L - static_cast<double>(arch->dense_layers); // one per MoE layer
-    const double linear = active - V * h - L * (2 * h + 3 * h) - gates * h - h;
+    // Every active weight but the embedding, norms and q/k/v biases runs a GEMM on every token,
+    // the shared expert's Linear(h, 1) gate included.
+    const double linear = active - V * h - L * (2 * h + 3 * h) - h;
     EXPECT_NEAR(sum(train_ops(model, run), Phase::forward, OpKind::gemm, "linear "), 2 * T * linear,
                 1e-9 * T * linear)
         << config;

@@ -1,0 +1,231 @@
+// What bitsandbytes quantises (--quant, --qlora): nn.Linear weights but the head, and from
+// transformers 5.0.0 not the routed experts and routers most MoE types build as parameters
+// (data/model_types.json "moe_linears"; perf/quant_params.py compares the count with transformers'
+// own replacement, and --load with a real 4-bit load on the CPU).
+#include "dlrig/core/embedded.hpp"
+#include "dlrig/core/json.hpp"
+#include "dlrig/fit/fit.hpp"
+#include "dlrig/fit/ops.hpp"
+#include "unit/fit/models.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace dlrig::fit {
+namespace {
+
+// Mixtral 8x7B's config.json shape.
+constexpr const char *kMixtral = R"({"model_type": "mixtral", "hidden_size": 4096,
+    "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
+    "num_key_value_heads": 8, "num_local_experts": 8, "num_experts_per_tok": 2,
+    "vocab_size": 32000})";
+constexpr std::int64_t kAttention = 32LL * (4096 * 4096 * 2 + 4096 * 1024 * 2);
+constexpr std::int64_t kExperts = 32LL * 8 * 3 * 4096 * 14336;
+constexpr std::int64_t kRouters = 32LL * 8 * 4096;
+
+TEST(MoeLinears, ReleasesFromTheTable) {
+  auto both = [](model::MoeLinears m) { return std::pair{m.experts, m.router}; };
+  using P = std::pair<bool, bool>;
+  EXPECT_EQ(both(model::moe_linears("mixtral", "4.57.1")), P(true, true));
+  EXPECT_EQ(both(model::moe_linears("mixtral", "5.0.0")), P(false, false));
+  EXPECT_EQ(both(model::moe_linears("mixtral", "")), P(false, false)); // the newest
+  EXPECT_EQ(both(model::moe_linears("deepseek_v3", "4.57.1")), P(true, false));
+  // DeepSeek-V2's router: a parameter, an nn.Linear gate from 5.0.0, a parameter again in 5.13.0.
+  EXPECT_EQ(both(model::moe_linears("deepseek_v2", "4.57.1")), P(true, false));
+  EXPECT_EQ(both(model::moe_linears("deepseek_v2", "5.12.0")), P(false, true));
+  EXPECT_EQ(both(model::moe_linears("deepseek_v2", "5.13.0")), P(false, false));
+  EXPECT_EQ(both(model::moe_linears("granitemoe", "5.12.0")), P(false, true));
+  EXPECT_EQ(both(model::moe_linears("gpt_oss", "4.55.0")), P(false, false));
+  EXPECT_EQ(both(model::moe_linears("llama", "")), P(true, true)); // not listed
+}
+
+// Every table type whose default config builds an MoE says how its experts and router are built.
+TEST(MoeLinears, EveryMoeTypeIsListed) {
+  const Json table = Json::parse(*embedded_file("model_types.json"));
+  const Json &listed = table.at("moe_linears").at("types");
+  int moe = 0;
+  for (const auto &type : model::known_model_types()) {
+    // A small shape for the built-in readers (which need one); table types read their defaults.
+    auto arch = model::model_from_config(Json{{"model_type", type},
+                                              {"num_local_experts", 8},
+                                              {"num_experts_per_tok", 2},
+                                              {"hidden_size", 64},
+                                              {"intermediate_size", 64},
+                                              {"num_hidden_layers", 2},
+                                              {"num_attention_heads", 4},
+                                              {"num_key_value_heads", 2},
+                                              {"vocab_size", 128}},
+                                         type);
+    if (arch && arch->family == model::ModelFamily::moe_decoder) {
+      ++moe;
+      EXPECT_TRUE(listed.contains(type)) << type;
+    }
+  }
+  EXPECT_GE(moe, 8);
+  for (const auto &[type, v] : listed.items())
+    for (const char *part : {"experts", "router"})
+      for (const auto &range : v.at(part)) {
+        ASSERT_EQ(range.size(), 2u) << type;
+        for (const auto &end : range)
+          EXPECT_TRUE(end.is_null() || end.is_string()) << type;
+      }
+}
+
+TEST(BnbLinears, MixtralExpertsStay16BitFromTransformers5) {
+  auto arch = model::model_from_config_text(kMixtral, "config.json");
+  ASSERT_TRUE(arch.ok()) << arch.error().message;
+  for (const char *v : {"", "5.0.0", "5.25.0"}) {
+    auto b = bnb_linears(*arch, v);
+    EXPECT_EQ(b.params, kAttention) << v;
+    EXPECT_EQ(b.moe_kept, kExperts + kRouters) << v;
+  }
+  auto old = bnb_linears(*arch, "4.57.1");
+  EXPECT_EQ(old.params, kAttention + kExperts + kRouters);
+  EXPECT_EQ(old.moe_kept, 0);
+}
+
+// bitsandbytes' Linear4bit/Linear8bitLt keep the bias 16-bit; the output head is not converted.
+TEST(BnbLinears, WeightsOnlyNotBiasesNorHead) {
+  auto arch = model::model_from_config_text(
+      R"({"model_type": "qwen2", "hidden_size": 64, "intermediate_size": 128,
+          "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+          "vocab_size": 128, "tie_word_embeddings": false})",
+      "config.json");
+  ASSERT_TRUE(arch.ok()) << arch.error().message;
+  const std::int64_t per_layer = 64 * 64 * 2 + 64 * 32 * 2 + 3 * 64 * 128;
+  EXPECT_EQ(bnb_linears(*arch, "").params, 2 * per_layer);
+  EXPECT_GT(model::derive_params(*arch), 2 * per_layer + 2 * 128 * 64); // biases, norms, embeddings
+}
+
+model::ModelArch arch_of(const std::string &text) {
+  auto arch = model::model_from_config_text(text, "config.json");
+  EXPECT_TRUE(arch.ok()) << arch.error().message;
+  return arch ? *arch : model::ModelArch{};
+}
+
+// From 5.5.0 replace_with_bnb_linear converts modules whose type is exactly nn.Linear: Falcon's
+// FalconLinear subclasses are all left 16-bit (perf/quant_params.py: 0 of falcon-7b's weights).
+TEST(BnbLinears, FalconLinearsAreSubclassesLeftAloneFrom55) {
+  auto falcon = arch_of(R"({"model_type": "falcon", "hidden_size": 64, "num_attention_heads": 4,
+      "num_hidden_layers": 2, "vocab_size": 128})");
+  EXPECT_EQ(bnb_linears(falcon, "").params, 0);
+  EXPECT_EQ(bnb_linears(falcon, "5.5.0").params, 0);
+  EXPECT_GT(bnb_linears(falcon, "5.4.0").params, 0);
+}
+
+// T5's _keep_in_fp32_modules = ["wo"]: the quantizer does not convert it, in any release.
+TEST(BnbLinears, T5KeepsWo) {
+  auto t5 = arch_of(R"({"model_type": "t5", "d_model": 64, "d_ff": 128, "d_kv": 16,
+      "num_heads": 4, "num_layers": 2, "vocab_size": 128})");
+  const std::int64_t attention = 4 * 64 * 64, wi = 64 * 128;
+  for (const char *v : {"", "4.57.1"})
+    EXPECT_EQ(bnb_linears(t5, v).params, 2 * (attention + wi) + 2 * (2 * attention + wi)) << v;
+}
+
+// The model's last parameter names the module kept besides the output head; from 5.0.0 only
+// ".weight" is stripped from it, so BERT's biased classifier is converted (4.57 kept it).
+TEST(BnbLinears, BiasedClassifierIsConvertedFrom5) {
+  auto bert = arch_of(R"({"model_type": "bert", "hidden_size": 64, "intermediate_size": 128,
+      "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 128,
+      "max_position_embeddings": 64, "type_vocab_size": 2,
+      "architectures": ["BertForSequenceClassification"], "num_labels": 3})");
+  EXPECT_EQ(bnb_linears(bert, "").params - bnb_linears(bert, "4.57.1").params, 64 * 3);
+  auto llama = arch_of(R"({"model_type": "llama", "hidden_size": 64, "intermediate_size": 128,
+      "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 128,
+      "architectures": ["LlamaForSequenceClassification"], "num_labels": 3})");
+  EXPECT_EQ(bnb_linears(llama, "").params, bnb_linears(llama, "4.57.1").params); // score: no bias
+}
+
+// BART and Whisper size the decoder's feed-forward apart (decoder_ffn_dim).
+TEST(LinearLayers, EncoderDecoderFeedForwardsPerStack) {
+  auto bart = arch_of(R"({"model_type": "bart", "d_model": 64, "encoder_ffn_dim": 128,
+      "decoder_ffn_dim": 32, "encoder_layers": 2, "decoder_layers": 3,
+      "encoder_attention_heads": 4, "decoder_attention_heads": 4, "vocab_size": 128})");
+  std::int64_t down = 0;
+  for (const auto &l : model::linear_layers(bart))
+    if (l.role == "down")
+      down += l.count * l.in * l.out;
+  EXPECT_EQ(down, 2 * 128 * 64 + 3 * 32 * 64);
+}
+
+TEST(QuantServing, MixtralInt4OnTransformers5HoldsItsExpertsAt16Bits) {
+  auto [model, run] = test::served(kMixtral, 2048, 0);
+  run.quant = Quant::int4;
+  const double P = static_cast<double>(model.params);
+  auto e = estimate_memory(model, run, test::gpu_80gb());
+  EXPECT_NEAR(static_cast<double>(e.weights), kAttention * 4.5 / 8 + (P - kAttention) * 2, 1);
+  EXPECT_TRUE(test::says(e, "transformers (version not known, --transformers VERSION; taken as "
+                            "the newest) builds config.json's routed experts and routers as "
+                            "parameters, so their 45,098,205,184 weights stay 16-bit"));
+  run.transformers_version = "4.57.1";
+  auto old = estimate_memory(model, run, test::gpu_80gb());
+  const double q = kAttention + kExperts + kRouters;
+  EXPECT_NEAR(static_cast<double>(old.weights), q * 4.5 / 8 + (P - q) * 2, 1);
+  EXPECT_FALSE(test::says(old, "bitsandbytes replaces nn.Linear modules only"));
+}
+
+TEST(QuantServing, QloraBaseOfMixtralKeepsItsExperts16Bit) {
+  auto [model, run] = test::served(kMixtral, 512, 0);
+  run.mode = Mode::train;
+  run.max_tokens = 0;
+  run.qlora = true;
+  run.lora_rank = 8;
+  auto e = estimate_memory(model, run, test::gpu_80gb());
+  run.transformers_version = "4.57.1";
+  auto old = estimate_memory(model, run, test::gpu_80gb());
+  EXPECT_NEAR(static_cast<double>(e.weights) - static_cast<double>(old.weights),
+              (kExperts + kRouters) * (2 - 4.127 / 8), 1e3);
+}
+
+// Decoding reads each weight once: the experts at 2 bytes when they stay 16-bit, 0.5 when
+// bitsandbytes packs them; the output head is 16-bit under every quantiser.
+// PEFT wraps nn.Linear modules: with transformers 5 Mixtral's fused experts and router get no
+// adapter even with all-linear targets (4.57's nn.Linear experts did).
+TEST(QuantServing, LoraAllLinearSkipsFusedExperts) {
+  auto [model, run] = test::served(kMixtral, 512, 0);
+  run.mode = Mode::train;
+  run.max_tokens = 0;
+  run.lora_rank = 8;
+  run.lora_targets = LoraTargets::all_linear;
+  auto e = estimate_memory(model, run, test::gpu_80gb());
+  run.transformers_version = "4.57.1";
+  auto old = estimate_memory(model, run, test::gpu_80gb());
+  const double expert_adapters = 8.0 * 32 * 8 * (3 * (4096 + 14336)) + 8.0 * 32 * (4096 + 8);
+  // The adapters' fp32 weights.
+  EXPECT_NEAR(static_cast<double>(old.weights) - static_cast<double>(e.weights),
+              expert_adapters * 4, 1);
+}
+
+TEST(QuantServing, DecodeReadsTheWeightsAsStored) {
+  auto [model, run] = test::served(kMixtral, 128, 16);
+  run.quant = Quant::int4;
+  auto bytes = [&](const std::string &version, const std::string &name) {
+    fit::Run r = run;
+    r.transformers_version = version;
+    double sum = 0;
+    for (const auto &op : decode_ops(model, r, 128))
+      if (op.name.find(name) != std::string::npos)
+        sum += op.bytes;
+    return sum;
+  };
+  const double experts_new = bytes("5.25.0", "linear w1");
+  const double experts_old = bytes("4.57.1", "linear w1");
+  ASSERT_GT(experts_old, 0);
+  EXPECT_NEAR(experts_new / experts_old, 4, 0.05);
+  EXPECT_NEAR(bytes("5.25.0", "linear q_proj") / bytes("4.57.1", "linear q_proj"), 1, 1e-9);
+  EXPECT_NEAR(bytes("", "lm_head"), 32000.0 * 4096 * 2, 32000.0 * 4096 * 0.01);
+}
+
+TEST(ResolveRun, QuantIsForTransformers) {
+  fit::Run run;
+  run.mode = Mode::infer;
+  run.quant = Quant::int8;
+  auto r = resolve_run(test::resnet("resnet50"), run, nullptr);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("--quant is modelled for transformers only"), std::string::npos)
+      << r.error().message;
+}
+
+} // namespace
+} // namespace dlrig::fit
