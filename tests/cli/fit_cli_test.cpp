@@ -561,6 +561,47 @@ TEST(FitCli, MT5sHeadIsTiedFromTransformers5) {
             v4["gpus"][0]["breakdown"]["weights"].get<double>());
 }
 
+// What --quant quantises, in the JSON: Mixtral 8x7B's attention only with transformers 5 (its
+// experts and routers are fused parameters), every block linear with 4.57; --quant is refused for
+// a CNN (exit 64).
+TEST(FitCli, QuantisedParamsFollowTheTransformersRelease) {
+  auto serve = [](std::vector<std::string> extra) {
+    std::vector<std::string> args = {
+        "fit",   "mistralai/Mixtral-8x7B-v0.1", "--mode", "infer", "--gpu", "GeForce RTX 4090",
+        "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = run_dlrig(args);
+    EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+    return Json::parse(r.out);
+  };
+  const Json v5 = serve({"--quant", "int4", "--transformers", "5.25.0"});
+  const Json v4 = serve({"--quant", "int4", "--transformers", "4.57.1"});
+  EXPECT_EQ(v5["model"]["quantized_params"], 1342177280);
+  EXPECT_EQ(v4["model"]["quantized_params"], 1342177280LL + 45098205184LL);
+  EXPECT_TRUE(serve({})["model"]["quantized_params"].is_null());
+  EXPECT_GT(v5["gpus"][0]["breakdown"]["weights"].get<double>(),
+            3 * v4["gpus"][0]["breakdown"]["weights"].get<double>());
+  auto cnn = run_dlrig({"fit", "resnet-50", "--mode", "infer", "--quant", "int4"});
+  EXPECT_EQ(cnn.exit_code, 64);
+  EXPECT_NE(cnn.err.find("--quant is modelled for transformers only"), std::string::npos)
+      << cnn.err;
+}
+
+// The trainable adapters in the JSON: Llama-3-8B's every linear but the head at rank 16 (PEFT's
+// print_trainable_parameters for all-linear), null without --lora.
+TEST(FitCli, AdapterParamsInTheJson) {
+  auto adapters = [](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"fit", "llama-3-8b", "--gpu", "GeForce RTX 4090", "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = run_dlrig(args);
+    EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+    return Json::parse(r.out)["model"]["adapter_params"];
+  };
+  EXPECT_EQ(adapters({"--lora", "16", "--lora-targets", "all-linear"}), 41943040);
+  EXPECT_EQ(adapters({"--lora", "16"}), 6815744); // q_proj and v_proj
+  EXPECT_TRUE(adapters({}).is_null());
+}
+
 TEST(FitCli, BadFilesAreBadInput) {
   auto dir = scratch("bad");
   fs::remove_all(dir);

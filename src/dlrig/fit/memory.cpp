@@ -109,7 +109,7 @@ double stored_weights(const ModelInput &model, const Dims &d, double shard, doub
   const auto &q = *model.arch.stored_quant;
   double linear_params = 0, linear_bytes = 0;
   for (const auto &l : model::linear_layers(model.arch)) {
-    if (l.role == "lm_head" || l.role == "classifier" || l.role == "pooler" || l.role == "router")
+    if (model::head_linear(l.role) || l.role == "router")
       continue;
     const double n = static_cast<double>(l.count);
     linear_params += static_cast<double>(l.params());
@@ -221,8 +221,6 @@ bool lora_adapts(const Run &run, std::string_view role) {
   return has(role);
 }
 
-// LoRA's trainable parameters: r x (in + out) per adapted linear (memory.md §1.7). Without a
-// linear-layer table, the query and value shapes from the dimensions.
 // PEFT wraps nn.Linear modules: routed experts and routers that transformers builds as parameters
 // (model::moe_linears) get no adapter, whatever the targets.
 bool lora_adapts(const Run &run, const model::LinearShape &l, const model::MoeLinears &moe) {
@@ -231,6 +229,8 @@ bool lora_adapts(const Run &run, const model::LinearShape &l, const model::MoeLi
   return lora_adapts(run, l.role);
 }
 
+// LoRA's trainable parameters: r x (in + out) per adapted linear (memory.md §1.7). Without a
+// linear-layer table, the query and value shapes from the dimensions.
 double lora_adapter_params(const model::ModelArch &m, const Dims &d, const Run &run) {
   const double r = run.lora_rank > 0 ? run.lora_rank : 8;
   const auto moe = model::moe_linears(m.hf_model_type, run.transformers_version);
@@ -284,8 +284,7 @@ LinearInputs lora_inputs(const model::ModelArch &m, const Run &run) {
   const double layers = static_cast<double>(std::max<std::int64_t>(1, m.layers + m.decoder_layers));
   const auto moe = model::moe_linears(m.hf_model_type, run.transformers_version);
   for (const auto &l : model::linear_layers(m))
-    if (lora_adapts(run, l, moe) && l.role != "pooler" && l.role != "lm_head" &&
-        l.role != "classifier" && l.role != "router")
+    if (lora_adapts(run, l, moe) && !model::head_linear(l.role) && l.role != "router")
       in.adapter_width += r * static_cast<double>(l.count) / layers;
   return in;
 }
@@ -646,6 +645,10 @@ double loss_bytes(const Run &run, const Dims &d, double tokens, double ab) {
 
 } // namespace
 
+double adapter_params(const ModelInput &model, const Run &run) {
+  return run.lora() ? lora_adapter_params(model.arch, dims_of(model.arch), run) : 0;
+}
+
 double quantized_params(const ModelInput &model, const Run &run) {
   const double q = static_cast<double>(bnb_linears(model.arch, run.transformers_version).params);
   // --params N sized from a catalog model's shapes: the same share of N.
@@ -792,7 +795,7 @@ double accelerate_largest_bytes(const ModelInput &model) {
   }
   double layer = 0;
   for (const auto &l : model::linear_layers(m))
-    if (l.role != "lm_head" && l.role != "pooler" && l.role != "classifier")
+    if (!model::head_linear(l.role))
       layer += static_cast<double>(l.params());
   const double layers = static_cast<double>(m.layers + m.decoder_layers);
   const double norm = m.norm == "layernorm" ? 2 * h : h;

@@ -125,6 +125,10 @@ std::uint64_t kv_bytes_per_token(const Dims &d, double bytes_per_element);
 // mla_latent_cache_since; an unknown release is a current one) rather than every head's K and V.
 bool mla_latent_cache(const model::ModelArch &arch, const std::string &transformers_version);
 
+// LoRA's adapter parameters on the whole model (--lora, --qlora; 0 without): r x (in + out) per
+// adapted linear.
+double adapter_params(const ModelInput &model, const Run &run);
+
 // The weights --quant or --qlora quantises on the whole model (bnb_linears under the run's
 // transformers; for --params N sized from a catalog model's shapes, the same share of N).
 double quantized_params(const ModelInput &model, const Run &run);

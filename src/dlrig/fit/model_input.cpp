@@ -217,6 +217,20 @@ BnbLinears bnb_linears(const model::ModelArch &m, const std::string &transformer
     else if (l.routed || l.role == "router")
       b.moe_kept += l.params();
   }
+  // nn.Linear modules the layer list leaves out (they barely count for time), converted too.
+  const std::int64_t h = m.hidden, e = m.embed_dim > 0 ? m.embed_dim : h;
+  if (e != h) // OPT's project_in and project_out (word_embed_proj_dim), DeBERTa's embed_proj
+    b.params += (m.hf_model_type == "opt" ? 2 : 1) * e * h;
+  b.params += m.layers * m.position_projections * h * m.heads * m.head_dim; // DeBERTa pos_*_proj
+  if (m.family == model::ModelFamily::encoder && !m.towers.empty())
+    b.params += h * m.projection_dim; // CLIP's visual_projection (text_projection, last, is kept)
+  if (m.map_head) // SigLIP's attention-pooling head: fc1, fc2 and (a subclass) out_proj
+    b.params +=
+        2 * h * m.intermediate +
+        (model::bnb_kept(m.hf_model_type, transformers_version).exact_linear_type ? 0 : h * h);
+  if (m.family != model::ModelFamily::encoder) // an image-text model's vision tower
+    for (const auto &t : m.towers)
+      b.params += bnb_linears(t, transformers_version).params;
   return b;
 }
 

@@ -50,9 +50,7 @@ double weight_read_bytes(const ModelInput &model, const Run &run) {
 double linear_read_bytes(const ModelInput &model, const Run &run, const model::LinearShape &l,
                          bool converted) {
   if (model.arch.stored_quant)
-    return l.role == "lm_head" || l.role == "classifier" || l.role == "pooler" || l.role == "router"
-               ? 2
-               : weight_read_bytes(model, run);
+    return model::head_linear(l.role) || l.role == "router" ? 2 : weight_read_bytes(model, run);
   if (run.quant != Quant::none && !converted)
     return 2;
   return weight_read_bytes(model, run);
@@ -149,7 +147,7 @@ bool classifier_per_token(const model::ModelArch &a) {
 }
 
 bool per_layer(const std::string &role) {
-  return role != "lm_head" && role != "pooler" && role != "classifier";
+  return !model::head_linear(role);
 }
 
 struct Shape {
@@ -237,7 +235,8 @@ void transformer_pass(Builder &b, const ModelInput &model, const Run &run, Shape
       count = std::ceil(count / pp);
     if (l.routed && d.experts > 0)
       m = T * static_cast<double>(d.experts_per_token) / static_cast<double>(d.experts);
-    if (l.role == "pooler" || (l.role == "classifier" && !classifier_per_token(arch)))
+    if (l.role == "pooler" || l.role == "cls_dense" ||
+        (l.role == "classifier" && !classifier_per_token(arch)))
       m = sh.b;
     double in = static_cast<double>(l.in), out = static_cast<double>(l.out);
     if (row_parallel(l.role))
@@ -311,8 +310,8 @@ void transformer_pass(Builder &b, const ModelInput &model, const Run &run, Shape
   if (amp_run && run.kernels == Kernels::eager) {
     double elements = 0, calls = 0;
     for (const auto &l : linears) {
-      if (row_parallel(l.role) || l.role == "pooler" || l.role == "classifier" ||
-          (l.role == "lm_head" && !with_loss))
+      if (row_parallel(l.role) || l.role == "pooler" || l.role == "cls_dense" ||
+          l.role == "classifier" || (l.role == "lm_head" && !with_loss))
         continue;
       const double count = per_layer(l.role) ? std::ceil(static_cast<double>(l.count) / pp)
                                              : static_cast<double>(l.count);

@@ -242,6 +242,10 @@ Json to_json(const FitReport &r) {
   j["model"]["quantized_params"] = nullptr;
   if ((r.run.quant != Quant::none || r.run.qlora) && !m.arch.stored_quant)
     j["model"]["quantized_params"] = std::llround(quantized_params(m, r.run));
+  // The trainable LoRA adapters (PEFT's "trainable params" less any modules_to_save).
+  j["model"]["adapter_params"] = nullptr;
+  if (r.run.lora())
+    j["model"]["adapter_params"] = std::llround(adapter_params(m, r.run));
   if (m.checkpoint)
     j["model"]["checkpoint"] = {{"files", m.checkpoint->files},
                                 {"tensors", m.checkpoint->tensors.size()},

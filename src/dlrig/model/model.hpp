@@ -224,6 +224,9 @@ struct LinearShape {
 // The linear layers of a transformer model (decoder, MoE, BERT, ViT, T5), in layer order; empty
 // for CNNs and UNets.
 std::vector<LinearShape> linear_layers(const ModelArch &m);
+// A head's linear, outside the transformer blocks: lm_head, pooler, classifier, cls_dense (a
+// classification head's dense or pre-classifier layer), mlm_dense (the masked-LM head's transform).
+bool head_linear(std::string_view role);
 
 // A config.json object (transformers, diffusers or the catalog's own rows) to a ModelArch. Errors
 // name the missing or wrong field. Recognised: model_type llama, mistral, mixtral, qwen2, gemma2,

@@ -308,6 +308,10 @@ std::vector<LinearShape> linear_layers(const ModelArch &m) {
     }
     if (m.pooler)
       out.push_back({"pooler", "pooler.dense", m.hidden, m.hidden, 1, true});
+    if (m.mlm_head) // BertPredictionHeadTransform.dense, RoBERTa's lm_head.dense, vocab_transform
+      out.push_back({"mlm_dense", "dense", m.hidden, embed_width(m), 1, true});
+    if (m.cls_dense)
+      out.push_back({"cls_dense", "dense", m.hidden, m.hidden, 1, true});
     if (m.num_labels > 0)
       out.push_back({"classifier", "classifier", m.hidden, m.num_labels, 1, m.classifier_bias});
     return out;
@@ -331,9 +335,16 @@ std::vector<LinearShape> linear_layers(const ModelArch &m) {
   if (m.lm_head && !m.tied_embeddings)
     out.push_back({"lm_head", m.module_names.size() > 8 ? m.module_names[8] : "lm_head", m.hidden,
                    m.vocab, 1, m.lm_head_bias});
+  if (m.cls_dense) // BART's and T5's classification head: dense, then out_proj
+    out.push_back({"cls_dense", "dense", m.hidden, m.hidden, 1, true});
   if (m.num_labels > 0)
     out.push_back({"classifier", "score", m.hidden, m.num_labels, 1, m.classifier_bias});
   return out;
+}
+
+bool head_linear(std::string_view role) {
+  return role == "lm_head" || role == "pooler" || role == "classifier" || role == "cls_dense" ||
+         role == "mlm_dense";
 }
 
 std::int64_t derive_params(const ModelArch &m) {

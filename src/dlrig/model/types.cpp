@@ -733,9 +733,9 @@ BnbKept bnb_kept(std::string_view type, const std::string &version) {
   };
   BnbKept k;
   k.biased_head_converted = after(section.at("biased_head_converted_since").get<std::string>());
+  k.exact_linear_type = after(section.at("exact_linear_type_since").get<std::string>());
   auto it = section.at("types").find(std::string(type));
-  if (it != section.at("types").end() &&
-      (!it->contains("since") || after(it->at("since").get<std::string>())))
+  if (it != section.at("types").end() && (!it->value("subclass", false) || k.exact_linear_type))
     k.roles = it->at("roles").get<std::vector<std::string>>();
   return k;
 }

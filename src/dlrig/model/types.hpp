@@ -64,11 +64,13 @@ struct MoeLinears {
 MoeLinears moe_linears(std::string_view type, const std::string &version);
 
 // What else bitsandbytes leaves unquantised in a model_type under transformers `version` (empty:
-// the newest; data/model_types.json "bnb_kept"): linear roles kept ("all": every one), and whether
-// a classifier or pooler that is the model's last module is converted when it has a bias.
+// the newest; data/model_types.json "bnb_kept"): linear roles kept ("all": every one), whether
+// a classifier or pooler that is the model's last module is converted when it has a bias, and
+// whether only modules of type exactly nn.Linear are converted (subclasses kept).
 struct BnbKept {
   std::vector<std::string> roles;
   bool biased_head_converted = true;
+  bool exact_linear_type = true;
 };
 BnbKept bnb_kept(std::string_view type, const std::string &version);
 

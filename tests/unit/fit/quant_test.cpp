@@ -137,6 +137,37 @@ TEST(BnbLinears, BiasedClassifierIsConvertedFrom5) {
   EXPECT_EQ(bnb_linears(llama, "").params, bnb_linears(llama, "4.57.1").params); // score: no bias
 }
 
+// Heads' nn.Linear layers: the masked-LM transform and a classification head's dense layer are in
+// the layer list (and converted); projections outside it are counted for bitsandbytes only.
+TEST(BnbLinears, HeadsAndProjectionsOutsideTheBlocks) {
+  const std::string bert = R"({"model_type": "bert", "hidden_size": 64,
+      "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
+      "vocab_size": 128, "max_position_embeddings": 64, "type_vocab_size": 2)";
+  auto mlm = arch_of(bert + R"(, "architectures": ["BertForMaskedLM"]})");
+  auto base = arch_of(bert + R"(, "architectures": ["BertModel"]})");
+  // BertModel's pooler is its last module, biased: converted from 5.0.0.
+  EXPECT_EQ(bnb_linears(mlm, "").params, bnb_linears(base, "").params);
+  EXPECT_EQ(bnb_linears(base, "").params - bnb_linears(base, "4.57.1").params, 64 * 64);
+  const auto linears = model::linear_layers(mlm);
+  ASSERT_FALSE(linears.empty());
+  EXPECT_EQ(linears.back().role, "mlm_dense");
+  // OPT with word_embed_proj_dim: project_in and project_out.
+  auto opt = arch_of(R"({"model_type": "opt", "hidden_size": 64, "ffn_dim": 128,
+      "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 128,
+      "max_position_embeddings": 64, "word_embed_proj_dim": 32})");
+  auto opt_same = opt;
+  opt_same.embed_dim = 0;
+  EXPECT_EQ(bnb_linears(opt, "").params - bnb_linears(opt_same, "").params, 2 * 32 * 64);
+  // SigLIP's pooling head: fc1 and fc2, and its attention's out_proj (an nn.Linear subclass)
+  // until 5.5.0 converted only exact nn.Linear types.
+  auto siglip = arch_of(R"({"model_type": "siglip_vision_model", "hidden_size": 64,
+      "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
+      "image_size": 32, "patch_size": 16})");
+  ASSERT_TRUE(siglip.map_head);
+  EXPECT_EQ(bnb_linears(siglip, "5.4.0").params - bnb_linears(siglip, "5.5.0").params, 64 * 64);
+  EXPECT_EQ(bnb_linears(siglip, "5.5.0").params, 2 * (4 * 64 * 64 + 2 * 64 * 128) + 2 * 64 * 128);
+}
+
 // BART and Whisper size the decoder's feed-forward apart (decoder_ffn_dim).
 TEST(LinearLayers, EncoderDecoderFeedForwardsPerStack) {
   auto bart = arch_of(R"({"model_type": "bart", "d_model": 64, "encoder_ffn_dim": 128,
