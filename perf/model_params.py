@@ -197,21 +197,22 @@ VARIANTS = {
 DERIVED = ("is_gated_act", "dense_act_fn", "layer_types")
 
 
-def count_transformers(cfg_dict):
+def build_meta(cfg_dict):
+    """The model transformers builds from this config on the meta device: its architectures[0],
+    else the class dlrig assumes."""
     model_type = cfg_dict["model_type"]
     kwargs = {k: v for k, v in cfg_dict.items() if k != "model_type"}
     config = AutoConfig.for_model(model_type, **kwargs)
     archs = cfg_dict.get("architectures") or []
     with torch.device("meta"):
         if archs:
-            cls = getattr(transformers, archs[0])
-            model = cls._from_config(config)
-        else:
-            auto = default_class(model_type, cfg_dict)
-            if hasattr(auto, "from_config"):
-                model = auto.from_config(config)
-            else:
-                model = auto._from_config(config)
+            return getattr(transformers, archs[0])._from_config(config)
+        auto = default_class(model_type, cfg_dict)
+        return (auto.from_config if hasattr(auto, "from_config") else auto._from_config)(config)
+
+
+def count_transformers(cfg_dict):
+    model = build_meta(cfg_dict)
     return sum(p.numel() for p in model.parameters()), type(model).__name__
 
 

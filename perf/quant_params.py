@@ -101,6 +101,18 @@ def kept(model):
     return sorted(lin), sorted(fused)
 
 
+def verdict(want, got, err, refused):
+    """A row's "equal" column: refused (the option is not modelled there), **no** (an error or a
+    different count), n/a (this build has no such field) or yes."""
+    if refused:
+        return "refused"
+    if err is not None:
+        return "**no**"
+    if got is None:
+        return "n/a"
+    return "yes" if got == want else "**no**"
+
+
 def count_dlrig(dlrig, cfg_dict, folder):
     """(count or None, error line or None, refused): refused when dlrig says --quant is not
     modelled for the family."""
@@ -130,14 +142,7 @@ def run_cases(a):
                 want, params, skip, lin, fused = None, None, [], [], []
                 cls = f"error: {e}"[:80]
             got, err, refused = count_dlrig(a.dlrig, d, tmp)
-            if refused:
-                ok = "refused"
-            elif err is not None:
-                ok = "**no**"
-            elif got is None:
-                ok = "n/a"
-            else:
-                ok = "yes" if got == want else "**no**"
+            ok = verdict(want, got, err, refused)
             bad += ok == "**no**"
             rows.append((name, cls, params, want, got, err, ok))
             if a.json:

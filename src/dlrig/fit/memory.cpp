@@ -221,13 +221,29 @@ bool lora_adapts(const Run &run, std::string_view role) {
   return has(role);
 }
 
-// PEFT wraps nn.Linear modules: routed experts and routers that transformers builds as parameters
-// (model::moe_linears) get no adapter, whatever the targets.
-bool lora_adapts(const Run &run, const model::LinearShape &l, const model::MoeLinears &moe) {
-  if ((l.routed && !moe.experts) || (l.role == "router" && !moe.router))
-    return false;
-  return lora_adapts(run, l.role);
+} // namespace
+
+LoraAdapter lora_adapter(const Run &run, const model::LinearShape &l,
+                         const model::MoeLinears &moe) {
+  const double in = static_cast<double>(l.in), out = static_cast<double>(l.out);
+  const bool mlp = l.role == "gate" || l.role == "up" || l.role == "down" || l.role == "gate_up";
+  if (run.lora_targets == LoraTargets::all_linear && moe.peft_target_parameters && !moe.experts) {
+    if (l.routed)
+      return l.role == "gate"   ? LoraAdapter{2, in + 2 * out}
+             : l.role == "down" ? LoraAdapter{1, in + out}
+                                : LoraAdapter{};
+    if (l.role == "router")
+      return {1, in + out};
+    if (mlp)
+      return {};
+  }
+  if ((l.routed && !moe.experts) || (l.role == "router" && !moe.router) ||
+      !lora_adapts(run, l.role))
+    return {};
+  return {1, in + out};
 }
+
+namespace {
 
 // LoRA's trainable parameters: r x (in + out) per adapted linear (memory.md §1.7). Without a
 // linear-layer table, the query and value shapes from the dimensions.
@@ -235,9 +251,10 @@ double lora_adapter_params(const model::ModelArch &m, const Dims &d, const Run &
   const double r = run.lora_rank > 0 ? run.lora_rank : 8;
   const auto moe = model::moe_linears(m.hf_model_type, run.transformers_version);
   double per_rank = 0;
-  for (const auto &l : model::linear_layers(m))
-    if (lora_adapts(run, l, moe))
-      per_rank += static_cast<double>(l.count * (l.in + l.out));
+  for (const auto &l : model::linear_layers(m)) {
+    const auto a = lora_adapter(run, l, moe);
+    per_rank += static_cast<double>(l.count) * a.rank * a.width;
+  }
   if (m.family == model::ModelFamily::unet) {
     if (auto u = unet_cost(m, model::default_image_size(m)))
       per_rank = run.lora_targets == LoraTargets::all_linear ? u->lora_all_per_rank
@@ -284,8 +301,9 @@ LinearInputs lora_inputs(const model::ModelArch &m, const Run &run) {
   const double layers = static_cast<double>(std::max<std::int64_t>(1, m.layers + m.decoder_layers));
   const auto moe = model::moe_linears(m.hf_model_type, run.transformers_version);
   for (const auto &l : model::linear_layers(m))
-    if (lora_adapts(run, l, moe) && !model::head_linear(l.role) && l.role != "router")
-      in.adapter_width += r * static_cast<double>(l.count) / layers;
+    if (!model::head_linear(l.role) && l.role != "router")
+      in.adapter_width +=
+          r * lora_adapter(run, l, moe).rank * static_cast<double>(l.count) / layers;
   return in;
 }
 

@@ -125,6 +125,20 @@ std::uint64_t kv_bytes_per_token(const Dims &d, double bytes_per_element);
 // mla_latent_cache_since; an unknown release is a current one) rather than every head's K and V.
 bool mla_latent_cache(const model::ModelArch &arch, const std::string &transformers_version);
 
+// PEFT's LoRA adapter on one linear of model::linear_layers: its rank as a multiple of r (0: no
+// adapter) and the in + out it spans. PEFT wraps nn.Linear modules (all-linear: every one but the
+// output head; dlrig leaves classification heads out, as PEFT's SEQ_CLS task does); fused experts
+// and routers that transformers builds as parameters get none, except for the types
+// model::MoeLinears::peft_target_parameters names under all-linear: the router at r, each expert's
+// fused gate_up_proj at 2r over in + 2 x intermediate (listed on the gate; the up linear gets
+// none), down_proj at r, and no adapter on the nn.Linear gate/up/down of shared experts and dense
+// layers.
+struct LoraAdapter {
+  double rank = 0;
+  double width = 0;
+};
+LoraAdapter lora_adapter(const Run &run, const model::LinearShape &l, const model::MoeLinears &moe);
+
 // LoRA's adapter parameters on the whole model (--lora, --qlora; 0 without): r x (in + out) per
 // adapted linear.
 double adapter_params(const ModelInput &model, const Run &run);

@@ -328,17 +328,13 @@ void transformer_pass(Builder &b, const ModelInput &model, const Run &run, Shape
   if (run.lora() && training) {
     double r = std::max(1, run.lora_rank > 0 ? run.lora_rank : 16);
     double per_token = 0, modules = 0;
-    // PEFT wraps nn.Linear modules only: not experts or routers built as parameters.
+    // The adapters PEFT puts on the linears (lora_adapter: memory's count).
     const auto moe = model::moe_linears(arch.hf_model_type, run.transformers_version);
     for (const auto &l : linears) {
-      if ((l.routed && !moe.experts) || (l.role == "router" && !moe.router))
+      const auto adapter = lora_adapter(run, l, moe);
+      if (adapter.rank == 0)
         continue;
-      bool adapted = run.lora_targets == LoraTargets::all_linear
-                         ? l.role != "lm_head"
-                         : (l.role == "q" || l.role == "v" || l.role == "qkv");
-      if (!adapted)
-        continue;
-      per_token += 2 * r * static_cast<double>(l.in + l.out) * std::ceil(l.count / pp) / tp;
+      per_token += 2 * r * adapter.rank * adapter.width * std::ceil(l.count / pp) / tp;
       modules += std::ceil(l.count / pp);
     }
     Op o;

@@ -723,7 +723,9 @@ MoeLinears moe_linears(std::string_view type, const std::string &version) {
   auto it = types.find(std::string(type));
   if (it == types.end())
     return {};
-  return {in_ranges(it->at("experts"), version), in_ranges(it->at("router"), version)};
+  const Json &peft = types_table().at("moe_linears").at("peft_target_parameters").at("types");
+  return {in_ranges(it->at("experts"), version), in_ranges(it->at("router"), version),
+          std::find(peft.begin(), peft.end(), Json(std::string(type))) != peft.end()};
 }
 
 BnbKept bnb_kept(std::string_view type, const std::string &version) {

@@ -60,6 +60,7 @@ std::optional<std::string> mla_latent_cache_since(std::string_view type);
 struct MoeLinears {
   bool experts = true;
   bool router = true;
+  bool peft_target_parameters = false; // "peft_target_parameters": PEFT adapts them anyway
 };
 MoeLinears moe_linears(std::string_view type, const std::string &version);
 

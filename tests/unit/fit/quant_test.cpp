@@ -1,7 +1,7 @@
 // What bitsandbytes quantises (--quant, --qlora): nn.Linear weights but the head, and from
 // transformers 5.0.0 not the routed experts and routers most MoE types build as parameters
 // (data/model_types.json "moe_linears"; perf/quant_params.py compares the count with transformers'
-// own replacement, and --load with a real 4-bit load on the CPU).
+// own replacement, and --load with a real 4-bit load on the CPU); and what PEFT adapts on them.
 #include "dlrig/core/embedded.hpp"
 #include "dlrig/core/json.hpp"
 #include "dlrig/fit/fit.hpp"
@@ -209,25 +209,38 @@ TEST(QuantServing, QloraBaseOfMixtralKeepsItsExperts16Bit) {
               (kExperts + kRouters) * (2 - 4.127 / 8), 1e3);
 }
 
-// Decoding reads each weight once: the experts at 2 bytes when they stay 16-bit, 0.5 when
-// bitsandbytes packs them; the output head is 16-bit under every quantiser.
-// PEFT wraps nn.Linear modules: with transformers 5 Mixtral's fused experts and router get no
-// adapter even with all-linear targets (4.57's nn.Linear experts did).
-TEST(QuantServing, LoraAllLinearSkipsFusedExperts) {
+// PEFT's all-linear LoRA (0.21.2, measured on transformers 5.25.0 by perf/lora_params.py):
+// Mixtral's fused experts and router are still adapted, as target_parameters (the router at r,
+// gate_up_proj at 2r, down_proj at r): 179,832,832 at r 8; transformers 4.57's nn.Linear experts
+// take r on each of w1, w3, w2 and the gate. Qwen2-MoE's fused experts and router get none.
+TEST(QuantServing, LoraAllLinearOnFusedExpertsFollowsPeft) {
   auto [model, run] = test::served(kMixtral, 512, 0);
   run.mode = Mode::train;
   run.max_tokens = 0;
   run.lora_rank = 8;
   run.lora_targets = LoraTargets::all_linear;
-  auto e = estimate_memory(model, run, test::gpu_80gb());
+  EXPECT_DOUBLE_EQ(adapter_params(model, run), 179832832);
   run.transformers_version = "4.57.1";
-  auto old = estimate_memory(model, run, test::gpu_80gb());
-  const double expert_adapters = 8.0 * 32 * 8 * (3 * (4096 + 14336)) + 8.0 * 32 * (4096 + 8);
-  // The adapters' fp32 weights.
-  EXPECT_NEAR(static_cast<double>(old.weights) - static_cast<double>(e.weights),
-              expert_adapters * 4, 1);
+  const double attention = 32.0 * 8 * (2 * (4096 + 4096) + 2 * (4096 + 1024));
+  EXPECT_DOUBLE_EQ(adapter_params(model, run),
+                   attention + 32.0 * 8 * (4096 + 8) + 32.0 * 8 * 8 * 3 * (4096 + 14336));
+  auto [qwen, qrun] = test::served(R"({"model_type": "qwen2_moe"})", 512, 0);
+  qrun.mode = Mode::train;
+  qrun.max_tokens = 0;
+  qrun.lora_rank = 8;
+  qrun.lora_targets = LoraTargets::all_linear;
+  const double with_experts = [&] {
+    fit::Run r = qrun;
+    r.transformers_version = "4.57.1";
+    return adapter_params(qwen, r);
+  }();
+  // 24 layers x 60 experts x 3 linears x r (2048 + 1408), and the router r (2048 + 60).
+  EXPECT_DOUBLE_EQ(with_experts - adapter_params(qwen, qrun),
+                   24.0 * 8 * (60 * 3 * (2048 + 1408) + (2048 + 60)));
 }
 
+// Decoding reads each weight once: the experts at 2 bytes when they stay 16-bit, 0.5 when
+// bitsandbytes packs them; the output head is 16-bit under every quantiser.
 TEST(QuantServing, DecodeReadsTheWeightsAsStored) {
   auto [model, run] = test::served(kMixtral, 128, 16);
   run.quant = Quant::int4;
