@@ -205,9 +205,10 @@ void add_workload_options(CLI::App &sub, WorkloadArgs &a,
   add_ranged_option<int>(sub, "--lora", a.run.lora_rank,
                          "Train LoRA adapters of rank R on a frozen base", "R", 1, 1 << 16);
   sub.add_flag("--qlora", a.run.qlora, "LoRA on a 4-bit NF4 base (QLoRA)");
-  sub.add_option("--lora-targets", a.lora_targets,
-                 "qv (PEFT's default: query and value) | all-linear (every linear but the head) | "
-                 "a list such as q,v,o,gate,up,down")
+  sub.add_option(
+         "--lora-targets", a.lora_targets,
+         "qv (PEFT's default: query and value; Phi's adds fc1, fc2) | all-linear (every linear but "
+         "the head) | a list such as q,v,o,gate,up,down")
       ->type_name("T");
   sub.add_option("--attention", a.attention, "eager | sdpa | flash")->type_name("A");
   sub.add_option("--loss", a.loss,

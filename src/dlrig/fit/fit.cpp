@@ -6,6 +6,7 @@
 #include "dlrig/model/types.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
@@ -243,6 +244,14 @@ Result<Run> resolve_run(const ModelInput &model, Run run, std::vector<std::strin
           "come from kv_a_proj_with_mqa and kv_b_proj); give --lora-targets all-linear, or a "
           "list of q, o, gate, up, down",
           run.lora_targets == LoraTargets::qv ? "qv (the default)" : "with k or v", arch.name));
+    if (run.lora() && run.lora_targets == LoraTargets::qv)
+      if (auto peft = model::peft_default_targets(arch.hf_model_type); !peft.empty()) {
+        run.lora_targets = LoraTargets::custom;
+        run.lora_modules = peft;
+        note(fmt::format("LoRA targets: PEFT's default for {} ({}); --lora-targets q,v for the "
+                         "query and value alone",
+                         arch.hf_model_type, fmt::join(peft, ", ")));
+      }
     const auto layers = std::max(d.layers, d.decoder_layers);
     if (layers > 0 && run.pp > 1 && layers % run.pp != 0)
       return make_error(fmt::format("--pp {} does not divide {}'s {} layers: use a --pp that "

@@ -728,6 +728,14 @@ MoeLinears moe_linears(std::string_view type, const std::string &version) {
           std::find(peft.begin(), peft.end(), Json(std::string(type))) != peft.end()};
 }
 
+std::vector<std::string> peft_default_targets(std::string_view type) {
+  const Json &types = types_table().at("types");
+  auto it = types.find(std::string(type));
+  if (it == types.end() || !it->contains("peft_default_targets"))
+    return {};
+  return it->at("peft_default_targets").get<std::vector<std::string>>();
+}
+
 BnbKept bnb_kept(std::string_view type, const std::string &version) {
   const Json &section = types_table().at("bnb_kept");
   auto after = [&](const std::string &since) {

@@ -64,6 +64,11 @@ struct MoeLinears {
 };
 MoeLinears moe_linears(std::string_view type, const std::string &version);
 
+// PEFT's default LoRA targets for a model_type as roles (q, v, up, down...) where they are not
+// the query and value projections (data/model_types.json "peft_default_targets": Phi's q_proj,
+// v_proj, fc1, fc2); empty: q and v.
+std::vector<std::string> peft_default_targets(std::string_view type);
+
 // What else bitsandbytes leaves unquantised in a model_type under transformers `version` (empty:
 // the newest; data/model_types.json "bnb_kept"): linear roles kept ("all": every one), whether
 // a classifier or pooler that is the model's last module is converted when it has a bias, and

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 namespace dlrig::fit {
 namespace {
@@ -259,6 +260,29 @@ TEST(QuantServing, DecodeReadsTheWeightsAsStored) {
   EXPECT_NEAR(experts_new / experts_old, 4, 0.05);
   EXPECT_NEAR(bytes("5.25.0", "linear q_proj") / bytes("4.57.1", "linear q_proj"), 1, 1e-9);
   EXPECT_NEAR(bytes("", "lm_head"), 32000.0 * 4096 * 2, 32000.0 * 4096 * 0.01);
+}
+
+// PEFT's default targets for Phi are q_proj, v_proj, fc1 and fc2 (phi-2 at r 8: 9,175,040, as
+// PEFT 0.21.2 counts): the default qv takes them, and says so.
+TEST(ResolveRun, LoraDefaultIsPeftsPerType) {
+  auto phi = test::make(arch_of(R"({"model_type": "phi", "hidden_size": 64,
+      "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
+      "vocab_size": 128})"),
+                        0);
+  phi.params = model::derive_params(phi.arch);
+  fit::Run run;
+  run.seq = 64;
+  run.lora_rank = 8;
+  std::vector<std::string> said;
+  auto r = resolve_run(phi, run, &said);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->lora_targets, LoraTargets::custom);
+  EXPECT_EQ(r->lora_modules, (std::vector<std::string>{"q", "v", "up", "down"}));
+  EXPECT_NE(said.back().find("PEFT's default for phi"), std::string::npos) << said.back();
+  EXPECT_DOUBLE_EQ(adapter_params(phi, *r), 2.0 * 8 * (2 * (64 + 64) + (64 + 128) + (128 + 64)));
+  auto llama = test::llama(2, 64, 4, 4, 128);
+  llama.arch.hf_model_type = "llama";
+  EXPECT_EQ(resolve_run(llama, run, nullptr)->lora_targets, LoraTargets::qv);
 }
 
 TEST(ResolveRun, QuantIsForTransformers) {
