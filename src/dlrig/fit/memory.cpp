@@ -109,7 +109,7 @@ double stored_weights(const ModelInput &model, const Dims &d, double shard, doub
   const auto &q = *model.arch.stored_quant;
   double linear_params = 0, linear_bytes = 0;
   for (const auto &l : model::linear_layers(model.arch)) {
-    if (model::head_linear(l.role) || l.role == "router")
+    if (stored_unpacked(l))
       continue;
     const double n = static_cast<double>(l.count);
     linear_params += static_cast<double>(l.params());
@@ -220,30 +220,6 @@ bool lora_adapts(const Run &run, std::string_view role) {
     return has("gate") || has("up");
   return has(role);
 }
-
-} // namespace
-
-LoraAdapter lora_adapter(const Run &run, const model::LinearShape &l,
-                         const model::MoeLinears &moe) {
-  const double in = static_cast<double>(l.in), out = static_cast<double>(l.out);
-  const bool mlp = l.role == "gate" || l.role == "up" || l.role == "down" || l.role == "gate_up";
-  if (run.lora_targets == LoraTargets::all_linear && moe.peft_target_parameters && !moe.experts) {
-    if (l.routed)
-      return l.role == "gate"   ? LoraAdapter{2, in + 2 * out}
-             : l.role == "down" ? LoraAdapter{1, in + out}
-                                : LoraAdapter{};
-    if (l.role == "router")
-      return {1, in + out};
-    if (mlp)
-      return {};
-  }
-  if ((l.routed && !moe.experts) || (l.role == "router" && !moe.router) ||
-      !lora_adapts(run, l.role))
-    return {};
-  return {1, in + out};
-}
-
-namespace {
 
 // LoRA's trainable parameters: r x (in + out) per adapted linear (memory.md §1.7). Without a
 // linear-layer table, the query and value shapes from the dimensions.
@@ -663,6 +639,30 @@ double loss_bytes(const Run &run, const Dims &d, double tokens, double ab) {
 
 } // namespace
 
+bool stored_unpacked(const model::LinearShape &l) {
+  return model::head_linear(l.role) || l.role == "router";
+}
+
+LoraAdapter lora_adapter(const Run &run, const model::LinearShape &l,
+                         const model::MoeLinears &moe) {
+  const double in = static_cast<double>(l.in), out = static_cast<double>(l.out);
+  const bool mlp = l.role == "gate" || l.role == "up" || l.role == "down" || l.role == "gate_up";
+  if (run.lora_targets == LoraTargets::all_linear && moe.peft_target_parameters && !moe.experts) {
+    if (l.routed)
+      return l.role == "gate"   ? LoraAdapter{2, in + 2 * out}
+             : l.role == "down" ? LoraAdapter{1, in + out}
+                                : LoraAdapter{};
+    if (l.role == "router")
+      return {1, in + out};
+    if (mlp)
+      return {};
+  }
+  if ((l.routed && !moe.experts) || (l.role == "router" && !moe.router) ||
+      !lora_adapts(run, l.role))
+    return {};
+  return {1, in + out};
+}
+
 double adapter_params(const ModelInput &model, const Run &run) {
   return run.lora() ? lora_adapter_params(model.arch, dims_of(model.arch), run) : 0;
 }
@@ -890,14 +890,12 @@ bool mla_latent_cache(const model::ModelArch &arch, const std::string &transform
   if (arch.kv_lora_rank <= 0)
     return false;
   auto since = model::mla_latent_cache_since(arch.hf_model_type);
-  return since &&
-         (transformers_version.empty() || compare_versions(transformers_version, *since) >= 0);
+  return since && model::transformers_at_least(transformers_version, *since);
 }
 
 bool kv_windows_apply(const Dims &d, const std::string &transformers_version) {
   return d.sliding_layers > 0 && d.sliding_window > 0 &&
-         (transformers_version.empty() ||
-          compare_versions(transformers_version, model::kv_window_since()) >= 0);
+         model::transformers_at_least(transformers_version, model::kv_window_since());
 }
 
 double kv_cache_layer_tokens(const Dims &d, double prompt, double new_tokens, bool windows) {
@@ -936,7 +934,10 @@ MemoryEstimate estimate_memory(const ModelInput &model, const Run &run, const Gp
   double weights = 0, cache = 0, grads = 0, opt = 0, temp = 0, acts = 0, kv = 0;
   // Gradients that exist when backward starts, and those backward has made by its peak.
   double grads_held = 0, grads_made = 0;
-  if ((run.quant != Quant::none || run.qlora) && !arch.stored_quant) {
+  // bitsandbytes' share (--quant, --qlora): the weights it quantises on this GPU.
+  const bool bnb_run = (run.quant != Quant::none || run.qlora) && !arch.stored_quant;
+  const double qparams = bnb_run ? quantized_params(model, run) / shard : 0;
+  if (bnb_run) {
     const auto bnb = bnb_linears(arch, run.transformers_version);
     if (bnb.moe_kept > 0) {
       const auto moe = model::moe_linears(arch.hf_model_type, run.transformers_version);
@@ -950,8 +951,7 @@ MemoryEstimate estimate_memory(const ModelInput &model, const Run &run, const Gp
           !moe.experts && !moe.router ? "routed experts and routers"
           : !moe.experts              ? "routed experts"
                                       : "MoE routers",
-          group_digits(bnb.moe_kept),
-          group_digits(static_cast<std::int64_t>(quantized_params(model, run))),
+          group_digits(bnb.moe_kept), group_digits(std::llround(qparams * shard)),
           group_digits(model.params)));
     }
   }
@@ -967,7 +967,6 @@ MemoryEstimate estimate_memory(const ModelInput &model, const Run &run, const Gp
       // gradients and optimizer states (memory.md §1.7).
       const double adapters = lora_adapter_params(arch, d, run) / shard;
       const double base_bytes = full32(run.precision) ? 4 : 2;
-      const double qparams = quantized_params(model, run) / shard;
       double base = arch.stored_quant ? stored_weights(model, d, shard, base_bytes)
                     : run.qlora       ? qparams * kNf4DqBytes + (p_gpu - qparams) * base_bytes
                                       : p_gpu * base_bytes;
@@ -1164,7 +1163,6 @@ MemoryEstimate estimate_memory(const ModelInput &model, const Run &run, const Gp
   } else {
     // Serving: weights at the precision (or int8 / int4 on nn.Linear weights), the KV cache for
     // every request's prompt + new tokens, one layer's working set at prefill and the logits.
-    const double qparams = quantized_params(model, run) / shard;
     const double wb = bytes_per_weight_infer(run.precision);
     if (arch.stored_quant)
       weights = stored_weights(model, d, shard, 2);

@@ -3,6 +3,7 @@
 // Every formula and constant is in docs/fit.md, whose table maps "memory.md §x" to public URLs.
 #include "dlrig/fit/model_input.hpp"
 #include "dlrig/fit/run.hpp"
+#include "dlrig/model/types.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -124,6 +125,10 @@ std::uint64_t kv_bytes_per_token(const Dims &d, double bytes_per_element);
 // Whether this run's transformers caches DeepSeek's compressed latent (model::
 // mla_latent_cache_since; an unknown release is a current one) rather than every head's K and V.
 bool mla_latent_cache(const model::ModelArch &arch, const std::string &transformers_version);
+
+// A linear that quantisers leave 16-bit in a checkpoint stored quantised (GPTQ, AWQ...): the
+// output head, pooler, classification and masked-LM heads' linears, the MoE router.
+bool stored_unpacked(const model::LinearShape &l);
 
 // PEFT's LoRA adapter on one linear of model::linear_layers: its rank as a multiple of r (0: no
 // adapter) and the in + out it spans. PEFT wraps nn.Linear modules (all-linear: every one but the

@@ -1,5 +1,7 @@
 #include "dlrig/fit/model_input.hpp"
 
+#include "dlrig/model/types.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>

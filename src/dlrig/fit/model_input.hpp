@@ -4,7 +4,6 @@
 #include "dlrig/core/result.hpp"
 #include "dlrig/fit/safetensors.hpp"
 #include "dlrig/model/model.hpp"
-#include "dlrig/model/types.hpp"
 #include "dlrig/model/walk.hpp"
 
 #include <cstdint>

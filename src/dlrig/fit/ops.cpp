@@ -50,15 +50,15 @@ double weight_read_bytes(const ModelInput &model, const Run &run) {
 double linear_read_bytes(const ModelInput &model, const Run &run, const model::LinearShape &l,
                          bool converted) {
   if (model.arch.stored_quant)
-    return model::head_linear(l.role) || l.role == "router" ? 2 : weight_read_bytes(model, run);
+    return stored_unpacked(l) ? 2 : weight_read_bytes(model, run);
   if (run.quant != Quant::none && !converted)
     return 2;
   return weight_read_bytes(model, run);
 }
 
-// The output head's (kept 16-bit by every quantiser).
+// The output head's: 16-bit under every quantiser.
 double head_read_bytes(const ModelInput &model, const Run &run) {
-  return linear_read_bytes(model, run, {"lm_head", "lm_head", 0, 0, 1, false}, false);
+  return model.arch.stored_quant || run.quant != Quant::none ? 2 : weight_read_bytes(model, run);
 }
 
 // The master weights (and gradients) as stored: fp32 for fp32/tf32 and autocast runs (PyTorch

@@ -701,17 +701,17 @@ std::optional<std::string> tie_forced_since(std::string_view type) {
   return since_in("tie_forced", type);
 }
 
+bool transformers_at_least(const std::string &version, std::string_view since) {
+  return version.empty() || compare_versions(version, since) >= 0;
+}
+
 namespace {
 // Whether `version` (empty: the newest) falls in one of the [from, until) ranges.
 bool in_ranges(const Json &ranges, const std::string &version) {
   for (const auto &r : ranges) {
     const Json &from = r.at(0), &until = r.at(1);
-    const bool after = from.is_null() || (!version.empty() &&
-                                          compare_versions(version, from.get<std::string>()) >= 0);
-    const bool before =
-        until.is_null() ||
-        (!version.empty() && compare_versions(version, until.get<std::string>()) < 0);
-    if (after && before)
+    if ((from.is_null() || transformers_at_least(version, from.get<std::string>())) &&
+        (until.is_null() || !transformers_at_least(version, until.get<std::string>())))
       return true;
   }
   return false;
@@ -738,12 +738,12 @@ std::vector<std::string> peft_default_targets(std::string_view type) {
 
 BnbKept bnb_kept(std::string_view type, const std::string &version) {
   const Json &section = types_table().at("bnb_kept");
-  auto after = [&](const std::string &since) {
-    return version.empty() || compare_versions(version, since) >= 0;
+  auto after = [&](const char *since) {
+    return transformers_at_least(version, section.at(since).get<std::string>());
   };
   BnbKept k;
-  k.biased_head_converted = after(section.at("biased_head_converted_since").get<std::string>());
-  k.exact_linear_type = after(section.at("exact_linear_type_since").get<std::string>());
+  k.biased_head_converted = after("biased_head_converted_since");
+  k.exact_linear_type = after("exact_linear_type_since");
   auto it = section.at("types").find(std::string(type));
   if (it != section.at("types").end() && (!it->value("subclass", false) || k.exact_linear_type))
     k.roles = it->at("roles").get<std::vector<std::string>>();

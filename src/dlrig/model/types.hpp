@@ -54,6 +54,10 @@ std::optional<std::string> sdpa_grouped_kv_since(std::string_view type);
 // and V3 from 5.15.0); nullopt: not listed.
 std::optional<std::string> mla_latent_cache_since(std::string_view type);
 
+// Whether transformers `version` is `since` or later; an unknown (empty) version is taken as the
+// newest release, as every table-driven rule here takes it.
+bool transformers_at_least(const std::string &version, std::string_view since);
+
 // Which parts of a model_type's MoE layers transformers `version` (empty: the newest) builds as
 // nn.Linear modules, the only ones bitsandbytes quantises (data/model_types.json "moe_linears":
 // from 5.0.0 most types fuse their routed experts into parameters); a type not listed: both.
