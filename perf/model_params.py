@@ -37,7 +37,7 @@ DEFAULT_TYPES = [
     "falcon", "stablelm", "gpt_bigcode", "roberta", "xlm-roberta", "distilbert", "deberta-v2",
     "mt5", "bart", "mbart", "whisper", "clip", "granite", "smollm3", "gemma3_text", "cohere",
     "arcee", "olmo2", "gpt_oss", "olmoe", "granitemoe", "exaone4", "ernie4_5", "seed_oss",
-    "siglip_vision_model", "gemma3", "deepseek_v3", "olmo3", "cohere2",
+    "siglip_vision_model", "gemma3", "deepseek_v3", "olmo3", "cohere2", "glm4", "glm4_moe",
 ]
 
 BUILTIN = {"llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "bert", "vit", "t5"}
@@ -45,7 +45,7 @@ DECODERS = {"llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "q
             "qwen2_moe", "gemma", "phi", "gpt_neox", "gptj", "opt", "bloom", "falcon", "stablelm",
             "gpt_bigcode", "granite", "smollm3", "gemma3_text", "cohere", "arcee", "olmo2",
             "gpt_oss", "olmoe", "granitemoe", "exaone4", "ernie4_5", "seed_oss", "gemma3",
-            "deepseek_v3", "deepseek_v2", "olmo3", "ministral", "cohere2"}
+            "deepseek_v3", "deepseek_v2", "olmo3", "ministral", "cohere2", "glm4", "glm4_moe"}
 SEQ2SEQ = {"t5", "mt5", "bart", "mbart"}
 
 
@@ -115,6 +115,12 @@ VARIANTS = {
     "granitemoe": [{"num_local_experts": 4}, {"num_key_value_heads": 8, "attention_bias": True}],
     "exaone4": [{"num_key_value_heads": 8}, {"tie_word_embeddings": True}],
     "ernie4_5": [{"use_bias": True}, {"tie_word_embeddings": False}],
+    "glm4": [{"attention_bias": False}, {"tie_word_embeddings": True},
+             {"architectures": ["Glm4ForSequenceClassification"], "num_labels": 3}],
+    "glm4_moe": [{"use_qk_norm": True}, {"attention_bias": True},
+                 {"first_k_dense_replace": 0, "n_shared_experts": 2},
+                 # GLM-4.5-Air's shape: 46 layers, 128 experts, head_dim 128, q/k/v biases
+                 {"head_dim": 128, "attention_bias": True, "partial_rotary_factor": 0.5}],
     "seed_oss": [{"attention_bias": False}, {"attention_out_bias": True, "mlp_bias": True}],
     "siglip_vision_model": [{"vision_use_head": False}, {"image_size": 896, "patch_size": 14}],
     # Gemma 3 4B's shape: the text model of 34 layers, SigLIP So400m/14 at 896 px without head

@@ -236,7 +236,7 @@ ModelArch read_llama_like(const Fields &f, const std::string &type) {
   if (type == "gemma2")
     m.norms_per_layer = 4; // input, post-attention, pre- and post-feed-forward RMSNorms
   if (type == "phi3")
-    m.fused_qkv = true;
+    m.fused_qkv = m.fused_gate_up = true;
   if (type == "mixtral") {
     m.family = ModelFamily::moe_decoder;
     m.experts = f.count("num_local_experts");

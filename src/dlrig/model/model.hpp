@@ -114,6 +114,7 @@ struct ModelArch {
                                     // qkv_bias = false; BERT/GPT-2 set attention_bias instead)
   std::int64_t norms_per_layer = 2; // Gemma-2: 4 (pre/post attention and feed-forward)
   bool fused_qkv = false;           // Phi-3 stores q/k/v as one qkv_proj (same count)
+  bool fused_gate_up = false;       // Phi-3, GLM-4: gate and up as one gate_up_proj (same count)
   bool pooler = false;              // BERT/ViT base model: dense h×h + bias on the [CLS] token
   std::int64_t num_labels = 0;      // classifier head outputs (ViT/CNN); 0 = no head
   std::int64_t relative_attention_buckets = 0; // T5: relative_attention_num_buckets

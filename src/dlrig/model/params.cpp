@@ -246,7 +246,7 @@ void add_mlp_linears(std::vector<LinearShape> &out, const ModelArch &m, const Li
     out.push_back({"down", "c_proj", m.intermediate, m.hidden, count, m.mlp_bias});
     return;
   }
-  if (m.gated_mlp && m.fused_qkv) { // Phi-3 fuses gate and up as it fuses q, k and v
+  if (m.gated_mlp && m.fused_gate_up) {
     out.push_back({"gate_up", "gate_up_proj", m.hidden, 2 * m.intermediate, count, m.mlp_bias});
   } else if (m.gated_mlp) {
     out.push_back({"gate", n.gate, m.hidden, m.intermediate, count, m.mlp_bias});

@@ -267,7 +267,8 @@ private:
     return n;
   }
 
-  // "4*hidden", "hidden/heads", "heads", "512": over integers and other knobs.
+  // "4*hidden", "hidden/heads" (must divide), "hidden//heads" (floor, as transformers' modeling
+  // code divides where the config has no head_dim), "heads", "512": over integers and knobs.
   I64 expression(const std::string &knob, const std::string &e, const std::string &key) {
     auto term = [&](const std::string &t) -> I64 {
       if (!t.empty() &&
@@ -279,6 +280,14 @@ private:
       return expression(knob, e.substr(0, plus), key) + expression(knob, e.substr(plus + 1), key);
     if (auto star = e.find('*'); star != std::string::npos)
       return term(e.substr(0, star)) * term(e.substr(star + 1));
+    if (auto floor = e.find("//"); floor != std::string::npos) { // Python's floor division
+      const std::string num = e.substr(0, floor), den = e.substr(floor + 2);
+      I64 a = term(num), b = term(den);
+      if (b <= 0 || a < b)
+        fail(config_name(den),
+             fmt::format("= {} exceeds {} = {}; give {} explicitly", b, config_name(num), a, key));
+      return a / b;
+    }
     if (auto slash = e.find('/'); slash != std::string::npos) {
       const std::string num = e.substr(0, slash), den = e.substr(slash + 1);
       I64 a = term(num), b = term(den);
@@ -565,6 +574,7 @@ ModelArch read_entry(const Json &entry, const Json &cfg, const std::string &name
       m.qk_norm != "per_head_ln" && m.qk_norm != "proj_rms")
     k.table_fail("qk_norm", "must be head_rms, head_ln, per_head_ln or proj_rms");
   m.gated_mlp = k.flag("gated", false);
+  m.fused_gate_up = m.gated_mlp && k.flag("fused_gate_up", false);
   m.qkv_bias = k.flag("qkv_bias", false);
   m.k_bias = k.flag("k_bias", true);
   m.out_bias = k.flag("o_bias", false);

@@ -240,6 +240,21 @@ TEST(QuantServing, LoraAllLinearOnFusedExpertsFollowsPeft) {
                    24.0 * 8 * (60 * 3 * (2048 + 1408) + (2048 + 60)));
 }
 
+// GLM-4.5's MoE layers on transformers 5 (perf/quant_params.py and perf/lora_params.py on
+// 5.25.0 and PEFT 0.21.2, meta device): bitsandbytes converts attention, the shared experts and
+// the dense layer; PEFT's all-linear adapts attention, the fused experts and the router.
+TEST(QuantServing, Glm4MoeFollowsTransformersAndPeft) {
+  auto arch = model::model_from_config_text(R"({"model_type": "glm4_moe"})", "config.json");
+  ASSERT_TRUE(arch.ok()) << arch.error().message;
+  EXPECT_EQ(bnb_linears(*arch, "5.25.0").params, 2559049728);
+  auto [model, run] = test::served(R"({"model_type": "glm4_moe"})", 512, 0);
+  run.mode = Mode::train;
+  run.max_tokens = 0;
+  run.lora_rank = 8;
+  run.lora_targets = LoraTargets::all_linear;
+  EXPECT_DOUBLE_EQ(adapter_params(model, run), 901399040);
+}
+
 // Decoding reads each weight once: the experts at 2 bytes when they stay 16-bit, 0.5 when
 // bitsandbytes packs them; the output head is 16-bit under every quantiser.
 TEST(QuantServing, DecodeReadsTheWeightsAsStored) {

@@ -8,6 +8,7 @@
 #include "unit/model/parse.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -134,6 +135,8 @@ const Case kDefaults[] = {
     {"deepseek_v3", 671026404352}, // DeepSeek-V3's published 671B
     {"olmo3", 6888624128},
     {"cohere2", 34980831232},
+    {"glm4", 9400279040},
+    {"glm4_moe", 103481200640}, // head_dim 4096 // 96 = 42, as Glm4MoeAttention takes it
 };
 
 class DefaultConfig : public ::testing::TestWithParam<Case> {};
@@ -206,6 +209,18 @@ const Case kVariants[] = {
         "intermediate_size": 10944, "n_routed_experts": 64, "n_shared_experts": 2,
         "num_experts_per_tok": 6, "first_k_dense_replace": 1})",
      15706484224},
+    // GLM-4: four RMSNorms per layer, one gate_up_proj; q/k/v biases with attention_bias.
+    {R"({"model_type": "glm4", "attention_bias": false})", 9400094720},
+    {R"({"model_type": "glm4", "tie_word_embeddings": true})", 8779522048},
+    {R"({"model_type": "glm4", "architectures": ["Glm4ForSequenceClassification"],
+         "num_labels": 3})",
+     8779534336},
+    {R"({"model_type": "glm4_moe", "use_qk_norm": true})", 103481204504},
+    {R"({"model_type": "glm4_moe", "attention_bias": true})", 103481417024},
+    {R"({"model_type": "glm4_moe", "first_k_dense_replace": 0, "n_shared_experts": 2})",
+     106375008256},
+    // GLM-4.5-Air's shape (published: 106B parameters, no multi-token-prediction layer built).
+    {R"({"model_type": "glm4_moe", "head_dim": 128, "attention_bias": true})", 106852245504},
     {R"({"model_type": "olmoe", "num_key_value_heads": 8})", 13294487552},
     {R"({"model_type": "granitemoe", "num_key_value_heads": 8, "attention_bias": true})",
      36234137600},
@@ -371,6 +386,21 @@ TEST(ModelTypes, LatentAttentionAndDeepSeekExperts) {
   EXPECT_EQ(error_of(R"({"model_type": "deepseek_v3", "qk_rope_head_dim": 128,
                          "qk_nope_head_dim": 0})"),
             "config.json: config field 'qk_nope_head_dim' must be at least 1, got 0");
+}
+
+// GLM-4 fuses gate and up (not q, k, v); GLM-4.5's class divides hidden by heads as Python's //
+// when the config gives no head_dim, and a config whose heads exceed hidden is refused.
+TEST(ModelTypes, GlmFusedGateUpAndFloorHeadDim) {
+  std::vector<std::string> modules;
+  for (const auto &l : linear_layers(parse(R"({"model_type": "glm4"})")))
+    modules.push_back(l.module);
+  EXPECT_EQ(fmt::format("{}", fmt::join(modules, " ")),
+            "q_proj k_proj v_proj o_proj gate_up_proj down_proj lm_head");
+  EXPECT_EQ(parse(R"({"model_type": "glm4_moe"})").head_dim, 42);
+  EXPECT_EQ(parse(R"({"model_type": "glm4_moe", "head_dim": 128})").head_dim, 128);
+  EXPECT_EQ(error_of(R"({"model_type": "glm4_moe", "hidden_size": 64})"),
+            "config.json: config field 'num_attention_heads' = 96 exceeds hidden_size = 64; give "
+            "head_dim explicitly");
 }
 
 // An image-text model counts its vision tower and projector, which its text tokens do not pass:
