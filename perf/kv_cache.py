@@ -78,6 +78,8 @@ CASES = [
     ("gemma3_text + sliding_window_pattern 4", "gemma3_text", {"sliding_window": WINDOW,
                                                               "sliding_window_pattern": 4}),
     ("gemma3", "gemma3", {}),
+    ("mistral3", "mistral3", {}),
+    ("qwen2_5_vl + use_sliding_window", "qwen2_5_vl", {}),
     ("gpt_oss", "gpt_oss", {"sliding_window": WINDOW, "num_local_experts": 4}),
     ("exaone4", "exaone4", {"sliding_window": WINDOW}),
     ("smollm3 + use_sliding_window", "smollm3", {"sliding_window": WINDOW,
@@ -105,6 +107,19 @@ def config_of(model_type, overrides):
                                   "num_hidden_layers": 1, "num_attention_heads": 2,
                                   "image_size": 56, "patch_size": 14},
                 "mm_tokens_per_image": 4}
+    if model_type == "mistral3":  # its text model is a Mistral (every layer slides)
+        return {"model_type": "mistral3",
+                "text_config": dict(TINY, model_type="mistral", num_hidden_layers=2,
+                                    sliding_window=WINDOW),
+                "vision_config": {"hidden_size": 32, "intermediate_size": 32,
+                                  "num_hidden_layers": 1, "num_attention_heads": 2,
+                                  "image_size": 56, "patch_size": 14}}
+    if model_type == "qwen2_5_vl":  # flat, as the hub's configs: slides from max_window_layers
+        return dict(TINY, model_type="qwen2_5_vl", num_hidden_layers=3, use_sliding_window=True,
+                    sliding_window=WINDOW, max_window_layers=1,
+                    rope_scaling={"type": "mrope", "mrope_section": [2, 3, 3]},
+                    vision_config={"depth": 1, "hidden_size": 32, "intermediate_size": 32,
+                                   "num_heads": 2, "out_hidden_size": 64})
     given = dict(TINY, model_type=model_type, **overrides)
     # The built-in readers want the layer count given: the class's default.
     given.setdefault("num_hidden_layers",
@@ -173,7 +188,9 @@ def main():
         config = AutoConfig.for_model(model_type, **kw)
         text = config.get_text_config(decoder=True)
         model = transformers.Gemma3ForConditionalGeneration(config) if model_type == "gemma3" \
-            else AutoModelForCausalLM.from_config(config)
+            else transformers.Mistral3ForConditionalGeneration(config) \
+            if model_type == "mistral3" else transformers.Qwen2_5_VLForConditionalGeneration(config) \
+            if model_type == "qwen2_5_vl" else AutoModelForCausalLM.from_config(config)
         model.eval()
         slot = slot_bytes(given)
         for prompt, new in RUNS:

@@ -38,6 +38,7 @@ DEFAULT_TYPES = [
     "mt5", "bart", "mbart", "whisper", "clip", "granite", "smollm3", "gemma3_text", "cohere",
     "arcee", "olmo2", "gpt_oss", "olmoe", "granitemoe", "exaone4", "ernie4_5", "seed_oss",
     "siglip_vision_model", "gemma3", "deepseek_v3", "olmo3", "cohere2", "glm4", "glm4_moe",
+    "pixtral", "mistral3", "qwen2_5_vl", "qwen2_5_vl_vision",
 ]
 
 BUILTIN = {"llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "bert", "vit", "t5"}
@@ -46,11 +47,15 @@ DECODERS = {"llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "q
             "gpt_bigcode", "granite", "smollm3", "gemma3_text", "cohere", "arcee", "olmo2",
             "gpt_oss", "olmoe", "granitemoe", "exaone4", "ernie4_5", "seed_oss", "gemma3",
             "deepseek_v3", "deepseek_v2", "olmo3", "ministral", "cohere2", "glm4", "glm4_moe"}
+# Image-text models with no causal-LM class: the ForConditionalGeneration class (an LM head).
+IMAGE_TEXT = {"mistral3", "qwen2_5_vl"}
 SEQ2SEQ = {"t5", "mt5", "bart", "mbart"}
 
 
 def default_class(model_type, config):
     """The transformers class dlrig assumes when the config names no architectures."""
+    if model_type in IMAGE_TEXT:
+        return transformers.AutoModelForImageTextToText
     if model_type in DECODERS:
         return transformers.AutoModelForCausalLM
     if model_type in SEQ2SEQ:
@@ -121,6 +126,43 @@ VARIANTS = {
                  {"first_k_dense_replace": 0, "n_shared_experts": 2},
                  # GLM-4.5-Air's shape: 46 layers, 128 experts, head_dim 128, q/k/v biases
                  {"head_dim": 128, "attention_bias": True, "partial_rotary_factor": 0.5}],
+    "pixtral": [{"image_size": 1540, "patch_size": 14}, {"num_key_value_heads": 4}],
+    "mistral3": [{"tie_word_embeddings": False}, {"multimodal_projector_bias": True},
+                 {"vision_feature_layer": [-1, -2], "spatial_merge_size": 1},
+                 {"text_config": None, "vision_config": None},
+                 # Mistral Small 3.1's config.json as published (untied head).
+                 {"tie_word_embeddings": False, "architectures": ["Mistral3ForConditionalGeneration"],
+                  "text_config": {"model_type": "mistral", "head_dim": 128, "hidden_size": 5120,
+                                  "intermediate_size": 32768, "num_attention_heads": 32,
+                                  "num_hidden_layers": 40, "num_key_value_heads": 8,
+                                  "vocab_size": 131072, "sliding_window": None},
+                  "vision_config": {"model_type": "pixtral", "hidden_size": 1024,
+                                    "intermediate_size": 4096, "num_hidden_layers": 24,
+                                    "num_attention_heads": 16, "head_dim": 64,
+                                    "image_size": 1540, "patch_size": 14}},
+                 # a Qwen-3 text model behind the same projector (text_config's own type)
+                 {"text_config": {"model_type": "qwen3", "hidden_size": 1024,
+                                  "intermediate_size": 3072, "num_hidden_layers": 4,
+                                  "num_attention_heads": 16, "num_key_value_heads": 8,
+                                  "head_dim": 128, "vocab_size": 151936}}],
+    "qwen2_5_vl": [{"tie_word_embeddings": True},
+                   {"text_config": {"tie_word_embeddings": True}},
+                   {"vision_config": {"spatial_merge_size": 1, "temporal_patch_size": 1}},
+                   # Qwen2.5-VL-7B's config.json as published: the text fields at the top level
+                   {"text_config": None, "architectures": ["Qwen2_5_VLForConditionalGeneration"],
+                    "hidden_size": 3584, "intermediate_size": 18944, "num_hidden_layers": 28,
+                    "num_attention_heads": 28, "num_key_value_heads": 4, "vocab_size": 152064,
+                    "max_window_layers": 28, "tie_word_embeddings": False,
+                    "vision_config": {"depth": 32, "hidden_size": 1280, "intermediate_size": 3420,
+                                      "num_heads": 16, "out_hidden_size": 3584, "patch_size": 14,
+                                      "spatial_merge_size": 2, "temporal_patch_size": 2,
+                                      "window_size": 112, "fullatt_block_indexes": [7, 15, 23, 31]}},
+                   # Qwen2.5-VL-3B's (tied head)
+                   {"text_config": None, "hidden_size": 2048, "intermediate_size": 11008,
+                    "num_hidden_layers": 36, "num_attention_heads": 16, "num_key_value_heads": 2,
+                    "vocab_size": 151936, "tie_word_embeddings": True,
+                    "vision_config": {"depth": 32, "hidden_size": 1280, "intermediate_size": 3420,
+                                      "num_heads": 16, "out_hidden_size": 2048}}],
     "seed_oss": [{"attention_bias": False}, {"attention_out_bias": True, "mlp_bias": True}],
     "siglip_vision_model": [{"vision_use_head": False}, {"image_size": 896, "patch_size": 14}],
     # Gemma 3 4B's shape: the text model of 34 layers, SigLIP So400m/14 at 896 px without head

@@ -231,6 +231,40 @@ double lora_adapter_params(const model::ModelArch &m, const Dims &d, const Run &
     const auto a = lora_adapter(run, l, moe);
     per_rank += static_cast<double>(l.count) * a.rank * a.width;
   }
+  // Under all-linear, the linears outside the layer list (bitsandbytes' count lists the same,
+  // bnb_linears): SigLIP's attention-pooling head (out_proj, fc1 and fc2; the
+  // nn.MultiheadAttention's in-projection is a parameter), a projector's or merger's linears,
+  // OPT's project_in/project_out and DeBERTa's embed_proj, DeBERTa's unshared position
+  // projections, CLIP's visual and text projections.
+  const bool all_linear = run.lora_targets == LoraTargets::all_linear;
+  auto outside = [&](const model::ModelArch &v) {
+    if (!all_linear)
+      return 0.0;
+    const double h = static_cast<double>(v.hidden);
+    const double e = v.embed_dim > 0 ? static_cast<double>(v.embed_dim) : h;
+    double w = v.map_head ? 4 * h + 2 * static_cast<double>(v.intermediate) : 0.0;
+    for (const auto &[in, out] : v.projector_linears)
+      w += static_cast<double>(in + out);
+    if (e != h)
+      w += (v.hf_model_type == "opt" ? 2 : 1) * (e + h);
+    w += static_cast<double>(v.layers * v.position_projections) *
+         (h + static_cast<double>(v.heads * v.head_dim));
+    if (v.family == model::ModelFamily::encoder && !v.towers.empty())
+      w += h + static_cast<double>(v.towers.front().hidden + 2 * v.projection_dim);
+    return w;
+  };
+  per_rank += outside(m);
+  // An image-text model: PEFT's module names (q_proj, v_proj...) match the vision tower's linears
+  // too (a fused qkv only under all-linear). CLIP's text tower is in its layer list already.
+  if (m.family == model::ModelFamily::decoder || m.family == model::ModelFamily::moe_decoder)
+    for (const auto &t : m.towers) {
+      for (const auto &l : model::linear_layers(t))
+        if (l.role != "qkv" || all_linear) {
+          const auto a = lora_adapter(run, l, {});
+          per_rank += static_cast<double>(l.count) * a.rank * a.width;
+        }
+      per_rank += outside(t);
+    }
   if (m.family == model::ModelFamily::unet) {
     if (auto u = unet_cost(m, model::default_image_size(m)))
       per_rank = run.lora_targets == LoraTargets::all_linear ? u->lora_all_per_rank

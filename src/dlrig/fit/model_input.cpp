@@ -233,6 +233,8 @@ BnbLinears bnb_linears(const model::ModelArch &m, const std::string &transformer
   if (m.family != model::ModelFamily::encoder) // an image-text model's vision tower
     for (const auto &t : m.towers)
       b.params += bnb_linears(t, transformers_version).params;
+  for (const auto &[in, out] : m.projector_linears) // its projector, a vision tower's merger
+    b.params += in * out;
   return b;
 }
 

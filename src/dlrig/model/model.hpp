@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace dlrig::model {
@@ -156,8 +157,12 @@ struct ModelArch {
   // CLIP: the text tower (this arch is the vision one); an image-text decoder (Gemma 3): the
   // vision tower (this arch is the language model).
   std::vector<ModelArch> towers;
-  std::int64_t projection_dim = 0;       // CLIP: text/visual projections
-  std::int64_t projector_params = 0;     // image-text decoders: vision tower -> text model
+  std::int64_t projection_dim = 0;   // CLIP: text/visual projections
+  std::int64_t projector_params = 0; // image-text decoders: vision tower -> text model
+  // The projector's nn.Linear modules as (in, out) (Mistral 3, Qwen2.5-VL's patch merger).
+  std::vector<std::pair<std::int64_t, std::int64_t>> projector_linears;
+  bool patch_positions = true;           // vision: a learned position per patch (Pixtral: none)
+  std::int64_t temporal_patch = 1;       // vision: frames per patch (Qwen2.5-VL's Conv3d: 2)
   bool class_token = true;               // vision: a [CLS] token and its position (SigLIP: none)
   bool map_head = false;                 // SigLIP: the attention-pooling head (vision_use_head)
   std::vector<std::string> module_names; // PEFT names of q, k, v, o, gate, up, down, qkv,

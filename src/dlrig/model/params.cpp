@@ -134,9 +134,11 @@ I64 encoder_params(const ModelArch &m) {
   if (m.patch_size > 0) {
     I64 patches = (m.image_size / m.patch_size) * (m.image_size / m.patch_size);
     const I64 cls = m.class_token ? 1 : 0;
-    p += m.channels * m.patch_size * m.patch_size * h + (m.patch_bias ? h : 0); // patch conv
-    p += cls * h;                                                               // [CLS] token
-    p += (patches + cls) * h;                                                   // positions
+    p += m.channels * m.temporal_patch * m.patch_size * m.patch_size * h + // patch conv
+         (m.patch_bias ? h : 0);
+    p += cls * h; // [CLS] token
+    if (m.patch_positions)
+      p += (patches + cls) * h; // positions
   } else {
     p += m.vocab * e + m.type_vocab * e;
     if (m.learned_positions)
@@ -157,7 +159,7 @@ I64 encoder_params(const ModelArch &m) {
     p += encoder_params(t) + t.hidden * m.projection_dim;
   if (!m.towers.empty())
     p += h * m.projection_dim + 1;
-  return p + head_params(m);
+  return p + m.projector_params + head_params(m); // a vision tower's own merger (Qwen2.5-VL)
 }
 
 // Encoder-decoders: T5 (one shared embedding, relative attention bias in each stack's first

@@ -104,6 +104,8 @@ I64 limit_of(std::string_view knob) {
     return 1 << 10;
   if (knob == "head_dim")
     return 1 << 14;
+  if (knob == "spatial_merge" || knob == "temporal_patch")
+    return 1 << 3;
   if (knob == "vocab" || knob == "type_vocab")
     return 1 << 24;
   if (knob == "positions" || knob == "decoder_positions" || knob == "context" || knob == "window")
@@ -470,22 +472,45 @@ void read_kv_window(ModelArch &m, const Json &cfg, const std::string &name,
 }
 
 // The text and vision towers of a two-tower type, each read from its own config (text_config,
-// vision_config; the tower type's class defaults when absent or null).
+// vision_config). An absent or null sub-config takes the entry's "text_init"/"vision_init" (the
+// parent class's sub_configs_defaults init_kwargs), else the tower type's class defaults; with
+// "text_auto" (an AutoConfig sub-config) the text_config's own model_type picks the tower's type,
+// which may be one of the built-in readers (Mistral 3's "mistral").
 std::pair<ModelArch, ModelArch> read_towers(const Json &entry, const Json &cfg,
                                             const std::string &name, Knobs &k) {
-  auto tower = [&](const char *role, const char *key) {
-    const auto type = entry.at(role).get<std::string>();
-    Json sub = Json::object();
+  auto tower = [&](const char *role, const char *key, const char *init, const char *automatic) {
+    auto type = entry.at(role).get<std::string>();
+    Json sub = entry.value(init, Json::object());
+    // A flat config (Qwen2.5-VL's hub configs): without text_config, the class takes the text
+    // model's fields from the top level.
+    if (std::string_view(key) == "text_config" && entry.value("text_flat", false))
+      sub = cfg;
     if (cfg.contains(key) && !cfg.at(key).is_null()) {
       if (!cfg.at(key).is_object())
         k.fail(key, fmt::format("must be an object, got {}", kind_of(cfg.at(key))));
       sub = cfg.at(key);
     }
-    ModelArch m = read_entry(entry_of(type), sub, name + "." + key, type);
+    if (entry.value(automatic, false) && sub.contains("model_type")) {
+      if (!sub.at("model_type").is_string())
+        k.fail(std::string(key) + ".model_type",
+               fmt::format("must be a string, got {}", kind_of(sub.at("model_type"))));
+      type = sub.at("model_type").get<std::string>();
+    }
+    ModelArch m;
+    if (table_knows(type)) {
+      m = read_entry(entry_of(type), sub, name + "." + key, type);
+    } else {
+      sub["model_type"] = type;
+      auto read = model_from_config(sub, name + "." + key); // a built-in reader
+      if (!read)
+        throw TableError(read.error().message);
+      m = std::move(read).value();
+    }
     m.hf_model_type = type;
     return m;
   };
-  return {tower("text_tower", "text_config"), tower("vision_tower", "vision_config")};
+  return {tower("text_tower", "text_config", "text_init", "text_auto"),
+          tower("vision_tower", "vision_config", "vision_init", "vision_auto")};
 }
 
 // CLIP: the vision tower is the arch (its image shapes feed fit), the text tower rides along.
@@ -503,13 +528,41 @@ ModelArch read_dual(const Json &entry, const Json &cfg, const std::string &name,
 // text tokens), the vision tower of vision_config rides along with the projector between them.
 ModelArch read_image_text(const Json &entry, const Json &cfg, const std::string &name, Knobs &k) {
   auto [m, vision] = read_towers(entry, cfg, name, k);
-  // The projector: Gemma 3's mm_input_projection_weight (vision hidden x text hidden, no bias)
-  // after an RMSNorm over the vision features (mm_soft_emb_norm).
-  if (k.text("projector", "") != "linear_after_rmsnorm")
-    k.table_fail("projector", "must be linear_after_rmsnorm");
-  m.projector_params = vision.hidden * m.hidden + vision.hidden;
+  const std::string projector = k.text("projector", "");
+  const I64 v = vision.hidden, t = m.hidden;
+  if (projector == "linear_after_rmsnorm") {
+    // Gemma 3's mm_input_projection_weight (vision hidden x text hidden, no bias) after an
+    // RMSNorm over the vision features (mm_soft_emb_norm): a parameter, no nn.Linear.
+    m.projector_params = v * t + v;
+  } else if (projector == "patch_merger_mlp") {
+    // Mistral 3: an RMSNorm over the vision features, the patch merger's merging_layer
+    // (merge^2 x vision hidden -> vision hidden, no bias), linear_1 (vision hidden x the
+    // vision_feature_layer count -> text hidden) and linear_2 (text -> text hidden), with
+    // multimodal_projector_bias.
+    const I64 merge = k.integer("spatial_merge", 2);
+    I64 feature_layers = 1;
+    if (cfg.contains("vision_feature_layer") && cfg.at("vision_feature_layer").is_array())
+      feature_layers = std::max<I64>(1, static_cast<I64>(cfg.at("vision_feature_layer").size()));
+    const bool bias = k.flag("projector_bias", false);
+    m.projector_linears = {{merge * merge * v, v}, {feature_layers * v, t}, {t, t}};
+    m.projector_params = v + (bias ? 2 * t : 0);
+    for (const auto &[in, out] : m.projector_linears)
+      m.projector_params += in * out;
+  } else if (projector == "vision_merger") {
+    // Qwen2.5-VL: the vision tower's own patch merger (read with it) maps to the text model.
+    m.projector_params = std::exchange(vision.projector_params, 0);
+    m.projector_linears = std::exchange(vision.projector_linears, {});
+  } else {
+    k.table_fail("projector", "must be linear_after_rmsnorm, patch_merger_mlp or vision_merger");
+  }
   m.towers.push_back(std::move(vision));
   m.tied_embeddings = k.flag("tied", true);
+  // Qwen2.5-VL: a text_config saved by transformers 4 with tie_word_embeddings true ties the head
+  // when the top level leaves it false.
+  if (!m.tied_embeddings && k.flag("tied_from_text", false) && cfg.contains("text_config") &&
+      cfg.at("text_config").is_object() &&
+      cfg.at("text_config").value("tie_word_embeddings", Json(false)) == Json(true))
+    m.tied_embeddings = true;
   return m;
 }
 
@@ -627,6 +680,18 @@ ModelArch read_entry(const Json &entry, const Json &cfg, const std::string &name
       k.fail("patch_size",
              fmt::format("= {} does not divide image_size = {}", m.patch_size, m.image_size));
     m.patch_bias = k.flag("patch_bias", true);
+    m.patch_positions = k.flag("patch_positions", true);
+    m.temporal_patch = k.integer("temporal_patch", 1);
+    if (k.text("merger", "") == "rmsnorm_mlp") {
+      // Qwen2.5-VL's PatchMerger: ln_q RMSNorm(hidden), then Linear(hidden x merge^2) twice, the
+      // second to out_hidden_size (the text model's width), both with bias.
+      const I64 wide = k.integer("spatial_merge", 2) * k.integer("spatial_merge", 2) * m.hidden;
+      const I64 out = k.integer("out_hidden");
+      m.projector_linears = {{wide, wide}, {wide, out}};
+      m.projector_params = m.hidden + wide * wide + wide + wide * out + out;
+    } else if (k.has("merger")) {
+      k.table_fail("merger", "must be rmsnorm_mlp");
+    }
     m.class_token = k.flag("class_token", true);
     m.map_head = k.flag("map_head", false);
   }

@@ -255,6 +255,30 @@ TEST(QuantServing, Glm4MoeFollowsTransformersAndPeft) {
   EXPECT_DOUBLE_EQ(adapter_params(model, run), 901399040);
 }
 
+// PEFT's all-linear (PEFT 0.21.2, meta device, perf/lora_params.py) on an image-text model: the
+// vision tower's linears, SigLIP's pooling head and the projector's linears too.
+TEST(QuantServing, LoraAllLinearOutsideTheBlocksFollowsPeft) {
+  auto adapters = [](const char *config) {
+    auto [model, run] = test::served(config, 512, 0);
+    run.mode = Mode::train;
+    run.max_tokens = 0;
+    run.lora_rank = 8;
+    run.lora_targets = LoraTargets::all_linear;
+    return adapter_params(model, run);
+  };
+  EXPECT_DOUBLE_EQ(adapters(R"({"model_type": "mistral3"})"), 50896896);
+  EXPECT_DOUBLE_EQ(adapters(R"({"model_type": "gemma3"})"), 11784192);
+  EXPECT_DOUBLE_EQ(adapters(R"({"model_type": "qwen2_5_vl"})"), 116524032);
+  // Linears outside the blocks: CLIP's visual and text projections, OPT's project_in and
+  // project_out, DeBERTa's embed_proj and unshared position projections.
+  EXPECT_DOUBLE_EQ(adapters(R"({"model_type": "clip"})"), 2230272);
+  EXPECT_DOUBLE_EQ(adapters(R"({"model_type": "opt", "word_embed_proj_dim": 256})"), 1343488);
+  EXPECT_DOUBLE_EQ(adapters(R"({"model_type": "deberta-v2", "embedding_size": 512})"), 5324800);
+  EXPECT_DOUBLE_EQ(adapters(R"({"model_type": "deberta-v2", "relative_attention": true,
+      "share_att_key": false, "pos_att_type": ["c2p", "p2c"]})"),
+                   6488064);
+}
+
 // Decoding reads each weight once: the experts at 2 bytes when they stay 16-bit, 0.5 when
 // bitsandbytes packs them; the output head is 16-bit under every quantiser.
 TEST(QuantServing, DecodeReadsTheWeightsAsStored) {

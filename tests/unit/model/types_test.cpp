@@ -137,6 +137,9 @@ const Case kDefaults[] = {
     {"cohere2", 34980831232},
     {"glm4", 9400279040},
     {"glm4_moe", 103481200640}, // head_dim 4096 // 96 = 42, as Glm4MoeAttention takes it
+    {"pixtral", 403489792},
+    {"mistral3", 23340272640},   // sub_configs_defaults' Mistral Small 3.1 shapes, tied head
+    {"qwen2_5_vl", 75789228800}, // the class defaults: a 72B-wide text model
 };
 
 class DefaultConfig : public ::testing::TestWithParam<Case> {};
@@ -156,6 +159,15 @@ constexpr const char *kGemma3_4b = R"({"model_type": "gemma3",
     "vision_config": {"hidden_size": 1152, "intermediate_size": 4304, "num_hidden_layers": 27,
                       "num_attention_heads": 16, "image_size": 896, "patch_size": 14,
                       "vision_use_head": false}})";
+
+// Qwen2.5-VL-7B's config.json as published: the text model's fields at the top level.
+constexpr const char *kQwen25Vl7b = R"({"model_type": "qwen2_5_vl",
+    "architectures": ["Qwen2_5_VLForConditionalGeneration"], "hidden_size": 3584,
+    "intermediate_size": 18944, "num_hidden_layers": 28, "num_attention_heads": 28,
+    "num_key_value_heads": 4, "vocab_size": 152064, "tie_word_embeddings": false,
+    "vision_config": {"depth": 32, "hidden_size": 1280, "intermediate_size": 3420,
+                      "num_heads": 16, "out_hidden_size": 3584, "patch_size": 14,
+                      "spatial_merge_size": 2, "temporal_patch_size": 2}})";
 
 // Structural variants: a default config with the knobs and heads set (perf/model_params.py's
 // VARIANTS, on the class defaults).
@@ -221,6 +233,28 @@ const Case kVariants[] = {
      106375008256},
     // GLM-4.5-Air's shape (published: 106B parameters, no multi-token-prediction layer built).
     {R"({"model_type": "glm4_moe", "head_dim": 128, "attention_bias": true})", 106852245504},
+    // Mistral 3: the projector's bias, several vision feature layers, another text type.
+    {R"({"model_type": "mistral3", "tie_word_embeddings": false})", 24011361280},
+    {R"({"model_type": "mistral3", "multimodal_projector_bias": true})", 23340282880},
+    {R"({"model_type": "mistral3", "vision_feature_layer": [-1, -2], "spatial_merge_size": 1})",
+     23342369792},
+    {R"({"model_type": "mistral3", "text_config": {"model_type": "qwen3", "hidden_size": 1024,
+        "intermediate_size": 3072, "num_hidden_layers": 4, "num_attention_heads": 16,
+        "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 151936}})",
+     628105216},
+    // Qwen2.5-VL: a text_config's tie, the merger and Conv3d shapes, and the hub's flat configs
+    // (published: 8.29B and 3.75B parameters).
+    {R"({"model_type": "qwen2_5_vl", "text_config": {"tie_word_embeddings": true}})", 74543520512},
+    {R"({"model_type": "qwen2_5_vl", "vision_config": {"spatial_merge_size": 1,
+        "temporal_patch_size": 1}})",
+     75555899648},
+    {kQwen25Vl7b, 8292166656},
+    {R"({"model_type": "qwen2_5_vl", "hidden_size": 2048, "intermediate_size": 11008,
+        "num_hidden_layers": 36, "num_attention_heads": 16, "num_key_value_heads": 2,
+        "vocab_size": 151936, "tie_word_embeddings": true,
+        "vision_config": {"depth": 32, "hidden_size": 1280, "intermediate_size": 3420,
+                          "num_heads": 16, "out_hidden_size": 2048}})",
+     3754622976},
     {R"({"model_type": "olmoe", "num_key_value_heads": 8})", 13294487552},
     {R"({"model_type": "granitemoe", "num_key_value_heads": 8, "attention_bias": true})",
      36234137600},
@@ -419,6 +453,26 @@ TEST(ModelTypes, AnImageTextModelCarriesItsVisionTowerApart) {
       "num_key_value_heads": 4, "head_dim": 256})");
   EXPECT_EQ(derive_params(m), derive_params(text) + tower_params(m));
   EXPECT_EQ(tower_params(text), 0);
+}
+
+// Mistral 3's and Qwen2.5-VL's projectors are nn.Linear modules (bitsandbytes converts them,
+// PEFT's all-linear adapts them); Qwen2.5-VL's is its vision tower's patch merger, counted once.
+TEST(ModelTypes, ImageTextProjectorsAreLinears) {
+  ModelArch mistral = parse(R"({"model_type": "mistral3"})");
+  ASSERT_EQ(mistral.towers.size(), 1u);
+  EXPECT_EQ(mistral.towers[0].hf_model_type, "pixtral");
+  using Shape = std::pair<std::int64_t, std::int64_t>;
+  EXPECT_EQ(mistral.projector_linears,
+            (std::vector<Shape>{{4 * 1024, 1024}, {1024, 5120}, {5120, 5120}}));
+  EXPECT_EQ(mistral.projector_params, 1024 + 4 * 1024 * 1024 + 1024 * 5120 + 5120 * 5120);
+  ModelArch qwen = parse(kQwen25Vl7b);
+  EXPECT_EQ(qwen.hidden, 3584); // the top level's text fields
+  EXPECT_EQ(qwen.towers[0].projector_params, 0);
+  EXPECT_EQ(qwen.projector_linears, (std::vector<Shape>{{5120, 5120}, {5120, 3584}}));
+  EXPECT_EQ(qwen.towers[0].temporal_patch, 2);
+  EXPECT_NE(error_of(R"({"model_type": "mistral3", "text_config": {"model_type": "mamba"}})")
+                .find("config.json.text_config: config field 'model_type' = \"mamba\""),
+            std::string::npos);
 }
 
 TEST(ModelTypes, ErrorsNameTheConfigField) {
