@@ -38,7 +38,7 @@ DEFAULT_TYPES = [
     "mt5", "bart", "mbart", "whisper", "clip", "granite", "smollm3", "gemma3_text", "cohere",
     "arcee", "olmo2", "gpt_oss", "olmoe", "granitemoe", "exaone4", "ernie4_5", "seed_oss",
     "siglip_vision_model", "gemma3", "deepseek_v3", "olmo3", "cohere2", "glm4", "glm4_moe",
-    "pixtral", "mistral3", "qwen2_5_vl", "qwen2_5_vl_vision",
+    "pixtral", "mistral3", "qwen2_5_vl", "qwen2_5_vl_vision", "qwen3_vl", "qwen3_vl_moe",
 ]
 
 BUILTIN = {"llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "bert", "vit", "t5"}
@@ -48,7 +48,7 @@ DECODERS = {"llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "q
             "gpt_oss", "olmoe", "granitemoe", "exaone4", "ernie4_5", "seed_oss", "gemma3",
             "deepseek_v3", "deepseek_v2", "olmo3", "ministral", "cohere2", "glm4", "glm4_moe"}
 # Image-text models with no causal-LM class: the ForConditionalGeneration class (an LM head).
-IMAGE_TEXT = {"mistral3", "qwen2_5_vl"}
+IMAGE_TEXT = {"mistral3", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe"}
 SEQ2SEQ = {"t5", "mt5", "bart", "mbart"}
 
 
@@ -75,7 +75,8 @@ VARIANTS = {
               {"architectures": ["Qwen3ForSequenceClassification"], "num_labels": 5},
               {"architectures": ["Qwen3Model"]}, {"architectures": ["Qwen3ForTokenClassification"]},
               {"architectures": ["Qwen3ForQuestionAnswering"]}],
-    "qwen3_moe": [{"mlp_only_layers": [0, 3]}, {"decoder_sparse_step": 2}, {"attention_bias": True}],
+    "qwen3_moe": [{"mlp_only_layers": [0, 3]}, {"decoder_sparse_step": 2}, {"attention_bias": True},
+                  {"num_local_experts": 64}],
     "qwen2_moe": [{"mlp_only_layers": [1]}, {"decoder_sparse_step": 3}, {"qkv_bias": False},
                   {"shared_expert_intermediate_size": 0}],
     "gemma": [{"attention_bias": True}, {"tie_word_embeddings": False}],
@@ -116,13 +117,14 @@ VARIANTS = {
                 # gpt-oss-20b's shape: 24 layers (alternating window), 32 experts
                 {"num_local_experts": 32, "num_hidden_layers": 24,
                  "layer_types": ["sliding_attention", "full_attention"] * 12}],
-    "olmoe": [{"num_key_value_heads": 8}, {"num_experts": 8, "num_experts_per_tok": 2}],
+    "olmoe": [{"num_key_value_heads": 8}, {"num_experts": 8, "num_experts_per_tok": 2},
+              {"num_local_experts": 8, "num_experts_per_tok": 2}],
     "granitemoe": [{"num_local_experts": 4}, {"num_key_value_heads": 8, "attention_bias": True}],
     "exaone4": [{"num_key_value_heads": 8}, {"tie_word_embeddings": True}],
     "ernie4_5": [{"use_bias": True}, {"tie_word_embeddings": False}],
     "glm4": [{"attention_bias": False}, {"tie_word_embeddings": True},
              {"architectures": ["Glm4ForSequenceClassification"], "num_labels": 3}],
-    "glm4_moe": [{"use_qk_norm": True}, {"attention_bias": True},
+    "glm4_moe": [{"use_qk_norm": True}, {"attention_bias": True}, {"num_local_experts": 64},
                  {"first_k_dense_replace": 0, "n_shared_experts": 2},
                  # GLM-4.5-Air's shape: 46 layers, 128 experts, head_dim 128, q/k/v biases
                  {"head_dim": 128, "attention_bias": True, "partial_rotary_factor": 0.5}],
@@ -163,6 +165,27 @@ VARIANTS = {
                     "vocab_size": 151936, "tie_word_embeddings": True,
                     "vision_config": {"depth": 32, "hidden_size": 1280, "intermediate_size": 3420,
                                       "num_heads": 16, "out_hidden_size": 2048}}],
+    "qwen3_vl": [{"tie_word_embeddings": True}, {"text_config": {"attention_bias": True}},
+                 {"vision_config": {"deepstack_visual_indexes": [5], "spatial_merge_size": 1,
+                                    "num_position_embeddings": 1024}},
+                 # Qwen3-VL-8B's shapes (published: 8.77B parameters)
+                 {"architectures": ["Qwen3VLForConditionalGeneration"],
+                  "text_config": {"hidden_size": 4096, "intermediate_size": 12288,
+                                  "num_hidden_layers": 36, "num_attention_heads": 32,
+                                  "num_key_value_heads": 8, "head_dim": 128,
+                                  "vocab_size": 151936},
+                  "vision_config": {"depth": 27, "hidden_size": 1152, "intermediate_size": 4304,
+                                    "num_heads": 16, "out_hidden_size": 4096,
+                                    "deepstack_visual_indexes": [8, 16, 24]}}],
+    "qwen3_vl_moe": [{"text_config": {"mlp_only_layers": [0]}},
+                     # Qwen3-VL-30B-A3B's shapes (published: 31.1B parameters)
+                     {"text_config": {"hidden_size": 2048, "intermediate_size": 6144,
+                                      "moe_intermediate_size": 768, "num_hidden_layers": 48,
+                                      "num_attention_heads": 32, "num_key_value_heads": 4,
+                                      "head_dim": 128, "num_local_experts": 128,
+                                      "num_experts_per_tok": 8, "vocab_size": 151936,
+                                      "tie_word_embeddings": False},
+                      "vision_config": {"out_hidden_size": 2048}}],
     "seed_oss": [{"attention_bias": False}, {"attention_out_bias": True, "mlp_bias": True}],
     "siglip_vision_model": [{"vision_use_head": False}, {"image_size": 896, "patch_size": 14}],
     # Gemma 3 4B's shape: the text model of 34 layers, SigLIP So400m/14 at 896 px without head

@@ -136,9 +136,9 @@ I64 encoder_params(const ModelArch &m) {
     const I64 cls = m.class_token ? 1 : 0;
     p += m.channels * m.temporal_patch * m.patch_size * m.patch_size * h + // patch conv
          (m.patch_bias ? h : 0);
-    p += cls * h; // [CLS] token
-    if (m.patch_positions)
-      p += (patches + cls) * h; // positions
+    p += cls * h;          // [CLS] token
+    if (m.patch_positions) // a row per patch, or a table resampled to the grid (Qwen3-VL)
+      p += (m.max_positions > 0 ? m.max_positions : patches + cls) * h;
   } else {
     p += m.vocab * e + m.type_vocab * e;
     if (m.learned_positions)

@@ -217,6 +217,24 @@ public:
     return v->get<bool>();
   }
 
+  // The length of a list field ({"key": K, "default": N}: N when the config lacks it; 0 when the
+  // knob is absent), as Qwen3-VL's deepstack_visual_indexes counts its extra mergers.
+  I64 list_length(const std::string &knob) {
+    if (!has(knob))
+      return 0;
+    const Json &s = spec_.at(knob);
+    if (!s.is_object() || !s.contains("key") || !s.contains("default"))
+      table_fail(knob, "must be {\"key\": ..., \"default\": N}");
+    const Json *v = field(s.at("key"));
+    if (!v || v->is_null())
+      return s.at("default").get<I64>();
+    if (!v->is_array())
+      fail(key_name(s.at("key")), fmt::format("must be a list, got {}", kind_of(*v)));
+    if (v->size() > 16)
+      fail(key_name(s.at("key")), fmt::format("must have at most 16 entries, got {}", v->size()));
+    return static_cast<I64>(v->size());
+  }
+
   // True when the config holds the knob's field as null: a field whose null means "none"
   // (sliding_window, q_lora_rank), not the class default.
   bool null_in_config(const std::string &knob) const {
@@ -682,15 +700,25 @@ ModelArch read_entry(const Json &entry, const Json &cfg, const std::string &name
     m.patch_bias = k.flag("patch_bias", true);
     m.patch_positions = k.flag("patch_positions", true);
     m.temporal_patch = k.integer("temporal_patch", 1);
-    if (k.text("merger", "") == "rmsnorm_mlp") {
+    if (k.has("position_rows")) // a learned table of its own size (Qwen3-VL's pos_embed)
+      m.max_positions = k.integer("position_rows");
+    const std::string merger = k.text("merger", "");
+    if (merger == "rmsnorm_mlp" || merger == "layernorm_mlp") {
       // Qwen2.5-VL's PatchMerger: ln_q RMSNorm(hidden), then Linear(hidden x merge^2) twice, the
-      // second to out_hidden_size (the text model's width), both with bias.
+      // second to out_hidden_size (the text model's width), both with bias. Qwen3-VL's: a
+      // LayerNorm, and one more merger per deepstack layer, normed after the merge.
       const I64 wide = k.integer("spatial_merge", 2) * k.integer("spatial_merge", 2) * m.hidden;
       const I64 out = k.integer("out_hidden");
-      m.projector_linears = {{wide, wide}, {wide, out}};
-      m.projector_params = m.hidden + wide * wide + wide + wide * out + out;
-    } else if (k.has("merger")) {
-      k.table_fail("merger", "must be rmsnorm_mlp");
+      const I64 deepstack = k.list_length("deepstack");
+      const I64 mlp = wide * wide + wide + wide * out + out;
+      const I64 norm = merger == "rmsnorm_mlp" ? m.hidden : 2 * m.hidden;
+      m.projector_params = norm + mlp + deepstack * (2 * wide + mlp);
+      for (I64 i = 0; i <= deepstack; ++i) {
+        m.projector_linears.emplace_back(wide, wide);
+        m.projector_linears.emplace_back(wide, out);
+      }
+    } else if (!merger.empty()) {
+      k.table_fail("merger", "must be rmsnorm_mlp or layernorm_mlp");
     }
     m.class_token = k.flag("class_token", true);
     m.map_head = k.flag("map_head", false);

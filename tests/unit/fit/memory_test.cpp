@@ -547,7 +547,7 @@ TEST(Autocast, GeluNewSavesFp32Tensors) {
 TEST(Autocast, EachProjectionCastsItsOwnInput) {
   const auto separate = test::llama3_8b();
   auto fused = separate;
-  fused.arch.fused_qkv = true; // Phi-3's qkv_proj and gate_up_proj: the same parameters
+  fused.arch.fused_qkv = fused.arch.fused_gate_up = true; // Phi-3: qkv_proj, gate_up_proj
   const double s = 1024, b = 8, h = 4096;
   EXPECT_DOUBLE_EQ(train_activations(separate, Precision::bf16_amp, 8, 1024) -
                        train_activations(fused, Precision::bf16_amp, 8, 1024),

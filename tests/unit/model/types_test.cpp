@@ -140,6 +140,8 @@ const Case kDefaults[] = {
     {"pixtral", 403489792},
     {"mistral3", 23340272640},   // sub_configs_defaults' Mistral Small 3.1 shapes, tied head
     {"qwen2_5_vl", 75789228800}, // the class defaults: a 72B-wide text model
+    {"qwen3_vl", 12616410352},
+    {"qwen3_vl_moe", 14052070640},
 };
 
 class DefaultConfig : public ::testing::TestWithParam<Case> {};
@@ -255,6 +257,27 @@ const Case kVariants[] = {
         "vision_config": {"depth": 32, "hidden_size": 1280, "intermediate_size": 3420,
                           "num_heads": 16, "out_hidden_size": 2048}})",
      3754622976},
+    // Qwen3-VL: a learned position table, deepstack mergers; the 8B and 30B-A3B shapes
+    // (published: 8.77B and 31.1B parameters).
+    {R"({"model_type": "qwen3_vl", "text_config": {"attention_bias": true}})", 12616934640},
+    {R"({"model_type": "qwen3_vl", "vision_config": {"deepstack_visual_indexes": [5],
+        "spatial_merge_size": 1, "num_position_embeddings": 1024}})",
+     12474803952},
+    {R"({"model_type": "qwen3_vl", "text_config": {"hidden_size": 4096, "intermediate_size": 12288,
+        "num_hidden_layers": 36, "num_attention_heads": 32, "num_key_value_heads": 8,
+        "head_dim": 128}, "vision_config": {"out_hidden_size": 4096}})",
+     8767123696},
+    {R"({"model_type": "qwen3_vl_moe", "text_config": {"hidden_size": 2048,
+        "intermediate_size": 6144, "moe_intermediate_size": 768, "num_hidden_layers": 48,
+        "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128,
+        "num_experts": 128, "num_experts_per_tok": 8, "tie_word_embeddings": false},
+        "vision_config": {"out_hidden_size": 2048}})",
+     31070754032},
+    // The experts under either name transformers' attribute_map gives them (a config saved by
+    // transformers 5 writes the attribute, the hub's the alias; the alias wins when both are).
+    {R"({"model_type": "qwen3_moe", "num_local_experts": 64})", 8099828736},
+    {R"({"model_type": "olmoe", "num_local_experts": 8, "num_experts_per_tok": 2})", 2085488640},
+    {R"({"model_type": "glm4_moe", "num_local_experts": 64})", 53641072640},
     {R"({"model_type": "olmoe", "num_key_value_heads": 8})", 13294487552},
     {R"({"model_type": "granitemoe", "num_key_value_heads": 8, "attention_bias": true})",
      36234137600},
