@@ -513,6 +513,12 @@ std::pair<ModelArch, ModelArch> read_towers(const Json &entry, const Json &cfg,
         k.fail(std::string(key) + ".model_type",
                fmt::format("must be a string, got {}", kind_of(sub.at("model_type"))));
       type = sub.at("model_type").get<std::string>();
+      // A tower is one model: a two-tower type here would nest without end in a hostile file.
+      if (table_knows(type) && (entry_of(type).value("structure", "") == "image_text" ||
+                                entry_of(type).value("structure", "") == "dual_encoder"))
+        k.fail(std::string(key) + ".model_type",
+               fmt::format("= \"{}\" is a two-tower model; give the {} model's own type", type,
+                           role == std::string_view("text_tower") ? "text" : "vision"));
     }
     ModelArch m;
     if (table_knows(type)) {

@@ -493,6 +493,9 @@ TEST(ModelTypes, ImageTextProjectorsAreLinears) {
   EXPECT_EQ(qwen.towers[0].projector_params, 0);
   EXPECT_EQ(qwen.projector_linears, (std::vector<Shape>{{5120, 5120}, {5120, 3584}}));
   EXPECT_EQ(qwen.towers[0].temporal_patch, 2);
+  EXPECT_EQ(error_of(R"({"model_type": "mistral3", "text_config": {"model_type": "mistral3"}})"),
+            "config.json: config field 'text_config.model_type' = \"mistral3\" is a two-tower "
+            "model; give the text model's own type");
   EXPECT_NE(error_of(R"({"model_type": "mistral3", "text_config": {"model_type": "mamba"}})")
                 .find("config.json.text_config: config field 'model_type' = \"mamba\""),
             std::string::npos);
