@@ -39,6 +39,7 @@ DEFAULT_TYPES = [
     "arcee", "olmo2", "gpt_oss", "olmoe", "granitemoe", "exaone4", "ernie4_5", "seed_oss",
     "siglip_vision_model", "gemma3", "deepseek_v3", "olmo3", "cohere2", "glm4", "glm4_moe",
     "pixtral", "mistral3", "qwen2_5_vl", "qwen2_5_vl_vision", "qwen3_vl", "qwen3_vl_moe",
+    "minimax_m2",
 ]
 
 BUILTIN = {"llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "bert", "vit", "t5"}
@@ -46,7 +47,8 @@ DECODERS = {"llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "q
             "qwen2_moe", "gemma", "phi", "gpt_neox", "gptj", "opt", "bloom", "falcon", "stablelm",
             "gpt_bigcode", "granite", "smollm3", "gemma3_text", "cohere", "arcee", "olmo2",
             "gpt_oss", "olmoe", "granitemoe", "exaone4", "ernie4_5", "seed_oss", "gemma3",
-            "deepseek_v3", "deepseek_v2", "olmo3", "ministral", "cohere2", "glm4", "glm4_moe"}
+            "deepseek_v3", "deepseek_v2", "olmo3", "ministral", "cohere2", "glm4", "glm4_moe",
+            "minimax_m2"}
 # Image-text models with no causal-LM class: the ForConditionalGeneration class (an LM head).
 IMAGE_TEXT = {"mistral3", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe"}
 SEQ2SEQ = {"t5", "mt5", "bart", "mbart"}
@@ -186,6 +188,8 @@ VARIANTS = {
                                       "num_experts_per_tok": 8, "vocab_size": 151936,
                                       "tie_word_embeddings": False},
                       "vision_config": {"out_hidden_size": 2048}}],
+    "minimax_m2": [{"num_key_value_heads": 4}, {"num_local_experts": 32},
+                   {"tie_word_embeddings": True}],
     "seed_oss": [{"attention_bias": False}, {"attention_out_bias": True, "mlp_bias": True}],
     "siglip_vision_model": [{"vision_use_head": False}, {"image_size": 896, "patch_size": 14}],
     # Gemma 3 4B's shape: the text model of 34 layers, SigLIP So400m/14 at 896 px without head

@@ -240,41 +240,41 @@ TEST(QuantServing, LoraAllLinearOnFusedExpertsFollowsPeft) {
                    24.0 * 8 * (60 * 3 * (2048 + 1408) + (2048 + 60)));
 }
 
-// GLM-4.5's MoE layers on transformers 5 (perf/quant_params.py and perf/lora_params.py on
-// 5.25.0 and PEFT 0.21.2, meta device): bitsandbytes converts attention, the shared experts and
-// the dense layer; PEFT's all-linear adapts attention, the fused experts and the router.
-TEST(QuantServing, Glm4MoeFollowsTransformersAndPeft) {
-  auto arch = model::model_from_config_text(R"({"model_type": "glm4_moe"})", "config.json");
-  ASSERT_TRUE(arch.ok()) << arch.error().message;
-  EXPECT_EQ(bnb_linears(*arch, "5.25.0").params, 2559049728);
-  auto [model, run] = test::served(R"({"model_type": "glm4_moe"})", 512, 0);
+// The adapters of PEFT's all-linear LoRA at rank 8 (no task type), as a served model trains them.
+double all_linear_adapters(const char *config) {
+  auto [model, run] = test::served(config, 512, 0);
   run.mode = Mode::train;
   run.max_tokens = 0;
   run.lora_rank = 8;
   run.lora_targets = LoraTargets::all_linear;
-  EXPECT_DOUBLE_EQ(adapter_params(model, run), 901399040);
+  return adapter_params(model, run);
+}
+
+// GLM-4.5's and MiniMax-M2's MoE layers on transformers 5 (perf/quant_params.py and
+// perf/lora_params.py on 5.25.0 and PEFT 0.21.2, meta device): bitsandbytes converts attention,
+// GLM's shared experts and dense layer; PEFT's all-linear adapts attention, the fused experts and
+// the router (target_parameters).
+TEST(QuantServing, FusedExpertTypesFollowTransformersAndPeft) {
+  EXPECT_EQ(bnb_linears(arch_of(R"({"model_type": "glm4_moe"})"), "5.25.0").params, 2559049728);
+  EXPECT_EQ(bnb_linears(arch_of(R"({"model_type": "minimax_m2"})"), "5.25.0").params, 2730491904);
+  EXPECT_DOUBLE_EQ(all_linear_adapters(R"({"model_type": "glm4_moe"})"), 901399040);
+  EXPECT_DOUBLE_EQ(all_linear_adapters(R"({"model_type": "minimax_m2"})"), 2160242688);
 }
 
 // PEFT's all-linear (PEFT 0.21.2, meta device, perf/lora_params.py) on an image-text model: the
 // vision tower's linears, SigLIP's pooling head and the projector's linears too.
 TEST(QuantServing, LoraAllLinearOutsideTheBlocksFollowsPeft) {
-  auto adapters = [](const char *config) {
-    auto [model, run] = test::served(config, 512, 0);
-    run.mode = Mode::train;
-    run.max_tokens = 0;
-    run.lora_rank = 8;
-    run.lora_targets = LoraTargets::all_linear;
-    return adapter_params(model, run);
-  };
-  EXPECT_DOUBLE_EQ(adapters(R"({"model_type": "mistral3"})"), 50896896);
-  EXPECT_DOUBLE_EQ(adapters(R"({"model_type": "gemma3"})"), 11784192);
-  EXPECT_DOUBLE_EQ(adapters(R"({"model_type": "qwen2_5_vl"})"), 116524032);
+  EXPECT_DOUBLE_EQ(all_linear_adapters(R"({"model_type": "mistral3"})"), 50896896);
+  EXPECT_DOUBLE_EQ(all_linear_adapters(R"({"model_type": "gemma3"})"), 11784192);
+  EXPECT_DOUBLE_EQ(all_linear_adapters(R"({"model_type": "qwen2_5_vl"})"), 116524032);
   // Linears outside the blocks: CLIP's visual and text projections, OPT's project_in and
   // project_out, DeBERTa's embed_proj and unshared position projections.
-  EXPECT_DOUBLE_EQ(adapters(R"({"model_type": "clip"})"), 2230272);
-  EXPECT_DOUBLE_EQ(adapters(R"({"model_type": "opt", "word_embed_proj_dim": 256})"), 1343488);
-  EXPECT_DOUBLE_EQ(adapters(R"({"model_type": "deberta-v2", "embedding_size": 512})"), 5324800);
-  EXPECT_DOUBLE_EQ(adapters(R"({"model_type": "deberta-v2", "relative_attention": true,
+  EXPECT_DOUBLE_EQ(all_linear_adapters(R"({"model_type": "clip"})"), 2230272);
+  EXPECT_DOUBLE_EQ(all_linear_adapters(R"({"model_type": "opt", "word_embed_proj_dim": 256})"),
+                   1343488);
+  EXPECT_DOUBLE_EQ(all_linear_adapters(R"({"model_type": "deberta-v2", "embedding_size": 512})"),
+                   5324800);
+  EXPECT_DOUBLE_EQ(all_linear_adapters(R"({"model_type": "deberta-v2", "relative_attention": true,
       "share_att_key": false, "pos_att_type": ["c2p", "p2c"]})"),
                    6488064);
 }

@@ -142,6 +142,7 @@ const Case kDefaults[] = {
     {"qwen2_5_vl", 75789228800}, // the class defaults: a 72B-wide text model
     {"qwen3_vl", 12616410352},
     {"qwen3_vl_moe", 14052070640},
+    {"minimax_m2", 228689748992}, // MiniMax-M2's published 230B
 };
 
 class DefaultConfig : public ::testing::TestWithParam<Case> {};
@@ -278,6 +279,8 @@ const Case kVariants[] = {
     {R"({"model_type": "qwen3_moe", "num_local_experts": 64})", 8099828736},
     {R"({"model_type": "olmoe", "num_local_experts": 8, "num_experts_per_tok": 2})", 2085488640},
     {R"({"model_type": "glm4_moe", "num_local_experts": 64})", 53641072640},
+    {R"({"model_type": "minimax_m2", "num_local_experts": 32})", 32051667968},
+    {R"({"model_type": "minimax_m2", "tie_word_embeddings": true})", 228075152384},
     {R"({"model_type": "olmoe", "num_key_value_heads": 8})", 13294487552},
     {R"({"model_type": "granitemoe", "num_key_value_heads": 8, "attention_bias": true})",
      36234137600},
