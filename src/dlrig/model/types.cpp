@@ -565,8 +565,12 @@ ModelArch read_image_text(const Json &entry, const Json &cfg, const std::string 
     // multimodal_projector_bias.
     const I64 merge = k.integer("spatial_merge", 2);
     I64 feature_layers = 1;
-    if (cfg.contains("vision_feature_layer") && cfg.at("vision_feature_layer").is_array())
-      feature_layers = std::max<I64>(1, static_cast<I64>(cfg.at("vision_feature_layer").size()));
+    if (cfg.contains("vision_feature_layer") && cfg.at("vision_feature_layer").is_array()) {
+      const auto n = cfg.at("vision_feature_layer").size();
+      if (n > 16)
+        k.fail("vision_feature_layer", fmt::format("must have at most 16 entries, got {}", n));
+      feature_layers = std::max<I64>(1, static_cast<I64>(n));
+    }
     const bool bias = k.flag("projector_bias", false);
     m.projector_linears = {{merge * merge * v, v}, {feature_layers * v, t}, {t, t}};
     m.projector_params = v + (bias ? 2 * t : 0);

@@ -499,6 +499,10 @@ TEST(ModelTypes, ImageTextProjectorsAreLinears) {
   EXPECT_EQ(error_of(R"({"model_type": "mistral3", "text_config": {"model_type": "mistral3"}})"),
             "config.json: config field 'text_config.model_type' = \"mistral3\" is a two-tower "
             "model; give the text model's own type");
+  EXPECT_EQ(
+      error_of(R"({"model_type": "mistral3", "vision_feature_layer": [1, 2, 3, 4, 5, 6, 7,
+                         8, 9, 10, 11, 12, 13, 14, 15, 16, 17]})"),
+      "config.json: config field 'vision_feature_layer' must have at most 16 entries, got 17");
   EXPECT_NE(error_of(R"({"model_type": "mistral3", "text_config": {"model_type": "mamba"}})")
                 .find("config.json.text_config: config field 'model_type' = \"mamba\""),
             std::string::npos);
