@@ -231,26 +231,14 @@ double lora_adapter_params(const model::ModelArch &m, const Dims &d, const Run &
     const auto a = lora_adapter(run, l, moe);
     per_rank += static_cast<double>(l.count) * a.rank * a.width;
   }
-  // Under all-linear, the linears outside the layer list (bitsandbytes' count lists the same,
-  // bnb_linears): SigLIP's attention-pooling head (out_proj, fc1 and fc2; the
-  // nn.MultiheadAttention's in-projection is a parameter), a projector's or merger's linears,
-  // OPT's project_in/project_out and DeBERTa's embed_proj, DeBERTa's unshared position
-  // projections, CLIP's visual and text projections.
+  // Under all-linear, the linears outside the blocks (outside_linears, as bitsandbytes counts
+  // them too).
   const bool all_linear = run.lora_targets == LoraTargets::all_linear;
   auto outside = [&](const model::ModelArch &v) {
-    if (!all_linear)
-      return 0.0;
-    const double h = static_cast<double>(v.hidden);
-    const double e = v.embed_dim > 0 ? static_cast<double>(v.embed_dim) : h;
-    double w = v.map_head ? 4 * h + 2 * static_cast<double>(v.intermediate) : 0.0;
-    for (const auto &[in, out] : v.projector_linears)
-      w += static_cast<double>(in + out);
-    if (e != h)
-      w += (v.hf_model_type == "opt" ? 2 : 1) * (e + h);
-    w += static_cast<double>(v.layers * v.position_projections) *
-         (h + static_cast<double>(v.heads * v.head_dim));
-    if (v.family == model::ModelFamily::encoder && !v.towers.empty())
-      w += h + static_cast<double>(v.towers.front().hidden + 2 * v.projection_dim);
+    double w = 0;
+    if (all_linear)
+      for (const auto &l : outside_linears(v))
+        w += static_cast<double>(l.count * (l.in + l.out));
     return w;
   };
   per_rank += outside(m);

@@ -219,23 +219,39 @@ BnbLinears bnb_linears(const model::ModelArch &m, const std::string &transformer
     else if (l.routed || l.role == "router")
       b.moe_kept += l.params();
   }
-  // nn.Linear modules the layer list leaves out (they barely count for time), converted too.
-  const std::int64_t h = m.hidden, e = m.embed_dim > 0 ? m.embed_dim : h;
-  if (e != h) // OPT's project_in and project_out (word_embed_proj_dim), DeBERTa's embed_proj
-    b.params += (m.hf_model_type == "opt" ? 2 : 1) * e * h;
-  b.params += m.layers * m.position_projections * h * m.heads * m.head_dim; // DeBERTa pos_*_proj
-  if (m.family == model::ModelFamily::encoder && !m.towers.empty())
-    b.params += h * m.projection_dim; // CLIP's visual_projection (text_projection, last, is kept)
-  if (m.map_head) // SigLIP's attention-pooling head: fc1, fc2 and (a subclass) out_proj
-    b.params +=
-        2 * h * m.intermediate +
-        (model::bnb_kept(m.hf_model_type, transformers_version).exact_linear_type ? 0 : h * h);
+  // Converted too, but CLIP's text_projection (the last module, kept) and, from 5.5.0, SigLIP's
+  // MultiheadAttention out_proj (a subclass of nn.Linear).
+  const bool exact = model::bnb_kept(m.hf_model_type, transformers_version).exact_linear_type;
+  for (const auto &l : outside_linears(m))
+    if (l.role != "text_projection" && !(l.role == "map_out_proj" && exact))
+      b.params += l.count * l.in * l.out;
   if (m.family != model::ModelFamily::encoder) // an image-text model's vision tower
     for (const auto &t : m.towers)
       b.params += bnb_linears(t, transformers_version).params;
-  for (const auto &[in, out] : m.projector_linears) // its projector, a vision tower's merger
-    b.params += in * out;
   return b;
+}
+
+std::vector<model::LinearShape> outside_linears(const model::ModelArch &m) {
+  std::vector<model::LinearShape> out;
+  const std::int64_t h = m.hidden, e = m.embed_dim > 0 ? m.embed_dim : h;
+  if (e != h) // OPT's project_in and project_out (word_embed_proj_dim), DeBERTa's embed_proj
+    out.push_back({"embed_proj", "embed_proj", e, h, m.hf_model_type == "opt" ? 2 : 1, false});
+  if (m.position_projections > 0) // DeBERTa's pos_key_proj, pos_query_proj
+    out.push_back(
+        {"pos_proj", "pos_proj", h, m.heads * m.head_dim, m.layers * m.position_projections, true});
+  if (m.family == model::ModelFamily::encoder && !m.towers.empty()) { // CLIP
+    out.push_back({"visual_projection", "visual_projection", h, m.projection_dim, 1, false});
+    out.push_back({"text_projection", "text_projection", m.towers.front().hidden, m.projection_dim,
+                   1, false});
+  }
+  if (m.map_head) { // SigLIP's attention-pooling head
+    out.push_back({"map_out_proj", "out_proj", h, h, 1, true});
+    out.push_back({"map_fc", "fc1", h, m.intermediate, 1, true});
+    out.push_back({"map_fc", "fc2", m.intermediate, h, 1, true});
+  }
+  for (const auto &[in, o] : m.projector_linears)
+    out.push_back({"projector", "projector", in, o, 1, true});
+  return out;
 }
 
 std::int64_t largest_layer_params(const model::ModelArch &m, const Dims &d) {

@@ -95,6 +95,14 @@ struct BnbLinears {
   std::int64_t moe_kept = 0; // routed experts' and routers' parameters left 16-bit
 };
 BnbLinears bnb_linears(const model::ModelArch &m, const std::string &transformers_version);
+
+// The nn.Linear modules outside model::linear_layers' blocks and heads (they barely count for
+// time), which bitsandbytes converts and PEFT's all-linear adapts: OPT's project_in/project_out
+// and DeBERTa's embed_proj ("embed_proj"), DeBERTa's unshared position projections ("pos_proj"),
+// CLIP's "visual_projection" and "text_projection", SigLIP's pooling head ("map_out_proj", an
+// nn.MultiheadAttention's, and "map_fc"), an image-text projector's or a vision tower's merger
+// ("projector"). Not a tower's own.
+std::vector<model::LinearShape> outside_linears(const model::ModelArch &m);
 // The largest module's direct parameters (DeepSpeed's largest_layer_params, memory.md §1.2).
 std::int64_t largest_layer_params(const model::ModelArch &m, const Dims &d);
 
