@@ -79,6 +79,7 @@ CASES = [
                                                               "sliding_window_pattern": 4}),
     ("gemma3", "gemma3", {}),
     ("mistral3", "mistral3", {}),
+    ("llava_next (a Mistral text model)", "llava_next", {}),
     ("qwen2_5_vl + use_sliding_window", "qwen2_5_vl", {}),
     ("gpt_oss", "gpt_oss", {"sliding_window": WINDOW, "num_local_experts": 4}),
     ("exaone4", "exaone4", {"sliding_window": WINDOW}),
@@ -87,6 +88,13 @@ CASES = [
     ("olmo3", "olmo3", {"sliding_window": WINDOW}),
     ("ministral", "ministral", {"sliding_window": WINDOW}),
     ("cohere2", "cohere2", {"sliding_window": WINDOW}),
+    ("starcoder2 + sliding_window", "starcoder2", {"sliding_window": WINDOW,
+                                                   "num_hidden_layers": 4}),
+    ("phimoe + sliding_window", "phimoe", {"sliding_window": WINDOW, "num_local_experts": 4,
+                                           "num_hidden_layers": 4}),
+    ("ernie4_5_moe (no window)", "ernie4_5_moe", {"moe_intermediate_size": 32, "num_experts": 4,
+                                                  "num_experts_per_tok": 2,
+                                                  "num_hidden_layers": 3}),
     # DeepSeek's latent attention: transformers caches every head's key (nope + rope) and value.
     ("deepseek_v3", "deepseek_v3", dict(MLA, q_lora_rank=24, first_k_dense_replace=1)),
     ("deepseek_v2 (no q_lora_rank)", "deepseek_v2", dict(MLA, q_lora_rank=None)),
@@ -114,6 +122,13 @@ def config_of(model_type, overrides):
                 "vision_config": {"hidden_size": 32, "intermediate_size": 32,
                                   "num_hidden_layers": 1, "num_attention_heads": 2,
                                   "image_size": 56, "patch_size": 14}}
+    if model_type == "llava_next":  # LLaVA-NeXT on Mistral-7B: every text layer slides
+        return {"model_type": "llava_next",
+                "text_config": dict(TINY, model_type="mistral", num_hidden_layers=2,
+                                    sliding_window=WINDOW),
+                "vision_config": {"model_type": "clip_vision_model", "hidden_size": 32,
+                                  "intermediate_size": 32, "num_hidden_layers": 1,
+                                  "num_attention_heads": 2, "image_size": 56, "patch_size": 14}}
     if model_type == "qwen2_5_vl":  # flat, as the hub's configs: slides from max_window_layers
         return dict(TINY, model_type="qwen2_5_vl", num_hidden_layers=3, use_sliding_window=True,
                     sliding_window=WINDOW, max_window_layers=1,
@@ -187,10 +202,12 @@ def main():
         kw = {k: v for k, v in given.items() if k != "model_type"}
         config = AutoConfig.for_model(model_type, **kw)
         text = config.get_text_config(decoder=True)
-        model = transformers.Gemma3ForConditionalGeneration(config) if model_type == "gemma3" \
-            else transformers.Mistral3ForConditionalGeneration(config) \
-            if model_type == "mistral3" else transformers.Qwen2_5_VLForConditionalGeneration(config) \
-            if model_type == "qwen2_5_vl" else AutoModelForCausalLM.from_config(config)
+        image_text = {"gemma3": transformers.Gemma3ForConditionalGeneration,
+                      "mistral3": transformers.Mistral3ForConditionalGeneration,
+                      "qwen2_5_vl": transformers.Qwen2_5_VLForConditionalGeneration,
+                      "llava_next": transformers.LlavaNextForConditionalGeneration}
+        model = image_text[model_type](config) if model_type in image_text \
+            else AutoModelForCausalLM.from_config(config)
         model.eval()
         slot = slot_bytes(given)
         for prompt, new in RUNS:

@@ -39,7 +39,8 @@ DEFAULT_TYPES = [
     "arcee", "olmo2", "gpt_oss", "olmoe", "granitemoe", "exaone4", "ernie4_5", "seed_oss",
     "siglip_vision_model", "gemma3", "deepseek_v3", "olmo3", "cohere2", "glm4", "glm4_moe",
     "pixtral", "mistral3", "qwen2_5_vl", "qwen2_5_vl_vision", "qwen3_vl", "qwen3_vl_moe",
-    "minimax_m2",
+    "minimax_m2", "phimoe", "ernie4_5_moe", "starcoder2", "llava", "llava_next",
+    "llava_onevision",
 ]
 
 BUILTIN = {"llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "bert", "vit", "t5"}
@@ -48,9 +49,10 @@ DECODERS = {"llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "q
             "gpt_bigcode", "granite", "smollm3", "gemma3_text", "cohere", "arcee", "olmo2",
             "gpt_oss", "olmoe", "granitemoe", "exaone4", "ernie4_5", "seed_oss", "gemma3",
             "deepseek_v3", "deepseek_v2", "olmo3", "ministral", "cohere2", "glm4", "glm4_moe",
-            "minimax_m2"}
+            "minimax_m2", "phimoe", "ernie4_5_moe", "starcoder2"}
 # Image-text models with no causal-LM class: the ForConditionalGeneration class (an LM head).
-IMAGE_TEXT = {"mistral3", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe"}
+IMAGE_TEXT = {"mistral3", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "llava", "llava_next",
+              "llava_onevision"}
 SEQ2SEQ = {"t5", "mt5", "bart", "mbart"}
 
 
@@ -190,6 +192,44 @@ VARIANTS = {
                       "vision_config": {"out_hidden_size": 2048}}],
     "minimax_m2": [{"num_key_value_heads": 4}, {"num_local_experts": 32},
                    {"tie_word_embeddings": True}],
+    "phimoe": [{"attention_bias": True}, {"lm_head_bias": True}, {"num_local_experts": 4},
+               {"tie_word_embeddings": True}],
+    "ernie4_5_moe": [{"use_bias": True}, {"moe_layer_end_index": 20}, {"moe_layer_interval": 2},
+                     {"moe_num_shared_experts": 0}, {"tie_word_embeddings": False},
+                     {"moe_num_experts": 8, "moe_k": 2}, {"num_experts": 8},
+                     # ERNIE-4.5-300B-A47B's shape: dense layers 0-2, 64 experts, no shared one
+                     {"hidden_size": 8192, "num_hidden_layers": 54, "num_attention_heads": 64,
+                      "num_key_value_heads": 8, "intermediate_size": 28672,
+                      "moe_intermediate_size": 3584, "moe_num_experts": 64, "moe_k": 8,
+                      "moe_num_shared_experts": 0, "moe_layer_start_index": 3,
+                      "moe_layer_end_index": 53, "tie_word_embeddings": False}],
+    "starcoder2": [{"use_bias": False}, {"tie_word_embeddings": False}, {"sliding_window": 4096},
+                   # StarCoder2-15B's shape
+                   {"hidden_size": 6144, "num_hidden_layers": 40, "num_attention_heads": 48,
+                    "num_key_value_heads": 4, "intermediate_size": 24576}],
+    "llava": [{"multimodal_projector_bias": False}, {"vision_feature_layer": [-2, -5, -8]},
+              {"text_config": {"tie_word_embeddings": True}},
+              # a SigLIP vision tower and a Qwen2 text model behind the same projector
+              {"vision_config": {"model_type": "siglip_vision_model", "hidden_size": 1152,
+                                 "intermediate_size": 4304, "num_hidden_layers": 27,
+                                 "num_attention_heads": 16, "image_size": 384,
+                                 "patch_size": 14},
+               "text_config": {"model_type": "qwen2", "hidden_size": 896,
+                               "intermediate_size": 4864, "num_hidden_layers": 24,
+                               "num_attention_heads": 14, "num_key_value_heads": 2,
+                               "vocab_size": 151936}}],
+    # llava-v1.6-mistral-7b-hf's text_config as published: the rest from MistralConfig()
+    "llava_next": [{"text_config": {"model_type": "mistral", "intermediate_size": 14336,
+                                    "max_position_embeddings": 32768,
+                                    "num_key_value_heads": 8, "sliding_window": None,
+                                    "vocab_size": 32064}},
+                   {"multimodal_projector_bias": False}],
+    # llava-onevision-qwen2-0.5b-ov's text model (a tied Qwen2 of 896)
+    "llava_onevision": [{"text_config": {"model_type": "qwen2", "hidden_size": 896,
+                                         "intermediate_size": 4864, "num_hidden_layers": 24,
+                                         "num_attention_heads": 14, "num_key_value_heads": 2,
+                                         "vocab_size": 152000, "tie_word_embeddings": True}},
+                        {"vision_feature_layer": [-1, -2]}],
     "seed_oss": [{"attention_bias": False}, {"attention_out_bias": True, "mlp_bias": True}],
     "siglip_vision_model": [{"vision_use_head": False}, {"image_size": 896, "patch_size": 14}],
     # Gemma 3 4B's shape: the text model of 34 layers, SigLIP So400m/14 at 896 px without head
@@ -329,7 +369,9 @@ def cases(only):
         for v in variants:
             d = dict(base)
             for k, x in v.items():
-                d[k] = {**d[k], **x} if isinstance(x, dict) and isinstance(d.get(k), dict) else x
+                if isinstance(x, dict) and isinstance(d.get(k), dict):  # a sub-config
+                    x = {**{a: b for a, b in d[k].items() if a not in DERIVED}, **x}
+                d[k] = x
             yield f"{t} + {json.dumps(v)}", d, "variant"
     for path in sorted(glob.glob(os.path.join(ROOT, "tests", "data", "models", "*.json"))):
         name = os.path.splitext(os.path.basename(path))[0]

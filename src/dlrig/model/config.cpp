@@ -302,9 +302,10 @@ ModelArch read_vit(const Fields &f) {
   m.image_size = f.count("image_size");
   m.patch_size = f.count("patch_size");
   m.channels = f.count_or("num_channels", 3);
-  if (m.image_size % m.patch_size != 0)
-    f.fail("patch_size",
-           fmt::format("= {} does not divide image_size = {}", m.patch_size, m.image_size));
+  // A Conv2d of stride patch_size: image_size // patch_size patches a side (SigLIP at 384 px
+  // with patch 14: 27); a patch larger than the image leaves none.
+  if (m.patch_size > m.image_size)
+    f.fail("patch_size", fmt::format("= {} exceeds image_size = {}", m.patch_size, m.image_size));
   m.qkv_bias = f.flag_or("qkv_bias", true);
   m.out_bias = true;
   m.mlp_bias = true;

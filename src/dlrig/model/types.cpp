@@ -120,6 +120,8 @@ I64 min_of(std::string_view knob) {
       "positions", "decoder_positions", "type_vocab",         "position_offset",
       "context",   "relative_buckets",  "sparse_step",        "shared_expert_intermediate",
       "window",    "max_window_layers", "first_dense_layers", "n_shared_experts"};
+  if (knob == "last_sparse_layer") // ERNIE 4.5's moe_layer_end_index: -1 is the last layer
+    return -1;
   return zero_ok.contains(knob) ? 0 : 1;
 }
 
@@ -524,6 +526,13 @@ std::pair<ModelArch, ModelArch> read_towers(const Json &entry, const Json &cfg,
     if (table_knows(type)) {
       m = read_entry(entry_of(type), sub, name + "." + key, type);
     } else {
+      // An AutoConfig sub-config takes its class's defaults for the keys it leaves out (LLaVA
+      // 1.5's text_config gives only the vocabulary and the context of a LlamaConfig()).
+      const Json &defaults = types_table().at("builtin_defaults").at("types");
+      if (sub.is_object() && defaults.contains(type))
+        for (const auto &[field, value] : defaults.at(type).items())
+          if (!sub.contains(field))
+            sub[field] = value;
       sub["model_type"] = type;
       auto read = model_from_config(sub, name + "." + key); // a built-in reader
       if (!read)
@@ -558,12 +567,11 @@ ModelArch read_image_text(const Json &entry, const Json &cfg, const std::string 
     // Gemma 3's mm_input_projection_weight (vision hidden x text hidden, no bias) after an
     // RMSNorm over the vision features (mm_soft_emb_norm): a parameter, no nn.Linear.
     m.projector_params = v * t + v;
-  } else if (projector == "patch_merger_mlp") {
-    // Mistral 3: an RMSNorm over the vision features, the patch merger's merging_layer
-    // (merge^2 x vision hidden -> vision hidden, no bias), linear_1 (vision hidden x the
-    // vision_feature_layer count -> text hidden) and linear_2 (text -> text hidden), with
-    // multimodal_projector_bias.
-    const I64 merge = k.integer("spatial_merge", 2);
+  } else if (projector == "patch_merger_mlp" || projector == "mlp") {
+    // LLaVA: linear_1 (vision hidden x the vision_feature_layer count -> text hidden) and
+    // linear_2 (text -> text hidden), with multimodal_projector_bias; LLaVA-NeXT's image_newline
+    // (text hidden). Mistral 3 first an RMSNorm over the vision features and the patch merger's
+    // merging_layer (merge^2 x vision hidden -> vision hidden, no bias).
     I64 feature_layers = 1;
     if (cfg.contains("vision_feature_layer") && cfg.at("vision_feature_layer").is_array()) {
       const auto n = cfg.at("vision_feature_layer").size();
@@ -572,8 +580,13 @@ ModelArch read_image_text(const Json &entry, const Json &cfg, const std::string 
       feature_layers = std::max<I64>(1, static_cast<I64>(n));
     }
     const bool bias = k.flag("projector_bias", false);
-    m.projector_linears = {{merge * merge * v, v}, {feature_layers * v, t}, {t, t}};
-    m.projector_params = v + (bias ? 2 * t : 0);
+    m.projector_linears = {{feature_layers * v, t}, {t, t}};
+    m.projector_params = (bias ? 2 * t : 0) + (k.flag("image_newline", false) ? t : 0);
+    if (projector == "patch_merger_mlp") {
+      const I64 merge = k.integer("spatial_merge", 2);
+      m.projector_linears.insert(m.projector_linears.begin(), {merge * merge * v, v});
+      m.projector_params += v;
+    }
     for (const auto &[in, out] : m.projector_linears)
       m.projector_params += in * out;
   } else if (projector == "vision_merger") {
@@ -581,7 +594,8 @@ ModelArch read_image_text(const Json &entry, const Json &cfg, const std::string 
     m.projector_params = std::exchange(vision.projector_params, 0);
     m.projector_linears = std::exchange(vision.projector_linears, {});
   } else {
-    k.table_fail("projector", "must be linear_after_rmsnorm, patch_merger_mlp or vision_merger");
+    k.table_fail("projector",
+                 "must be linear_after_rmsnorm, mlp, patch_merger_mlp or vision_merger");
   }
   m.towers.push_back(std::move(vision));
   m.tied_embeddings = k.flag("tied", true);
@@ -694,19 +708,25 @@ ModelArch read_entry(const Json &entry, const Json &cfg, const std::string &name
         }
       }
     }
-    // DeepSeek: the first first_k_dense_replace layers are dense.
+    // DeepSeek: the first first_k_dense_replace layers are dense; ERNIE 4.5: so are those after
+    // moe_layer_end_index (-1: the last layer).
     const I64 first_dense = k.integer("first_dense_layers", 0);
+    I64 last_sparse = k.integer("last_sparse_layer", -1);
+    if (last_sparse == -1)
+      last_sparse = m.layers - 1;
     for (I64 i = 0; i < m.layers; ++i)
-      if (i < first_dense || only.contains(i) || step <= 0 || (i + 1) % step != 0)
+      if (i < first_dense || i > last_sparse || only.contains(i) || step <= 0 ||
+          (i + 1) % step != 0)
         ++m.dense_layers;
   }
   if (structure == "vision") {
     m.image_size = k.integer("image_size");
     m.patch_size = k.integer("patch_size");
     m.channels = k.integer("channels", 3);
-    if (m.image_size % m.patch_size != 0)
-      k.fail("patch_size",
-             fmt::format("= {} does not divide image_size = {}", m.patch_size, m.image_size));
+    // image_size // patch_size patches a side, as the strided Conv2d makes (SigLIP So400m/14 at
+    // 384 px: 27); a patch larger than the image leaves none.
+    if (m.patch_size > m.image_size)
+      k.fail("patch_size", fmt::format("= {} exceeds image_size = {}", m.patch_size, m.image_size));
     m.patch_bias = k.flag("patch_bias", true);
     m.patch_positions = k.flag("patch_positions", true);
     m.temporal_patch = k.integer("temporal_patch", 1);
@@ -838,7 +858,8 @@ MoeLinears moe_linears(std::string_view type, const std::string &version) {
     return {};
   const Json &peft = types_table().at("moe_linears").at("peft_target_parameters").at("types");
   return {in_ranges(it->at("experts"), version), in_ranges(it->at("router"), version),
-          std::find(peft.begin(), peft.end(), Json(std::string(type))) != peft.end()};
+          std::find(peft.begin(), peft.end(), Json(std::string(type))) != peft.end(),
+          it->contains("router_subclass") && in_ranges(it->at("router_subclass"), version)};
 }
 
 std::vector<std::string> peft_default_targets(std::string_view type) {

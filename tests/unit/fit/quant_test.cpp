@@ -259,6 +259,23 @@ TEST(QuantServing, FusedExpertTypesFollowTransformersAndPeft) {
   EXPECT_EQ(bnb_linears(arch_of(R"({"model_type": "minimax_m2"})"), "5.25.0").params, 2730491904);
   EXPECT_DOUBLE_EQ(all_linear_adapters(R"({"model_type": "glm4_moe"})"), 901399040);
   EXPECT_DOUBLE_EQ(all_linear_adapters(R"({"model_type": "minimax_m2"})"), 2160242688);
+  // ERNIE 4.5's too, with its shared experts and dense first layer converted and not adapted.
+  EXPECT_EQ(bnb_linears(arch_of(R"({"model_type": "ernie4_5_moe"})"), "5.25.0").params, 1171783680);
+  EXPECT_DOUBLE_EQ(all_linear_adapters(R"({"model_type": "ernie4_5_moe"})"), 216573440);
+}
+
+// Phi-3.5-MoE's router is a subclass of nn.Linear from transformers 5.0.0 (PhimoeTopKRouter):
+// PEFT's all-linear adapts it (32 layers x r (4096 + 16) beside attention), bitsandbytes converted
+// it while it took any nn.Linear instance and keeps it from 5.5.0 (perf/quant_params.py and
+// perf/lora_params.py on 5.25.0).
+TEST(QuantServing, PhimoeRouterIsALinearSubclass) {
+  const auto phimoe = arch_of(R"({"model_type": "phimoe"})");
+  const std::int64_t router = 32LL * 16 * 4096;
+  EXPECT_EQ(bnb_linears(phimoe, "5.25.0").params, 1342177280);
+  EXPECT_EQ(bnb_linears(phimoe, "5.4.0").params, 1342177280 + router);
+  EXPECT_EQ(bnb_linears(phimoe, "4.57.1").params,
+            1342177280 + router + 32LL * 16 * 3 * 4096 * 6400); // its w1, w3, w2 experts
+  EXPECT_DOUBLE_EQ(all_linear_adapters(R"({"model_type": "phimoe"})"), 7868416);
 }
 
 // PEFT's all-linear (PEFT 0.21.2, meta device, perf/lora_params.py) on an image-text model: the
@@ -267,6 +284,9 @@ TEST(QuantServing, LoraAllLinearOutsideTheBlocksFollowsPeft) {
   EXPECT_DOUBLE_EQ(all_linear_adapters(R"({"model_type": "mistral3"})"), 50896896);
   EXPECT_DOUBLE_EQ(all_linear_adapters(R"({"model_type": "gemma3"})"), 11784192);
   EXPECT_DOUBLE_EQ(all_linear_adapters(R"({"model_type": "qwen2_5_vl"})"), 116524032);
+  // LLaVA: CLIP's q/k/v/out_proj and fc1/fc2, the projector's linear_1 and linear_2.
+  EXPECT_DOUBLE_EQ(all_linear_adapters(R"({"model_type": "llava"})"), 23633920);
+  EXPECT_EQ(bnb_linears(arch_of(R"({"model_type": "llava"})"), "5.25.0").params, 6798966784);
   // Linears outside the blocks: CLIP's visual and text projections, OPT's project_in and
   // project_out, DeBERTa's embed_proj and unshared position projections.
   EXPECT_DOUBLE_EQ(all_linear_adapters(R"({"model_type": "clip"})"), 2230272);

@@ -82,6 +82,9 @@ const Case kFixtures[] = {
     {"vit-base-patch16-224-in21k", 86389248},
     {"vit-classifier-without-labels", 85800194},
     {"llama-3.2-1b-seqcls", 1235820544},
+    // Its text_config gives a LlamaConfig only the vocabulary and context: the class defaults
+    // fill the rest (published: 7.06B).
+    {"llava-1.5-7b-hf", 7063427072},
 };
 
 class PublishedConfig : public ::testing::TestWithParam<Case> {};
@@ -142,7 +145,13 @@ const Case kDefaults[] = {
     {"qwen2_5_vl", 75789228800}, // the class defaults: a 72B-wide text model
     {"qwen3_vl", 12616410352},
     {"qwen3_vl_moe", 14052070640},
-    {"minimax_m2", 228689748992}, // MiniMax-M2's published 230B
+    {"minimax_m2", 228689748992},     // MiniMax-M2's published 230B
+    {"phimoe", 41872793600},          // Phi-3.5-MoE's published 41.9B
+    {"ernie4_5_moe", 21825437888},    // ERNIE-4.5-21B-A3B's published 21B
+    {"starcoder2", 3030371328},       // StarCoder2-3B's published 3B
+    {"llava", 7062902784},            // CLIP ViT-L/14 at 336 px and a LlamaConfig()
+    {"llava_next", 7062906880},       // and the image_newline
+    {"llava_onevision", 12469102112}, // SigLIP at 384 px (27 patches a side) and a Qwen2Config()
 };
 
 class DefaultConfig : public ::testing::TestWithParam<Case> {};
@@ -281,6 +290,40 @@ const Case kVariants[] = {
     {R"({"model_type": "glm4_moe", "num_local_experts": 64})", 53641072640},
     {R"({"model_type": "minimax_m2", "num_local_experts": 32})", 32051667968},
     {R"({"model_type": "minimax_m2", "tie_word_embeddings": true})", 228075152384},
+    // ERNIE 4.5: experts from moe_layer_start_index to moe_layer_end_index, every
+    // moe_layer_interval-th layer, under either expert-count name; ERNIE-4.5-300B-A47B's shape.
+    {R"({"model_type": "ernie4_5_moe", "moe_layer_end_index": 20})", 17034919680},
+    {R"({"model_type": "ernie4_5_moe", "moe_layer_interval": 2})", 12928761216},
+    {R"({"model_type": "ernie4_5_moe", "num_experts": 8})", 3985287896},
+    {R"({"model_type": "ernie4_5_moe", "use_bias": true})", 21825975488},
+    {R"({"model_type": "ernie4_5_moe", "hidden_size": 8192, "num_hidden_layers": 54,
+        "num_attention_heads": 64, "num_key_value_heads": 8, "intermediate_size": 28672,
+        "moe_intermediate_size": 3584, "moe_num_experts": 64, "moe_k": 8,
+        "moe_num_shared_experts": 0, "moe_layer_start_index": 3, "moe_layer_end_index": 53,
+        "tie_word_embeddings": false})",
+     299484163264},
+    // LLaVA: the projector's input widens with each vision_feature_layer; a text_config tie;
+    // LLaVA-NeXT on Mistral-7B and LLaVA-OneVision 0.5B with partial text_configs (published
+    // 7.57B and 0.9B).
+    {R"({"model_type": "llava", "vision_feature_layer": [-2, -5, -8]})", 7071291392},
+    {R"({"model_type": "llava", "text_config": {"model_type": "llama", "tie_word_embeddings":
+        true}})",
+     6931830784},
+    {R"({"model_type": "llava_next", "text_config": {"model_type": "mistral",
+        "intermediate_size": 14336, "max_position_embeddings": 32768, "num_key_value_heads": 8,
+        "sliding_window": null, "vocab_size": 32064}})",
+     7566747648},
+    {R"({"model_type": "llava_onevision", "text_config": {"model_type": "qwen2",
+        "hidden_size": 896, "intermediate_size": 4864, "num_hidden_layers": 24,
+        "num_attention_heads": 14, "num_key_value_heads": 2, "vocab_size": 152000,
+        "tie_word_embeddings": true}})",
+     893675552},
+    {R"({"model_type": "phimoe", "lm_head_bias": true})", 41872825664},
+    {R"({"model_type": "phimoe", "num_local_experts": 4})", 11672231936},
+    {R"({"model_type": "starcoder2", "use_bias": false})", 3029710848},
+    {R"({"model_type": "starcoder2", "hidden_size": 6144, "num_hidden_layers": 40,
+        "num_attention_heads": 48, "num_key_value_heads": 4, "intermediate_size": 24576})",
+     15655899136}, // StarCoder2-15B
     {R"({"model_type": "olmoe", "num_key_value_heads": 8})", 13294487552},
     {R"({"model_type": "granitemoe", "num_key_value_heads": 8, "attention_bias": true})",
      36234137600},
@@ -446,6 +489,20 @@ TEST(ModelTypes, LatentAttentionAndDeepSeekExperts) {
   EXPECT_EQ(error_of(R"({"model_type": "deepseek_v3", "qk_rope_head_dim": 128,
                          "qk_nope_head_dim": 0})"),
             "config.json: config field 'qk_nope_head_dim' must be at least 1, got 0");
+}
+
+// ERNIE 4.5's MoE layers run from moe_layer_start_index to moe_layer_end_index (-1: the last);
+// a smaller end index is refused naming the field.
+TEST(ModelTypes, ErnieMoeLayerRange) {
+  EXPECT_EQ(parse(R"({"model_type": "ernie4_5_moe"})").dense_layers, 1);
+  EXPECT_EQ(parse(R"({"model_type": "ernie4_5_moe", "moe_layer_end_index": 20})").dense_layers,
+            1 + 7);
+  EXPECT_EQ(parse(R"({"model_type": "ernie4_5_moe", "moe_layer_start_index": 0,
+                      "moe_layer_interval": 2})")
+                .dense_layers,
+            14);
+  EXPECT_EQ(error_of(R"({"model_type": "ernie4_5_moe", "moe_layer_end_index": -2})"),
+            "config.json: config field 'moe_layer_end_index' must be at least -1, got -2");
 }
 
 // GLM-4 fuses gate and up (not q, k, v); GLM-4.5's class divides hidden by heads as Python's //
