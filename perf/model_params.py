@@ -40,7 +40,7 @@ DEFAULT_TYPES = [
     "siglip_vision_model", "gemma3", "deepseek_v3", "olmo3", "cohere2", "glm4", "glm4_moe",
     "pixtral", "mistral3", "qwen2_5_vl", "qwen2_5_vl_vision", "qwen3_vl", "qwen3_vl_moe",
     "minimax_m2", "phimoe", "ernie4_5_moe", "starcoder2", "llava", "llava_next",
-    "llava_onevision",
+    "llava_onevision", "llama4_text", "llama4",
 ]
 
 BUILTIN = {"llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "bert", "vit", "t5"}
@@ -49,10 +49,10 @@ DECODERS = {"llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "q
             "gpt_bigcode", "granite", "smollm3", "gemma3_text", "cohere", "arcee", "olmo2",
             "gpt_oss", "olmoe", "granitemoe", "exaone4", "ernie4_5", "seed_oss", "gemma3",
             "deepseek_v3", "deepseek_v2", "olmo3", "ministral", "cohere2", "glm4", "glm4_moe",
-            "minimax_m2", "phimoe", "ernie4_5_moe", "starcoder2"}
+            "minimax_m2", "phimoe", "ernie4_5_moe", "starcoder2", "llama4_text"}
 # Image-text models with no causal-LM class: the ForConditionalGeneration class (an LM head).
 IMAGE_TEXT = {"mistral3", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "llava", "llava_next",
-              "llava_onevision"}
+              "llava_onevision", "llama4"}
 SEQ2SEQ = {"t5", "mt5", "bart", "mbart"}
 
 
@@ -230,6 +230,13 @@ VARIANTS = {
                                          "num_attention_heads": 14, "num_key_value_heads": 2,
                                          "vocab_size": 152000, "tie_word_embeddings": True}},
                         {"vision_feature_layer": [-1, -2]}],
+    "llama4_text": [{"moe_layers": [0, 5, 9]}, {"attention_bias": True},
+                    {"tie_word_embeddings": True},
+                    # Llama 4 Maverick's text model: 128 experts in every other layer
+                    {"interleave_moe_layer_step": 2, "num_local_experts": 128}],
+    "llama4": [{"vision_config": {"vision_output_dim": 4096}},
+               {"text_config": {"interleave_moe_layer_step": 2, "num_local_experts": 128}},
+               {"vision_config": {"image_size": 336, "projector_input_dim": 2048}}],
     "seed_oss": [{"attention_bias": False}, {"attention_out_bias": True, "mlp_bias": True}],
     "siglip_vision_model": [{"vision_use_head": False}, {"image_size": 896, "patch_size": 14}],
     # Gemma 3 4B's shape: the text model of 34 layers, SigLIP So400m/14 at 896 px without head
@@ -309,7 +316,7 @@ VARIANTS = {
 }
 
 # Keys a config class derives from others: a variant that changes the source drops them.
-DERIVED = ("is_gated_act", "dense_act_fn", "layer_types")
+DERIVED = ("is_gated_act", "dense_act_fn", "layer_types", "moe_layers", "no_rope_layers")
 
 
 def build_meta(cfg_dict):

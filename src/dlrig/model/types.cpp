@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <utility>
@@ -427,11 +428,13 @@ void read_kv_window(ModelArch &m, const Json &cfg, const std::string &name,
   Json rule = rules.contains(type) ? rules.at(type) : rules.at("default");
   // sliding_window: the class default (null: none) when absent; null or 0 (Qwen2-MoE's "not
   // used") in the config means none.
+  // Llama 4's chunked-attention layers: the cache keeps attention_chunk_size tokens, as a
+  // sliding layer keeps its window (cache_utils: "sliding and chunked are the same").
   const Json class_default = rule.value("window", Json());
-  rule["window"] = Json{{"key", "sliding_window"},
+  rule["window"] = Json{{"key", rule.value("window_key", "sliding_window")},
                         {"default", class_default.is_null() ? Json(0) : class_default}};
   Knobs k(rule, cfg, name, type);
-  const I64 window = k.null_in_config("window") ? 0 : k.integer("window");
+  I64 window = k.null_in_config("window") ? 0 : k.integer("window");
   I64 sliding = 0;
   if (cfg.contains("layer_types") && !cfg.at("layer_types").is_null()) {
     const Json &types = cfg.at("layer_types");
@@ -440,12 +443,31 @@ void read_kv_window(ModelArch &m, const Json &cfg, const std::string &name,
     if (types.size() != static_cast<std::size_t>(m.layers))
       k.fail("layer_types",
              fmt::format("has {} entries; the model has {} layers", types.size(), m.layers));
+    I64 chunked = 0;
     for (const Json &t : types) {
-      if (!t.is_string() || (t != "full_attention" && t != "sliding_attention"))
-        k.fail("layer_types", fmt::format("entry {} is not full_attention or sliding_attention, "
-                                          "the layers dlrig sizes",
+      if (!t.is_string() ||
+          (t != "full_attention" && t != "sliding_attention" && t != "chunked_attention"))
+        k.fail("layer_types", fmt::format("entry {} is not full_attention, sliding_attention or "
+                                          "chunked_attention, the layers dlrig sizes",
                                           t.is_string() ? t.dump() : kind_of(t)));
       sliding += t == "sliding_attention";
+      chunked += t == "chunked_attention";
+    }
+    if (chunked > 0) {
+      Json spec{{"chunk", {{"key", "attention_chunk_size"}, {"default", 0}}}};
+      Knobs c(spec, cfg, name, type);
+      const I64 chunk = c.null_in_config("chunk") ? 0 : c.integer("chunk");
+      if (chunk == 0)
+        c.fail("attention_chunk_size",
+               fmt::format("is missing or null but layer_types has {} chunked_attention layers; "
+                           "give the chunk size",
+                           chunked));
+      if (sliding > 0 && window != chunk)
+        c.fail("attention_chunk_size",
+               fmt::format("= {} differs from sliding_window = {}; dlrig sizes one window", chunk,
+                           window));
+      window = chunk;
+      sliding += chunked;
     }
     if (sliding > 0 && window == 0)
       k.fail("sliding_window", fmt::format("is null but layer_types has {} sliding_attention "
@@ -458,14 +480,18 @@ void read_kv_window(ModelArch &m, const Json &cfg, const std::string &name,
     std::vector<bool> listed;
     if (k.has("list_key")) {
       const auto key = k.text("list_key", "");
-      if (cfg.contains(key) && !cfg.at(key).is_null()) {
+      // Llama 4 takes an empty no_rope_layers as absent (its class derives the list).
+      const bool empty_default = k.flag("list_empty_is_default", false) && cfg.contains(key) &&
+                                 cfg.at(key).is_array() && cfg.at(key).empty();
+      if (cfg.contains(key) && !cfg.at(key).is_null() && !empty_default) {
         const Json &v = cfg.at(key);
         if (!v.is_array() || v.size() != static_cast<std::size_t>(m.layers))
           k.fail(key, fmt::format("must be a list of {} integers, one per layer", m.layers));
         for (const Json &e : v) {
           if (!e.is_number_integer())
             k.fail(key, fmt::format("must be a list of integers, found {}", kind_of(e)));
-          listed.push_back(e.get<I64>() == 0);
+          // SmolLM3's no_rope_layers: 0 marks a sliding layer; Llama 4's: 1 a chunked one.
+          listed.push_back((e.get<I64>() == 0) != k.flag("list_nonzero_slides", false));
         }
       }
     }
@@ -474,7 +500,7 @@ void read_kv_window(ModelArch &m, const Json &cfg, const std::string &name,
       if (layers == "all")
         slides = true;
       else if (layers == "except_every")
-        slides = (i + 1) % every != 0;
+        slides = listed.empty() ? (i + 1) % every != 0 : listed[static_cast<std::size_t>(i)];
       else if (layers == "only_every")
         slides = listed.empty() ? (i + 1) % every == 0 : listed[static_cast<std::size_t>(i)];
       else if (layers == "from_max_window_layers")
@@ -589,13 +615,17 @@ ModelArch read_image_text(const Json &entry, const Json &cfg, const std::string 
     }
     for (const auto &[in, out] : m.projector_linears)
       m.projector_params += in * out;
+  } else if (projector == "linear") {
+    // Llama 4: linear_1 (the vision tower's feature width -> text hidden), no bias.
+    m.projector_linears = {{vision.projection_dim, t}};
+    m.projector_params = vision.projection_dim * t;
   } else if (projector == "vision_merger") {
     // Qwen2.5-VL: the vision tower's own patch merger (read with it) maps to the text model.
     m.projector_params = std::exchange(vision.projector_params, 0);
     m.projector_linears = std::exchange(vision.projector_linears, {});
   } else {
     k.table_fail("projector",
-                 "must be linear_after_rmsnorm, mlp, patch_merger_mlp or vision_merger");
+                 "must be linear, linear_after_rmsnorm, mlp, patch_merger_mlp or vision_merger");
   }
   m.towers.push_back(std::move(vision));
   m.tied_embeddings = k.flag("tied", true);
@@ -708,6 +738,21 @@ ModelArch read_entry(const Json &entry, const Json &cfg, const std::string &name
         }
       }
     }
+    // Llama 4: moe_layers, when the config gives it, lists the MoE layers whatever the step says.
+    std::optional<std::set<I64>> sparse_only;
+    if (k.has("sparse_layer_list")) {
+      auto key = k.raw("sparse_layer_list").get<std::string>();
+      if (const Json *v = k.field(key); v && !v->is_null()) {
+        if (!v->is_array())
+          k.fail(key, fmt::format("must be a list of layer indices, got {}", kind_of(*v)));
+        sparse_only.emplace();
+        for (const Json &e : *v) {
+          if (!e.is_number_integer())
+            k.fail(key, fmt::format("must be a list of layer indices, found {}", kind_of(e)));
+          sparse_only->insert(e.get<I64>());
+        }
+      }
+    }
     // DeepSeek: the first first_k_dense_replace layers are dense; ERNIE 4.5: so are those after
     // moe_layer_end_index (-1: the last layer).
     const I64 first_dense = k.integer("first_dense_layers", 0);
@@ -715,8 +760,9 @@ ModelArch read_entry(const Json &entry, const Json &cfg, const std::string &name
     if (last_sparse == -1)
       last_sparse = m.layers - 1;
     for (I64 i = 0; i < m.layers; ++i)
-      if (i < first_dense || i > last_sparse || only.contains(i) || step <= 0 ||
-          (i + 1) % step != 0)
+      if (sparse_only ? !sparse_only->contains(i)
+                      : i < first_dense || i > last_sparse || only.contains(i) || step <= 0 ||
+                            (i + 1) % step != 0)
         ++m.dense_layers;
   }
   if (structure == "vision") {
@@ -747,9 +793,23 @@ ModelArch read_entry(const Json &entry, const Json &cfg, const std::string &name
         m.projector_linears.emplace_back(wide, wide);
         m.projector_linears.emplace_back(wide, out);
       }
+    } else if (merger == "pixel_shuffle_mlp") {
+      // Llama 4's vision_adapter: fc1 (intermediate_size -> projector_input_dim) and fc2
+      // (projector_output_dim -> itself) after the pixel shuffle, no bias.
+      const I64 in = k.integer("projector_input"), out = k.integer("projector_output");
+      m.projector_linears = {{m.intermediate, in}, {out, out}};
+      m.projector_params = m.intermediate * in + out * out;
     } else if (!merger.empty()) {
-      k.table_fail("merger", "must be rmsnorm_mlp or layernorm_mlp");
+      k.table_fail("merger", "must be rmsnorm_mlp, layernorm_mlp or pixel_shuffle_mlp");
     }
+    // Llama 4's patch embedding is an nn.Linear over unfolded patches (no bias), which PEFT and
+    // bitsandbytes take as a linear; its parameters are the patch convolution's.
+    if (k.flag("patch_linear", false))
+      m.projector_linears.insert(m.projector_linears.begin(),
+                                 {m.channels * m.patch_size * m.patch_size, m.hidden});
+    // The width of the features the tower hands the projector (Llama 4's vision_output_dim).
+    if (k.has("feature_width"))
+      m.projection_dim = k.integer("feature_width");
     m.class_token = k.flag("class_token", true);
     m.map_head = k.flag("map_head", false);
   }

@@ -268,7 +268,7 @@ TEST(QuantServing, FusedExpertTypesFollowTransformersAndPeft) {
 // PEFT's all-linear adapts it (32 layers x r (4096 + 16) beside attention), bitsandbytes converted
 // it while it took any nn.Linear instance and keeps it from 5.5.0 (perf/quant_params.py and
 // perf/lora_params.py on 5.25.0).
-TEST(QuantServing, PhimoeRouterIsALinearSubclass) {
+TEST(QuantServing, RoutersThatSubclassLinearFollowTransformersAndPeft) {
   const auto phimoe = arch_of(R"({"model_type": "phimoe"})");
   const std::int64_t router = 32LL * 16 * 4096;
   EXPECT_EQ(bnb_linears(phimoe, "5.25.0").params, 1342177280);
@@ -276,6 +276,12 @@ TEST(QuantServing, PhimoeRouterIsALinearSubclass) {
   EXPECT_EQ(bnb_linears(phimoe, "4.57.1").params,
             1342177280 + router + 32LL * 16 * 3 * 4096 * 6400); // its w1, w3, w2 experts
   EXPECT_DOUBLE_EQ(all_linear_adapters(R"({"model_type": "phimoe"})"), 7868416);
+  // Llama 4's Llama4Router (from 4.54.0) too; its vision tower's patch embedding is an nn.Linear,
+  // which PEFT and bitsandbytes take, as they take the vision adapter and projector linears.
+  const auto llama4 = arch_of(R"({"model_type": "llama4"})");
+  EXPECT_EQ(bnb_linears(llama4, "5.25.0").params, 9513657344);
+  EXPECT_EQ(bnb_linears(llama4, "5.4.0").params, 9513657344 + 48LL * 16 * 5120);
+  EXPECT_DOUBLE_EQ(all_linear_adapters(R"({"model_type": "llama4"})"), 35299936);
 }
 
 // PEFT's all-linear (PEFT 0.21.2, meta device, perf/lora_params.py) on an image-text model: the

@@ -90,6 +90,31 @@ TEST(KvWindow, SmolLm3SlidesItsLayersWithoutRope) {
                 2, 16);
 }
 
+TEST(KvWindow, Llama4ChunkedLayersKeepTheChunk) {
+  // Chunked attention where no_rope_layers holds 1: 3 of every 4 layers (36 of 48); the cache
+  // keeps attention_chunk_size tokens there (perf/kv_cache.py).
+  const std::string moe = R"("num_local_experts": 4, "intermediate_size_mlp": 64)";
+  EXPECT_WINDOW(tiny("llama4_text", moe), 36, 8192);
+  EXPECT_WINDOW(tiny("llama4_text", moe + R"(, "attention_chunk_size": null)"), 0, 0);
+  EXPECT_WINDOW(tiny("llama4_text", moe + R"(, "num_hidden_layers": 4, "attention_chunk_size": 16,
+                                          "no_rope_layers": [1, 0, 0, 1])"),
+                2, 16);
+  // An empty no_rope_layers is as absent (Llama4TextConfig derives it).
+  EXPECT_WINDOW(tiny("llama4_text", moe + R"(, "no_rope_layers": [])"), 36, 8192);
+  // Saved with layer_types, any type: chunked_attention layers keep attention_chunk_size.
+  EXPECT_WINDOW(tiny("llama", R"("num_hidden_layers": 2, "attention_chunk_size": 32,
+      "layer_types": ["chunked_attention", "full_attention"])"),
+                1, 32);
+  EXPECT_EQ(error_of(tiny("llama", R"("num_hidden_layers": 1,
+                                      "layer_types": ["chunked_attention"])")),
+            "config.json: config field 'attention_chunk_size' is missing or null but layer_types "
+            "has 1 chunked_attention layers; give the chunk size");
+  EXPECT_EQ(error_of(tiny("llama", R"("num_hidden_layers": 2, "attention_chunk_size": 32,
+      "sliding_window": 16, "layer_types": ["chunked_attention", "sliding_attention"])")),
+            "config.json: config field 'attention_chunk_size' = 32 differs from sliding_window = "
+            "16; dlrig sizes one window");
+}
+
 TEST(KvWindow, LayerTypesDecideForEveryType) {
   // transformers' cache reads layer_types (and a sliding_window) whatever the model type.
   EXPECT_WINDOW(tiny("llama", R"("num_hidden_layers": 3, "sliding_window": 9,
@@ -117,7 +142,7 @@ TEST(KvWindow, BadLayerTypesAndWindowsAreNamed) {
   EXPECT_EQ(
       error_of(tiny("llama", R"("num_hidden_layers": 1, "layer_types": ["linear_attention"])")),
       "config.json: config field 'layer_types' entry \"linear_attention\" is not "
-      "full_attention or sliding_attention, the layers dlrig sizes");
+      "full_attention, sliding_attention or chunked_attention, the layers dlrig sizes");
   EXPECT_EQ(error_of(tiny("llama", R"("num_hidden_layers": 1, "layer_types": "sliding")")),
             "config.json: config field 'layer_types' must be a list of strings, got the string "
             "\"sliding\"");

@@ -152,6 +152,8 @@ const Case kDefaults[] = {
     {"llava", 7062902784},            // CLIP ViT-L/14 at 336 px and a LlamaConfig()
     {"llava_next", 7062906880},       // and the image_newline
     {"llava_onevision", 12469102112}, // SigLIP at 384 px (27 patches a side) and a Qwen2Config()
+    {"llama4_text", 107769861120},
+    {"llama4", 108225039360}, // Llama 4 Scout's shape (published 109B)
 };
 
 class DefaultConfig : public ::testing::TestWithParam<Case> {};
@@ -318,6 +320,15 @@ const Case kVariants[] = {
         "num_attention_heads": 14, "num_key_value_heads": 2, "vocab_size": 152000,
         "tie_word_embeddings": true}})",
      893675552},
+    // Llama 4: moe_layers lists the MoE layers; Maverick's text model (128 experts in every
+    // other layer, published 400B); the vision tower's output width and image size.
+    {R"({"model_type": "llama4_text", "moe_layers": [0, 5, 9]})", 22831518720},
+    {R"({"model_type": "llama4_text", "interleave_moe_layer_step": 2, "num_local_experts": 128})",
+     400711848960},
+    {R"({"model_type": "llama4", "vision_config": {"vision_output_dim": 4096}})", 108206689280},
+    {R"({"model_type": "llama4", "vision_config": {"image_size": 336,
+        "projector_input_dim": 2048}})",
+     108213160960},
     {R"({"model_type": "phimoe", "lm_head_bias": true})", 41872825664},
     {R"({"model_type": "phimoe", "num_local_experts": 4})", 11672231936},
     {R"({"model_type": "starcoder2", "use_bias": false})", 3029710848},
