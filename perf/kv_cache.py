@@ -80,6 +80,7 @@ CASES = [
     ("gemma3", "gemma3", {}),
     ("mistral3", "mistral3", {}),
     ("llava_next (a Mistral text model)", "llava_next", {}),
+    ("paligemma (a Gemma 2 text model)", "paligemma", {}),
     ("qwen2_5_vl + use_sliding_window", "qwen2_5_vl", {}),
     ("gpt_oss", "gpt_oss", {"sliding_window": WINDOW, "num_local_experts": 4}),
     ("exaone4", "exaone4", {"sliding_window": WINDOW}),
@@ -139,6 +140,13 @@ def config_of(model_type, overrides):
                 "vision_config": {"model_type": "clip_vision_model", "hidden_size": 32,
                                   "intermediate_size": 32, "num_hidden_layers": 1,
                                   "num_attention_heads": 2, "image_size": 56, "patch_size": 14}}
+    if model_type == "paligemma":  # PaliGemma 2: every other Gemma 2 layer slides
+        return {"model_type": "paligemma", "projection_dim": 64,
+                "text_config": dict(TINY, model_type="gemma2", num_hidden_layers=4,
+                                    sliding_window=WINDOW),
+                "vision_config": {"hidden_size": 32, "intermediate_size": 32,
+                                  "num_hidden_layers": 1, "num_attention_heads": 2,
+                                  "image_size": 56, "patch_size": 14, "vision_use_head": False}}
     if model_type == "qwen2_5_vl":  # flat, as the hub's configs: slides from max_window_layers
         return dict(TINY, model_type="qwen2_5_vl", num_hidden_layers=3, use_sliding_window=True,
                     sliding_window=WINDOW, max_window_layers=1,
@@ -215,7 +223,8 @@ def main():
         image_text = {"gemma3": transformers.Gemma3ForConditionalGeneration,
                       "mistral3": transformers.Mistral3ForConditionalGeneration,
                       "qwen2_5_vl": transformers.Qwen2_5_VLForConditionalGeneration,
-                      "llava_next": transformers.LlavaNextForConditionalGeneration}
+                      "llava_next": transformers.LlavaNextForConditionalGeneration,
+                      "paligemma": transformers.PaliGemmaForConditionalGeneration}
         model = image_text[model_type](config) if model_type in image_text \
             else AutoModelForCausalLM.from_config(config)
         model.eval()

@@ -40,7 +40,7 @@ DEFAULT_TYPES = [
     "siglip_vision_model", "gemma3", "deepseek_v3", "olmo3", "cohere2", "glm4", "glm4_moe",
     "pixtral", "mistral3", "qwen2_5_vl", "qwen2_5_vl_vision", "qwen3_vl", "qwen3_vl_moe",
     "minimax_m2", "phimoe", "ernie4_5_moe", "starcoder2", "llava", "llava_next",
-    "llava_onevision", "llama4_text", "llama4",
+    "llava_onevision", "llama4_text", "llama4", "paligemma",
 ]
 
 BUILTIN = {"llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "bert", "vit", "t5"}
@@ -52,7 +52,7 @@ DECODERS = {"llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "q
             "minimax_m2", "phimoe", "ernie4_5_moe", "starcoder2", "llama4_text"}
 # Image-text models with no causal-LM class: the ForConditionalGeneration class (an LM head).
 IMAGE_TEXT = {"mistral3", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "llava", "llava_next",
-              "llava_onevision", "llama4"}
+              "llava_onevision", "llama4", "paligemma"}
 SEQ2SEQ = {"t5", "mt5", "bart", "mbart"}
 
 
@@ -237,6 +237,16 @@ VARIANTS = {
     "llama4": [{"vision_config": {"vision_output_dim": 4096}},
                {"text_config": {"interleave_moe_layer_step": 2, "num_local_experts": 128}},
                {"vision_config": {"image_size": 336, "projector_input_dim": 2048}}],
+    # PaliGemma 2 3B at 224 px: a Gemma 2 text model, SigLIP without its head, projection 2304
+    "paligemma": [{"projection_dim": 2304,
+                   "text_config": {"model_type": "gemma2", "hidden_size": 2304,
+                                   "intermediate_size": 9216, "num_hidden_layers": 26,
+                                   "num_attention_heads": 8, "num_key_value_heads": 4,
+                                   "query_pre_attn_scalar": 256, "sliding_window": 4096,
+                                   "vocab_size": 257216},
+                   "vision_config": {"intermediate_size": 4304, "vision_use_head": False}},
+                  {"tie_word_embeddings": False},
+                  {"vision_config": {"image_size": 448}}],
     "seed_oss": [{"attention_bias": False}, {"attention_out_bias": True, "mlp_bias": True}],
     "siglip_vision_model": [{"vision_use_head": False}, {"image_size": 896, "patch_size": 14}],
     # Gemma 3 4B's shape: the text model of 34 layers, SigLIP So400m/14 at 896 px without head

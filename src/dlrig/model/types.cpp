@@ -616,9 +616,12 @@ ModelArch read_image_text(const Json &entry, const Json &cfg, const std::string 
     for (const auto &[in, out] : m.projector_linears)
       m.projector_params += in * out;
   } else if (projector == "linear") {
-    // Llama 4: linear_1 (the vision tower's feature width -> text hidden), no bias.
-    m.projector_linears = {{vision.projection_dim, t}};
-    m.projector_params = vision.projection_dim * t;
+    // Llama 4: linear_1 (the vision tower's feature width -> text hidden), no bias. PaliGemma:
+    // linear (vision hidden -> projection_dim), with bias.
+    const I64 in = vision.projection_dim > 0 ? vision.projection_dim : v;
+    const I64 out = k.integer("projector_out", t);
+    m.projector_linears = {{in, out}};
+    m.projector_params = in * out + (k.flag("projector_bias", false) ? out : 0);
   } else if (projector == "vision_merger") {
     // Qwen2.5-VL: the vision tower's own patch merger (read with it) maps to the text model.
     m.projector_params = std::exchange(vision.projector_params, 0);

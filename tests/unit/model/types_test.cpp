@@ -153,7 +153,8 @@ const Case kDefaults[] = {
     {"llava_next", 7062906880},       // and the image_newline
     {"llava_onevision", 12469102112}, // SigLIP at 384 px (27 patches a side) and a Qwen2Config()
     {"llama4_text", 107769861120},
-    {"llama4", 108225039360}, // Llama 4 Scout's shape (published 109B)
+    {"llama4", 108225039360},  // Llama 4 Scout's shape (published 109B)
+    {"paligemma", 2910390528}, // PaliGemma 3B at 224 px
 };
 
 class DefaultConfig : public ::testing::TestWithParam<Case> {};
@@ -329,6 +330,16 @@ const Case kVariants[] = {
     {R"({"model_type": "llama4", "vision_config": {"image_size": 336,
         "projector_input_dim": 2048}})",
      108213160960},
+    // PaliGemma 2 3B: a Gemma 2 text_config without head_dim (Gemma2Config's 256 fills it), the
+    // projection to 2304 (published 3B).
+    {R"({"model_type": "paligemma", "projection_dim": 2304, "text_config": {"model_type":
+        "gemma2", "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26,
+        "num_attention_heads": 8, "num_key_value_heads": 4, "query_pre_attn_scalar": 256,
+        "sliding_window": 4096, "vocab_size": 257216}, "vision_config": {"hidden_size": 1152,
+        "intermediate_size": 4304, "num_hidden_layers": 27, "num_attention_heads": 16,
+        "patch_size": 14, "image_size": 224, "vision_use_head": false}})",
+     3032242416},
+    {R"({"model_type": "paligemma", "tie_word_embeddings": false})", 3437037824},
     {R"({"model_type": "phimoe", "lm_head_bias": true})", 41872825664},
     {R"({"model_type": "phimoe", "num_local_experts": 4})", 11672231936},
     {R"({"model_type": "starcoder2", "use_bias": false})", 3029710848},
