@@ -109,6 +109,7 @@ CASES = [
     # DeepSeek's latent attention: transformers caches every head's key (nope + rope) and value.
     ("deepseek_v3", "deepseek_v3", dict(MLA, q_lora_rank=24, first_k_dense_replace=1)),
     ("deepseek_v2 (no q_lora_rank)", "deepseek_v2", dict(MLA, q_lora_rank=None)),
+    ("glm4_moe_lite", "glm4_moe_lite", dict(MLA, q_lora_rank=24)),
 ]
 
 # (prompt, new tokens): a prompt longer than the window, and one that the new tokens take past it.

@@ -40,7 +40,7 @@ DEFAULT_TYPES = [
     "siglip_vision_model", "gemma3", "deepseek_v3", "olmo3", "cohere2", "glm4", "glm4_moe",
     "pixtral", "mistral3", "qwen2_5_vl", "qwen2_5_vl_vision", "qwen3_vl", "qwen3_vl_moe",
     "minimax_m2", "phimoe", "ernie4_5_moe", "starcoder2", "llava", "llava_next",
-    "llava_onevision", "llama4_text", "llama4", "paligemma",
+    "llava_onevision", "llama4_text", "llama4", "paligemma", "glm4_moe_lite",
 ]
 
 BUILTIN = {"llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "bert", "vit", "t5"}
@@ -49,7 +49,8 @@ DECODERS = {"llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "q
             "gpt_bigcode", "granite", "smollm3", "gemma3_text", "cohere", "arcee", "olmo2",
             "gpt_oss", "olmoe", "granitemoe", "exaone4", "ernie4_5", "seed_oss", "gemma3",
             "deepseek_v3", "deepseek_v2", "olmo3", "ministral", "cohere2", "glm4", "glm4_moe",
-            "minimax_m2", "phimoe", "ernie4_5_moe", "starcoder2", "llama4_text"}
+            "minimax_m2", "phimoe", "ernie4_5_moe", "starcoder2", "llama4_text",
+            "glm4_moe_lite"}
 # Image-text models with no causal-LM class: the ForConditionalGeneration class (an LM head).
 IMAGE_TEXT = {"mistral3", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "llava", "llava_next",
               "llava_onevision", "llama4", "paligemma"}
@@ -247,6 +248,9 @@ VARIANTS = {
                    "vision_config": {"intermediate_size": 4304, "vision_use_head": False}},
                   {"tie_word_embeddings": False},
                   {"vision_config": {"image_size": 448}}],
+    "glm4_moe_lite": [{"q_lora_rank": None}, {"attention_bias": True},
+                      {"mlp_layer_types": ["dense"] * 3 + ["sparse"] * 44},
+                      {"num_local_experts": 32}],
     "seed_oss": [{"attention_bias": False}, {"attention_out_bias": True, "mlp_bias": True}],
     "siglip_vision_model": [{"vision_use_head": False}, {"image_size": 896, "patch_size": 14}],
     # Gemma 3 4B's shape: the text model of 34 layers, SigLIP So400m/14 at 896 px without head

@@ -756,6 +756,25 @@ ModelArch read_entry(const Json &entry, const Json &cfg, const std::string &name
         }
       }
     }
+    // GLM-4.7-Flash: mlp_layer_types, when the config gives it, says "sparse" or "dense" per layer.
+    if (k.has("sparse_type_list")) {
+      auto key = k.raw("sparse_type_list").get<std::string>();
+      if (const Json *v = k.field(key); v && !v->is_null()) {
+        if (!v->is_array() || v->size() != static_cast<std::size_t>(m.layers))
+          k.fail(key, fmt::format("must be a list of {} entries, \"sparse\" or \"dense\", one per "
+                                  "layer",
+                                  m.layers));
+        sparse_only.emplace();
+        for (std::size_t i = 0; i < v->size(); ++i) {
+          const Json &e = (*v)[i];
+          if (e != "sparse" && e != "dense")
+            k.fail(key, fmt::format("entry {} is not \"sparse\" or \"dense\"",
+                                    e.is_string() ? e.dump() : kind_of(e)));
+          if (e == "sparse")
+            sparse_only->insert(static_cast<I64>(i));
+        }
+      }
+    }
     // DeepSeek: the first first_k_dense_replace layers are dense; ERNIE 4.5: so are those after
     // moe_layer_end_index (-1: the last layer).
     const I64 first_dense = k.integer("first_dense_layers", 0);

@@ -262,6 +262,10 @@ TEST(QuantServing, FusedExpertTypesFollowTransformersAndPeft) {
   // ERNIE 4.5's too, with its shared experts and dense first layer converted and not adapted.
   EXPECT_EQ(bnb_linears(arch_of(R"({"model_type": "ernie4_5_moe"})"), "5.25.0").params, 1171783680);
   EXPECT_DOUBLE_EQ(all_linear_adapters(R"({"model_type": "ernie4_5_moe"})"), 216573440);
+  // GLM-4.7-Flash's too, beside DeepSeek's latent-attention projections.
+  EXPECT_EQ(bnb_linears(arch_of(R"({"model_type": "glm4_moe_lite"})"), "5.25.0").params,
+            1519648768);
+  EXPECT_DOUBLE_EQ(all_linear_adapters(R"({"model_type": "glm4_moe_lite"})"), 336876032);
 }
 
 // Phi-3.5-MoE's router is a subclass of nn.Linear from transformers 5.0.0 (PhimoeTopKRouter):

@@ -153,8 +153,9 @@ const Case kDefaults[] = {
     {"llava_next", 7062906880},       // and the image_newline
     {"llava_onevision", 12469102112}, // SigLIP at 384 px (27 patches a side) and a Qwen2Config()
     {"llama4_text", 107769861120},
-    {"llama4", 108225039360},  // Llama 4 Scout's shape (published 109B)
-    {"paligemma", 2910390528}, // PaliGemma 3B at 224 px
+    {"llama4", 108225039360},       // Llama 4 Scout's shape (published 109B)
+    {"paligemma", 2910390528},      // PaliGemma 3B at 224 px
+    {"glm4_moe_lite", 29943390976}, // GLM-4.7-Flash's published 30B
 };
 
 class DefaultConfig : public ::testing::TestWithParam<Case> {};
@@ -340,6 +341,15 @@ const Case kVariants[] = {
         "patch_size": 14, "image_size": 224, "vision_use_head": false}})",
      3032242416},
     {R"({"model_type": "paligemma", "tie_word_embeddings": false})", 3437037824},
+    // GLM-4.7-Flash: mlp_layer_types names the MoE layers; without q_lora_rank a q_proj.
+    {R"({"model_type": "glm4_moe_lite", "mlp_layer_types": ["dense", "dense", "dense", "sparse",
+        "sparse", "sparse", "sparse", "sparse", "sparse", "sparse", "sparse", "sparse", "sparse",
+        "sparse", "sparse", "sparse", "sparse", "sparse", "sparse", "sparse", "sparse", "sparse",
+        "sparse", "sparse", "sparse", "sparse", "sparse", "sparse", "sparse", "sparse", "sparse",
+        "sparse", "sparse", "sparse", "sparse", "sparse", "sparse", "sparse", "sparse", "sparse",
+        "sparse", "sparse", "sparse", "sparse", "sparse", "sparse", "sparse"]})",
+     28842124032},
+    {R"({"model_type": "glm4_moe_lite", "q_lora_rank": null})", 30177449472},
     {R"({"model_type": "phimoe", "lm_head_bias": true})", 41872825664},
     {R"({"model_type": "phimoe", "num_local_experts": 4})", 11672231936},
     {R"({"model_type": "starcoder2", "use_bias": false})", 3029710848},
@@ -525,6 +535,18 @@ TEST(ModelTypes, ErnieMoeLayerRange) {
             14);
   EXPECT_EQ(error_of(R"({"model_type": "ernie4_5_moe", "moe_layer_end_index": -2})"),
             "config.json: config field 'moe_layer_end_index' must be at least -1, got -2");
+}
+
+// GLM-4.7-Flash's mlp_layer_types must give "sparse" or "dense" for every layer.
+TEST(ModelTypes, GlmLiteMlpLayerTypes) {
+  EXPECT_EQ(parse(R"({"model_type": "glm4_moe_lite"})").dense_layers, 1);
+  EXPECT_EQ(error_of(R"({"model_type": "glm4_moe_lite", "mlp_layer_types": ["dense"]})"),
+            "config.json: config field 'mlp_layer_types' must be a list of 47 entries, \"sparse\" "
+            "or \"dense\", one per layer");
+  EXPECT_EQ(error_of(R"({"model_type": "glm4_moe_lite", "num_hidden_layers": 2,
+                         "mlp_layer_types": ["dense", "moe"]})"),
+            "config.json: config field 'mlp_layer_types' entry \"moe\" is not \"sparse\" or "
+            "\"dense\"");
 }
 
 // GLM-4 fuses gate and up (not q, k, v); GLM-4.5's class divides hidden by heads as Python's //
