@@ -89,6 +89,8 @@ CASES = [
     ("olmo3", "olmo3", {"sliding_window": WINDOW}),
     ("ministral", "ministral", {"sliding_window": WINDOW}),
     ("cohere2", "cohere2", {"sliding_window": WINDOW}),
+    ("ministral3 + sliding_window", "ministral3", {"sliding_window": WINDOW,
+                                                   "num_hidden_layers": 4}),
     # Llama 4: chunked-attention layers (no_rope_layers 1) keep attention_chunk_size tokens.
     ("llama4_text (chunked attention)", "llama4_text", {"attention_chunk_size": WINDOW,
                                                         "num_hidden_layers": 4,

@@ -40,7 +40,7 @@ DEFAULT_TYPES = [
     "siglip_vision_model", "gemma3", "deepseek_v3", "olmo3", "cohere2", "glm4", "glm4_moe",
     "pixtral", "mistral3", "qwen2_5_vl", "qwen2_5_vl_vision", "qwen3_vl", "qwen3_vl_moe",
     "minimax_m2", "phimoe", "ernie4_5_moe", "starcoder2", "llava", "llava_next",
-    "llava_onevision", "llama4_text", "llama4", "paligemma", "glm4_moe_lite",
+    "llava_onevision", "llama4_text", "llama4", "paligemma", "glm4_moe_lite", "ministral3",
 ]
 
 BUILTIN = {"llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "bert", "vit", "t5"}
@@ -50,7 +50,7 @@ DECODERS = {"llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "q
             "gpt_oss", "olmoe", "granitemoe", "exaone4", "ernie4_5", "seed_oss", "gemma3",
             "deepseek_v3", "deepseek_v2", "olmo3", "ministral", "cohere2", "glm4", "glm4_moe",
             "minimax_m2", "phimoe", "ernie4_5_moe", "starcoder2", "llama4_text",
-            "glm4_moe_lite"}
+            "glm4_moe_lite", "ministral3"}
 # Image-text models with no causal-LM class: the ForConditionalGeneration class (an LM head).
 IMAGE_TEXT = {"mistral3", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "llava", "llava_next",
               "llava_onevision", "llama4", "paligemma"}
@@ -147,6 +147,12 @@ VARIANTS = {
                                     "intermediate_size": 4096, "num_hidden_layers": 24,
                                     "num_attention_heads": 16, "head_dim": 64,
                                     "image_size": 1540, "patch_size": 14}},
+                 # Ministral 3: a ministral3 text model behind Pixtral
+                 {"text_config": {"model_type": "ministral3", "hidden_size": 3072,
+                                  "intermediate_size": 9216, "num_hidden_layers": 26,
+                                  "num_attention_heads": 32, "num_key_value_heads": 8,
+                                  "head_dim": 128, "vocab_size": 131072,
+                                  "tie_word_embeddings": True}},
                  # a Qwen-3 text model behind the same projector (text_config's own type)
                  {"text_config": {"model_type": "qwen3", "hidden_size": 1024,
                                   "intermediate_size": 3072, "num_hidden_layers": 4,
@@ -251,6 +257,8 @@ VARIANTS = {
     "glm4_moe_lite": [{"q_lora_rank": None}, {"attention_bias": True},
                       {"mlp_layer_types": ["dense"] * 3 + ["sparse"] * 44},
                       {"num_local_experts": 32}],
+    "ministral3": [{"head_dim": 64}, {"tie_word_embeddings": True},
+                   {"num_key_value_heads": 4}],
     "seed_oss": [{"attention_bias": False}, {"attention_out_bias": True, "mlp_bias": True}],
     "siglip_vision_model": [{"vision_use_head": False}, {"image_size": 896, "patch_size": 14}],
     # Gemma 3 4B's shape: the text model of 34 layers, SigLIP So400m/14 at 896 px without head

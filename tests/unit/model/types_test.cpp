@@ -156,6 +156,7 @@ const Case kDefaults[] = {
     {"llama4", 108225039360},       // Llama 4 Scout's shape (published 109B)
     {"paligemma", 2910390528},      // PaliGemma 3B at 224 px
     {"glm4_moe_lite", 29943390976}, // GLM-4.7-Flash's published 30B
+    {"ministral3", 8489553920},
 };
 
 class DefaultConfig : public ::testing::TestWithParam<Case> {};
@@ -350,6 +351,12 @@ const Case kVariants[] = {
         "sparse", "sparse", "sparse", "sparse", "sparse", "sparse", "sparse"]})",
      28842124032},
     {R"({"model_type": "glm4_moe_lite", "q_lora_rank": null})", 30177449472},
+    // Ministral 3: a ministral3 text model behind Mistral 3's Pixtral and projector.
+    {R"({"model_type": "mistral3", "text_config": {"model_type": "ministral3", "hidden_size":
+        3072, "intermediate_size": 9216, "num_hidden_layers": 26, "num_attention_heads": 32,
+        "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 131072,
+        "tie_word_embeddings": true}})",
+     3849090048},
     {R"({"model_type": "phimoe", "lm_head_bias": true})", 41872825664},
     {R"({"model_type": "phimoe", "num_local_experts": 4})", 11672231936},
     {R"({"model_type": "starcoder2", "use_bias": false})", 3029710848},
