@@ -728,34 +728,27 @@ ModelArch read_entry(const Json &entry, const Json &cfg, const std::string &name
     // transformers' rule: layer i has experts unless listed in mlp_only_layers, and only every
     // decoder_sparse_step-th layer does.
     I64 step = k.integer("sparse_step", 1);
-    std::set<I64> only;
-    if (k.has("dense_layer_list")) {
-      auto key = k.raw("dense_layer_list").get<std::string>();
-      if (const Json *v = k.field(key)) {
-        if (!v->is_array())
-          k.fail(key, fmt::format("must be a list of layer indices, got {}", kind_of(*v)));
-        for (const Json &e : *v) {
-          if (!e.is_number_integer())
-            k.fail(key, fmt::format("must be a list of layer indices, found {}", kind_of(e)));
-          only.insert(e.get<I64>());
-        }
+    // A list of layer indices in the config field a knob names (null or absent: none given).
+    auto index_list = [&](const char *knob) -> std::optional<std::set<I64>> {
+      if (!k.has(knob))
+        return std::nullopt;
+      const auto key = k.raw(knob).get<std::string>();
+      const Json *v = k.field(key);
+      if (!v || v->is_null())
+        return std::nullopt;
+      if (!v->is_array())
+        k.fail(key, fmt::format("must be a list of layer indices, got {}", kind_of(*v)));
+      std::set<I64> out;
+      for (const Json &e : *v) {
+        if (!e.is_number_integer())
+          k.fail(key, fmt::format("must be a list of layer indices, found {}", kind_of(e)));
+        out.insert(e.get<I64>());
       }
-    }
+      return out;
+    };
+    const std::set<I64> only = index_list("dense_layer_list").value_or(std::set<I64>{});
     // Llama 4: moe_layers, when the config gives it, lists the MoE layers whatever the step says.
-    std::optional<std::set<I64>> sparse_only;
-    if (k.has("sparse_layer_list")) {
-      auto key = k.raw("sparse_layer_list").get<std::string>();
-      if (const Json *v = k.field(key); v && !v->is_null()) {
-        if (!v->is_array())
-          k.fail(key, fmt::format("must be a list of layer indices, got {}", kind_of(*v)));
-        sparse_only.emplace();
-        for (const Json &e : *v) {
-          if (!e.is_number_integer())
-            k.fail(key, fmt::format("must be a list of layer indices, found {}", kind_of(e)));
-          sparse_only->insert(e.get<I64>());
-        }
-      }
-    }
+    std::optional<std::set<I64>> sparse_only = index_list("sparse_layer_list");
     // GLM-4.7-Flash: mlp_layer_types, when the config gives it, says "sparse" or "dense" per layer.
     if (k.has("sparse_type_list")) {
       auto key = k.raw("sparse_type_list").get<std::string>();

@@ -544,6 +544,23 @@ TEST(ModelTypes, ErnieMoeLayerRange) {
             "config.json: config field 'moe_layer_end_index' must be at least -1, got -2");
 }
 
+// Lists of MoE or dense layers: null is as absent (transformers' classes take it so), anything
+// but a list of integers is refused naming the field.
+TEST(ModelTypes, MoeLayerListsAreNamedWhenMalformed) {
+  EXPECT_EQ(derive_params(parse(R"({"model_type": "qwen3_moe", "mlp_only_layers": null})")),
+            15350731776);
+  EXPECT_EQ(parse(R"({"model_type": "llama4_text", "moe_layers": null,
+                      "interleave_moe_layer_step": 2})")
+                .dense_layers,
+            24);
+  EXPECT_EQ(error_of(R"({"model_type": "qwen3_moe", "mlp_only_layers": "0,3"})"),
+            "config.json: config field 'mlp_only_layers' must be a list of layer indices, got the "
+            "string \"0,3\"");
+  EXPECT_EQ(error_of(R"({"model_type": "llama4_text", "moe_layers": [0, "x"]})"),
+            "config.json: config field 'moe_layers' must be a list of layer indices, found the "
+            "string \"x\"");
+}
+
 // GLM-4.7-Flash's mlp_layer_types must give "sparse" or "dense" for every layer.
 TEST(ModelTypes, GlmLiteMlpLayerTypes) {
   EXPECT_EQ(parse(R"({"model_type": "glm4_moe_lite"})").dense_layers, 1);
