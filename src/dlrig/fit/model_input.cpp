@@ -200,11 +200,10 @@ std::vector<bool> bnb_converted(const model::ModelArch &m,
     const bool kept_role = std::any_of(kept.roles.begin(), kept.roles.end(),
                                        [&](const auto &r) { return r == "all" || r == l.role; });
     out.push_back(l.role != "lm_head" && !kept_role &&
-                  (l.routed ? moe.experts
-                   : l.role == "router"
-                       ? moe.router && !(moe.router_subclass && kept.exact_linear_type)
-                   : last_head ? l.bias && kept.biased_head_converted
-                               : true));
+                  (l.routed             ? moe.experts
+                   : l.role == "router" ? moe.router
+                   : last_head          ? l.bias && kept.biased_head_converted
+                                        : true));
   }
   return out;
 }

@@ -933,8 +933,7 @@ MoeLinears moe_linears(std::string_view type, const std::string &version) {
     return {};
   const Json &peft = types_table().at("moe_linears").at("peft_target_parameters").at("types");
   return {in_ranges(it->at("experts"), version), in_ranges(it->at("router"), version),
-          std::find(peft.begin(), peft.end(), Json(std::string(type))) != peft.end(),
-          it->contains("router_subclass") && in_ranges(it->at("router_subclass"), version)};
+          std::find(peft.begin(), peft.end(), Json(std::string(type))) != peft.end()};
 }
 
 std::vector<std::string> peft_default_targets(std::string_view type) {

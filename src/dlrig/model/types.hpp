@@ -65,9 +65,6 @@ struct MoeLinears {
   bool experts = true;
   bool router = true;
   bool peft_target_parameters = false; // "peft_target_parameters": PEFT adapts them anyway
-  // The router is a subclass of nn.Linear (Phi-3.5-MoE's PhimoeTopKRouter, "router_subclass"):
-  // PEFT adapts it, bitsandbytes keeps it 16-bit where it converts exact nn.Linear types only.
-  bool router_subclass = false;
 };
 MoeLinears moe_linears(std::string_view type, const std::string &version);
 
