@@ -112,6 +112,14 @@ CASES = [
     ("deepseek_v3", "deepseek_v3", dict(MLA, q_lora_rank=24, first_k_dense_replace=1)),
     ("deepseek_v2 (no q_lora_rank)", "deepseek_v2", dict(MLA, q_lora_rank=None)),
     ("glm4_moe_lite", "glm4_moe_lite", dict(MLA, q_lora_rank=24)),
+    # Every layer keeps every token (no sliding_window in these configs).
+    ("smolvlm (a Llama text model)", "smolvlm", {}),
+    ("glm", "glm", {"num_hidden_layers": 3}),
+    ("olmo", "olmo", {"num_hidden_layers": 3}),
+    ("helium", "helium", {"num_hidden_layers": 3}),
+    ("hunyuan_v1_dense", "hunyuan_v1_dense", {"num_hidden_layers": 3}),
+    ("hunyuan_v1_moe", "hunyuan_v1_moe", {"num_hidden_layers": 3, "num_experts": 4,
+                                          "moe_topk": 2}),
 ]
 
 # (prompt, new tokens): a prompt longer than the window, and one that the new tokens take past it.
@@ -150,6 +158,12 @@ def config_of(model_type, overrides):
                 "vision_config": {"hidden_size": 32, "intermediate_size": 32,
                                   "num_hidden_layers": 1, "num_attention_heads": 2,
                                   "image_size": 56, "patch_size": 14, "vision_use_head": False}}
+    if model_type == "smolvlm":  # a Llama text model: every layer keeps every token
+        return {"model_type": "smolvlm",
+                "text_config": dict(TINY, model_type="llama", num_hidden_layers=2),
+                "vision_config": {"hidden_size": 32, "intermediate_size": 32,
+                                  "num_hidden_layers": 1, "num_attention_heads": 2,
+                                  "image_size": 56, "patch_size": 14}}
     if model_type == "qwen2_5_vl":  # flat, as the hub's configs: slides from max_window_layers
         return dict(TINY, model_type="qwen2_5_vl", num_hidden_layers=3, use_sliding_window=True,
                     sliding_window=WINDOW, max_window_layers=1,
@@ -227,7 +241,8 @@ def main():
                       "mistral3": transformers.Mistral3ForConditionalGeneration,
                       "qwen2_5_vl": transformers.Qwen2_5_VLForConditionalGeneration,
                       "llava_next": transformers.LlavaNextForConditionalGeneration,
-                      "paligemma": transformers.PaliGemmaForConditionalGeneration}
+                      "paligemma": transformers.PaliGemmaForConditionalGeneration,
+                      "smolvlm": transformers.SmolVLMForConditionalGeneration}
         model = image_text[model_type](config) if model_type in image_text \
             else AutoModelForCausalLM.from_config(config)
         model.eval()

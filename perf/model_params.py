@@ -41,6 +41,7 @@ DEFAULT_TYPES = [
     "pixtral", "mistral3", "qwen2_5_vl", "qwen2_5_vl_vision", "qwen3_vl", "qwen3_vl_moe",
     "minimax_m2", "phimoe", "ernie4_5_moe", "starcoder2", "llava", "llava_next",
     "llava_onevision", "llama4_text", "llama4", "paligemma", "glm4_moe_lite", "ministral3",
+    "glm", "olmo", "helium", "smolvlm", "idefics3",
 ]
 
 BUILTIN = {"llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "bert", "vit", "t5"}
@@ -50,10 +51,11 @@ DECODERS = {"llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "q
             "gpt_oss", "olmoe", "granitemoe", "exaone4", "ernie4_5", "seed_oss", "gemma3",
             "deepseek_v3", "deepseek_v2", "olmo3", "ministral", "cohere2", "glm4", "glm4_moe",
             "minimax_m2", "phimoe", "ernie4_5_moe", "starcoder2", "llama4_text",
-            "glm4_moe_lite", "ministral3"}
+            "glm4_moe_lite", "ministral3", "glm", "olmo", "helium", "hunyuan_v1_dense",
+            "hunyuan_v1_moe"}
 # Image-text models with no causal-LM class: the ForConditionalGeneration class (an LM head).
 IMAGE_TEXT = {"mistral3", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "llava", "llava_next",
-              "llava_onevision", "llama4", "paligemma"}
+              "llava_onevision", "llama4", "paligemma", "smolvlm", "idefics3"}
 SEQ2SEQ = {"t5", "mt5", "bart", "mbart"}
 
 
@@ -259,6 +261,35 @@ VARIANTS = {
                       {"num_local_experts": 32}],
     "ministral3": [{"head_dim": 64}, {"tie_word_embeddings": True},
                    {"num_key_value_heads": 4}],
+    # Hunyuan: the class default head_dim (None) builds nothing; Hunyuan-7B's head_dim 128
+    "hunyuan_v1_dense": [{"head_dim": 128}, {"head_dim": 128, "attention_bias": True},
+                         {"head_dim": 128, "num_key_value_heads": 8, "tie_word_embeddings": True}],
+    "hunyuan_v1_moe": [{"head_dim": 128}, {"head_dim": 128, "num_experts": 16, "moe_topk": 2},
+                       {"head_dim": 128, "num_experts": 64, "moe_topk": 8,
+                        "num_key_value_heads": 8, "intermediate_size": 3072}],
+    # SmolVLM-256M's shape: SigLIP-B/16 at 512 px, scale_factor 4, a 30-layer SmolLM2-135M
+    "smolvlm": [{"scale_factor": 4},
+                {"scale_factor": 4, "vision_config": {"hidden_size": 768,
+                                                      "intermediate_size": 3072,
+                                                      "num_attention_heads": 12,
+                                                      "image_size": 512, "patch_size": 16},
+                 "text_config": {"model_type": "llama", "hidden_size": 576,
+                                 "intermediate_size": 1536, "num_hidden_layers": 30,
+                                 "num_attention_heads": 9, "num_key_value_heads": 3,
+                                 "head_dim": 64, "vocab_size": 49280,
+                                 "max_position_embeddings": 8192}}],
+    "idefics3": [{"tie_word_embeddings": True},
+                 {"vision_config": {"image_size": 364, "patch_size": 14, "num_hidden_layers": 27,
+                                    "intermediate_size": 4304}}],
+    "glm": [{"attention_bias": False}, {"tie_word_embeddings": True}, {"head_dim": 64}],
+    # OLMo-1B's shape: tied, 16 layers of 2048
+    "olmo": [{"attention_bias": True}, {"num_key_value_heads": 8},
+             {"hidden_size": 2048, "intermediate_size": 8192, "num_hidden_layers": 16,
+              "num_attention_heads": 16, "num_key_value_heads": 16,
+              "tie_word_embeddings": True}],
+    # (not head_dim: HeliumAttention's o_proj is Linear(hidden, hidden) whatever heads x head_dim)
+    "helium": [{"attention_bias": True}, {"mlp_bias": True}, {"tie_word_embeddings": True},
+               {"num_key_value_heads": 4}],
     "seed_oss": [{"attention_bias": False}, {"attention_out_bias": True, "mlp_bias": True}],
     "siglip_vision_model": [{"vision_use_head": False}, {"image_size": 896, "patch_size": 14}],
     # Gemma 3 4B's shape: the text model of 34 layers, SigLIP So400m/14 at 896 px without head

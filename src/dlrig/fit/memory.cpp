@@ -441,11 +441,12 @@ LayerParts layer_parts(const Dims &d, double s, double b, double ab, const Layer
   // outputs.
   // Hugging Face RMSNorm on an fp32 stream (autocast over fp32 weights) saves the fp32 input and
   // the fp32 normalised tensor (weight * x.to(input_dtype), input_dtype fp32): 8 bytes.
-  double norm = d.rmsnorm ? (!in.norm_weights ? 4
-                             : o.fp32_stream  ? 8
-                             : ab >= 4        ? 2 * ab
-                                              : 4 + ab)
-                          : (autocast ? 4 : ab);
+  double norm = d.weightless_fp32_norm ? 4
+                : d.rmsnorm            ? (!in.norm_weights ? 4
+                                          : o.fp32_stream  ? 8
+                                          : ab >= 4        ? 2 * ab
+                                                           : 4 + ab)
+                                       : (autocast ? 4 : ab);
   int blocks = cross_attention ? 3 : 2;
   // The 16-bit inputs the attention and MLP linears save: one shared tensor, or under autocast on
   // an fp32 stream one cast per linear reading it (a cross-attention's k and v cast the encoder's
@@ -838,7 +839,7 @@ double accelerate_largest_bytes(const ModelInput &model) {
     if (!model::head_linear(l.role))
       layer += static_cast<double>(l.params());
   const double layers = static_cast<double>(m.layers + m.decoder_layers);
-  const double norm = m.norm == "layernorm" ? 2 * h : h;
+  const double norm = m.norm == "layernorm" ? 2 * h : m.norm == "none" ? 0 : h;
   if (layers > 0)
     best = std::max(best, 4 * (layer / layers + static_cast<double>(m.norms_per_layer) * norm));
   if (m.pooler)

@@ -160,6 +160,7 @@ Dims dims_of(const model::ModelArch &m) {
   d.qkv_linears = (q > 0) + (k > 0) + (v > 0) > 1 ? (q > 0) + (k > 0) + (v > 0) : 1;
   d.up_linears = gate > 0 && up > 0 ? 2 : 1;
   d.rmsnorm = m.norm == "rmsnorm";
+  d.weightless_fp32_norm = m.norm == "none";
   read_dropouts(m, d);
   d.causal = m.family == model::ModelFamily::decoder || m.family == model::ModelFamily::moe_decoder;
   d.tied = m.tied_embeddings;
@@ -219,6 +220,15 @@ BnbLinears bnb_linears(const model::ModelArch &m, const std::string &transformer
     else if (l.routed || l.role == "router")
       b.moe_kept += l.params();
   }
+  // The model's last parameter stays 16-bit (get_keys_to_not_convert: "remove last module"). With
+  // a tied head that is the final norm's weight, unless the norm has none (OLMo 1): then it is the
+  // last layer's down projection, one instance of the role.
+  if (m.lm_head && m.tied_embeddings && m.norm == "none" && m.towers.empty())
+    for (std::size_t i = linears.size(); i-- > 0;)
+      if (linears[i].role == "down" && converted[i]) {
+        b.params -= linears[i].in * linears[i].out;
+        break;
+      }
   // Converted too, but CLIP's text_projection (the last module, kept) and, from 5.5.0, SigLIP's
   // MultiheadAttention out_proj (a subclass of nn.Linear).
   const bool exact = model::bnb_kept(m.hf_model_type, transformers_version).exact_linear_type;

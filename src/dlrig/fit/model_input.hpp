@@ -51,6 +51,9 @@ struct Dims {
   // aten/src/ATen/autocast_mode.cpp, cached_cast).
   int qkv_linears = 1, up_linears = 1;
   bool rmsnorm = false; // Hugging Face RMSNorm upcasts to fp32 (saves more than LayerNorm)
+  // A norm without weights that upcasts to fp32 (OLMo 1's OlmoLayerNorm: F.layer_norm on an fp32
+  // copy): it saves that fp32 input whatever is trained.
+  bool weightless_fp32_norm = false;
   // Dropouts the config trains with (probability > 0), each adding 1-byte masks: after the
   // attention and MLP outputs (hidden), after the embeddings, on the attention probabilities (with
   // eager attention: one per score element), inside the MLP (activation; T5's dropout_rate).
@@ -84,7 +87,8 @@ std::int64_t inactive_expert_params(const Dims &d);
 // BitsAndBytesConfig (--quant, --qlora). Every nn.Linear but: the output head; a classifier or
 // pooler that is the model's last module (from 5.0.0 only when it has no bias); the roles
 // model::bnb_kept names (T5's wo; all of Falcon's from 5.5.0); MoE experts and routers built as
-// parameters (model::moe_linears).
+// parameters (model::moe_linears). bnb_linears also keeps the model's last parameter's module (a
+// tied OLMo 1's last down projection).
 std::vector<bool> bnb_converted(const model::ModelArch &m,
                                 const std::vector<model::LinearShape> &linears,
                                 const std::string &transformers_version);

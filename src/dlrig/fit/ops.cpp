@@ -693,7 +693,9 @@ double parameter_tensors(const ModelInput &model) {
   const double layers = static_cast<double>(model.arch.layers + model.arch.decoder_layers);
   return n +
          layers * static_cast<double>(model.arch.norms_per_layer) *
-             (model.arch.norm == "layernorm" ? 2 : 1) +
+             (model.arch.norm == "layernorm" ? 2
+              : model.arch.norm == "none"    ? 0
+                                             : 1) +
          2;
 }
 

@@ -105,7 +105,7 @@ I64 limit_of(std::string_view knob) {
     return 1 << 10;
   if (knob == "head_dim")
     return 1 << 14;
-  if (knob == "spatial_merge" || knob == "temporal_patch")
+  if (knob == "spatial_merge" || knob == "temporal_patch" || knob == "projector_shuffle")
     return 1 << 3;
   if (knob == "vocab" || knob == "type_vocab")
     return 1 << 24;
@@ -617,8 +617,10 @@ ModelArch read_image_text(const Json &entry, const Json &cfg, const std::string 
       m.projector_params += in * out;
   } else if (projector == "linear") {
     // Llama 4: linear_1 (the vision tower's feature width -> text hidden), no bias. PaliGemma:
-    // linear (vision hidden -> projection_dim), with bias.
-    const I64 in = vision.projection_dim > 0 ? vision.projection_dim : v;
+    // linear (vision hidden -> projection_dim), with bias. SmolVLM, Idefics3: proj after a pixel
+    // shuffle that folds projector_shuffle^2 patches into one (vision hidden x shuffle^2 -> text).
+    const I64 shuffle = k.integer("projector_shuffle", 1);
+    const I64 in = (vision.projection_dim > 0 ? vision.projection_dim : v) * shuffle * shuffle;
     const I64 out = k.integer("projector_out", t);
     m.projector_linears = {{in, out}};
     m.projector_params = in * out + (k.flag("projector_bias", false) ? out : 0);

@@ -677,6 +677,25 @@ TEST(Dropout, CatalogGpt2EstimateCountsEveryMask) {
                    sbh + 12 * (2 * sbh + 3 * 12 * 256.0 * sb));
 }
 
+// OLMo 1's OlmoLayerNorm runs F.layer_norm without weights on an fp32 copy of its input, which
+// it saves (4 B per element, measured with saved-tensor hooks on transformers 5.25.0), whatever is
+// trained and under autocast or not.
+TEST(Activations, OlmoWeightlessNormSavesItsFp32Input) {
+  auto arch = model::model_from_config_text(R"({"model_type": "olmo"})", "config.json");
+  ASSERT_TRUE(arch.ok()) << arch.error().message;
+  const Dims olmo = dims_of(*arch);
+  ASSERT_TRUE(olmo.weightless_fp32_norm);
+  Dims plain = olmo; // the same layer with a 16-bit LayerNorm
+  plain.weightless_fp32_norm = false;
+  const double s = 512, b = 2, sbh = s * b * 4096;
+  for (bool autocast : {false, true}) {
+    const double diff =
+        transformer_layer_activation_bytes(olmo, s, b, 2, 1, Attention::sdpa, true, autocast) -
+        transformer_layer_activation_bytes(plain, s, b, 2, 1, Attention::sdpa, true, autocast);
+    EXPECT_DOUBLE_EQ(diff, autocast ? 0 : 2 * (4 - 2) * sbh) << autocast;
+  }
+}
+
 // PyTorch's CUDA autocast runs layer_norm and softmax in fp32 (its list of "ops that can autocast
 // to float32"): LayerNorm saves an fp32 input (4 B instead of 2), and eager attention's fp32
 // softmax output is saved beside the 16-bit copy the matmul with V makes (6 B per score, 7 with

@@ -268,6 +268,32 @@ TEST(QuantServing, FusedExpertTypesFollowTransformersAndPeft) {
   EXPECT_DOUBLE_EQ(all_linear_adapters(R"({"model_type": "glm4_moe_lite"})"), 336876032);
 }
 
+// Hunyuan's MoE: routed experts fused from 5.0.0 (kept 16-bit, adapted as target_parameters), the
+// router gate.wg an nn.Linear in every release (converted and adapted), the shared MLP converted
+// and not adapted (perf/quant_params.py and perf/lora_params.py on 5.25.0).
+TEST(QuantServing, HunyuanMoeFollowsTransformersAndPeft) {
+  const char *a13b_shape = R"({"model_type": "hunyuan_v1_moe", "head_dim": 128, "num_experts": 64,
+      "moe_topk": 8, "num_key_value_heads": 8, "intermediate_size": 3072})";
+  EXPECT_EQ(bnb_linears(arch_of(a13b_shape), "5.25.0").params, 2558525440);
+  EXPECT_EQ(
+      bnb_linears(arch_of(R"({"model_type": "hunyuan_v1_moe", "head_dim": 128})"), "5.25.0").params,
+      6476136448);
+  EXPECT_DOUBLE_EQ(all_linear_adapters(R"({"model_type": "hunyuan_v1_moe", "head_dim": 128})"),
+                   26673408);
+}
+
+// The model's last parameter stays 16-bit (transformers' get_keys_to_not_convert, every release):
+// a tied OLMo 1 has no final-norm weight, so its last layer's down_proj is that parameter.
+TEST(BnbLinears, TiedOlmoKeepsItsLastDownProjection) {
+  const char *olmo_1b = R"({"model_type": "olmo", "hidden_size": 2048, "intermediate_size": 8192,
+      "num_hidden_layers": 16, "num_attention_heads": 16, "tie_word_embeddings": true})";
+  const std::int64_t per_layer = 4LL * 2048 * 2048 + 3LL * 2048 * 8192;
+  for (const char *v : {"4.57.1", "5.25.0"})
+    EXPECT_EQ(bnb_linears(arch_of(olmo_1b), v).params, 16 * per_layer - 2048LL * 8192) << v;
+  // Untied, the head is the last parameter: every layer's linears are converted.
+  EXPECT_EQ(bnb_linears(arch_of(R"({"model_type": "olmo"})"), "5.25.0").params, 6476005376);
+}
+
 // Phi-3.5-MoE's router is a subclass of nn.Linear from transformers 5.0.0 (PhimoeTopKRouter):
 // PEFT's all-linear adapts it (32 layers x r (4096 + 16) beside attention), bitsandbytes converted
 // it while it took any nn.Linear instance and keeps it from 5.5.0 (perf/quant_params.py and

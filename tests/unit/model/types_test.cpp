@@ -157,6 +157,11 @@ const Case kDefaults[] = {
     {"paligemma", 2910390528},      // PaliGemma 3B at 224 px
     {"glm4_moe_lite", 29943390976}, // GLM-4.7-Flash's published 30B
     {"ministral3", 8489553920},
+    {"glm", 9399951360}, // THUDM/glm-4-9b-chat-hf's shape
+    {"olmo", 6888095744},
+    {"helium", 2172643840},  // kyutai/helium-1-preview-2b's shape
+    {"smolvlm", 6909685760}, // the class defaults: a LlamaConfig() text model
+    {"idefics3", 6909685760},
 };
 
 class DefaultConfig : public ::testing::TestWithParam<Case> {};
@@ -168,6 +173,15 @@ TEST_P(DefaultConfig, CountEqualsTransformers) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, DefaultConfig, ::testing::ValuesIn(kDefaults), case_name);
+
+// SmolVLM-256M's shape: a SigLIP-B/16 tower at 512 px, a 4x4 pixel shuffle, SmolLM2-135M's text
+// model.
+constexpr const char *kSmolVlm256m = R"({"model_type": "smolvlm", "scale_factor": 4,
+    "vision_config": {"hidden_size": 768, "intermediate_size": 3072, "num_attention_heads": 12,
+                      "image_size": 512, "patch_size": 16},
+    "text_config": {"model_type": "llama", "hidden_size": 576, "intermediate_size": 1536,
+                    "num_hidden_layers": 30, "num_attention_heads": 9, "num_key_value_heads": 3,
+                    "head_dim": 64, "vocab_size": 49280, "max_position_embeddings": 8192}})";
 
 constexpr const char *kGemma3_4b = R"({"model_type": "gemma3",
     "architectures": ["Gemma3ForConditionalGeneration"],
@@ -359,6 +373,23 @@ const Case kVariants[] = {
      3849090048},
     {R"({"model_type": "phimoe", "lm_head_bias": true})", 41872825664},
     {R"({"model_type": "phimoe", "num_local_experts": 4})", 11672231936},
+    {kSmolVlm256m, 256484928},
+    {R"({"model_type": "idefics3", "tie_word_embeddings": true})", 6778613760},
+    {R"({"model_type": "glm", "attention_bias": false})", 9399767040},
+    {R"({"model_type": "olmo", "attention_bias": true})", 6888620032},
+    // OLMo-1B's shape: weightless LayerNorms, a tied head.
+    {R"({"model_type": "olmo", "hidden_size": 2048, "intermediate_size": 8192,
+        "num_hidden_layers": 16, "num_attention_heads": 16, "tie_word_embeddings": true})",
+     1176764416},
+    {R"({"model_type": "helium", "attention_bias": true, "mlp_bias": true})", 2173227520},
+    {R"({"model_type": "hunyuan_v1_dense", "head_dim": 128})", 8859684864},
+    {R"({"model_type": "hunyuan_v1_dense", "head_dim": 128, "attention_bias": true})", 8860209152},
+    {R"({"model_type": "hunyuan_v1_moe", "head_dim": 128, "num_experts": 16, "moe_topk": 2})",
+     78118129664},
+    // Hunyuan-A13B's shape with the 7B's vocabulary: 64 experts of 3072 and a shared MLP.
+    {R"({"model_type": "hunyuan_v1_moe", "head_dim": 128, "num_experts": 64, "moe_topk": 8,
+        "num_key_value_heads": 8, "intermediate_size": 3072})",
+     82251616256},
     {R"({"model_type": "starcoder2", "use_bias": false})", 3029710848},
     {R"({"model_type": "starcoder2", "hidden_size": 6144, "num_hidden_layers": 40,
         "num_attention_heads": 48, "num_key_value_heads": 4, "intermediate_size": 24576})",
@@ -621,6 +652,14 @@ TEST(ModelTypes, ImageTextProjectorsAreLinears) {
   EXPECT_EQ(qwen.towers[0].projector_params, 0);
   EXPECT_EQ(qwen.projector_linears, (std::vector<Shape>{{5120, 5120}, {5120, 3584}}));
   EXPECT_EQ(qwen.towers[0].temporal_patch, 2);
+  // SmolVLM: proj takes scale_factor^2 vision features folded by the pixel shuffle.
+  ModelArch smol = parse(kSmolVlm256m);
+  EXPECT_EQ(smol.towers[0].hf_model_type, "smolvlm_vision");
+  EXPECT_EQ(smol.towers[0].image_size / smol.towers[0].patch_size, 32);
+  EXPECT_EQ(smol.projector_linears, (std::vector<Shape>{{16 * 768, 576}}));
+  EXPECT_EQ(smol.projector_params, 16 * 768 * 576);
+  EXPECT_NE(error_of(R"({"model_type": "smolvlm", "scale_factor": 0})").find("'scale_factor'"),
+            std::string::npos);
   EXPECT_EQ(error_of(R"({"model_type": "mistral3", "text_config": {"model_type": "mistral3"}})"),
             "config.json: config field 'text_config.model_type' = \"mistral3\" is a two-tower "
             "model; give the text model's own type");
@@ -631,6 +670,30 @@ TEST(ModelTypes, ImageTextProjectorsAreLinears) {
   EXPECT_NE(error_of(R"({"model_type": "mistral3", "text_config": {"model_type": "mamba"}})")
                 .find("config.json.text_config: config field 'model_type' = \"mamba\""),
             std::string::npos);
+}
+
+// Hunyuan's config classes default head_dim to None, from which transformers builds nothing: a
+// config.json must give it; per-layer expert lists (num_experts, moe_topk) are not read.
+TEST(ModelTypes, HunyuanWantsItsHeadDim) {
+  std::string e = error_of(R"({"model_type": "hunyuan_v1_dense"})");
+  EXPECT_NE(e.find("'head_dim' is missing"), std::string::npos) << e;
+  e = error_of(R"({"model_type": "hunyuan_v1_moe", "head_dim": null})");
+  EXPECT_NE(e.find("'head_dim' is missing"), std::string::npos) << e;
+  e = error_of(R"({"model_type": "hunyuan_v1_moe", "head_dim": 128, "moe_topk": [8, 8]})");
+  EXPECT_NE(e.find("'moe_topk' must be an integer"), std::string::npos) << e;
+  ModelArch m = parse(R"({"model_type": "hunyuan_v1_moe", "head_dim": 128, "num_experts": 4})");
+  EXPECT_EQ(m.shared_expert_intermediate, m.intermediate); // shared_mlp in every layer
+  EXPECT_EQ(m.qk_norm, "head_rms");
+}
+
+// OLMo 1's LayerNorms have no weight or bias: the same layers as OLMo-2 without any norm weight.
+TEST(ModelTypes, OlmoNormsHaveNoParameters) {
+  ModelArch m = parse(R"({"model_type": "olmo"})");
+  EXPECT_EQ(m.norm, "none");
+  ModelArch two = parse(R"({"model_type": "olmo2"})");
+  const std::int64_t norms = 2 * 32 * 4096 + 4096; // two per layer and the final one
+  const std::int64_t qk = 32 * 2 * 4096;           // OLMo-2's q_norm and k_norm
+  EXPECT_EQ(derive_params(two) - derive_params(m), norms + qk);
 }
 
 TEST(ModelTypes, ErrorsNameTheConfigField) {
