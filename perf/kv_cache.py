@@ -114,6 +114,11 @@ CASES = [
     ("glm4_moe_lite", "glm4_moe_lite", dict(MLA, q_lora_rank=24)),
     # Every layer keeps every token (no sliding_window in these configs).
     ("smolvlm (a Llama text model)", "smolvlm", {}),
+    ("nemotron", "nemotron", {"num_hidden_layers": 3}),
+    ("dots1 + sliding_window (from max_window_layers)", "dots1", {
+        "num_hidden_layers": 3, "sliding_window": WINDOW, "max_window_layers": 1,
+        "n_routed_experts": 4, "n_shared_experts": 1, "num_experts_per_tok": 2,
+        "first_k_dense_replace": 1, "moe_intermediate_size": 32}),
     ("glm", "glm", {"num_hidden_layers": 3}),
     ("olmo", "olmo", {"num_hidden_layers": 3}),
     ("helium", "helium", {"num_hidden_layers": 3}),

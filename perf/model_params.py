@@ -52,7 +52,7 @@ DECODERS = {"llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "q
             "deepseek_v3", "deepseek_v2", "olmo3", "ministral", "cohere2", "glm4", "glm4_moe",
             "minimax_m2", "phimoe", "ernie4_5_moe", "starcoder2", "llama4_text",
             "glm4_moe_lite", "ministral3", "glm", "olmo", "helium", "hunyuan_v1_dense",
-            "hunyuan_v1_moe"}
+            "hunyuan_v1_moe", "nemotron", "dots1"}
 # Image-text models with no causal-LM class: the ForConditionalGeneration class (an LM head).
 IMAGE_TEXT = {"mistral3", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "llava", "llava_next",
               "llava_onevision", "llama4", "paligemma", "smolvlm", "idefics3"}
@@ -281,6 +281,17 @@ VARIANTS = {
     "idefics3": [{"tie_word_embeddings": True},
                  {"vision_config": {"image_size": 364, "patch_size": 14, "num_hidden_layers": 27,
                                     "intermediate_size": 4304}}],
+    # Nemotron and dots1: their class defaults build nothing (num_key_value_heads None; no
+    # expert counts). Nemotron-Mini-4B's shape; the class's shape with its kv heads.
+    "nemotron": [{"num_key_value_heads": 48},
+                 {"num_key_value_heads": 8, "attention_bias": True, "mlp_bias": True},
+                 {"hidden_size": 3072, "num_attention_heads": 24, "num_key_value_heads": 8,
+                  "head_dim": 128, "intermediate_size": 9216}],
+    # dots.llm1's shape, and a small one with sliding layers
+    "dots1": [{"n_routed_experts": 128, "n_shared_experts": 2, "num_experts_per_tok": 6,
+               "first_k_dense_replace": 1, "hidden_size": 4096},
+              {"n_routed_experts": 8, "n_shared_experts": 1, "num_experts_per_tok": 2,
+               "num_key_value_heads": 8, "attention_bias": True, "tie_word_embeddings": True}],
     "glm": [{"attention_bias": False}, {"tie_word_embeddings": True}, {"head_dim": 64}],
     # OLMo-1B's shape: tied, 16 layers of 2048
     "olmo": [{"attention_bias": True}, {"num_key_value_heads": 8},

@@ -282,6 +282,16 @@ TEST(QuantServing, HunyuanMoeFollowsTransformersAndPeft) {
                    26673408);
 }
 
+// dots.llm1: routed experts fused from 5.0.0 and a parameter router (kept 16-bit; PEFT's
+// all-linear adapts both as target_parameters), the shared experts and the dense first layer
+// converted (perf/quant_params.py and perf/lora_params.py on 5.25.0).
+TEST(QuantServing, DotsLlm1FollowsTransformersAndPeft) {
+  const char *dots = R"({"model_type": "dots1", "hidden_size": 4096, "n_routed_experts": 128,
+      "n_shared_experts": 2, "num_experts_per_tok": 6, "first_k_dense_replace": 1})";
+  EXPECT_EQ(bnb_linears(arch_of(dots), "5.25.0").params, 6406012928);
+  EXPECT_DOUBLE_EQ(all_linear_adapters(dots), 1225618432);
+}
+
 // The model's last parameter stays 16-bit (transformers' get_keys_to_not_convert, every release):
 // a tied OLMo 1 has no final-norm weight, so its last layer's down_proj is that parameter.
 TEST(BnbLinears, TiedOlmoKeepsItsLastDownProjection) {

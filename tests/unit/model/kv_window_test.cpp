@@ -62,6 +62,13 @@ TEST(KvWindow, EachTypeSlidesTheLayersTransformersSlides) {
   EXPECT_WINDOW(tiny("olmo3"), 24, 4096);     // 3 of every 4 of 32
   EXPECT_WINDOW(tiny("ministral"), 32, 4096); // every layer
   EXPECT_WINDOW(tiny("cohere2", R"("sliding_window_pattern": 2)"), 20, 4096);
+  // dots1: the layers from max_window_layers on slide whenever sliding_window is not null; the
+  // class defaults (62 of 62) slide none.
+  const std::string dots = R"("n_routed_experts": 4, "n_shared_experts": 1,
+                              "num_experts_per_tok": 2, "num_hidden_layers": 3)";
+  EXPECT_WINDOW(tiny("dots1", dots), 0, 0);
+  EXPECT_WINDOW(tiny("dots1", dots + R"(, "max_window_layers": 1, "sliding_window": 16)"), 2, 16);
+  EXPECT_WINDOW(tiny("dots1", dots + R"(, "max_window_layers": 1, "sliding_window": null)"), 0, 0);
 }
 
 TEST(KvWindow, QwenSlidesOnlyWithUseSlidingWindow) {

@@ -375,6 +375,17 @@ const Case kVariants[] = {
     {R"({"model_type": "phimoe", "num_local_experts": 4})", 11672231936},
     {kSmolVlm256m, 256484928},
     {R"({"model_type": "idefics3", "tie_word_embeddings": true})", 6778613760},
+    // Nemotron-Mini-4B's shape: LayerNorm1P with bias, relu2 between up_proj and down_proj.
+    {R"({"model_type": "nemotron", "hidden_size": 3072, "num_attention_heads": 24,
+        "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 9216})",
+     4190509056},
+    {R"({"model_type": "nemotron", "num_key_value_heads": 8, "attention_bias": true,
+        "mlp_bias": true})",
+     15630217216},
+    // dots.llm1's shape (published 142B): one dense layer, 128 experts and 2 shared ones.
+    {R"({"model_type": "dots1", "hidden_size": 4096, "n_routed_experts": 128,
+        "n_shared_experts": 2, "num_experts_per_tok": 6, "first_k_dense_replace": 1})",
+     142774373888},
     {R"({"model_type": "glm", "attention_bias": false})", 9399767040},
     {R"({"model_type": "olmo", "attention_bias": true})", 6888620032},
     // OLMo-1B's shape: weightless LayerNorms, a tied head.
@@ -684,6 +695,21 @@ TEST(ModelTypes, HunyuanWantsItsHeadDim) {
   ModelArch m = parse(R"({"model_type": "hunyuan_v1_moe", "head_dim": 128, "num_experts": 4})");
   EXPECT_EQ(m.shared_expert_intermediate, m.intermediate); // shared_mlp in every layer
   EXPECT_EQ(m.qk_norm, "head_rms");
+}
+
+// Nemotron's and dots1's config classes leave num_key_value_heads, or the expert counts, None,
+// from which transformers builds nothing: a config.json gives them.
+TEST(ModelTypes, NemotronAndDotsWantTheirCounts) {
+  std::string e = error_of(R"({"model_type": "nemotron"})");
+  EXPECT_NE(e.find("'num_key_value_heads' is missing"), std::string::npos) << e;
+  e = error_of(R"({"model_type": "dots1", "n_shared_experts": 2, "num_experts_per_tok": 6})");
+  EXPECT_NE(e.find("'n_routed_experts' is missing"), std::string::npos) << e;
+  e = error_of(R"({"model_type": "dots1", "n_routed_experts": 8, "num_experts_per_tok": 2})");
+  EXPECT_NE(e.find("'n_shared_experts' is missing"), std::string::npos) << e;
+  ModelArch m = parse(R"({"model_type": "nemotron", "num_key_value_heads": 8})");
+  EXPECT_EQ(m.norm, "layernorm");
+  EXPECT_FALSE(m.gated_mlp);
+  EXPECT_EQ(m.head_dim, 6144 / 48);
 }
 
 // OLMo 1's LayerNorms have no weight or bias: the same layers as OLMo-2 without any norm weight.
