@@ -221,12 +221,17 @@ BnbLinears bnb_linears(const model::ModelArch &m, const std::string &transformer
       b.moe_kept += l.params();
   }
   // The model's last parameter stays 16-bit (get_keys_to_not_convert: "remove last module"). With
-  // a tied head that is the final norm's weight, unless the norm has none (OLMo 1): then it is the
-  // last layer's down projection, one instance of the role.
+  // a tied head that is the final norm's weight, unless the norm has none (OLMo 1, OPT without
+  // elementwise affine): then it is the last layer's down projection, one instance of the role,
+  // when its weight is that parameter; a bias named it only before 5.0.0, which removed ".bias"
+  // as well as ".weight" from the name (the rule of biased heads, model::bnb_kept).
+  const bool biased_named =
+      !model::bnb_kept(m.hf_model_type, transformers_version).biased_head_converted;
   if (m.lm_head && m.tied_embeddings && m.norm == "none" && m.towers.empty())
     for (std::size_t i = linears.size(); i-- > 0;)
-      if (linears[i].role == "down" && converted[i]) {
-        b.params -= linears[i].in * linears[i].out;
+      if (linears[i].role == "down") {
+        if (converted[i] && (!linears[i].bias || biased_named))
+          b.params -= linears[i].in * linears[i].out;
         break;
       }
   // Converted too, but CLIP's text_projection (the last module, kept) and, from 5.5.0, SigLIP's

@@ -302,6 +302,11 @@ TEST(BnbLinears, TiedOlmoKeepsItsLastDownProjection) {
     EXPECT_EQ(bnb_linears(arch_of(olmo_1b), v).params, 16 * per_layer - 2048LL * 8192) << v;
   // Untied, the head is the last parameter: every layer's linears are converted.
   EXPECT_EQ(bnb_linears(arch_of(R"({"model_type": "olmo"})"), "5.25.0").params, 6476005376);
+  // OPT without norm weights ends on fc2's bias: from 5.0.0 that names no module (".bias" is not
+  // removed), so fc2 is converted everywhere; 4.57.1 removed ".bias" and kept the last fc2.
+  auto opt = arch_of(R"({"model_type": "opt", "layer_norm_elementwise_affine": false})");
+  EXPECT_EQ(bnb_linears(opt, "5.25.0").params, 84934656);
+  EXPECT_EQ(bnb_linears(opt, "4.57.1").params, 84934656 - 768LL * 3072);
 }
 
 // Phi-3.5-MoE's router is a subclass of nn.Linear from transformers 5.0.0 (PhimoeTopKRouter):
