@@ -114,6 +114,7 @@ CASES = [
     ("glm4_moe_lite", "glm4_moe_lite", dict(MLA, q_lora_rank=24)),
     # Every layer keeps every token (no sliding_window in these configs).
     ("smolvlm (a Llama text model)", "smolvlm", {}),
+    ("qwen2_vl + use_sliding_window", "qwen2_vl", {}),
     ("nemotron", "nemotron", {"num_hidden_layers": 3}),
     ("dots1 + sliding_window (from max_window_layers)", "dots1", {
         "num_hidden_layers": 3, "sliding_window": WINDOW, "max_window_layers": 1,
@@ -163,6 +164,12 @@ def config_of(model_type, overrides):
                 "vision_config": {"hidden_size": 32, "intermediate_size": 32,
                                   "num_hidden_layers": 1, "num_attention_heads": 2,
                                   "image_size": 56, "patch_size": 14, "vision_use_head": False}}
+    if model_type == "qwen2_vl":  # flat, as the hub's configs: slides from max_window_layers
+        return dict(TINY, model_type="qwen2_vl", num_hidden_layers=3, use_sliding_window=True,
+                    sliding_window=WINDOW, max_window_layers=1,
+                    rope_scaling={"type": "mrope", "mrope_section": [2, 3, 3]},
+                    vision_config={"depth": 1, "embed_dim": 32, "hidden_size": 64,
+                                   "num_heads": 2})
     if model_type == "smolvlm":  # a Llama text model: every layer keeps every token
         return {"model_type": "smolvlm",
                 "text_config": dict(TINY, model_type="llama", num_hidden_layers=2),
@@ -247,7 +254,8 @@ def main():
                       "qwen2_5_vl": transformers.Qwen2_5_VLForConditionalGeneration,
                       "llava_next": transformers.LlavaNextForConditionalGeneration,
                       "paligemma": transformers.PaliGemmaForConditionalGeneration,
-                      "smolvlm": transformers.SmolVLMForConditionalGeneration}
+                      "smolvlm": transformers.SmolVLMForConditionalGeneration,
+                      "qwen2_vl": transformers.Qwen2VLForConditionalGeneration}
         model = image_text[model_type](config) if model_type in image_text \
             else AutoModelForCausalLM.from_config(config)
         model.eval()

@@ -41,7 +41,7 @@ DEFAULT_TYPES = [
     "pixtral", "mistral3", "qwen2_5_vl", "qwen2_5_vl_vision", "qwen3_vl", "qwen3_vl_moe",
     "minimax_m2", "phimoe", "ernie4_5_moe", "starcoder2", "llava", "llava_next",
     "llava_onevision", "llama4_text", "llama4", "paligemma", "glm4_moe_lite", "ministral3",
-    "glm", "olmo", "helium", "smolvlm", "idefics3",
+    "glm", "olmo", "helium", "smolvlm", "idefics3", "qwen2_vl",
 ]
 
 BUILTIN = {"llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "bert", "vit", "t5"}
@@ -55,7 +55,7 @@ DECODERS = {"llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "q
             "hunyuan_v1_moe", "nemotron", "dots1"}
 # Image-text models with no causal-LM class: the ForConditionalGeneration class (an LM head).
 IMAGE_TEXT = {"mistral3", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "llava", "llava_next",
-              "llava_onevision", "llama4", "paligemma", "smolvlm", "idefics3"}
+              "llava_onevision", "llama4", "paligemma", "smolvlm", "idefics3", "qwen2_vl"}
 SEQ2SEQ = {"t5", "mt5", "bart", "mbart"}
 
 
@@ -292,6 +292,15 @@ VARIANTS = {
                "first_k_dense_replace": 1, "hidden_size": 4096},
               {"n_routed_experts": 8, "n_shared_experts": 1, "num_experts_per_tok": 2,
                "num_key_value_heads": 8, "attention_bias": True, "tie_word_embeddings": True}],
+    # Qwen2-VL-7B's shape, flat as the hub saves it; Qwen2-VL-2B's, tied through text_config
+    "qwen2_vl": [{"text_config": None, "hidden_size": 3584, "intermediate_size": 18944,
+                  "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4,
+                  "vision_config": {"hidden_size": 3584}},
+                 {"text_config": {"hidden_size": 1536, "intermediate_size": 8960,
+                                  "num_hidden_layers": 28, "num_attention_heads": 12,
+                                  "num_key_value_heads": 2, "tie_word_embeddings": True,
+                                  "vocab_size": 151936},
+                  "vision_config": {"hidden_size": 1536}}],
     "glm": [{"attention_bias": False}, {"tie_word_embeddings": True}, {"head_dim": 64}],
     # OLMo-1B's shape: tied, 16 layers of 2048
     "olmo": [{"attention_bias": True}, {"num_key_value_heads": 8},

@@ -88,6 +88,15 @@ TEST(KvWindow, QwenSlidesOnlyWithUseSlidingWindow) {
                 0, 0);
 }
 
+// Qwen2-VL's text model slides as Qwen2.5-VL's, from max_window_layers (80 by default), only with
+// use_sliding_window; its hub configs are flat.
+TEST(KvWindow, Qwen2VlReadsItsFlatTextFields) {
+  EXPECT_WINDOW(tiny("qwen2_vl", R"("num_hidden_layers": 3, "sliding_window": 16)"), 0, 0);
+  EXPECT_WINDOW(tiny("qwen2_vl", R"("num_hidden_layers": 3, "sliding_window": 16,
+                                   "use_sliding_window": true, "max_window_layers": 1)"),
+                2, 16);
+}
+
 TEST(KvWindow, SmolLm3SlidesItsLayersWithoutRope) {
   EXPECT_WINDOW(tiny("smollm3", R"("sliding_window": 16)"), 0, 0);
   // Every fourth layer has no RoPE (no_rope_layer_interval): 9 of 36.

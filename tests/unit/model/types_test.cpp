@@ -162,6 +162,7 @@ const Case kDefaults[] = {
     {"helium", 2172643840},  // kyutai/helium-1-preview-2b's shape
     {"smolvlm", 6909685760}, // the class defaults: a LlamaConfig() text model
     {"idefics3", 6909685760},
+    {"qwen2_vl", 73381962752}, // the class defaults: a 72B-wide text model
 };
 
 class DefaultConfig : public ::testing::TestWithParam<Case> {};
@@ -198,6 +199,16 @@ constexpr const char *kQwen25Vl7b = R"({"model_type": "qwen2_5_vl",
     "num_key_value_heads": 4, "vocab_size": 152064, "tie_word_embeddings": false,
     "vision_config": {"depth": 32, "hidden_size": 1280, "intermediate_size": 3420,
                       "num_heads": 16, "out_hidden_size": 3584, "patch_size": 14,
+                      "spatial_merge_size": 2, "temporal_patch_size": 2}})";
+
+// Qwen2-VL-7B-Instruct's config.json shape: flat text fields, the vision tower's embed_dim 1280
+// (mlp_ratio 4) and its merger's output hidden_size.
+constexpr const char *kQwen2Vl7b = R"({"model_type": "qwen2_vl",
+    "architectures": ["Qwen2VLForConditionalGeneration"], "hidden_size": 3584,
+    "intermediate_size": 18944, "num_hidden_layers": 28, "num_attention_heads": 28,
+    "num_key_value_heads": 4, "vocab_size": 152064, "tie_word_embeddings": false,
+    "vision_config": {"depth": 32, "embed_dim": 1280, "mlp_ratio": 4, "num_heads": 16,
+                      "in_chans": 3, "hidden_size": 3584, "patch_size": 14,
                       "spatial_merge_size": 2, "temporal_patch_size": 2}})";
 
 // Structural variants: a default config with the knobs and heads set (perf/model_params.py's
@@ -374,6 +385,8 @@ const Case kVariants[] = {
     {R"({"model_type": "phimoe", "lm_head_bias": true})", 41872825664},
     {R"({"model_type": "phimoe", "num_local_experts": 4})", 11672231936},
     {kSmolVlm256m, 256484928},
+    {kQwen2Vl7b, 8291375616}, // Qwen2-VL-7B's published 8.29B
+
     {R"({"model_type": "idefics3", "tie_word_embeddings": true})", 6778613760},
     // Nemotron-Mini-4B's shape: LayerNorm1P with bias, relu2 between up_proj and down_proj.
     {R"({"model_type": "nemotron", "hidden_size": 3072, "num_attention_heads": 24,
@@ -663,6 +676,13 @@ TEST(ModelTypes, ImageTextProjectorsAreLinears) {
   EXPECT_EQ(qwen.towers[0].projector_params, 0);
   EXPECT_EQ(qwen.projector_linears, (std::vector<Shape>{{5120, 5120}, {5120, 3584}}));
   EXPECT_EQ(qwen.towers[0].temporal_patch, 2);
+  // Qwen2-VL: the tower's own merger, ln_q a LayerNorm over embed_dim, no deepstack.
+  ModelArch qwen2 = parse(kQwen2Vl7b);
+  EXPECT_EQ(qwen2.hidden, 3584);
+  EXPECT_EQ(qwen2.towers[0].hidden, 1280);
+  EXPECT_EQ(qwen2.towers[0].intermediate, 5120);
+  EXPECT_EQ(qwen2.projector_linears, (std::vector<Shape>{{5120, 5120}, {5120, 3584}}));
+  EXPECT_EQ(qwen2.projector_params, 2 * 1280 + 5120 * 5120 + 5120 + 5120 * 3584 + 3584);
   // SmolVLM: proj takes scale_factor^2 vision features folded by the pixel shuffle.
   ModelArch smol = parse(kSmolVlm256m);
   EXPECT_EQ(smol.towers[0].hf_model_type, "smolvlm_vision");
