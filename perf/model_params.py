@@ -41,7 +41,8 @@ DEFAULT_TYPES = [
     "pixtral", "mistral3", "qwen2_5_vl", "qwen2_5_vl_vision", "qwen3_vl", "qwen3_vl_moe",
     "minimax_m2", "phimoe", "ernie4_5_moe", "starcoder2", "llava", "llava_next",
     "llava_onevision", "llama4_text", "llama4", "paligemma", "glm4_moe_lite", "ministral3",
-    "glm", "olmo", "helium", "smolvlm", "idefics3", "qwen2_vl",
+    "glm", "olmo", "helium", "smolvlm", "idefics3", "qwen2_vl", "qwen3_next", "qwen3_5_text",
+    "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe",
 ]
 
 BUILTIN = {"llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "bert", "vit", "t5"}
@@ -52,10 +53,12 @@ DECODERS = {"llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "q
             "deepseek_v3", "deepseek_v2", "olmo3", "ministral", "cohere2", "glm4", "glm4_moe",
             "minimax_m2", "phimoe", "ernie4_5_moe", "starcoder2", "llama4_text",
             "glm4_moe_lite", "ministral3", "glm", "olmo", "helium", "hunyuan_v1_dense",
-            "hunyuan_v1_moe", "nemotron", "dots1"}
+            "hunyuan_v1_moe", "nemotron", "dots1", "qwen3_next", "qwen3_5_text",
+            "qwen3_5_moe_text"}
 # Image-text models with no causal-LM class: the ForConditionalGeneration class (an LM head).
 IMAGE_TEXT = {"mistral3", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "llava", "llava_next",
-              "llava_onevision", "llama4", "paligemma", "smolvlm", "idefics3", "qwen2_vl"}
+              "llava_onevision", "llama4", "paligemma", "smolvlm", "idefics3", "qwen2_vl",
+              "qwen3_5", "qwen3_5_moe"}
 SEQ2SEQ = {"t5", "mt5", "bart", "mbart"}
 
 
@@ -301,6 +304,27 @@ VARIANTS = {
                                   "num_key_value_heads": 2, "tie_word_embeddings": True,
                                   "vocab_size": 151936},
                   "vision_config": {"hidden_size": 1536}}],
+    # Qwen3-Next and Qwen3.5: gated DeltaNet layers from layer_types or full_attention_interval
+    "qwen3_next": [{"full_attention_interval": 2}, {"mlp_only_layers": [0, 5]},
+                   {"decoder_sparse_step": 2}, {"attention_bias": True},
+                   {"tie_word_embeddings": True, "linear_num_value_heads": 16},
+                   {"num_hidden_layers": 4, "layer_types": ["linear_attention", "full_attention",
+                                                            "linear_attention", "linear_attention"]},
+                   {"linear_conv_kernel_dim": 8, "linear_key_head_dim": 64}],
+    "qwen3_5_text": [{"full_attention_interval": 3}, {"attention_bias": True},
+                     {"tie_word_embeddings": True}, {"linear_value_head_dim": 64},
+                     {"num_hidden_layers": 3, "layer_types": ["full_attention", "linear_attention",
+                                                              "full_attention"]}],
+    "qwen3_5_moe_text": [{"num_experts": 64, "num_experts_per_tok": 4},
+                         {"shared_expert_intermediate_size": 1024},
+                         {"full_attention_interval": 2}],
+    "qwen3_5": [{"text_config": {"hidden_size": 1024, "intermediate_size": 3584,
+                                 "num_hidden_layers": 24, "num_attention_heads": 8,
+                                 "num_key_value_heads": 2, "linear_num_value_heads": 16,
+                                 "tie_word_embeddings": True},
+                 "vision_config": {"depth": 12, "hidden_size": 768, "intermediate_size": 3072,
+                                   "num_heads": 12, "out_hidden_size": 1024},
+                 "tie_word_embeddings": True}],
     "glm": [{"attention_bias": False}, {"tie_word_embeddings": True}, {"head_dim": 64}],
     # OLMo-1B's shape: tied, 16 layers of 2048
     "olmo": [{"attention_bias": True}, {"num_key_value_heads": 8},

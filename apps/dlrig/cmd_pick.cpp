@@ -64,6 +64,9 @@ ExitCode run_pick(PickArgs &a, const Envelope &envelope) {
   pick::Request rq;
   fit::Run run = workload_run(a.w, kb);
   rq.model = workload_model(a.w, kb);
+  if (!rq.model.not_modelled.empty())
+    usage(fmt::format("pick cannot size {} ({}): {}", rq.model.arch.name,
+                      rq.model.arch.hf_model_type, rq.model.not_modelled.front()));
   if (rq.model.weights_only)
     usage("pick needs the model's architecture: give a config.json (or a folder with one) next "
           "to the weights, a catalog name, or --params N --family F");

@@ -675,6 +675,35 @@ TEST(FitCli, UnrecognisedTensorNamesGiveTheHeadersCountAndWeights) {
   fs::remove_all(dir);
 }
 
+// Qwen3-Next's gated DeltaNet layers: the config's count is exact (transformers 5.25.0 builds
+// 79,674,391,296), their activations and recurrent state are not modelled, so fit reports the
+// weights alone and says what it leaves out; pick refuses, naming why.
+TEST(FitCli, GatedDeltaNetModelsGetTheirWeightsAndWhatIsNotModelled) {
+  auto dir = scratch("qwen3-next");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "config.json") << R"({"model_type": "qwen3_next"})";
+  auto r = run_dlrig({"fit", dir.string(), "--gpu", "NVIDIA H100 SXM5", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = Json::parse(r.out);
+  EXPECT_EQ(j["model"]["params"].get<std::uint64_t>(), 79674391296u);
+  EXPECT_TRUE(j["weights"]["stored_bytes"].is_null());
+  EXPECT_EQ(j["weights"]["bytes_16bit"].get<std::uint64_t>(), 2 * 79674391296u);
+  EXPECT_EQ(j["weights"]["fit_basis"], "16-bit");
+  EXPECT_EQ(j["gpus"][0]["weights_fit"], false); // 159 GB against 80 GiB
+  EXPECT_TRUE(j["activations_bytes"].is_null());
+  EXPECT_TRUE(j["kv_cache_bytes"].is_null());
+  ASSERT_FALSE(j["needs_config"].empty());
+  EXPECT_NE(j["needs_config"][0].get<std::string>().find("36 gated DeltaNet"), std::string::npos);
+  auto t = run_dlrig({"fit", dir.string(), "--mode", "infer", "--gpu", "GeForce RTX 4090"});
+  EXPECT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_NE(t.out.find("not modelled yet"), std::string::npos) << t.out;
+  auto p = run_dlrig({"pick", dir.string(), "--mode", "infer", "--tokens-per-s", "20"});
+  EXPECT_EQ(p.exit_code, 64) << p.out;
+  EXPECT_NE(p.err.find("gated DeltaNet"), std::string::npos) << p.err;
+  fs::remove_all(dir);
+}
+
 // architectures decides the head: BertForMaskedLM trains with vocabulary logits, BertModel none.
 TEST(FitCli, MaskedLmHeadAddsItsLogits) {
   auto dir = scratch("heads");

@@ -78,6 +78,20 @@ Result<ModelInput> from_config_file(const fs::path &cfg, std::optional<Checkpoin
     return make_error(cfg.string() + ": the parameter count cannot be derived from this config "
                                      "in this build; give the .safetensors checkpoint beside it "
                                      "or --params N");
+  // Gated DeltaNet layers (Qwen3-Next, Qwen3.5): the parameters are exact; their activations and
+  // the recurrent state they keep instead of a KV cache are not modelled, so fit reports what the
+  // weights alone take rather than an estimate that would size them as attention layers.
+  if (in.arch.linear_attention_layers > 0) {
+    in.weights_only = true;
+    in.not_modelled = {
+        fmt::format("activations of the {} gated DeltaNet (linear-attention) layers of {}: not "
+                    "modelled yet",
+                    in.arch.linear_attention_layers, in.arch.layers),
+        "serving cache: the full-attention layers' KV cache and the DeltaNet layers' "
+        "convolution and recurrent state, not modelled yet",
+        "training memory (gradients, optimizer states, activations): not estimated for these "
+        "layers yet"};
+  }
   return in;
 }
 

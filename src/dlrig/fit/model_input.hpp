@@ -73,6 +73,9 @@ struct ModelInput {
   // A checkpoint whose tensor names dlrig does not recognise, without a config.json: params and
   // the checkpoint are exact, the arch has no shapes (fit/weights.hpp reports what is known).
   bool weights_only = false;
+  // A config whose layers fit does not model (Qwen3-Next's gated DeltaNet layers): weights_only
+  // too, with the exact count from the config; what is not estimated, in words.
+  std::vector<std::string> not_modelled;
 };
 
 // The shapes of a transformer family model (decoder, moe_decoder, encoder, encoder_decoder).

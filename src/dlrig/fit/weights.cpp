@@ -16,15 +16,25 @@ WeightsReport weights_report(const ModelInput &model, const std::vector<GpuTarge
     r.weight_bytes = model.checkpoint->weight_bytes;
     r.params_by_dtype = model.checkpoint->params_by_dtype;
   }
+  if (!model.checkpoint) // a config.json fit does not model: its exact count
+    r.params = static_cast<std::uint64_t>(model.params);
   r.bytes_16bit = 2 * r.params;
   r.bytes_int8 = r.params;
   r.bytes_int4 = (r.params + 1) / 2;
   for (const auto &g : gpus) {
     WeightsReport::Gpu out{g.name, g.memory_bytes, std::nullopt};
     if (g.memory_bytes)
-      out.weights_fit = r.weight_bytes < *g.memory_bytes;
+      out.weights_fit = r.weight_bytes.value_or(r.bytes_16bit) < *g.memory_bytes;
     r.gpus.push_back(std::move(out));
   }
+  if (!model.not_modelled.empty()) {
+    r.why = fmt::format("{} ({}): layers fit does not model yet; the parameters are exact",
+                        model.arch.name, model.arch.hf_model_type);
+    r.unknown = model.not_modelled;
+    r.not_modelled = true;
+    return r;
+  }
+  r.why = fmt::format("{}: tensor names not recognised; the header alone gives", r.model);
   r.unknown = {
       "activations (training and the prefill working set): need the hidden size, layers and heads",
       "KV cache when serving: needs the layers, key/value heads and head size",
@@ -42,10 +52,11 @@ Report weights_output(const WeightsReport &r) {
                   {"files", r.files},
                   {"params", r.params},
                   {"params_by_dtype", r.params_by_dtype}};
-    j["weights"] = {{"stored_bytes", r.weight_bytes},
+    j["weights"] = {{"stored_bytes", r.weight_bytes ? Json(*r.weight_bytes) : Json(nullptr)},
                     {"bytes_16bit", r.bytes_16bit},
                     {"bytes_int8", r.bytes_int8},
-                    {"bytes_int4", r.bytes_int4}};
+                    {"bytes_int4", r.bytes_int4},
+                    {"fit_basis", r.weight_bytes ? "stored" : "16-bit"}};
     Json gpus = Json::array();
     for (const auto &g : r.gpus)
       gpus.push_back({{"name", g.name},
@@ -55,31 +66,37 @@ Report weights_output(const WeightsReport &r) {
     j["activations_bytes"] = nullptr;
     j["kv_cache_bytes"] = nullptr;
     j["needs_config"] = r.unknown;
+    j["why"] = r.why;
     return j;
   };
   auto tables = [&r] {
     std::vector<Table> out;
     Table t;
-    t.title = fmt::format("{}: tensor names not recognised; the header alone gives", r.model);
+    t.title = r.why;
     t.add({"parameters (exact)", fmt::format("{}", r.params)});
     for (const auto &[dtype, n] : r.params_by_dtype)
       t.add({fmt::format("  in {}", dtype), fmt::format("{}", n)});
-    t.add({"weights as stored", show_bytes_si(r.weight_bytes)});
+    if (r.weight_bytes)
+      t.add({"weights as stored", show_bytes_si(*r.weight_bytes)});
     t.add({"serving weights at 16 bits", show_bytes_si(r.bytes_16bit)});
     t.add({"serving weights at int8", show_bytes_si(r.bytes_int8)});
     t.add({"serving weights at int4", show_bytes_si(r.bytes_int4)});
-    t.add({"activations, KV cache", "n/a: need the config.json"});
+    t.add({"activations, KV cache",
+           r.checkpoint_only() ? "n/a: need the config.json" : "n/a: not modelled yet"});
     out.push_back(std::move(t));
     if (!r.gpus.empty()) {
       Table g;
-      g.title = "Stored weights against each GPU's memory (before activations and KV cache)";
+      g.title = r.weight_bytes
+                    ? "Stored weights against each GPU's memory (before activations and KV cache)"
+                    : "16-bit weights against each GPU's memory (before activations and caches)";
       g.header = {"GPU", "memory", "weights fit"};
       for (const auto &x : r.gpus)
         g.add({x.name, show_bytes_si(x.memory_bytes), show(x.weights_fit)});
       out.push_back(std::move(g));
     }
     Table n;
-    n.title = "Not estimated without the model's config.json";
+    n.title =
+        r.checkpoint_only() ? "Not estimated without the model's config.json" : "Not estimated";
     for (const auto &u : r.unknown)
       n.add({"-", u});
     out.push_back(std::move(n));
@@ -91,7 +108,7 @@ Report weights_output(const WeightsReport &r) {
     Table t;
     t.header = {"quantity", "value"};
     t.add({"params", fmt::format("{}", r.params)});
-    t.add({"stored_bytes", fmt::format("{}", r.weight_bytes)});
+    t.add({"stored_bytes", r.weight_bytes ? fmt::format("{}", *r.weight_bytes) : ""});
     t.add({"bytes_16bit", fmt::format("{}", r.bytes_16bit)});
     t.add({"bytes_int8", fmt::format("{}", r.bytes_int8)});
     t.add({"bytes_int4", fmt::format("{}", r.bytes_int4)});

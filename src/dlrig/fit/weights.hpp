@@ -21,17 +21,22 @@ struct WeightsReport {
   std::string origin; // "safetensors PATH"
   std::vector<std::string> files;
   std::uint64_t params = 0; // exact: the tensors' elements (buffers such as inv_freq left out)
-  std::uint64_t weight_bytes = 0; // exact: as stored
+  // Exact: as stored, from the checkpoint's header; nullopt from a config.json alone.
+  std::optional<std::uint64_t> weight_bytes;
   std::map<std::string, std::uint64_t> params_by_dtype;
   // Serving weights in bytes: as stored, and the parameters at 2, 1 and 0.5 bytes each.
   std::uint64_t bytes_16bit = 0, bytes_int8 = 0, bytes_int4 = 0;
   struct Gpu {
     std::string name;
     std::optional<std::uint64_t> memory_bytes;
-    std::optional<bool> weights_fit; // the stored weights alone fit in the GPU's memory
+    // The stored weights alone fit in the GPU's memory (the 16-bit weights without a checkpoint).
+    std::optional<bool> weights_fit;
   };
   std::vector<Gpu> gpus;
   std::vector<std::string> unknown; // what needs the config.json, in words
+  std::string why;           // why only the weights: the tensor names, or layers fit does not model
+  bool not_modelled = false; // a config.json whose layers fit does not model (not a checkpoint's)
+  bool checkpoint_only() const { return !not_modelled; }
 };
 
 WeightsReport weights_report(const ModelInput &model, const std::vector<GpuTarget> &gpus);

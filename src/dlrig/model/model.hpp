@@ -141,6 +141,16 @@ struct ModelArch {
   bool router_bias = false;                    // gpt-oss: the router Linear(h, E) has a bias
   bool routed_bias = true;      // false: mlp_bias spares the routed experts (DeepSeek-V2)
   bool attention_sinks = false; // gpt-oss: one learned sink logit per head
+  // Qwen3-Next, Qwen3.5: q_proj also gives a sigmoid gate per output channel (2 x heads x d).
+  bool attention_output_gate = false;
+  // Gated DeltaNet linear-attention layers (Qwen3-Next, Qwen3.5): how many of `layers` they are
+  // (the others are full attention), their key/value heads and head sizes, the depthwise causal
+  // convolution's kernel. linear_split: Qwen3.5's in_proj_qkv, in_proj_z, in_proj_b, in_proj_a
+  // instead of Qwen3-Next's in_proj_qkvz and in_proj_ba (the same parameters).
+  std::int64_t linear_attention_layers = 0;
+  std::int64_t linear_key_heads = 0, linear_value_heads = 0, linear_key_dim = 0,
+               linear_value_dim = 0, linear_conv_kernel = 0;
+  bool linear_split = false;
   // DeepSeek's multi-head latent attention (kv_lora_rank > 0): q through a rank-q_lora_rank
   // bottleneck (0: one q_proj), keys and values from a shared rank-kv_lora_rank latent plus a
   // qk_rope_dim-wide rotary key; head_dim is the query/key head (nope + rope), v_head_dim the

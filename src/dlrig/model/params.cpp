@@ -31,18 +31,31 @@ I64 mla_params(const ModelArch &m) {
   return p + m.heads * m.v_head_dim * h + out_bias * h;
 }
 
-// Attention projections of one layer: q (heads·d), k and v (kv_heads·d each), o back to hidden.
+// Attention projections of one layer: q (heads·d, twice that with Qwen3-Next's output gate), k
+// and v (kv_heads·d each), o back to hidden.
 I64 attention_params(const ModelArch &m, I64 kv_input) {
   if (m.kv_lora_rank > 0)
     return mla_params(m);
   I64 q = m.heads * m.head_dim;
+  I64 q_out = m.attention_output_gate ? 2 * q : q;
   I64 kv = m.kv_heads * m.head_dim;
-  I64 p = m.hidden * q + 2 * kv_input * kv + q * m.hidden;
+  I64 p = m.hidden * q_out + 2 * kv_input * kv + q * m.hidden;
   if (m.attention_bias || m.qkv_bias)
-    p += q + (m.k_bias ? 2 : 1) * kv;
+    p += q_out + (m.k_bias ? 2 : 1) * kv;
   if (m.attention_bias || m.out_bias)
     p += m.hidden;
   return p;
+}
+
+// One gated DeltaNet layer (modeling_qwen3_next.py Qwen3NextGatedDeltaNet): the input projections
+// to q and k (key heads x key size each), v and the output gate z (value heads x value size each)
+// and the per-value-head b and a; the depthwise Conv1d over q, k and v without bias; dt_bias and
+// A_log per value head; the gated RMSNorm over a value head; out_proj back to hidden.
+I64 linear_attention_params(const ModelArch &m) {
+  const I64 h = m.hidden, key = m.linear_key_heads * m.linear_key_dim,
+            value = m.linear_value_heads * m.linear_value_dim, conv = 2 * key + value;
+  return h * (2 * key + 2 * value) + h * 2 * m.linear_value_heads + conv * m.linear_conv_kernel +
+         2 * m.linear_value_heads + m.linear_value_dim + value * h;
 }
 
 // Norms on the queries and keys of one layer: Qwen3's RMSNorm(head_dim) pair, Phi's
@@ -96,6 +109,9 @@ I64 decoder_params(const ModelArch &m, I64 experts) {
   I64 common = attention_params(m, h) + qk_norm_params(m) + m.norms_per_layer * norm_params(m, h) +
                (m.attention_sinks ? m.heads : 0);
   I64 p = 0;
+  // Gated DeltaNet layers in place of full attention (Qwen3-Next, Qwen3.5).
+  p += m.linear_attention_layers * (linear_attention_params(m) - attention_params(m, h) -
+                                    qk_norm_params(m) - (m.attention_sinks ? m.heads : 0));
   if (m.family == ModelFamily::moe_decoder) {
     I64 sparse = h * m.experts + (m.router_bias ? m.experts : 0) + // router
                  experts * mlp_params(m, m.intermediate, true);
@@ -105,10 +121,10 @@ I64 decoder_params(const ModelArch &m, I64 experts) {
     if (m.shared_expert_gate)
       sparse += h;
     I64 dense_width = m.dense_intermediate > 0 ? m.dense_intermediate : m.intermediate;
-    p = (m.layers - m.dense_layers) * (common + sparse) +
-        m.dense_layers * (common + mlp_params(m, dense_width));
+    p += (m.layers - m.dense_layers) * (common + sparse) +
+         m.dense_layers * (common + mlp_params(m, dense_width));
   } else {
-    p = m.layers * (common + mlp_params(m, m.intermediate));
+    p += m.layers * (common + mlp_params(m, m.intermediate));
   }
   p += m.vocab * e;
   if (e != h) // OPT's project_in and project_out
@@ -234,7 +250,8 @@ void add_attention(std::vector<LinearShape> &out, const ModelArch &m, const Line
     out.push_back(
         {"qkv", fused_name ? m.module_names[7] : "qkv_proj", m.hidden, q + 2 * kv, count, in_bias});
   } else {
-    out.push_back({prefix + "q", n.q, m.hidden, q, count, in_bias});
+    out.push_back(
+        {prefix + "q", n.q, m.hidden, m.attention_output_gate ? 2 * q : q, count, in_bias});
     out.push_back({prefix + "k", n.k, m.hidden, kv, count, in_bias});
     out.push_back({prefix + "v", n.v, m.hidden, kv, count, in_bias});
   }
@@ -272,19 +289,40 @@ void add_mlp(std::vector<LinearShape> &out, const ModelArch &m, const LinearName
   }
 }
 
+// A gated DeltaNet layer's nn.Linear modules (linear_attention_params), `count` of them.
+void add_linear_attention(std::vector<LinearShape> &out, const ModelArch &m, I64 count) {
+  if (count <= 0)
+    return;
+  const I64 h = m.hidden, key = m.linear_key_heads * m.linear_key_dim,
+            value = m.linear_value_heads * m.linear_value_dim, vh = m.linear_value_heads;
+  if (m.linear_split) { // Qwen3.5
+    out.push_back({"lin_qkv", "in_proj_qkv", h, 2 * key + value, count, false});
+    out.push_back({"lin_z", "in_proj_z", h, value, count, false});
+    out.push_back({"lin_b", "in_proj_b", h, vh, count, false});
+    out.push_back({"lin_a", "in_proj_a", h, vh, count, false});
+  } else { // Qwen3-Next
+    out.push_back({"lin_qkvz", "in_proj_qkvz", h, 2 * key + 2 * value, count, false});
+    out.push_back({"lin_ba", "in_proj_ba", h, 2 * vh, count, false});
+  }
+  out.push_back({"lin_out", "out_proj", value, h, count, false});
+}
+
 } // namespace
 
 std::vector<LinearShape> linear_layers(const ModelArch &m) {
   std::vector<LinearShape> out;
   LinearNames n = names_of(m);
+  const std::int64_t full = m.layers - m.linear_attention_layers;
   switch (m.family) {
   case ModelFamily::decoder:
-    add_attention(out, m, n, m.layers, "");
+    add_attention(out, m, n, full, "");
+    add_linear_attention(out, m, m.linear_attention_layers);
     add_mlp(out, m, n, m.layers);
     break;
   case ModelFamily::moe_decoder: {
     const std::int64_t sparse = m.layers - m.dense_layers;
-    add_attention(out, m, n, m.layers, "");
+    add_attention(out, m, n, full, "");
+    add_linear_attention(out, m, m.linear_attention_layers);
     out.push_back({"router", "gate", m.hidden, m.experts, sparse, false});
     add_mlp(out, m, n, sparse * m.experts, true);
     if (m.shared_expert_intermediate > 0) {

@@ -444,12 +444,15 @@ void read_kv_window(ModelArch &m, const Json &cfg, const std::string &name,
       k.fail("layer_types",
              fmt::format("has {} entries; the model has {} layers", types.size(), m.layers));
     I64 chunked = 0;
+    // linear_attention: the gated DeltaNet layers of a type that has them (no KV cache).
+    const bool linear = m.linear_attention_layers > 0 || m.linear_key_heads > 0;
     for (const Json &t : types) {
-      if (!t.is_string() ||
-          (t != "full_attention" && t != "sliding_attention" && t != "chunked_attention"))
-        k.fail("layer_types", fmt::format("entry {} is not full_attention, sliding_attention or "
+      if (!t.is_string() || (t != "full_attention" && t != "sliding_attention" &&
+                             t != "chunked_attention" && !(linear && t == "linear_attention")))
+        k.fail("layer_types", fmt::format("entry {} is not full_attention, sliding_attention{} or "
                                           "chunked_attention, the layers dlrig sizes",
-                                          t.is_string() ? t.dump() : kind_of(t)));
+                                          t.is_string() ? t.dump() : kind_of(t),
+                                          linear ? ", linear_attention" : ""));
       sliding += t == "sliding_attention";
       chunked += t == "chunked_attention";
     }
@@ -781,6 +784,27 @@ ModelArch read_entry(const Json &entry, const Json &cfg, const std::string &name
                       : i < first_dense || i > last_sparse || only.contains(i) || step <= 0 ||
                             (i + 1) % step != 0)
         ++m.dense_layers;
+  }
+  // Qwen3-Next, Qwen3.5: gated DeltaNet layers where layer_types says "linear_attention", or
+  // without it all but every full_attention_interval-th layer (the config class's rule).
+  m.attention_output_gate = k.flag("attention_output_gate", false);
+  if (k.has("linear_key_heads")) {
+    m.linear_key_heads = k.integer("linear_key_heads");
+    m.linear_value_heads = k.integer("linear_value_heads");
+    m.linear_key_dim = k.integer("linear_key_dim");
+    m.linear_value_dim = k.integer("linear_value_dim");
+    m.linear_conv_kernel = k.integer("linear_conv_kernel");
+    m.linear_split = k.flag("linear_split", false);
+    if (const Json *types = k.field("layer_types"); types && !types->is_null()) {
+      if (!types->is_array()) // entries and length: read_kv_window
+        k.fail("layer_types", fmt::format("must be a list of strings, got {}", kind_of(*types)));
+      for (const Json &t : *types)
+        m.linear_attention_layers += t == "linear_attention";
+    } else {
+      const I64 every = k.integer("full_attention_every");
+      for (I64 i = 0; i < m.layers; ++i)
+        m.linear_attention_layers += (i + 1) % every != 0;
+    }
   }
   if (structure == "vision") {
     m.image_size = k.integer("image_size");

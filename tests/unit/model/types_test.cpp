@@ -162,7 +162,12 @@ const Case kDefaults[] = {
     {"helium", 2172643840},  // kyutai/helium-1-preview-2b's shape
     {"smolvlm", 6909685760}, // the class defaults: a LlamaConfig() text model
     {"idefics3", 6909685760},
-    {"qwen2_vl", 73381962752}, // the class defaults: a 72B-wide text model
+    {"qwen2_vl", 73381962752},   // the class defaults: a 72B-wide text model
+    {"qwen3_next", 79674391296}, // Qwen3-Next-80B-A3B's shape
+    {"qwen3_5_text", 8953803264},
+    {"qwen3_5_moe_text", 34660610688}, // Qwen3.5-35B-A3B's text model
+    {"qwen3_5", 9407453936},
+    {"qwen3_5_moe", 35114261360},
 };
 
 class DefaultConfig : public ::testing::TestWithParam<Case> {};
@@ -386,6 +391,17 @@ const Case kVariants[] = {
     {R"({"model_type": "phimoe", "num_local_experts": 4})", 11672231936},
     {kSmolVlm256m, 256484928},
     {kQwen2Vl7b, 8291375616}, // Qwen2-VL-7B's published 8.29B
+    {R"({"model_type": "qwen3_next", "full_attention_interval": 2})", 79596931584},
+    {R"({"model_type": "qwen3_next", "mlp_only_layers": [0, 5]})", 76513979136},
+    {R"({"model_type": "qwen3_next", "attention_bias": true})", 79674526464},
+    {R"({"model_type": "qwen3_next", "num_hidden_layers": 4, "layer_types": ["linear_attention",
+        "full_attention", "linear_attention", "linear_attention"]})",
+     7210003520},
+    {R"({"model_type": "qwen3_next", "linear_conv_kernel_dim": 8, "linear_key_head_dim": 64})",
+     79523986176},
+    {R"({"model_type": "qwen3_5_text", "linear_value_head_dim": 64})", 8349625344},
+    {R"({"model_type": "qwen3_5_moe_text", "num_experts": 64, "num_experts_per_tok": 4})",
+     10485691008},
 
     {R"({"model_type": "idefics3", "tie_word_embeddings": true})", 6778613760},
     // Nemotron-Mini-4B's shape: LayerNorm1P with bias, relu2 between up_proj and down_proj.
@@ -730,6 +746,46 @@ TEST(ModelTypes, NemotronAndDotsWantTheirCounts) {
   EXPECT_EQ(m.norm, "layernorm");
   EXPECT_FALSE(m.gated_mlp);
   EXPECT_EQ(m.head_dim, 6144 / 48);
+}
+
+// Qwen3-Next and Qwen3.5: gated DeltaNet layers where layer_types says linear_attention, else all
+// but every full_attention_interval-th; their linears (in_proj_qkvz and in_proj_ba, or Qwen3.5's
+// four) in place of attention's, whose q_proj carries the output gate.
+TEST(ModelTypes, GatedDeltaNetLayers) {
+  ModelArch next = parse(R"({"model_type": "qwen3_next"})");
+  EXPECT_EQ(next.linear_attention_layers, 36);
+  EXPECT_TRUE(next.attention_output_gate);
+  ModelArch every2 = parse(R"({"model_type": "qwen3_next", "full_attention_interval": 2})");
+  EXPECT_EQ(every2.linear_attention_layers, 24);
+  ModelArch listed = parse(R"({"model_type": "qwen3_5_text", "num_hidden_layers": 3,
+      "layer_types": ["full_attention", "linear_attention", "full_attention"]})");
+  EXPECT_EQ(listed.linear_attention_layers, 1);
+  EXPECT_EQ(listed.sliding_layers, 0);
+  std::map<std::string, LinearShape> by_role;
+  for (const auto &l : linear_layers(listed))
+    by_role[l.role] = l;
+  EXPECT_EQ(by_role["q"].out, 2 * 16 * 256); // the output gate
+  EXPECT_EQ(by_role["q"].count, 2);
+  EXPECT_EQ(by_role["lin_qkv"].out, 2 * 16 * 128 + 32 * 128);
+  EXPECT_EQ(by_role["lin_z"].out, 32 * 128);
+  EXPECT_EQ(by_role["lin_b"].out, 32);
+  EXPECT_EQ(by_role["lin_out"].in, 32 * 128);
+  EXPECT_EQ(by_role["lin_out"].count, 1);
+  for (const auto &l : linear_layers(next))
+    EXPECT_NE(l.role, "lin_qkv") << "Qwen3-Next fuses q, k, v and z";
+  // linear_attention is a layer kind only of these types; other entries stay refused.
+  EXPECT_NE(error_of(R"({"model_type": "qwen3", "num_hidden_layers": 2,
+                         "layer_types": ["linear_attention", "full_attention"]})")
+                .find("entry \"linear_attention\" is not"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"model_type": "qwen3_next", "num_hidden_layers": 2,
+                         "layer_types": ["mamba", "full_attention"]})")
+                .find("entry \"mamba\" is not full_attention, sliding_attention, "
+                      "linear_attention"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"model_type": "qwen3_next", "layer_types": "linear"})")
+                .find("'layer_types' must be a list"),
+            std::string::npos);
 }
 
 // OLMo 1's LayerNorms have no weight or bias: the same layers as OLMo-2 without any norm weight.
