@@ -115,6 +115,7 @@ CASES = [
     # Every layer keeps every token (no sliding_window in these configs).
     ("smolvlm (a Llama text model)", "smolvlm", {}),
     ("qwen2_vl + use_sliding_window", "qwen2_vl", {}),
+    ("internvl (a Qwen2 text model)", "internvl", {}),
     ("nemotron", "nemotron", {"num_hidden_layers": 3}),
     ("dots1 + sliding_window (from max_window_layers)", "dots1", {
         "num_hidden_layers": 3, "sliding_window": WINDOW, "max_window_layers": 1,
@@ -170,6 +171,12 @@ def config_of(model_type, overrides):
                     rope_scaling={"type": "mrope", "mrope_section": [2, 3, 3]},
                     vision_config={"depth": 1, "embed_dim": 32, "hidden_size": 64,
                                    "num_heads": 2})
+    if model_type == "internvl":  # a Qwen2 text model: every layer keeps every token
+        return {"model_type": "internvl",
+                "text_config": dict(TINY, model_type="qwen2", num_hidden_layers=2),
+                "vision_config": {"hidden_size": 32, "intermediate_size": 32,
+                                  "num_hidden_layers": 1, "num_attention_heads": 2,
+                                  "image_size": 56, "patch_size": 14}}
     if model_type == "smolvlm":  # a Llama text model: every layer keeps every token
         return {"model_type": "smolvlm",
                 "text_config": dict(TINY, model_type="llama", num_hidden_layers=2),
@@ -255,7 +262,8 @@ def main():
                       "llava_next": transformers.LlavaNextForConditionalGeneration,
                       "paligemma": transformers.PaliGemmaForConditionalGeneration,
                       "smolvlm": transformers.SmolVLMForConditionalGeneration,
-                      "qwen2_vl": transformers.Qwen2VLForConditionalGeneration}
+                      "qwen2_vl": transformers.Qwen2VLForConditionalGeneration,
+                      "internvl": transformers.InternVLForConditionalGeneration}
         model = image_text[model_type](config) if model_type in image_text \
             else AutoModelForCausalLM.from_config(config)
         model.eval()

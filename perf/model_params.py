@@ -42,7 +42,7 @@ DEFAULT_TYPES = [
     "minimax_m2", "phimoe", "ernie4_5_moe", "starcoder2", "llava", "llava_next",
     "llava_onevision", "llama4_text", "llama4", "paligemma", "glm4_moe_lite", "ministral3",
     "glm", "olmo", "helium", "smolvlm", "idefics3", "qwen2_vl", "qwen3_next", "qwen3_5_text",
-    "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe",
+    "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe", "internvl",
 ]
 
 BUILTIN = {"llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "bert", "vit", "t5"}
@@ -58,7 +58,7 @@ DECODERS = {"llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "q
 # Image-text models with no causal-LM class: the ForConditionalGeneration class (an LM head).
 IMAGE_TEXT = {"mistral3", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "llava", "llava_next",
               "llava_onevision", "llama4", "paligemma", "smolvlm", "idefics3", "qwen2_vl",
-              "qwen3_5", "qwen3_5_moe"}
+              "qwen3_5", "qwen3_5_moe", "internvl"}
 SEQ2SEQ = {"t5", "mt5", "bart", "mbart"}
 
 
@@ -325,6 +325,18 @@ VARIANTS = {
                  "vision_config": {"depth": 12, "hidden_size": 768, "intermediate_size": 3072,
                                    "num_heads": 12, "out_hidden_size": 1024},
                  "tie_word_embeddings": True}],
+    # InternVL3-1B's shape: InternViT-300M at 448 px and a Qwen2.5-0.5B text model; InternViT-6B's
+    # options (qk norm, RMSNorm, a final norm, a mask token)
+    "internvl": [{"text_config": {"model_type": "qwen2", "hidden_size": 896,
+                                  "intermediate_size": 4864, "num_hidden_layers": 24,
+                                  "num_attention_heads": 14, "num_key_value_heads": 2,
+                                  "vocab_size": 151674, "tie_word_embeddings": True}},
+                 {"vision_config": {"use_qk_norm": True, "norm_type": "rms_norm",
+                                    "use_mean_pooling": False, "attention_bias": True}},
+                 {"vision_config": {"use_mask_token": True,
+                                    "use_absolute_position_embeddings": False,
+                                    "image_size": 224, "patch_size": 16}},
+                 {"downsample_ratio": 0.25}, {"tie_word_embeddings": False}],
     "glm": [{"attention_bias": False}, {"tie_word_embeddings": True}, {"head_dim": 64}],
     # OLMo-1B's shape: tied, 16 layers of 2048
     "olmo": [{"attention_bias": True}, {"num_key_value_heads": 8},

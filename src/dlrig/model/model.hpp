@@ -164,6 +164,9 @@ struct ModelArch {
   std::int64_t position_projections = 0;         // DeBERTa without share_att_key: 0, 1 or 2
   std::int64_t conv_kernel = 0, conv_groups = 1; // DeBERTa ConvLayer
   bool patch_bias = true;                        // ViT patch conv bias (CLIP: none)
+  bool layer_scale = false;     // InternViT: lambda_1 and lambda_2 (hidden each) in every layer
+  bool mask_token = false;      // InternViT with use_mask_token: one hidden-wide mask token
+  bool final_layernorm = false; // InternViT: its final norm is a LayerNorm whatever `norm` is
   // CLIP: the text tower (this arch is the vision one); an image-text decoder (Gemma 3): the
   // vision tower (this arch is the language model).
   std::vector<ModelArch> towers;

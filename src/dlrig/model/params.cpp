@@ -144,9 +144,10 @@ I64 decoder_params(const ModelArch &m, I64 experts) {
 I64 encoder_params(const ModelArch &m) {
   const I64 h = m.hidden, e = embed_width(m);
   I64 q = m.heads * m.head_dim;
-  I64 layer = attention_params(m, h) + 2 * norm_params(m, h) + mlp_params(m, m.intermediate) +
-              m.position_projections * (h * q + q);
-  I64 p = m.layers * layer;
+  I64 layer = attention_params(m, h) + qk_norm_params(m) + 2 * norm_params(m, h) +
+              mlp_params(m, m.intermediate) + m.position_projections * (h * q + q) +
+              (m.layer_scale ? 2 * h : 0);
+  I64 p = m.layers * layer + (m.mask_token ? h : 0);
   if (m.patch_size > 0) {
     I64 patches = (m.image_size / m.patch_size) * (m.image_size / m.patch_size);
     const I64 cls = m.class_token ? 1 : 0;
@@ -165,7 +166,7 @@ I64 encoder_params(const ModelArch &m) {
   if (m.embed_norm)
     p += norm_params(m, h);
   if (m.final_norm)
-    p += norm_params(m, h);
+    p += m.final_layernorm ? 2 * h : norm_params(m, h);
   p += m.relative_rows * h + (m.relative_norm ? norm_params(m, h) : 0);
   if (m.conv_kernel > 0)
     p += h * (h / m.conv_groups) * m.conv_kernel + h + norm_params(m, h);

@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <set>
@@ -277,6 +278,19 @@ private:
                               type_));
       const Json &d = s.at("default");
       return d.is_string() ? expression(knob, d.get<std::string>(), key) : d.get<I64>();
+    }
+    // InternVL's image_size and patch_size: [side, side].
+    if (v->is_array() && (knob == "image_size" || knob == "patch_size")) {
+      if (v->size() != 2 || !(*v)[0].is_number_integer() || (*v)[0] != (*v)[1])
+        fail(key, fmt::format("must be a side or [side, side], got {}", v->dump()));
+      v = &(*v)[0];
+    }
+    // InternVL's downsample_ratio 0.5: the knob is its reciprocal, a whole number.
+    if (s.value("reciprocal", false) && v->is_number() && v->get<double>() > 0) {
+      const double r = 1 / v->get<double>();
+      if (std::abs(r - std::round(r)) > 1e-9 || r < 1 || r > 64)
+        fail(key, fmt::format("must be 1/n for a whole n up to 64, got {}", v->dump()));
+      return static_cast<I64>(std::round(r));
     }
     if (!v->is_number_integer())
       fail(key, fmt::format("must be an integer, got {}", kind_of(*v)));
@@ -609,8 +623,12 @@ ModelArch read_image_text(const Json &entry, const Json &cfg, const std::string 
       feature_layers = std::max<I64>(1, static_cast<I64>(n));
     }
     const bool bias = k.flag("projector_bias", false);
-    m.projector_linears = {{feature_layers * v, t}, {t, t}};
-    m.projector_params = (bias ? 2 * t : 0) + (k.flag("image_newline", false) ? t : 0);
+    // InternVL: a LayerNorm over the pixel-shuffled features (vision x shuffle^2) first.
+    const I64 shuffle = k.integer("projector_shuffle", 1);
+    const I64 width = feature_layers * v * shuffle * shuffle;
+    m.projector_linears = {{width, t}, {t, t}};
+    m.projector_params = (bias ? 2 * t : 0) + (k.flag("image_newline", false) ? t : 0) +
+                         (k.flag("projector_norm", false) ? 2 * width : 0);
     if (projector == "patch_merger_mlp") {
       const I64 merge = k.integer("spatial_merge", 2);
       m.projector_linears.insert(m.projector_linears.begin(), {merge * merge * v, v});
@@ -852,6 +870,9 @@ ModelArch read_entry(const Json &entry, const Json &cfg, const std::string &name
     if (k.has("feature_width"))
       m.projection_dim = k.integer("feature_width");
     m.class_token = k.flag("class_token", true);
+    m.layer_scale = k.flag("layer_scale", false);
+    m.mask_token = k.flag("mask_token", false);
+    m.final_layernorm = k.flag("final_layernorm", false);
     m.map_head = k.flag("map_head", false);
   }
   if (k.flag("disentangled", false))

@@ -168,6 +168,7 @@ const Case kDefaults[] = {
     {"qwen3_5_moe_text", 34660610688}, // Qwen3.5-35B-A3B's text model
     {"qwen3_5", 9407453936},
     {"qwen3_5_moe", 35114261360},
+    {"internvl", 11765025792}, // InternViT-300M at 448 px and a Qwen2Config(), tied
 };
 
 class DefaultConfig : public ::testing::TestWithParam<Case> {};
@@ -391,6 +392,20 @@ const Case kVariants[] = {
     {R"({"model_type": "phimoe", "num_local_experts": 4})", 11672231936},
     {kSmolVlm256m, 256484928},
     {kQwen2Vl7b, 8291375616}, // Qwen2-VL-7B's published 8.29B
+    // InternVL3-1B's shape: InternViT-300M and a Qwen2.5-0.5B text model.
+    {R"({"model_type": "internvl", "text_config": {"model_type": "qwen2", "hidden_size": 896,
+        "intermediate_size": 4864, "num_hidden_layers": 24, "num_attention_heads": 14,
+        "num_key_value_heads": 2, "vocab_size": 151674, "tie_word_embeddings": true}})",
+     802219392},
+    // InternViT-6B's options: qk norms, RMSNorm layers, a final LayerNorm, q/k/v biases.
+    {R"({"model_type": "internvl", "vision_config": {"use_qk_norm": true, "norm_type": "rms_norm",
+        "use_mean_pooling": false, "attention_bias": true}})",
+     11765101568},
+    {R"({"model_type": "internvl", "vision_config": {"use_mask_token": true,
+        "use_absolute_position_embeddings": false, "image_size": [224, 224],
+        "patch_size": [16, 16]}})",
+     11764161536},
+    {R"({"model_type": "internvl", "downsample_ratio": 0.25})", 11815382016},
     {R"({"model_type": "qwen3_next", "full_attention_interval": 2})", 79596931584},
     {R"({"model_type": "qwen3_next", "mlp_only_layers": [0, 5]})", 76513979136},
     {R"({"model_type": "qwen3_next", "attention_bias": true})", 79674526464},
@@ -785,6 +800,26 @@ TEST(ModelTypes, GatedDeltaNetLayers) {
             std::string::npos);
   EXPECT_NE(error_of(R"({"model_type": "qwen3_next", "layer_types": "linear"})")
                 .find("'layer_types' must be a list"),
+            std::string::npos);
+}
+
+// InternVL's sides come as [side, side] and its projector takes int(1 / downsample_ratio)^2
+// features; anything else is refused naming the field.
+TEST(ModelTypes, InternVlSidesAndDownsampleRatio) {
+  ModelArch m = parse(R"({"model_type": "internvl"})");
+  ASSERT_EQ(m.towers.size(), 1u);
+  EXPECT_EQ(m.towers[0].image_size, 448);
+  EXPECT_EQ(m.towers[0].patch_size, 14);
+  using Shape = std::pair<std::int64_t, std::int64_t>;
+  EXPECT_EQ(m.projector_linears, (std::vector<Shape>{{4 * 1024, 4096}, {4096, 4096}}));
+  EXPECT_NE(error_of(R"({"model_type": "internvl", "vision_config": {"image_size": [448, 224]}})")
+                .find("'image_size' must be a side or [side, side]"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"model_type": "internvl", "downsample_ratio": 0.3})")
+                .find("'downsample_ratio' must be 1/n"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"model_type": "internvl", "downsample_ratio": "half"})")
+                .find("'downsample_ratio' must be an integer"),
             std::string::npos);
 }
 
