@@ -171,15 +171,10 @@ def config_of(model_type, overrides):
                     rope_scaling={"type": "mrope", "mrope_section": [2, 3, 3]},
                     vision_config={"depth": 1, "embed_dim": 32, "hidden_size": 64,
                                    "num_heads": 2})
-    if model_type == "internvl":  # a Qwen2 text model: every layer keeps every token
-        return {"model_type": "internvl",
-                "text_config": dict(TINY, model_type="qwen2", num_hidden_layers=2),
-                "vision_config": {"hidden_size": 32, "intermediate_size": 32,
-                                  "num_hidden_layers": 1, "num_attention_heads": 2,
-                                  "image_size": 56, "patch_size": 14}}
-    if model_type == "smolvlm":  # a Llama text model: every layer keeps every token
-        return {"model_type": "smolvlm",
-                "text_config": dict(TINY, model_type="llama", num_hidden_layers=2),
+    if model_type in ("smolvlm", "internvl"):  # a Llama or Qwen2 text model: no window
+        return {"model_type": model_type,
+                "text_config": dict(TINY, model_type="llama" if model_type == "smolvlm"
+                                    else "qwen2", num_hidden_layers=2),
                 "vision_config": {"hidden_size": 32, "intermediate_size": 32,
                                   "num_hidden_layers": 1, "num_attention_heads": 2,
                                   "image_size": 56, "patch_size": 14}}
