@@ -1230,7 +1230,18 @@ MemoryEstimate estimate_memory(const ModelInput &model, const Run &run, const Gp
             run.transformers_version.empty() ? "" : run.transformers_version + " ", expanded,
             model::mla_latent_cache_since(arch.hf_model_type).value_or("a later release"), latent));
       }
-      if (windows)
+      if (windows && d.chunked_layers > 0)
+        e.notes.push_back(fmt::format(
+            "KV cache: {} of {} layers attend within chunks of {} tokens (chunked attention) and "
+            "keep the last {} as transformers' DynamicCache from {} caches them, as a sliding "
+            "window{}; right after prefill they still hold the whole prompt",
+            d.chunked_layers, d.layers, d.sliding_window, d.sliding_window,
+            model::kv_window_since(),
+            d.sliding_layers > d.chunked_layers
+                ? fmt::format(" (and {} sliding-window layers the same)",
+                              d.sliding_layers - d.chunked_layers)
+                : ""));
+      else if (windows)
         e.notes.push_back(fmt::format(
             "KV cache: {} of {} layers keep a sliding window of {} tokens (transformers' "
             "DynamicCache from {}); right after prefill they still hold the whole prompt",

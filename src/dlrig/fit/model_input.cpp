@@ -128,6 +128,7 @@ Dims dims_of(const model::ModelArch &m) {
     d.kv_dim = m.heads * (hd + m.v_head_dim) / 2;
   d.sliding_layers = m.sliding_window > 0 ? m.sliding_layers : 0;
   d.sliding_window = d.sliding_layers > 0 ? m.sliding_window : 0;
+  d.chunked_layers = d.sliding_layers > 0 ? m.chunked_layers : 0;
   d.intermediate = m.intermediate > 0 ? m.intermediate : 4 * m.hidden;
   d.vocab = m.vocab;
   d.logits = model::logits_width(m);

@@ -23,7 +23,8 @@ struct Dims {
   std::int64_t kv_dim = 0; // kv_heads x head_dim
   // Layers whose KV cache keeps only the last sliding_window tokens (model::ModelArch).
   std::int64_t sliding_layers = 0, sliding_window = 0;
-  std::int64_t intermediate = 0; // I
+  std::int64_t chunked_layers = 0; // of sliding_layers: chunked attention (Llama 4)
+  std::int64_t intermediate = 0;   // I
   std::int64_t vocab = 0;
   // Width of the logits the loss reads (model::logits_width): the vocabulary for an LM or
   // masked-LM head, the labels of a classifier, 0 for a base model without a head.

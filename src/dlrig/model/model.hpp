@@ -122,6 +122,8 @@ struct ModelArch {
   std::int64_t sliding_window = 0; // local attention window of the sliding layers; 0 = none
   std::int64_t sliding_layers = 0; // layers whose KV cache keeps only the last sliding_window
                                    // tokens (transformers' layer_types "sliding_attention")
+  std::int64_t chunked_layers = 0; // of those, Llama 4's chunked-attention layers: attention
+                                   // within fixed chunks, cached as a sliding window of a chunk
   CnnArch cnn;                     // family == cnn
   UNetArch unet;                   // family == unet
 

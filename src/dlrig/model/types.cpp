@@ -485,6 +485,7 @@ void read_kv_window(ModelArch &m, const Json &cfg, const std::string &name,
                            window));
       window = chunk;
       sliding += chunked;
+      m.chunked_layers = chunked;
     }
     if (sliding > 0 && window == 0)
       k.fail("sliding_window", fmt::format("is null but layer_types has {} sliding_attention "
@@ -532,6 +533,9 @@ void read_kv_window(ModelArch &m, const Json &cfg, const std::string &name,
   }
   m.sliding_layers = sliding;
   m.sliding_window = sliding > 0 ? window : 0;
+  // Llama 4's rule: the layers it slides are chunked-attention layers.
+  if (!cfg.contains("layer_types") || cfg.at("layer_types").is_null())
+    m.chunked_layers = rule.value("window_key", "") == "attention_chunk_size" ? sliding : 0;
 }
 
 // The text and vision towers of a two-tower type, each read from its own config (text_config,

@@ -317,6 +317,21 @@ TEST(KvCache, ServingGemma3CountsItsSlidingLayers) {
   EXPECT_EQ(static_cast<double>(old.kv_cache), slot * 26 * 32000);
 }
 
+// Llama 4's chunked-attention layers keep the last attention_chunk_size tokens as a sliding layer
+// does; the note names them for what they are.
+TEST(KvCache, Llama4ChunkedLayersAreNamedInTheNote) {
+  auto [model, run] = test::served(R"({"model_type": "llama4_text", "hidden_size": 64,
+      "intermediate_size": 64, "intermediate_size_mlp": 64, "num_attention_heads": 4,
+      "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 128, "num_local_experts": 4,
+      "num_hidden_layers": 4, "attention_chunk_size": 16})",
+                                   8, 40);
+  auto e = estimate_memory(model, run, test::gpu_80gb());
+  EXPECT_TRUE(test::says(e, "3 of 4 layers attend within chunks of 16 tokens")) << e.notes[0];
+  EXPECT_FALSE(test::says(e, "keep a sliding window of"));
+  // 8 + 40 tokens in the full layer, the last 16 in each chunked one.
+  EXPECT_EQ(static_cast<double>(e.kv_cache), 2.0 * 2 * 16 * 2 * (48 + 3 * 16));
+}
+
 // DeepSeek-V3 serving: transformers from 5.15.0 caches the 576-value latent per token and layer
 // (perf/kv_cache.py measured it on 5.25.0) and expands one layer's context per step; 5.14 cached
 // every head's key (192) and value (128).

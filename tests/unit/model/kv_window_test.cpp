@@ -111,6 +111,12 @@ TEST(KvWindow, Llama4ChunkedLayersKeepTheChunk) {
   // keeps attention_chunk_size tokens there (perf/kv_cache.py).
   const std::string moe = R"("num_local_experts": 4, "intermediate_size_mlp": 64)";
   EXPECT_WINDOW(tiny("llama4_text", moe), 36, 8192);
+  EXPECT_EQ(parse(tiny("llama4_text", moe)).chunked_layers, 36);
+  EXPECT_EQ(parse(tiny("llama4_text", moe + R"(, "num_hidden_layers": 2, "attention_chunk_size":
+      16, "layer_types": ["chunked_attention", "full_attention"])"))
+                .chunked_layers,
+            1);
+  EXPECT_EQ(parse(tiny("gemma2")).chunked_layers, 0);
   EXPECT_WINDOW(tiny("llama4_text", moe + R"(, "attention_chunk_size": null)"), 0, 0);
   EXPECT_WINDOW(tiny("llama4_text", moe + R"(, "num_hidden_layers": 4, "attention_chunk_size": 16,
                                           "no_rope_layers": [1, 0, 0, 1])"),
