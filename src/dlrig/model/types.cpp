@@ -459,7 +459,7 @@ void read_kv_window(ModelArch &m, const Json &cfg, const std::string &name,
              fmt::format("has {} entries; the model has {} layers", types.size(), m.layers));
     I64 chunked = 0;
     // linear_attention: the gated DeltaNet layers of a type that has them (no KV cache).
-    const bool linear = m.linear_attention_layers > 0 || m.linear_key_heads > 0;
+    const bool linear = m.linear_key_heads > 0;
     for (const Json &t : types) {
       if (!t.is_string() || (t != "full_attention" && t != "sliding_attention" &&
                              t != "chunked_attention" && !(linear && t == "linear_attention")))

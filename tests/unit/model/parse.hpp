@@ -2,6 +2,8 @@
 // config.json text to a ModelArch for the model tests: the parsed model, or the error's message.
 #include "dlrig/model/model.hpp"
 
+#include <gtest/gtest.h>
+
 #include <stdexcept>
 #include <string>
 
@@ -17,6 +19,14 @@ inline ModelArch parse(const std::string &text, const std::string &origin = "con
 inline std::string error_of(const std::string &text) {
   auto m = model_from_config_text(text, "config.json");
   return m ? std::string("(no error)") : m.error().message;
+}
+
+// The config is refused with a message that contains `words` (EXPECT_TRUE(refused(...))).
+inline ::testing::AssertionResult refused(const std::string &text, const std::string &words) {
+  const std::string e = error_of(text);
+  if (e.find(words) != std::string::npos)
+    return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "error \"" << e << "\" lacks \"" << words << "\"";
 }
 
 } // namespace dlrig::model::test
