@@ -127,6 +127,14 @@ CASES = [
     ("hunyuan_v1_dense", "hunyuan_v1_dense", {"num_hidden_layers": 3}),
     ("hunyuan_v1_moe", "hunyuan_v1_moe", {"num_hidden_layers": 3, "num_experts": 4,
                                           "moe_topk": 2}),
+    ("granitemoeshared", "granitemoeshared", {"num_hidden_layers": 3, "num_local_experts": 4,
+                                              "shared_intermediate_size": 32}),
+    ("aya_vision (a Cohere2 text model: 3 of 4 layers slide)", "aya_vision", {}),
+    # A text-only prompt skips the cross-attention layers: they cache nothing.
+    ("mllama_text_model (cross-attention layers 1 and 3 of 5)", "mllama_text_model",
+     {"num_hidden_layers": 5, "cross_attention_layers": [1, 3]}),
+    ("mllama (cross-attention layers 1 and 3 of 5)", "mllama", {}),
+    ("lfm2 (every layer attention)", "lfm2", {"num_hidden_layers": 3}),
 ]
 
 # (prompt, new tokens): a prompt longer than the window, and one that the new tokens take past it.
@@ -178,6 +186,21 @@ def config_of(model_type, overrides):
                 "vision_config": {"hidden_size": 32, "intermediate_size": 32,
                                   "num_hidden_layers": 1, "num_attention_heads": 2,
                                   "image_size": 56, "patch_size": 14}}
+    if model_type == "aya_vision":
+        return {"model_type": "aya_vision",
+                "text_config": dict(TINY, model_type="cohere2", num_hidden_layers=4,
+                                    sliding_window=WINDOW),
+                "vision_config": {"hidden_size": 32, "intermediate_size": 32,
+                                  "num_hidden_layers": 1, "num_attention_heads": 2,
+                                  "image_size": 56, "patch_size": 14, "vision_use_head": False}}
+    if model_type == "mllama":
+        return {"model_type": "mllama",
+                "text_config": dict(TINY, num_hidden_layers=5, cross_attention_layers=[1, 3]),
+                "vision_config": {"hidden_size": 32, "intermediate_size": 32,
+                                  "num_hidden_layers": 1, "num_global_layers": 1,
+                                  "attention_heads": 2, "image_size": 56, "patch_size": 14,
+                                  "intermediate_layers_indices": [0],
+                                  "vision_output_dim": 64}}
     if model_type == "qwen2_5_vl":  # flat, as the hub's configs: slides from max_window_layers
         return dict(TINY, model_type="qwen2_5_vl", num_hidden_layers=3, use_sliding_window=True,
                     sliding_window=WINDOW, max_window_layers=1,
@@ -258,7 +281,10 @@ def main():
                       "paligemma": transformers.PaliGemmaForConditionalGeneration,
                       "smolvlm": transformers.SmolVLMForConditionalGeneration,
                       "qwen2_vl": transformers.Qwen2VLForConditionalGeneration,
-                      "internvl": transformers.InternVLForConditionalGeneration}
+                      "internvl": transformers.InternVLForConditionalGeneration,
+                      "aya_vision": transformers.AyaVisionForConditionalGeneration,
+                      "mllama": transformers.MllamaForConditionalGeneration,
+                      "mllama_text_model": transformers.MllamaForCausalLM}
         model = image_text[model_type](config) if model_type in image_text \
             else AutoModelForCausalLM.from_config(config)
         model.eval()

@@ -42,7 +42,8 @@ DEFAULT_TYPES = [
     "minimax_m2", "phimoe", "ernie4_5_moe", "starcoder2", "llava", "llava_next",
     "llava_onevision", "llama4_text", "llama4", "paligemma", "glm4_moe_lite", "ministral3",
     "glm", "olmo", "helium", "smolvlm", "idefics3", "qwen2_vl", "qwen3_next", "qwen3_5_text",
-    "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe", "internvl",
+    "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe", "internvl", "camembert", "granitemoeshared",
+    "mllama", "mllama_text_model", "mllama_vision_model", "granitemoehybrid", "lfm2",
 ]
 
 BUILTIN = {"llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "bert", "vit", "t5"}
@@ -54,16 +55,21 @@ DECODERS = {"llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "q
             "minimax_m2", "phimoe", "ernie4_5_moe", "starcoder2", "llama4_text",
             "glm4_moe_lite", "ministral3", "glm", "olmo", "helium", "hunyuan_v1_dense",
             "hunyuan_v1_moe", "nemotron", "dots1", "qwen3_next", "qwen3_5_text",
-            "qwen3_5_moe_text"}
+            "qwen3_5_moe_text", "granitemoeshared", "mllama_text_model",
+            "granitemoehybrid", "lfm2"}
 # Image-text models with no causal-LM class: the ForConditionalGeneration class (an LM head).
 IMAGE_TEXT = {"mistral3", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "llava", "llava_next",
               "llava_onevision", "llama4", "paligemma", "smolvlm", "idefics3", "qwen2_vl",
-              "qwen3_5", "qwen3_5_moe", "internvl"}
+              "qwen3_5", "qwen3_5_moe", "internvl", "aya_vision", "mllama"}
 SEQ2SEQ = {"t5", "mt5", "bart", "mbart"}
 
 
 def default_class(model_type, config):
     """The transformers class dlrig assumes when the config names no architectures."""
+    if model_type == "mllama_text_model":  # no auto class maps Mllama's towers
+        return transformers.MllamaForCausalLM
+    if model_type == "mllama_vision_model":
+        return transformers.MllamaVisionModel
     if model_type in IMAGE_TEXT:
         return transformers.AutoModelForImageTextToText
     if model_type in DECODERS:
@@ -382,6 +388,75 @@ VARIANTS = {
                 {"architectures": ["RobertaForQuestionAnswering"]},
                 {"architectures": ["RobertaForMultipleChoice"]},
                 {"architectures": ["RobertaForCausalLM"]}],
+    "camembert": [{"architectures": ["CamembertForSequenceClassification"], "num_labels": 3},
+                  {"architectures": ["CamembertForMaskedLM"]},
+                  {"architectures": ["CamembertForTokenClassification"]},
+                  # camembert-base's vocabulary, almanach/camembert-large's shape
+                  {"vocab_size": 32005}, {"hidden_size": 1024, "num_hidden_layers": 24,
+                                          "num_attention_heads": 16, "intermediate_size": 4096,
+                                          "vocab_size": 32005}],
+    "granitemoeshared": [{"shared_intermediate_size": 1024},
+                         # granite-4.0-tiny-preview's shape without its Mamba layers
+                         {"hidden_size": 1536, "num_hidden_layers": 40, "num_attention_heads": 12,
+                          "num_key_value_heads": 4, "intermediate_size": 512,
+                          "shared_intermediate_size": 1024, "num_local_experts": 62,
+                          "num_experts_per_tok": 6, "vocab_size": 49160,
+                          "tie_word_embeddings": True},
+                         {"shared_intermediate_size": 512, "attention_bias": True}],
+    # Aya Vision's class defaults give the SigLIP tower 14 heads of 1152 (transformers refuses
+    # them, as dlrig does): every case names 16, as SigLIP so400m has.
+    # Granite 4.0's hybrids: Mamba-2 mixers with a few attention layers ("mamba"/"attention", as
+    # the hub's configs name them), MoE or dense (num_local_experts 0: the shared MLP alone).
+    "granitemoehybrid": [{"hidden_size": 4096, "num_hidden_layers": 40, "num_attention_heads": 32,
+                          "num_key_value_heads": 8, "num_local_experts": 72,
+                          "num_experts_per_tok": 10, "intermediate_size": 768,
+                          "shared_intermediate_size": 8192, "mamba_n_heads": 128,
+                          "mamba_d_head": 64, "mamba_d_state": 128, "vocab_size": 100352,
+                          "layer_types": ["attention" if i in (5, 15, 25, 35) else "mamba"
+                                          for i in range(40)],
+                          "tie_word_embeddings": True},
+                         {"num_local_experts": 0, "shared_intermediate_size": 8192},
+                         {"mamba_proj_bias": True, "mamba_conv_bias": False, "mamba_n_groups": 8,
+                          "num_hidden_layers": 4,
+                          "layer_types": ["mamba", "attention", "mamba", "attention"]},
+                         {"num_hidden_layers": 3, "attention_bias": True,
+                          "layer_types": ["linear_attention", "full_attention",
+                                          "linear_attention"]}],
+    # LFM2-1.2B's shape (6 attention layers of 16, the rest gated short convolutions), and the
+    # MLP sizing knobs (block_ff_dim and tie_embedding are the hub's names).
+    "lfm2": [{"full_attn_idxs": [2, 5, 8, 10, 12, 14], "block_ff_dim": 12288, "hidden_size": 2048,
+              "num_hidden_layers": 16, "num_attention_heads": 32, "num_key_value_heads": 8,
+              "tie_embedding": True},
+             {"layer_types": ["conv", "full_attention", "conv"], "num_hidden_layers": 3,
+              "conv_bias": True},
+             {"block_auto_adjust_ff_dim": False},
+             {"block_ffn_dim_multiplier": 1.5, "block_multiple_of": 1000},
+             {"tie_embedding": False}, {"block_ff_dim": 6144}],
+    "aya_vision": [{"vision_config": {"num_attention_heads": 16}},
+                   {"vision_config": {"num_attention_heads": 16}, "downsample_factor": 1},
+                   {"vision_config": {"num_attention_heads": 16},
+                    "alignment_intermediate_size": 28672, "tie_word_embeddings": False},
+                   # a 27-layer tower at 364 px and Command R7B's shape behind the projector
+                   {"alignment_intermediate_size": 28672,
+                    "vision_config": {"num_attention_heads": 16, "num_hidden_layers": 27,
+                                      "image_size": 364},
+                    "text_config": {"model_type": "cohere2", "hidden_size": 4096,
+                                    "intermediate_size": 14336, "num_hidden_layers": 32,
+                                    "num_attention_heads": 32, "num_key_value_heads": 8,
+                                    "vocab_size": 256000, "sliding_window": 4096}}],
+    # Llama 3.2 11B Vision at 560 px, and 90B's text model (100 layers, 20 cross-attention)
+    "mllama": [{"vision_config": {"image_size": 560}},
+               {"vision_config": {"image_size": 560},
+                "text_config": {"hidden_size": 8192, "intermediate_size": 28672,
+                                "num_hidden_layers": 100, "num_attention_heads": 64,
+                                "cross_attention_layers": list(range(3, 100, 5))}}],
+    "mllama_text_model": [{"cross_attention_layers": [1, 2, 2, 60]},
+                          {"cross_attention_layers": []}, {"num_key_value_heads": 32},
+                          {"architectures": ["MllamaForCausalLM"]}],
+    "mllama_vision_model": [{"image_size": 560}, {"max_num_tiles": 2,
+                                                   "supported_aspect_ratios": [[1, 1], [1, 2],
+                                                                               [2, 1]]},
+                            {"num_global_layers": 4, "vision_output_dim": 3840}],
     "bert": [{"architectures": ["BertForSequenceClassification"], "num_labels": 3},
              {"architectures": ["BertForPreTraining"]},
              {"architectures": ["BertForTokenClassification"]},

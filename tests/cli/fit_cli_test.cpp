@@ -704,6 +704,44 @@ TEST(FitCli, GatedDeltaNetModelsGetTheirWeightsAndWhatIsNotModelled) {
   fs::remove_all(dir);
 }
 
+// Granite 4.0's Mamba-2 layers and LFM2's short convolutions are reported as such: weights alone,
+// what is left out named.
+TEST(FitCli, MambaHybridsGetTheirWeightsAndWhatIsNotModelled) {
+  auto dir = scratch("granite-hybrid");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "config.json") << R"({"model_type": "granitemoehybrid",
+      "num_hidden_layers": 4, "layer_types": ["mamba", "attention", "mamba", "mamba"]})";
+  auto r = run_dlrig({"fit", dir.string(), "--gpu", "NVIDIA H100 SXM5", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = Json::parse(r.out);
+  EXPECT_TRUE(j["activations_bytes"].is_null());
+  EXPECT_TRUE(j["kv_cache_bytes"].is_null());
+  ASSERT_FALSE(j["needs_config"].empty());
+  EXPECT_NE(j["needs_config"][0].get<std::string>().find("3 Mamba-2 (state-space) layers of 4"),
+            std::string::npos);
+  auto p = run_dlrig({"pick", dir.string(), "--mode", "infer", "--tokens-per-s", "20"});
+  EXPECT_EQ(p.exit_code, 64) << p.out;
+  EXPECT_NE(p.err.find("Mamba-2"), std::string::npos) << p.err;
+  // LFM2 with convolution layers: the same report; with attention alone it is sized in full.
+  std::ofstream(dir / "config.json") << R"({"model_type": "lfm2", "num_hidden_layers": 16,
+      "full_attn_idxs": [2, 5, 8, 10, 12, 14]})";
+  auto l = run_dlrig({"fit", dir.string(), "--gpu", "NVIDIA H100 SXM5", "--json"});
+  ASSERT_EQ(l.exit_code, 0) << l.err;
+  auto lj = Json::parse(l.out);
+  EXPECT_TRUE(lj["activations_bytes"].is_null());
+  EXPECT_NE(lj["needs_config"][0].get<std::string>().find("10 gated short-convolution layers"),
+            std::string::npos);
+  std::ofstream(dir / "config.json") << R"({"model_type": "lfm2", "num_hidden_layers": 16})";
+  auto a =
+      run_dlrig({"fit", dir.string(), "--gpu", "NVIDIA H100 SXM5", "--mode", "infer", "--json"});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  auto aj = Json::parse(a.out);
+  EXPECT_FALSE(aj.contains("needs_config"));
+  EXPECT_GT(aj["gpus"][0]["breakdown"]["kv_cache"].get<std::uint64_t>(), 0u);
+  fs::remove_all(dir);
+}
+
 // architectures decides the head: BertForMaskedLM trains with vocabulary logits, BertModel none.
 TEST(FitCli, MaskedLmHeadAddsItsLogits) {
   auto dir = scratch("heads");

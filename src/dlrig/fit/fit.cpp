@@ -121,9 +121,15 @@ Result<Run> resolve_run(const ModelInput &model, Run run, std::vector<std::strin
 
   if (const auto tower = model::tower_params(arch); tower > 0)
     note(fmt::format("{} is an image-text model: its {} vision tower and projector ({} parameters) "
-                     "are held{}; the batches are taken as text only (no image's activations)",
+                     "are held{}; the batches are taken as text only (no image's activations{})",
                      arch.display_name, arch.towers.front().hf_model_type, group_digits(tower),
-                     run.lora() ? "" : " and trained"));
+                     run.lora() ? "" : " and trained",
+                     arch.cross_attention_layers > 0
+                         ? fmt::format("; its {} cross-attention layers read only image "
+                                       "features, so a text-only batch skips them: no "
+                                       "activations or KV cache for them",
+                                       arch.cross_attention_layers)
+                         : ""));
   if (const auto &q = arch.stored_quant) {
     // transformers' Trainer refuses a quantised model without adapters ("You cannot perform
     // fine-tuning on purely quantized models", src/transformers/trainer.py).

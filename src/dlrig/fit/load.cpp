@@ -1,5 +1,6 @@
 #include "dlrig/fit/load.hpp"
 
+#include "dlrig/core/python_json.hpp"
 #include "dlrig/fit/fit.hpp"
 #include "dlrig/platform/fs.hpp"
 
@@ -78,17 +79,26 @@ Result<ModelInput> from_config_file(const fs::path &cfg, std::optional<Checkpoin
     return make_error(cfg.string() + ": the parameter count cannot be derived from this config "
                                      "in this build; give the .safetensors checkpoint beside it "
                                      "or --params N");
-  // Gated DeltaNet layers (Qwen3-Next, Qwen3.5): the parameters are exact; their activations and
-  // the recurrent state they keep instead of a KV cache are not modelled, so fit reports what the
-  // weights alone take rather than an estimate that would size them as attention layers.
+  // Gated DeltaNet layers (Qwen3-Next, Qwen3.5) and Mamba-2 mixers (Granite 4.0): the parameters
+  // are exact; their activations and the recurrent state they keep instead of a KV cache are not
+  // modelled, so fit reports what the weights alone take rather than an estimate that would size
+  // them as attention layers.
   if (in.arch.linear_attention_layers > 0) {
+    const bool mamba = in.arch.mamba_heads > 0, conv = in.arch.short_conv;
     in.weights_only = true;
     in.not_modelled = {
-        fmt::format("activations of the {} gated DeltaNet (linear-attention) layers of {}: not "
-                    "modelled yet",
-                    in.arch.linear_attention_layers, in.arch.layers),
-        "serving cache: the full-attention layers' KV cache and the DeltaNet layers' "
-        "convolution and recurrent state, not modelled yet",
+        fmt::format("activations of the {} {} layers of {}: not modelled yet",
+                    in.arch.linear_attention_layers,
+                    mamba  ? "Mamba-2 (state-space)"
+                    : conv ? "gated short-convolution"
+                           : "gated DeltaNet (linear-attention)",
+                    in.arch.layers),
+        fmt::format("serving cache: the attention layers' KV cache and the {} layers' "
+                    "{}, not modelled yet",
+                    mamba  ? "Mamba-2"
+                    : conv ? "convolution"
+                           : "DeltaNet",
+                    conv ? "convolution state" : "convolution and recurrent state"),
         "training memory (gradients, optimizer states, activations): not estimated for these "
         "layers yet"};
   }
@@ -271,7 +281,7 @@ bool names_a_file(const std::string &spec) {
 Result<model::ModelArch> parse_model_config(std::string_view text, const std::string &where) {
   Json j;
   try {
-    j = Json::parse(text.begin(), text.end());
+    j = Json::parse(python_json_to_json(text));
   } catch (const Json::exception &e) { // parse errors (with line and column) and number overflow
     return make_error(fmt::format("{}: malformed JSON: {}", where, e.what()));
   }

@@ -117,7 +117,8 @@ std::string_view family_name(model::ModelFamily f) {
 Dims dims_of(const model::ModelArch &m) {
   Dims d;
   d.hidden = m.hidden;
-  d.layers = m.layers;
+  // Mllama's cross-attention layers: a text-only batch skips them (no activations, no KV cache).
+  d.layers = m.layers - m.cross_attention_layers;
   d.decoder_layers = m.decoder_layers;
   d.heads = m.heads;
   std::int64_t hd = m.head_dim > 0 ? m.head_dim : (m.heads > 0 ? m.hidden / m.heads : 0);

@@ -1,6 +1,7 @@
 // config.json (transformers, diffusers, torchvision-style catalog rows) to ModelArch. Each model
 // type reads the keys its transformers/diffusers class serialises, with that class's defaults where
 // a saved config may leave a key out (save_pretrained omits values equal to the class default).
+#include "dlrig/core/python_json.hpp"
 #include "dlrig/model/model.hpp"
 #include "dlrig/model/types.hpp"
 
@@ -669,7 +670,7 @@ std::string describe(const StoredQuant &q) {
 Result<ModelArch> model_from_config_text(std::string_view text, const std::string &origin) {
   Json j;
   try {
-    j = Json::parse(text);
+    j = Json::parse(python_json_to_json(text));
   } catch (const Json::parse_error &e) {
     return make_error(fmt::format("{}: not valid JSON at byte {}: {}", origin, e.byte, e.what()));
   }

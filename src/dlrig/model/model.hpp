@@ -153,6 +153,25 @@ struct ModelArch {
   std::int64_t linear_key_heads = 0, linear_value_heads = 0, linear_key_dim = 0,
                linear_value_dim = 0, linear_conv_kernel = 0;
   bool linear_split = false;
+  // Granite 4.0's Mamba-2 mixers (granitemoehybrid) in the linear_attention_layers instead: heads
+  // of mamba_head_dim (their product the mixer's width, mamba_expand x hidden), mamba_groups groups
+  // of mamba_state-wide B and C, a depthwise convolution of linear_conv_kernel over the width, B
+  // and C (with bias when mamba_conv_bias), in_proj and out_proj (with bias when mamba_proj_bias).
+  std::int64_t mamba_heads = 0, mamba_head_dim = 0, mamba_groups = 0, mamba_state = 0;
+  bool mamba_conv_bias = true, mamba_proj_bias = false;
+  // LFM2's gated short convolutions in the linear_attention_layers instead: in_proj to 3 x hidden
+  // (B, C and x), a depthwise Conv1d of linear_conv_kernel, out_proj; biases with short_conv_bias.
+  bool short_conv = false, short_conv_bias = false;
+  // Mllama's text model: of `layers`, the gated cross-attention layers (q/k RMSNorms of head_dim,
+  // two one-element gates); they read only image features, so a text-only batch skips them
+  // (transformers' MllamaTextModel). Its embedding holds embed_extra_rows rows more than the
+  // vocabulary its head predicts (vocab_size + 8).
+  std::int64_t cross_attention_layers = 0;
+  std::int64_t embed_extra_rows = 0;
+  // Mllama's vision model: of `layers`, the global transformer's gated layers (two one-element
+  // gates each), and the tile and aspect-ratio position embeddings with their gates.
+  std::int64_t gated_layers = 0;
+  std::int64_t tile_params = 0;
   // DeepSeek's multi-head latent attention (kv_lora_rank > 0): q through a rank-q_lora_rank
   // bottleneck (0: one q_proj), keys and values from a shared rank-kv_lora_rank latent plus a
   // qk_rope_dim-wide rotary key; head_dim is the query/key head (nope + rope), v_head_dim the
@@ -181,7 +200,7 @@ struct ModelArch {
   bool class_token = true;               // vision: a [CLS] token and its position (SigLIP: none)
   bool map_head = false;                 // SigLIP: the attention-pooling head (vision_use_head)
   std::vector<std::string> module_names; // PEFT names of q, k, v, o, gate, up, down, qkv,
-                                         // lm_head; empty = the built-in names
+                                         // lm_head, gate_up; empty = the built-in names
 
   // The head class (config.json `architectures`, data/model_heads.csv).
   std::string head_class; // as the config names it; "" = the type's default head

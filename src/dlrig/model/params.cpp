@@ -51,7 +51,24 @@ I64 attention_params(const ModelArch &m, I64 kv_input) {
 // to q and k (key heads x key size each), v and the output gate z (value heads x value size each)
 // and the per-value-head b and a; the depthwise Conv1d over q, k and v without bias; dt_bias and
 // A_log per value head; the gated RMSNorm over a value head; out_proj back to hidden.
+// A Mamba-2 mixer (modeling_granitemoehybrid.py GraniteMoeHybridMambaLayer): in_proj to the gate
+// (width), the convolved width, B and C (2 x groups x state) and dt (heads); the depthwise Conv1d
+// over the width, B and C; dt_bias, A_log and D per head; the gated RMSNorm over the width;
+// out_proj back to hidden.
+I64 mamba_params(const ModelArch &m) {
+  const I64 h = m.hidden, width = m.mamba_heads * m.mamba_head_dim,
+            conv = width + 2 * m.mamba_groups * m.mamba_state, in = width + conv + m.mamba_heads;
+  return h * in + (m.mamba_proj_bias ? in + h : 0) + conv * m.linear_conv_kernel +
+         (m.mamba_conv_bias ? conv : 0) + 3 * m.mamba_heads + width + width * h;
+}
+
 I64 linear_attention_params(const ModelArch &m) {
+  if (m.mamba_heads > 0)
+    return mamba_params(m);
+  if (m.short_conv) { // LFM2 (modeling_lfm2.py Lfm2ShortConv): in_proj, conv, out_proj
+    const I64 h = m.hidden;
+    return 4 * h * h + h * m.linear_conv_kernel + (m.short_conv_bias ? 5 * h : 0);
+  }
   const I64 h = m.hidden, key = m.linear_key_heads * m.linear_key_dim,
             value = m.linear_value_heads * m.linear_value_dim, conv = 2 * key + value;
   return h * (2 * key + 2 * value) + h * 2 * m.linear_value_heads + conv * m.linear_conv_kernel +
@@ -112,6 +129,8 @@ I64 decoder_params(const ModelArch &m, I64 experts) {
   // Gated DeltaNet layers in place of full attention (Qwen3-Next, Qwen3.5).
   p += m.linear_attention_layers * (linear_attention_params(m) - attention_params(m, h) -
                                     qk_norm_params(m) - (m.attention_sinks ? m.heads : 0));
+  // Mllama's cross-attention layers: q and k RMSNorms (head_dim each) and two gates more.
+  p += m.cross_attention_layers * (2 * m.head_dim + 2);
   if (m.family == ModelFamily::moe_decoder) {
     I64 sparse = h * m.experts + (m.router_bias ? m.experts : 0) + // router
                  experts * mlp_params(m, m.intermediate, true);
@@ -126,7 +145,7 @@ I64 decoder_params(const ModelArch &m, I64 experts) {
   } else {
     p += m.layers * (common + mlp_params(m, m.intermediate));
   }
-  p += m.vocab * e;
+  p += (m.vocab + m.embed_extra_rows) * e;
   if (e != h) // OPT's project_in and project_out
     p += 2 * e * h;
   if (m.final_norm)
@@ -147,7 +166,7 @@ I64 encoder_params(const ModelArch &m) {
   I64 layer = attention_params(m, h) + qk_norm_params(m) + 2 * norm_params(m, h) +
               mlp_params(m, m.intermediate) + m.position_projections * (h * q + q) +
               (m.layer_scale ? 2 * h : 0);
-  I64 p = m.layers * layer + (m.mask_token ? h : 0);
+  I64 p = m.layers * layer + (m.mask_token ? h : 0) + 2 * m.gated_layers + m.tile_params;
   if (m.patch_size > 0) {
     I64 patches = (m.image_size / m.patch_size) * (m.image_size / m.patch_size);
     const I64 cls = m.class_token ? 1 : 0;
@@ -267,7 +286,8 @@ void add_mlp_linears(std::vector<LinearShape> &out, const ModelArch &m, const Li
     return;
   }
   if (m.gated_mlp && m.fused_gate_up) {
-    out.push_back({"gate_up", "gate_up_proj", m.hidden, 2 * m.intermediate, count, m.mlp_bias});
+    out.push_back({"gate_up", m.module_names.size() > 9 ? m.module_names[9] : "gate_up_proj",
+                   m.hidden, 2 * m.intermediate, count, m.mlp_bias});
   } else if (m.gated_mlp) {
     out.push_back({"gate", n.gate, m.hidden, m.intermediate, count, m.mlp_bias});
     out.push_back({"up", n.up, m.hidden, m.intermediate, count, m.mlp_bias});
@@ -290,10 +310,24 @@ void add_mlp(std::vector<LinearShape> &out, const ModelArch &m, const LinearName
   }
 }
 
-// A gated DeltaNet layer's nn.Linear modules (linear_attention_params), `count` of them.
+// A gated DeltaNet layer's or Mamba-2 mixer's nn.Linear modules (linear_attention_params), `count`
+// of them.
 void add_linear_attention(std::vector<LinearShape> &out, const ModelArch &m, I64 count) {
   if (count <= 0)
     return;
+  if (m.short_conv) { // LFM2's gated short convolution
+    out.push_back({"conv_in", "in_proj", m.hidden, 3 * m.hidden, count, m.short_conv_bias});
+    out.push_back({"conv_out", "out_proj", m.hidden, m.hidden, count, m.short_conv_bias});
+    return;
+  }
+  if (m.mamba_heads > 0) { // Granite 4.0's Mamba-2 mixer (mamba_params)
+    const I64 width = m.mamba_heads * m.mamba_head_dim,
+              conv = width + 2 * m.mamba_groups * m.mamba_state;
+    out.push_back(
+        {"mamba_in", "in_proj", m.hidden, width + conv + m.mamba_heads, count, m.mamba_proj_bias});
+    out.push_back({"mamba_out", "out_proj", width, m.hidden, count, m.mamba_proj_bias});
+    return;
+  }
   const I64 h = m.hidden, key = m.linear_key_heads * m.linear_key_dim,
             value = m.linear_value_heads * m.linear_value_dim, vh = m.linear_value_heads;
   if (m.linear_split) { // Qwen3.5

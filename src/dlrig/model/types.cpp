@@ -13,10 +13,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <set>
 #include <stdexcept>
+#include <string_view>
 #include <utility>
 
 namespace dlrig::model {
@@ -102,7 +104,7 @@ I64 limit_of(std::string_view knob) {
       knob == "experts" || knob == "experts_per_token" || knob == "relative_buckets" ||
       knob == "channels" || knob == "patch_size" || knob == "sparse_step" ||
       knob == "audio_mel_bins" || knob == "position_offset" || knob == "norms_per_layer" ||
-      knob == "every" || knob == "max_window_layers")
+      knob == "every" || knob == "max_window_layers" || knob == "gated_layers" || knob == "tiles")
     return 1 << 10;
   if (knob == "head_dim")
     return 1 << 14;
@@ -458,15 +460,22 @@ void read_kv_window(ModelArch &m, const Json &cfg, const std::string &name,
       k.fail("layer_types",
              fmt::format("has {} entries; the model has {} layers", types.size(), m.layers));
     I64 chunked = 0;
-    // linear_attention: the gated DeltaNet layers of a type that has them (no KV cache).
-    const bool linear = m.linear_key_heads > 0;
+    // linear_attention: the gated DeltaNet layers or Mamba-2 mixers of a type that has them (no
+    // KV cache); a Mamba type's configs may say "mamba" and "attention" (transformers maps them).
+    const bool linear = m.linear_key_heads > 0 || m.mamba_heads > 0;
+    const bool mamba = m.mamba_heads > 0;
     for (const Json &t : types) {
-      if (!t.is_string() || (t != "full_attention" && t != "sliding_attention" &&
-                             t != "chunked_attention" && !(linear && t == "linear_attention")))
+      if (!t.is_string() ||
+          (t != "full_attention" && t != "sliding_attention" && t != "chunked_attention" &&
+           !(linear && t == "linear_attention") && !(mamba && (t == "mamba" || t == "attention")) &&
+           !(m.short_conv && t == "conv")))
         k.fail("layer_types", fmt::format("entry {} is not full_attention, sliding_attention{} or "
                                           "chunked_attention, the layers dlrig sizes",
                                           t.is_string() ? t.dump() : kind_of(t),
-                                          linear ? ", linear_attention" : ""));
+                                          mamba          ? ", linear_attention, mamba, attention"
+                                          : linear       ? ", linear_attention"
+                                          : m.short_conv ? ", conv"
+                                                         : ""));
       sliding += t == "sliding_attention";
       chunked += t == "chunked_attention";
     }
@@ -640,6 +649,20 @@ ModelArch read_image_text(const Json &entry, const Json &cfg, const std::string 
     }
     for (const auto &[in, out] : m.projector_linears)
       m.projector_params += in * out;
+  } else if (projector == "swiglu_mlp") {
+    // Aya Vision: a LayerNorm over the pixel-shuffled features (vision hidden x shuffle^2),
+    // linear_1 to projector_mid (the text hidden when the config has none), a SwiGLU that halves
+    // it, linear_2 to the text hidden; both linears with bias.
+    const I64 shuffle = k.integer("projector_shuffle", 1);
+    const I64 width = v * shuffle * shuffle;
+    const I64 mid = k.integer("projector_mid", 0) > 0 ? k.integer("projector_mid", 0) : t;
+    if (mid % 2 != 0)
+      k.fail(k.config_name("projector_mid"),
+             fmt::format("= {} must be even (the SwiGLU halves it)", mid));
+    m.projector_linears = {{width, mid}, {mid / 2, t}};
+    m.projector_params = width * mid + mid / 2 * t +
+                         (k.flag("projector_bias", false) ? mid + t : 0) +
+                         (k.flag("projector_norm", false) ? 2 * width : 0);
   } else if (projector == "linear") {
     // Llama 4: linear_1 (the vision tower's feature width -> text hidden), no bias. PaliGemma:
     // linear (vision hidden -> projection_dim), with bias. SmolVLM, Idefics3: proj after a pixel
@@ -655,7 +678,8 @@ ModelArch read_image_text(const Json &entry, const Json &cfg, const std::string 
     m.projector_linears = std::exchange(vision.projector_linears, {});
   } else {
     k.table_fail("projector",
-                 "must be linear, linear_after_rmsnorm, mlp, patch_merger_mlp or vision_merger");
+                 "must be linear, linear_after_rmsnorm, mlp, swiglu_mlp, patch_merger_mlp or "
+                 "vision_merger");
   }
   m.towers.push_back(std::move(vision));
   m.tied_embeddings = k.flag("tied", true);
@@ -698,6 +722,18 @@ ModelArch read_entry(const Json &entry, const Json &cfg, const std::string &name
              fmt::format("= {} must be below the query/key head's {}", m.qk_rope_dim, m.head_dim));
   }
   m.intermediate = k.integer("intermediate");
+  // LFM2's block_auto_adjust_ff_dim: the MLP is 2/3 of intermediate_size, times
+  // block_ffn_dim_multiplier (1.0 when absent), rounded up to a multiple of block_multiple_of.
+  if (k.has("ff_auto_adjust") && k.flag("ff_auto_adjust", true)) {
+    const std::string key = k.config_name("ff_multiplier");
+    const Json *given = cfg.contains(key) ? &cfg.at(key) : nullptr;
+    if (given && (!given->is_number() || given->get<double>() <= 0 || given->get<double>() > 64))
+      k.fail(key, fmt::format("must be a number above 0 and at most 64, got {}", given->dump()));
+    const double multiplier = given ? given->get<double>() : 1.0;
+    const I64 of = k.integer("ff_multiple_of");
+    const auto scaled = static_cast<I64>(multiplier * static_cast<double>(2 * m.intermediate / 3));
+    m.intermediate = std::max<I64>(of, (scaled + of - 1) / of * of);
+  }
   m.vocab = k.has("vocab") ? k.integer("vocab") : 0;
   if (k.has("positions")) {
     m.max_positions = k.integer("positions");
@@ -741,6 +777,24 @@ ModelArch read_entry(const Json &entry, const Json &cfg, const std::string &name
     Knobs t(Json{{"tied", spec}}, cfg, name, type);
     return t.flag("tied", true);
   }();
+  // A list of layer indices in the config field a knob names (null or absent: none given).
+  auto index_list = [&](const char *knob) -> std::optional<std::set<I64>> {
+    if (!k.has(knob))
+      return std::nullopt;
+    const auto key = k.raw(knob).get<std::string>();
+    const Json *v = k.field(key);
+    if (!v || v->is_null())
+      return std::nullopt;
+    if (!v->is_array())
+      k.fail(key, fmt::format("must be a list of layer indices, got {}", kind_of(*v)));
+    std::set<I64> out;
+    for (const Json &e : *v) {
+      if (!e.is_number_integer())
+        k.fail(key, fmt::format("must be a list of layer indices, found {}", kind_of(e)));
+      out.insert(e.get<I64>());
+    }
+    return out;
+  };
   if (m.family == ModelFamily::moe_decoder) {
     m.experts = k.integer("experts");
     m.experts_per_token = k.integer("experts_per_token");
@@ -755,24 +809,6 @@ ModelArch read_entry(const Json &entry, const Json &cfg, const std::string &name
     // transformers' rule: layer i has experts unless listed in mlp_only_layers, and only every
     // decoder_sparse_step-th layer does.
     I64 step = k.integer("sparse_step", 1);
-    // A list of layer indices in the config field a knob names (null or absent: none given).
-    auto index_list = [&](const char *knob) -> std::optional<std::set<I64>> {
-      if (!k.has(knob))
-        return std::nullopt;
-      const auto key = k.raw(knob).get<std::string>();
-      const Json *v = k.field(key);
-      if (!v || v->is_null())
-        return std::nullopt;
-      if (!v->is_array())
-        k.fail(key, fmt::format("must be a list of layer indices, got {}", kind_of(*v)));
-      std::set<I64> out;
-      for (const Json &e : *v) {
-        if (!e.is_number_integer())
-          k.fail(key, fmt::format("must be a list of layer indices, found {}", kind_of(e)));
-        out.insert(e.get<I64>());
-      }
-      return out;
-    };
     const std::set<I64> only = index_list("dense_layer_list").value_or(std::set<I64>{});
     // Llama 4: moe_layers, when the config gives it, lists the MoE layers whatever the step says.
     std::optional<std::set<I64>> sparse_only = index_list("sparse_layer_list");
@@ -810,6 +846,20 @@ ModelArch read_entry(const Json &entry, const Json &cfg, const std::string &name
   // Qwen3-Next, Qwen3.5: gated DeltaNet layers where layer_types says "linear_attention", or
   // without it all but every full_attention_interval-th layer (the config class's rule).
   m.attention_output_gate = k.flag("attention_output_gate", false);
+  // The layers the config's layer_types gives as one of `kinds` (nullopt without layer_types; its
+  // other entries and its length: read_kv_window).
+  auto layers_of_kind = [&](std::initializer_list<std::string_view> kinds) -> std::optional<I64> {
+    const Json *types = k.field("layer_types");
+    if (!types)
+      return std::nullopt;
+    if (!types->is_array())
+      k.fail("layer_types", fmt::format("must be a list of strings, got {}", kind_of(*types)));
+    I64 n = 0;
+    for (const Json &t : *types)
+      n += t.is_string() &&
+           std::find(kinds.begin(), kinds.end(), t.get<std::string>()) != kinds.end();
+    return n;
+  };
   if (k.has("linear_key_heads")) {
     m.linear_key_heads = k.integer("linear_key_heads");
     m.linear_value_heads = k.integer("linear_value_heads");
@@ -817,16 +867,67 @@ ModelArch read_entry(const Json &entry, const Json &cfg, const std::string &name
     m.linear_value_dim = k.integer("linear_value_dim");
     m.linear_conv_kernel = k.integer("linear_conv_kernel");
     m.linear_split = k.flag("linear_split", false);
-    if (const Json *types = k.field("layer_types"); types && !types->is_null()) {
-      if (!types->is_array()) // entries and length: read_kv_window
-        k.fail("layer_types", fmt::format("must be a list of strings, got {}", kind_of(*types)));
-      for (const Json &t : *types)
-        m.linear_attention_layers += t == "linear_attention";
+    if (auto listed = layers_of_kind({"linear_attention"})) {
+      m.linear_attention_layers = *listed;
     } else {
       const I64 every = k.integer("full_attention_every");
       for (I64 i = 0; i < m.layers; ++i)
         m.linear_attention_layers += (i + 1) % every != 0;
     }
+  }
+  // Granite 4.0: Mamba-2 mixers where layer_types says "mamba" (or "linear_attention", as
+  // transformers 5 renames it), every layer without it; mamba_d_head "auto" (or absent) is the
+  // mixer's width over its heads, which must divide it as transformers checks.
+  if (k.has("mamba_heads")) {
+    m.mamba_heads = k.integer("mamba_heads");
+    m.mamba_groups = k.integer("mamba_groups");
+    m.mamba_state = k.integer("mamba_state");
+    m.linear_conv_kernel = k.integer("linear_conv_kernel");
+    m.mamba_conv_bias = k.flag("mamba_conv_bias", true);
+    m.mamba_proj_bias = k.flag("mamba_proj_bias", false);
+    const I64 width = k.integer("mamba_expand") * m.hidden;
+    const std::string head_key = k.config_name("mamba_head_dim");
+    const Json *head = k.field(head_key);
+    if (!head || *head == "auto") {
+      if (width % m.mamba_heads != 0)
+        k.fail(
+            k.config_name("mamba_heads"),
+            fmt::format("= {} must divide mamba_expand x hidden_size = {}", m.mamba_heads, width));
+      m.mamba_head_dim = width / m.mamba_heads;
+    } else {
+      m.mamba_head_dim = k.integer("mamba_head_dim");
+      if (m.mamba_head_dim * m.mamba_heads != width)
+        k.fail(head_key, fmt::format("= {} x {} heads must be mamba_expand x hidden_size = {}",
+                                     m.mamba_head_dim, m.mamba_heads, width));
+    }
+    m.linear_attention_layers = layers_of_kind({"mamba", "linear_attention"}).value_or(m.layers);
+  }
+  // LFM2: gated short convolutions where layer_types says "conv"; without it, every layer that
+  // full_attn_idxs does not list (all attention without either, the config class's rule).
+  if (k.has("short_conv_kernel")) {
+    m.short_conv = true;
+    m.linear_conv_kernel = k.integer("short_conv_kernel");
+    m.short_conv_bias = k.flag("short_conv_bias", false);
+    if (auto listed = layers_of_kind({"conv"})) {
+      m.linear_attention_layers = *listed;
+    } else if (auto attention = index_list("attention_layer_list")) {
+      m.linear_attention_layers = m.layers;
+      for (I64 i : *attention)
+        m.linear_attention_layers -= i >= 0 && i < m.layers;
+    }
+  }
+  // Mllama: the layers cross_attention_layers lists (the class's list when absent; an index past
+  // the last layer builds nothing) are gated cross-attention layers.
+  if (k.has("cross_layer_list")) {
+    std::set<I64> listed;
+    if (auto given = index_list("cross_layer_list"))
+      listed = *given;
+    else
+      for (const Json &e : k.raw("cross_layer_default"))
+        listed.insert(e.get<I64>());
+    for (I64 i : listed)
+      m.cross_attention_layers += i >= 0 && i < m.layers;
+    m.embed_extra_rows = k.integer("embed_extra_rows", 0);
   }
   if (structure == "vision") {
     m.image_size = k.integer("image_size");
@@ -877,15 +978,25 @@ ModelArch read_entry(const Json &entry, const Json &cfg, const std::string &name
     m.layer_scale = k.flag("layer_scale", false);
     m.mask_token = k.flag("mask_token", false);
     m.final_layernorm = k.flag("final_layernorm", false);
+    // Mllama: a global transformer of gated layers after the layers, and per aspect ratio (plus
+    // one row for none) a position embedding for every tile's patches (tile_embedding) and one for
+    // every tile before and after the layers, each gated.
+    if (k.has("gated_layers")) {
+      m.gated_layers = k.integer("gated_layers");
+      m.layers += m.gated_layers;
+      const I64 rows = k.list_length("aspect_ratios") + 1, tiles = k.integer("tiles");
+      const I64 patches = (m.image_size / m.patch_size) * (m.image_size / m.patch_size) + 1;
+      m.tile_params = rows * tiles * patches * m.hidden + 2 * (rows * tiles * m.hidden + 1) + 1;
+    }
     m.map_head = k.flag("map_head", false);
   }
   if (k.flag("disentangled", false))
     read_disentangled(m, cfg, k);
   if (k.has("modules")) {
     const Json &mods = k.raw("modules");
-    const char *roles[] = {"q", "k", "v", "o", "gate", "up", "down", "qkv", "lm_head"};
-    const char *fallback[] = {"q_proj",  "k_proj",    "v_proj", "o_proj", "gate_proj",
-                              "up_proj", "down_proj", "",       "lm_head"};
+    const char *roles[] = {"q", "k", "v", "o", "gate", "up", "down", "qkv", "lm_head", "gate_up"};
+    const char *fallback[] = {"q_proj",  "k_proj",    "v_proj", "o_proj",  "gate_proj",
+                              "up_proj", "down_proj", "",       "lm_head", "gate_up_proj"};
     for (std::size_t i = 0; i < std::size(roles); ++i)
       m.module_names.push_back(mods.contains(roles[i]) ? mods.at(roles[i]).get<std::string>()
                                                        : fallback[i]);

@@ -476,6 +476,26 @@ TEST(Checkpoint, DecoderShapeFromTensorNames) {
           .ok());
 }
 
+// Llama 3.2 11B Vision on text-only batches: its 8 cross-attention layers are skipped, so they
+// hold no activations and no KV cache (32 cached layers, as Llama 3.1 8B's), and fit says so.
+TEST(ResolveRun, MllamaTextOnlyBatchesSkipCrossAttention) {
+  auto arch = model::model_from_config_text(R"({"model_type": "mllama"})", "config.json");
+  ASSERT_TRUE(arch.ok()) << arch.error().message;
+  EXPECT_EQ(dims_of(*arch).layers, 32);
+  EXPECT_EQ(kv_bytes_per_token(dims_of(*arch), 2), 131'072u);
+  auto none = model::model_from_config_text(
+      R"({"model_type": "mllama", "text_config": {"cross_attention_layers": []}})", "config.json");
+  ASSERT_TRUE(none.ok()) << none.error().message;
+  EXPECT_EQ(kv_bytes_per_token(dims_of(*none), 2), 40u * 2 * 1024 * 2);
+  auto model = test::make(*arch, model::derive_params(*arch));
+  std::vector<std::string> notes;
+  ASSERT_TRUE(resolve_run(model, fit::Run{}, &notes).ok());
+  EXPECT_TRUE(std::any_of(notes.begin(), notes.end(), [](const std::string &n) {
+    return n.find("its 8 cross-attention layers read only image features, so a text-only batch "
+                  "skips them") != std::string::npos;
+  }));
+}
+
 TEST(Fit, VerdictHeadroomAndJson) {
   auto model = test::llama3_8b();
   fit::Run run;

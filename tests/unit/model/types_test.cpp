@@ -170,6 +170,13 @@ const Case kDefaults[] = {
     {"qwen3_5", 9407453936},
     {"qwen3_5_moe", 35114261360},
     {"internvl", 11765025792}, // InternViT-300M at 448 px and a Qwen2Config(), tied
+    {"camembert", 109482240},
+    {"granitemoeshared", 37039116288}, // no shared MLP: shared_intermediate_size 0
+    {"mllama", 10642941475},           // Llama 3.2 11B Vision at 448 px
+    {"mllama_text_model", 9775192080},
+    {"mllama_vision_model", 836288019},
+    {"granitemoehybrid", 38601064448}, // every layer a Mamba-2 mixer by default
+    {"lfm2", 2705497600},              // every layer attention by default
 };
 
 class DefaultConfig : public ::testing::TestWithParam<Case> {};
@@ -505,6 +512,83 @@ const Case kVariants[] = {
      172119424 + 512 * 3 + 3},
     {R"({"model_type": "mt5", "architectures": ["MT5ForQuestionAnswering"]})",
      172119424 + 512 * 2 + 2},
+    // almanach/camembert-large's shape and CamemBERT's vocabulary
+    {R"({"model_type": "camembert", "hidden_size": 1024, "num_hidden_layers": 24,
+         "num_attention_heads": 16, "intermediate_size": 4096, "vocab_size": 32005})",
+     336660480},
+    {R"({"model_type": "camembert", "architectures": ["CamembertForMaskedLM"]})", 109514298},
+    {R"({"model_type": "granitemoeshared", "shared_intermediate_size": 1024})", 37441769472},
+    {R"({"model_type": "granitemoeshared", "shared_intermediate_size": 512,
+         "attention_bias": true})",
+     37240967168},
+    // A 27-layer SigLIP tower at 364 px and Command R7B's shape behind Aya Vision's projector.
+    {R"({"model_type": "aya_vision", "alignment_intermediate_size": 28672,
+         "vision_config": {"hidden_size": 1152, "intermediate_size": 4304, "patch_size": 14,
+                           "image_size": 364, "num_hidden_layers": 27,
+                           "num_attention_heads": 16, "vision_use_head": false},
+         "text_config": {"model_type": "cohere2", "hidden_size": 4096,
+                         "intermediate_size": 14336, "num_hidden_layers": 32,
+                         "num_attention_heads": 32, "num_key_value_heads": 8,
+                         "vocab_size": 256000, "sliding_window": 4096}})",
+     8631842032},
+    // A vision_config given replaces the class's init values: SigLIP's own defaults (768 wide,
+    // the attention-pooling head).
+    {R"({"model_type": "aya_vision", "downsample_factor": 1,
+         "vision_config": {"num_attention_heads": 16}})",
+     35113579264},
+    // Llama 3.2 90B Vision's text model (100 layers, every fifth from 3 a cross-attention layer)
+    // behind the 560 px tower.
+    {R"({"model_type": "mllama", "vision_config": {"image_size": 560},
+         "text_config": {"hidden_size": 8192, "intermediate_size": 28672,
+                         "num_hidden_layers": 100, "num_attention_heads": 64,
+                         "cross_attention_layers": [3, 8, 13, 18, 23, 28, 33, 38, 43, 48, 53,
+                                                    58, 63, 68, 73, 78, 83, 88, 93, 98]}})",
+     88593355323},
+    // Repeated and out-of-range indices build nothing more.
+    {R"({"model_type": "mllama_text_model", "cross_attention_layers": [1, 2, 2, 60]})", 9775190532},
+    {R"({"model_type": "mllama_text_model", "cross_attention_layers": []})", 9775190016},
+    {R"({"model_type": "mllama_vision_model", "max_num_tiles": 2,
+         "supported_aspect_ratios": [[1, 1], [1, 2], [2, 1]]})",
+     799480339},
+    {R"({"model_type": "mllama_vision_model", "num_global_layers": 4,
+         "vision_output_dim": 3840})",
+     757598731},
+    // Granite 4.0 hybrids: 4 attention layers of 40, 72 experts; dense (no experts); biases and
+    // groups; transformers 5's own layer names.
+    {R"({"model_type": "granitemoehybrid", "hidden_size": 4096, "num_hidden_layers": 40,
+         "num_attention_heads": 32, "num_key_value_heads": 8, "num_local_experts": 72,
+         "num_experts_per_tok": 10, "intermediate_size": 768, "shared_intermediate_size": 8192,
+         "mamba_n_heads": 128, "mamba_d_head": 64, "mamba_d_state": 128, "vocab_size": 100352,
+         "layer_types": ["mamba", "mamba", "mamba", "mamba", "mamba", "attention", "mamba",
+                         "mamba", "mamba", "mamba", "mamba", "mamba", "mamba", "mamba", "mamba",
+                         "attention", "mamba", "mamba", "mamba", "mamba", "mamba", "mamba",
+                         "mamba", "mamba", "mamba", "attention", "mamba", "mamba", "mamba",
+                         "mamba", "mamba", "mamba", "mamba", "mamba", "mamba", "attention",
+                         "mamba", "mamba", "mamba", "mamba"],
+         "tie_word_embeddings": true})",
+     35478895104},
+    {R"({"model_type": "granitemoehybrid", "num_local_experts": 0,
+         "shared_intermediate_size": 8192})",
+     6790414336},
+    {R"({"model_type": "granitemoehybrid", "mamba_proj_bias": true, "mamba_conv_bias": false,
+         "mamba_n_groups": 8, "num_hidden_layers": 4,
+         "layer_types": ["mamba", "attention", "mamba", "attention"]})",
+     5011477504},
+    {R"({"model_type": "granitemoehybrid", "num_hidden_layers": 3, "attention_bias": true,
+         "layer_types": ["linear_attention", "full_attention", "linear_attention"]})",
+     3820209920},
+    // LFM2-1.2B's shape in the hub's names (block_ff_dim, tie_embedding)
+    {R"({"model_type": "lfm2", "full_attn_idxs": [2, 5, 8, 10, 12, 14], "block_ff_dim": 12288,
+         "hidden_size": 2048, "num_hidden_layers": 16, "num_attention_heads": 32,
+         "num_key_value_heads": 8, "tie_embedding": true})",
+     1170340608},
+    {R"({"model_type": "lfm2", "layer_types": ["conv", "full_attention", "conv"],
+         "num_hidden_layers": 3, "conv_bias": true})",
+     425387680},
+    {R"({"model_type": "lfm2", "block_auto_adjust_ff_dim": false})", 3712130560},
+    {R"({"model_type": "lfm2", "block_ffn_dim_multiplier": 1.5, "block_multiple_of": 1000})",
+     3887111680},
+    {R"({"model_type": "lfm2", "tie_embedding": false})", 2873269760},
     {R"({"model_type": "whisper", "num_mel_bins": 128})", 37815936},
     {R"({"model_type": "whisper", "architectures": ["WhisperModel"]})", 37760640},
     {R"({"model_type": "clip", "projection_dim": 256,
@@ -799,6 +883,71 @@ TEST(ModelTypes, GatedDeltaNetLayers) {
                       "'layer_types' must be a list"));
 }
 
+// Granite 4.0's Mamba-2 mixers: where layer_types says mamba (or linear_attention), every layer
+// without it; mamba_d_head "auto" is the mixer's width over its heads; in_proj and out_proj in
+// place of attention's linears.
+TEST(ModelTypes, GraniteHybridMambaLayers) {
+  ModelArch all = parse(R"({"model_type": "granitemoehybrid"})");
+  EXPECT_EQ(all.linear_attention_layers, 32);
+  EXPECT_EQ(all.mamba_head_dim, 2 * 4096 / 128);
+  ModelArch some = parse(R"({"model_type": "granitemoehybrid", "num_hidden_layers": 3,
+      "mamba_d_head": "auto", "layer_types": ["mamba", "attention", "mamba"]})");
+  EXPECT_EQ(some.linear_attention_layers, 2);
+  std::map<std::string, LinearShape> by_role;
+  for (const auto &l : linear_layers(some))
+    by_role[l.role] = l;
+  EXPECT_EQ(by_role["q"].count, 1);
+  EXPECT_EQ(by_role["mamba_in"].module, "in_proj");
+  EXPECT_EQ(by_role["mamba_in"].out, 8192 + (8192 + 2 * 256) + 128);
+  EXPECT_EQ(by_role["mamba_out"].in, 8192);
+  EXPECT_EQ(by_role["mamba_out"].count, 2);
+  EXPECT_EQ(by_role["gate_up"].module, "input_linear"); // the shared MLP
+  // No experts: a dense decoder whose MLP is the shared one.
+  ModelArch dense = parse(R"({"model_type": "granitemoehybrid", "num_local_experts": 0})");
+  EXPECT_EQ(dense.family, ModelFamily::decoder);
+  EXPECT_EQ(dense.intermediate, 1024);
+  // transformers writes Mamba-2's time_step_limit as [0.0, Infinity] (Python's json.dumps).
+  EXPECT_EQ(parse(R"({"model_type": "granitemoehybrid", "time_step_limit": [0.0, Infinity]})")
+                .linear_attention_layers,
+            32);
+  EXPECT_TRUE(refused(R"({"model_type": "granitemoehybrid", "mamba_d_head": 48})",
+                      "'mamba_d_head' = 48 x 128 heads must be mamba_expand x hidden_size = 8192"));
+  EXPECT_TRUE(refused(R"({"model_type": "granitemoehybrid", "mamba_n_heads": 100})",
+                      "'mamba_n_heads' = 100 must divide mamba_expand x hidden_size = 8192"));
+  EXPECT_TRUE(refused(R"({"model_type": "granitemoehybrid", "num_hidden_layers": 2,
+                         "layer_types": ["ssm", "attention"]})",
+                      "entry \"ssm\" is not full_attention, sliding_attention, linear_attention, "
+                      "mamba, attention"));
+}
+
+// LFM2: gated short convolutions where layer_types says conv, else outside full_attn_idxs (all
+// attention without either); the MLP is 2/3 of block_ff_dim, scaled and rounded up.
+TEST(ModelTypes, Lfm2ConvolutionsAndFeedForward) {
+  ModelArch plain = parse(R"({"model_type": "lfm2"})");
+  EXPECT_EQ(plain.linear_attention_layers, 0);
+  EXPECT_EQ(plain.intermediate, 8192); // int(2 x 12288 / 3), a multiple of 256
+  ModelArch small = parse(R"({"model_type": "lfm2", "num_hidden_layers": 16,
+                              "full_attn_idxs": [2, 5, 8, 10, 12, 14, 99]})");
+  EXPECT_EQ(small.linear_attention_layers, 10);
+  EXPECT_TRUE(small.short_conv);
+  std::map<std::string, LinearShape> by_role;
+  for (const auto &l : linear_layers(small))
+    by_role[l.role] = l;
+  EXPECT_EQ(by_role["conv_in"].out, 3 * 2560);
+  EXPECT_EQ(by_role["conv_in"].count, 10);
+  EXPECT_EQ(by_role["q"].count, 6);
+  EXPECT_EQ(by_role["gate"].module, "w1");
+  EXPECT_EQ(parse(R"({"model_type": "lfm2", "block_ff_dim": 1000,
+                      "block_ffn_dim_multiplier": 1.3})")
+                .intermediate,
+            1024); // int(1.3 x 666) = 865, up to 1024
+  EXPECT_TRUE(refused(R"({"model_type": "lfm2", "block_ffn_dim_multiplier": null})",
+                      "'block_ffn_dim_multiplier' must be a number above 0"));
+  EXPECT_TRUE(refused(R"({"model_type": "lfm2", "num_hidden_layers": 2,
+                         "layer_types": ["mamba", "conv"]})",
+                      "entry \"mamba\" is not full_attention, sliding_attention, conv"));
+}
+
 // InternVL's sides come as [side, side] and its projector takes int(1 / downsample_ratio)^2
 // features; anything else is refused naming the field.
 TEST(ModelTypes, InternVlSidesAndDownsampleRatio) {
@@ -814,6 +963,53 @@ TEST(ModelTypes, InternVlSidesAndDownsampleRatio) {
                       "'downsample_ratio' must be 1/n"));
   EXPECT_TRUE(refused(R"({"model_type": "internvl", "downsample_ratio": "half"})",
                       "'downsample_ratio' must be an integer"));
+}
+
+// Llama 3.2 Vision: the text model's cross-attention layers are counted apart (a text-only batch
+// skips them), its embedding has 8 rows more than its head, and the vision model's global layers
+// follow its local ones.
+TEST(ModelTypes, MllamaCrossAttentionAndTiles) {
+  ModelArch m = parse(R"({"model_type": "mllama"})");
+  EXPECT_EQ(m.layers, 40);
+  EXPECT_EQ(m.cross_attention_layers, 8);
+  EXPECT_EQ(m.embed_extra_rows, 8);
+  EXPECT_FALSE(m.tied_embeddings);
+  ASSERT_EQ(m.towers.size(), 1u);
+  const ModelArch &v = m.towers[0];
+  EXPECT_EQ(v.layers, 32 + 8);
+  EXPECT_EQ(v.gated_layers, 8);
+  // 9 aspect-ratio rows x 4 tiles x (32 x 32 + 1) patches x 1280, two tile tables and 3 gates.
+  EXPECT_EQ(v.tile_params, 9 * 4 * 1025 * 1280 + 2 * (9 * 4 * 1280 + 1) + 1);
+  using Shape = std::pair<std::int64_t, std::int64_t>;
+  EXPECT_EQ(m.projector_linears, (std::vector<Shape>{{7680, 4096}}));
+  EXPECT_EQ(parse(R"({"model_type": "mllama_text_model",
+                      "cross_attention_layers": null})")
+                .cross_attention_layers,
+            8);
+  EXPECT_TRUE(refused(R"({"model_type": "mllama_text_model", "cross_attention_layers": 3})",
+                      "'cross_attention_layers' must be a list of layer indices"));
+  EXPECT_TRUE(refused(R"({"model_type": "mllama_text_model",
+                          "cross_attention_layers": [3, "eight"]})",
+                      "'cross_attention_layers' must be a list of layer indices"));
+}
+
+// Aya Vision's projector: a LayerNorm over 2 x 2 pixel-shuffled SigLIP features, linear_1 to
+// alignment_intermediate_size (the text hidden without it), a SwiGLU halving it, linear_2.
+TEST(ModelTypes, AyaVisionSwiGluProjector) {
+  // A vision_config given takes SigLIP's own defaults (768 wide) for what it leaves out.
+  ModelArch m = parse(R"({"model_type": "aya_vision", "alignment_intermediate_size": 28672,
+                          "vision_config": {"num_attention_heads": 16}})");
+  using Shape = std::pair<std::int64_t, std::int64_t>;
+  EXPECT_EQ(m.projector_linears, (std::vector<Shape>{{4 * 768, 28672}, {14336, 8192}}));
+  EXPECT_EQ(m.projector_params, 4 * 768 * 28672 + 14336 * 8192 + 28672 + 8192 + 2 * 4 * 768);
+  ModelArch plain = parse(R"({"model_type": "aya_vision",
+                              "vision_config": {"num_attention_heads": 16}})");
+  EXPECT_EQ(plain.projector_linears, (std::vector<Shape>{{4 * 768, 8192}, {4096, 8192}}));
+  // The class defaults give the tower 14 heads of 1152, which transformers refuses too.
+  EXPECT_TRUE(refused(R"({"model_type": "aya_vision"})", "num_attention_heads"));
+  EXPECT_TRUE(refused(R"({"model_type": "aya_vision", "alignment_intermediate_size": 1001,
+                          "vision_config": {"num_attention_heads": 16}})",
+                      "'alignment_intermediate_size' = 1001 must be even"));
 }
 
 // OLMo 1's LayerNorms have no weight or bias: the same layers as OLMo-2 without any norm weight.
@@ -904,6 +1100,16 @@ TEST(ModelHeads, LinearLayersFollowTheHead) {
   for (const auto &l : linear_layers(neox))
     fused |= l.role == "qkv" && l.module == "query_key_value" && l.out == 3 * 768;
   EXPECT_TRUE(fused);
+  // GraniteMoeShared's shared MLP: one input_linear of gate and up, then output_linear.
+  auto granite = parse(R"({"model_type": "granitemoeshared", "shared_intermediate_size": 1024})");
+  bool gate_up = false, down = false;
+  for (const auto &l : linear_layers(granite)) {
+    gate_up |= !l.routed && l.role == "gate_up" && l.module == "input_linear" && l.out == 2048 &&
+               l.count == 32;
+    down |= !l.routed && l.role == "down" && l.module == "output_linear" && l.in == 1024;
+  }
+  EXPECT_TRUE(gate_up);
+  EXPECT_TRUE(down);
 }
 
 } // namespace
