@@ -135,6 +135,7 @@ CASES = [
      {"num_hidden_layers": 5, "cross_attention_layers": [1, 3]}),
     ("mllama (cross-attention layers 1 and 3 of 5)", "mllama", {}),
     ("lfm2 (every layer attention)", "lfm2", {"num_hidden_layers": 3}),
+    ("apertus", "apertus", {"num_hidden_layers": 3}),
 ]
 
 # (prompt, new tokens): a prompt longer than the window, and one that the new tokens take past it.

@@ -44,6 +44,7 @@ DEFAULT_TYPES = [
     "glm", "olmo", "helium", "smolvlm", "idefics3", "qwen2_vl", "qwen3_next", "qwen3_5_text",
     "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe", "internvl", "camembert", "granitemoeshared",
     "mllama", "mllama_text_model", "mllama_vision_model", "granitemoehybrid", "lfm2",
+    "apertus",
 ]
 
 BUILTIN = {"llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "bert", "vit", "t5"}
@@ -56,7 +57,7 @@ DECODERS = {"llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "q
             "glm4_moe_lite", "ministral3", "glm", "olmo", "helium", "hunyuan_v1_dense",
             "hunyuan_v1_moe", "nemotron", "dots1", "qwen3_next", "qwen3_5_text",
             "qwen3_5_moe_text", "granitemoeshared", "mllama_text_model",
-            "granitemoehybrid", "lfm2"}
+            "granitemoehybrid", "lfm2", "apertus"}
 # Image-text models with no causal-LM class: the ForConditionalGeneration class (an LM head).
 IMAGE_TEXT = {"mistral3", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "llava", "llava_next",
               "llava_onevision", "llama4", "paligemma", "smolvlm", "idefics3", "qwen2_vl",
@@ -432,6 +433,10 @@ VARIANTS = {
              {"block_auto_adjust_ff_dim": False},
              {"block_ffn_dim_multiplier": 1.5, "block_multiple_of": 1000},
              {"tie_embedding": False}, {"block_ff_dim": 6144}],
+    # Apertus-70B's shape; an activation other than xIELU builds no alpha_p/alpha_n
+    "apertus": [{"hidden_size": 8192, "intermediate_size": 43008, "num_hidden_layers": 80,
+                 "num_attention_heads": 64, "num_key_value_heads": 8},
+                {"hidden_act": "gelu"}, {"attention_bias": True}, {"tie_word_embeddings": True}],
     "aya_vision": [{"vision_config": {"num_attention_heads": 16}},
                    {"vision_config": {"num_attention_heads": 16}, "downsample_factor": 1},
                    {"vision_config": {"num_attention_heads": 16},

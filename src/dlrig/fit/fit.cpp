@@ -130,6 +130,12 @@ Result<Run> resolve_run(const ModelInput &model, Run run, std::vector<std::strin
                                        "activations or KV cache for them",
                                        arch.cross_attention_layers)
                          : ""));
+  if (arch.act_params > 0 && run.mode == Mode::train)
+    note(fmt::format("{}'s xIELU activation is sized in transformers' Python form, which runs "
+                     "unless the xielu package's CUDA kernel is installed: it keeps three more "
+                     "tensors of the MLP's width (one fp32 over fp32 weights) and a 1-byte mask "
+                     "per element; what the CUDA kernel keeps is not known to dlrig",
+                     arch.display_name));
   if (const auto &q = arch.stored_quant) {
     // transformers' Trainer refuses a quantised model without adapters ("You cannot perform
     // fine-tuning on purely quantized models", src/transformers/trainer.py).

@@ -478,7 +478,8 @@ LayerParts layer_parts(const Dims &d, double s, double b, double ab, const Layer
   // Under autocast, act_fp32 of those tensors are fp32 (Dims::act_fp32).
   double mlp =
       (((d.gated ? 4 : 2) + d.act_extra + (d.act_sigmoid ? 1 : 0) - (in.down ? 0 : 1)) * ab +
-       (autocast ? d.act_fp32 * (4 - ab) : 0) + (act_drop ? 1 + ab : 0)) *
+       (autocast ? d.act_fp32 * (4 - ab) : 0) + (o.fp32_stream ? d.act_param_fp32 * (4 - ab) : 0) +
+       (d.act_mask ? 1 : 0) + (act_drop ? 1 + ab : 0)) *
       i_ratio * experts;
   if (d.experts > 0) // expert inputs, fp32 router
     mlp += (in.mlp ? ab * experts : 0) + 4 * static_cast<double>(d.experts) / h;

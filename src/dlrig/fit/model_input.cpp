@@ -150,6 +150,11 @@ Dims dims_of(const model::ModelArch &m) {
       d.act_fp32 = 3; // pow's fp32 input, tanh's output and 1 + tanh
     d.act_sigmoid = act == "quick_gelu";
   }
+  if (m.act_params > 0) { // xIELU (Apertus), in its Python form
+    d.act_extra = 3;
+    d.act_param_fp32 = 1;
+    d.act_mask = true;
+  }
   // Separate or fused projections, from the model's linear layers (model::linear_layers).
   int q = 0, k = 0, v = 0, gate = 0, up = 0;
   for (const auto &l : model::linear_layers(m)) {

@@ -45,6 +45,15 @@ struct Dims {
   // sigmoid saves its output and the multiply saves both operands, one more tensor of the MLP's
   // width than a fused GELU; three element-wise kernels forward.
   bool act_sigmoid = false;
+  // transformers' XIELUActivation ("xielu", Apertus) in its Python form (the one it runs unless
+  // the xielu package's CUDA kernel is installed): torch.where(x > 0, alpha_p * x * x + beta * x,
+  // (expm1(min(x, eps)) - x) * alpha_n + beta * x) keeps alpha_p * x, expm1's result and
+  // expm1 - x (act_extra 3) and the 1-byte condition (act_mask). alpha_p is a one-element
+  // parameter, not a 0-dim scalar, so it promotes: over fp32 weights (autocast's fp32 stream)
+  // alpha_p * x is fp32 (act_param_fp32 1). Measured with saved-tensor hooks (transformers
+  // 5.25.0, torch 2.15.0, CPU autocast bf16; the promotion is the device's own).
+  int act_param_fp32 = 0;
+  bool act_mask = false;
   // nn.Linear modules reading the attention block's input (3 for separate q, k and v
   // projections, 1 for a fused qkv) and the MLP's input (2 for separate gate and up projections,
   // 1 otherwise). Under autocast each casts the fp32 norm output to its own 16-bit copy and saves

@@ -143,6 +143,8 @@ struct ModelArch {
   bool router_bias = false;                    // gpt-oss: the router Linear(h, E) has a bias
   bool routed_bias = true;      // false: mlp_bias spares the routed experts (DeepSeek-V2)
   bool attention_sinks = false; // gpt-oss: one learned sink logit per head
+  std::int64_t act_params = 0;  // Apertus: xIELU's own parameters per layer (alpha_p, alpha_n);
+                                // fit's activation model reads them as xIELU's Python form
   // Qwen3-Next, Qwen3.5: q_proj also gives a sigmoid gate per output channel (2 x heads x d).
   bool attention_output_gate = false;
   // Gated DeltaNet linear-attention layers (Qwen3-Next, Qwen3.5): how many of `layers` they are

@@ -124,7 +124,7 @@ I64 head_params(const ModelArch &m) {
 I64 decoder_params(const ModelArch &m, I64 experts) {
   const I64 h = m.hidden, e = embed_width(m);
   I64 common = attention_params(m, h) + qk_norm_params(m) + m.norms_per_layer * norm_params(m, h) +
-               (m.attention_sinks ? m.heads : 0);
+               (m.attention_sinks ? m.heads : 0) + m.act_params;
   I64 p = 0;
   // Gated DeltaNet layers in place of full attention (Qwen3-Next, Qwen3.5).
   p += m.linear_attention_layers * (linear_attention_params(m) - attention_params(m, h) -

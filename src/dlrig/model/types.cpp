@@ -772,6 +772,7 @@ ModelArch read_entry(const Json &entry, const Json &cfg, const std::string &name
   m.mlp_bias = k.flag("mlp_bias", false);
   m.lm_head_bias = k.flag("lm_head_bias", false);
   m.attention_sinks = k.flag("attention_sinks", false);
+  m.act_params = k.flag("xielu", false) ? 2 : 0; // XIELUActivation's alpha_p and alpha_n
   m.tied_embeddings = k.has("tied") ? k.flag("tied", true) : [&] {
     Json spec{{"key", "tie_word_embeddings"}, {"default", true}};
     Knobs t(Json{{"tied", spec}}, cfg, name, type);

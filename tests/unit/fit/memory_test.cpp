@@ -695,6 +695,49 @@ TEST(Dropout, CatalogGpt2EstimateCountsEveryMask) {
 // OLMo 1's OlmoLayerNorm runs F.layer_norm without weights on an fp32 copy of its input, which
 // it saves (4 B per element, measured with saved-tensor hooks on transformers 5.25.0), whatever is
 // trained and under autocast or not.
+// Apertus's xIELU in transformers' Python form keeps alpha_p * x, expm1's result, expm1 - x and a
+// 1-byte condition beside what a fused GELU keeps: 2 + 2 + 2 + 1 bytes per element of the MLP's
+// width in 16 bits, alpha_p * x fp32 (4) over fp32 weights under autocast. Measured with
+// saved-tensor hooks (transformers 5.25.0, torch 2.15.0, CPU; perf/fit_saved_tensors.py on a
+// 2-layer Apertus of 256 x 384, batch 2 x 64): xielu minus gelu 884,768 bytes under bf16 autocast
+// (9 x 98,304 elements, and 32 for the one-element alphas) and 1,277,984 in fp32 (13 x 98,304).
+TEST(Activations, XieluPythonFormKeepsThreeTensorsAndAMask) {
+  auto xielu = model::model_from_config_text(R"({"model_type": "apertus", "hidden_size": 256,
+      "intermediate_size": 384, "num_hidden_layers": 2, "num_attention_heads": 4,
+      "vocab_size": 128})",
+                                             "config.json");
+  auto gelu = model::model_from_config_text(R"({"model_type": "apertus", "hidden_size": 256,
+      "intermediate_size": 384, "num_hidden_layers": 2, "num_attention_heads": 4,
+      "vocab_size": 128, "hidden_act": "gelu"})",
+                                            "config.json");
+  ASSERT_TRUE(xielu.ok() && gelu.ok());
+  EXPECT_EQ(model::derive_params(*xielu) - model::derive_params(*gelu), 2 * 2);
+  const Dims dx = dims_of(*xielu), dg = dims_of(*gelu);
+  EXPECT_TRUE(dx.act_mask);
+  EXPECT_FALSE(dg.act_mask);
+  const double s = 64, b = 2, sbi = s * b * 384;
+  // 16-bit weights (no fp32 stream): three 16-bit tensors and the mask.
+  EXPECT_DOUBLE_EQ(
+      transformer_layer_activation_bytes(dx, s, b, 2, 1, Attention::sdpa, true, true) -
+          transformer_layer_activation_bytes(dg, s, b, 2, 1, Attention::sdpa, true, true),
+      (3 * 2 + 1) * sbi);
+  EXPECT_DOUBLE_EQ(
+      transformer_layer_activation_bytes(dx, s, b, 4, 1, Attention::sdpa, true, false) -
+          transformer_layer_activation_bytes(dg, s, b, 4, 1, Attention::sdpa, true, false),
+      (3 * 4 + 1) * sbi);
+  // Full bf16-amp training over fp32 weights: alpha_p * x is fp32, as measured (9 B).
+  fit::Run run;
+  run.precision = Precision::bf16_amp;
+  run.seq = 1024;
+  run.batch = 8;
+  auto ex =
+      estimate_memory(test::make(*xielu, model::derive_params(*xielu)), run, test::gpu_80gb());
+  auto eg = estimate_memory(test::make(*gelu, model::derive_params(*gelu)), run, test::gpu_80gb());
+  ASSERT_EQ(ex.peak_phase, eg.peak_phase);
+  ASSERT_NE(ex.peak_phase, "optimizer step");
+  EXPECT_EQ(ex.activations - eg.activations, 9u * 1024 * 8 * 384 * 2);
+}
+
 TEST(Activations, OlmoWeightlessNormSavesItsFp32Input) {
   auto arch = model::model_from_config_text(R"({"model_type": "olmo"})", "config.json");
   ASSERT_TRUE(arch.ok()) << arch.error().message;

@@ -177,6 +177,7 @@ const Case kDefaults[] = {
     {"mllama_vision_model", 836288019},
     {"granitemoehybrid", 38601064448}, // every layer a Mamba-2 mixer by default
     {"lfm2", 2705497600},              // every layer attention by default
+    {"apertus", 6979596352},
 };
 
 class DefaultConfig : public ::testing::TestWithParam<Case> {};
@@ -589,6 +590,13 @@ const Case kVariants[] = {
     {R"({"model_type": "lfm2", "block_ffn_dim_multiplier": 1.5, "block_multiple_of": 1000})",
      3887111680},
     {R"({"model_type": "lfm2", "tie_embedding": false})", 2873269760},
+    // Apertus-70B's shape; without xIELU no alpha_p/alpha_n.
+    {R"({"model_type": "apertus", "hidden_size": 8192, "intermediate_size": 43008,
+         "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8})",
+     70599864480},
+    {R"({"model_type": "apertus", "hidden_act": "gelu"})", 6979596288},
+    {R"({"model_type": "apertus", "attention_bias": true})", 6980120640},
+    {R"({"model_type": "apertus", "tie_word_embeddings": true})", 6442725440},
     {R"({"model_type": "whisper", "num_mel_bins": 128})", 37815936},
     {R"({"model_type": "whisper", "architectures": ["WhisperModel"]})", 37760640},
     {R"({"model_type": "clip", "projection_dim": 256,
