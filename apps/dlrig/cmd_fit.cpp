@@ -40,7 +40,7 @@ ExitCode run_fit(FitArgs &a, const Envelope &envelope) {
         throw Failure(ExitCode::usage, t.error->message());
       gpus = std::move(t.gpus);
     }
-    auto w = fit::weights_report(model, gpus);
+    auto w = fit::weights_report(model, gpus, run);
     print(fit::weights_output(w), envelope, a.out);
     return ExitCode::ok;
   }

@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <tuple>
@@ -701,6 +702,17 @@ TEST(FitCli, GatedDeltaNetModelsGetTheirWeightsAndWhatIsNotModelled) {
   auto p = run_dlrig({"pick", dir.string(), "--mode", "infer", "--tokens-per-s", "20"});
   EXPECT_EQ(p.exit_code, 64) << p.out;
   EXPECT_NE(p.err.find("gated DeltaNet"), std::string::npos) << p.err;
+  // PEFT's all-linear LoRA adapts its fused experts and router as target_parameters (PEFT 0.21.2
+  // counted 1,721,616,768 at r 8, perf/lora_params.py); bitsandbytes leaves them 16-bit, so
+  // --quant int4 quantises 1,690,927,104 weights (transformers 5.25.0, perf/quant_params.py).
+  auto l = run_dlrig({"fit", dir.string(), "--gpu", "NVIDIA H100 SXM5", "--lora", "8",
+                      "--lora-targets", "all-linear", "--json"});
+  ASSERT_EQ(l.exit_code, 0) << l.err;
+  EXPECT_EQ(Json::parse(l.out)["model"]["adapter_params"].get<std::uint64_t>(), 1721616768u);
+  auto q = run_dlrig({"fit", dir.string(), "--gpu", "NVIDIA H100 SXM5", "--mode", "infer",
+                      "--quant", "int4", "--json"});
+  ASSERT_EQ(q.exit_code, 0) << q.err;
+  EXPECT_EQ(Json::parse(q.out)["model"]["quantized_params"].get<std::uint64_t>(), 1690927104u);
   fs::remove_all(dir);
 }
 
@@ -723,6 +735,26 @@ TEST(FitCli, MambaHybridsGetTheirWeightsAndWhatIsNotModelled) {
   auto p = run_dlrig({"pick", dir.string(), "--mode", "infer", "--tokens-per-s", "20"});
   EXPECT_EQ(p.exit_code, 64) << p.out;
   EXPECT_NE(p.err.find("Mamba-2"), std::string::npos) << p.err;
+  // The shapes are exact, so bitsandbytes' and PEFT's counts are too: the class defaults give
+  // 3,707,764,736 Linear4bit weights (transformers 5.25.0's quantizer, perf/quant_params.py) and
+  // 11,436,032 all-linear adapter parameters at r 8 (PEFT 0.21.2, perf/lora_params.py); the GPUs
+  // are judged on the weights as --quant leaves them.
+  std::ofstream(dir / "config.json") << R"({"model_type": "granitemoehybrid"})";
+  auto q = run_dlrig({"fit", dir.string(), "--gpu", "NVIDIA H100 SXM5", "--mode", "infer",
+                      "--quant", "int4", "--json"});
+  ASSERT_EQ(q.exit_code, 0) << q.err;
+  auto qj = Json::parse(q.out);
+  const std::uint64_t params = 38601064448u, quantized = 3707764736u;
+  EXPECT_EQ(qj["model"]["quantized_params"].get<std::uint64_t>(), quantized);
+  EXPECT_EQ(qj["weights"]["bytes_quantized"].get<std::uint64_t>(),
+            static_cast<std::uint64_t>(std::llround(quantized * 4.5 / 8)) +
+                2 * (params - quantized));
+  EXPECT_EQ(qj["weights"]["fit_basis"], "int4 (bitsandbytes)");
+  EXPECT_TRUE(qj["model"]["adapter_params"].is_null());
+  auto lo = run_dlrig({"fit", dir.string(), "--gpu", "NVIDIA H100 SXM5", "--lora", "8",
+                       "--lora-targets", "all-linear", "--json"});
+  ASSERT_EQ(lo.exit_code, 0) << lo.err;
+  EXPECT_EQ(Json::parse(lo.out)["model"]["adapter_params"].get<std::uint64_t>(), 11436032u);
   // LFM2 with convolution layers: the same report; with attention alone it is sized in full.
   std::ofstream(dir / "config.json") << R"({"model_type": "lfm2", "num_hidden_layers": 16,
       "full_attn_idxs": [2, 5, 8, 10, 12, 14]})";

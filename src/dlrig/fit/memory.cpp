@@ -700,6 +700,10 @@ double quantized_params(const ModelInput &model, const Run &run) {
              : q;
 }
 
+double bnb_serving_bytes(double params, double quantized, Quant quant) {
+  return quantized * (quant == Quant::int8 ? 1 : kFp4Bytes) + (params - quantized) * 2;
+}
+
 CudaContext cuda_context(const Run &run, const GpuTarget &gpu) {
   // Lazy loading needs CUDA 11.7 or later; PyTorch turns it on (when CUDA_MODULE_LOADING is
   // unset) since 1.13. An unknown version is taken as a current release.
@@ -1190,10 +1194,8 @@ MemoryEstimate estimate_memory(const ModelInput &model, const Run &run, const Gp
     const double wb = bytes_per_weight_infer(run.precision);
     if (arch.stored_quant)
       weights = stored_weights(model, d, shard, 2);
-    else if (run.quant == Quant::int8)
-      weights = qparams * 1 + (p_gpu - qparams) * 2;
-    else if (run.quant == Quant::int4)
-      weights = qparams * kFp4Bytes + (p_gpu - qparams) * 2;
+    else if (run.quant != Quant::none)
+      weights = bnb_serving_bytes(p_gpu, qparams, run.quant);
     else
       weights = p_gpu * wb;
     const double seqs = b * static_cast<double>(run.concurrency);

@@ -152,6 +152,10 @@ double adapter_params(const ModelInput &model, const Run &run);
 // transformers; for --params N sized from a catalog model's shapes, the same share of N).
 double quantized_params(const ModelInput &model, const Run &run);
 
+// Serving weights under --quant int8 or int4 (bitsandbytes' LLM.int8() or load_in_4bit's FP4):
+// `quantized` of the `params` at 1 byte or 4.5 bits, the rest at 16 bits.
+double bnb_serving_bytes(double params, double quantized, Quant quant);
+
 // Whether the KV cache of this run keeps sliding windows: the model has sliding layers and
 // transformers is model::kv_window_since() or later (an unknown release is a current one).
 bool kv_windows_apply(const Dims &d, const std::string &transformers_version);

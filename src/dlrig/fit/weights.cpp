@@ -4,9 +4,12 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 namespace dlrig::fit {
 
-WeightsReport weights_report(const ModelInput &model, const std::vector<GpuTarget> &gpus) {
+WeightsReport weights_report(const ModelInput &model, const std::vector<GpuTarget> &gpus,
+                             const Run &run) {
   WeightsReport r;
   r.model = model.arch.name;
   r.origin = model.origin;
@@ -21,10 +24,23 @@ WeightsReport weights_report(const ModelInput &model, const std::vector<GpuTarge
   r.bytes_16bit = 2 * r.params;
   r.bytes_int8 = r.params;
   r.bytes_int4 = (r.params + 1) / 2;
+  if (!model.not_modelled.empty()) { // the shapes are exact: bitsandbytes' and PEFT's counts
+    const double p = static_cast<double>(r.params);
+    if (run.quant != Quant::none || run.qlora)
+      r.quantized_params = static_cast<std::uint64_t>(std::llround(quantized_params(model, run)));
+    if (run.quant != Quant::none) {
+      r.bytes_quantized = static_cast<std::uint64_t>(
+          std::llround(bnb_serving_bytes(p, static_cast<double>(*r.quantized_params), run.quant)));
+      r.quant = run.quant == Quant::int8 ? "int8" : "int4";
+    }
+    if (run.lora())
+      r.adapter_params = static_cast<std::uint64_t>(std::llround(adapter_params(model, run)));
+  }
   for (const auto &g : gpus) {
     WeightsReport::Gpu out{g.name, g.memory_bytes, std::nullopt};
     if (g.memory_bytes)
-      out.weights_fit = r.weight_bytes.value_or(r.bytes_16bit) < *g.memory_bytes;
+      out.weights_fit =
+          r.bytes_quantized.value_or(r.weight_bytes.value_or(r.bytes_16bit)) < *g.memory_bytes;
     r.gpus.push_back(std::move(out));
   }
   if (!model.not_modelled.empty()) {
@@ -51,12 +67,17 @@ Report weights_output(const WeightsReport &r) {
                   {"origin", r.origin},
                   {"files", r.files},
                   {"params", r.params},
-                  {"params_by_dtype", r.params_by_dtype}};
+                  {"params_by_dtype", r.params_by_dtype},
+                  {"quantized_params", r.quantized_params},
+                  {"adapter_params", r.adapter_params}};
     j["weights"] = {{"stored_bytes", r.weight_bytes ? Json(*r.weight_bytes) : Json(nullptr)},
                     {"bytes_16bit", r.bytes_16bit},
                     {"bytes_int8", r.bytes_int8},
                     {"bytes_int4", r.bytes_int4},
-                    {"fit_basis", r.weight_bytes ? "stored" : "16-bit"}};
+                    {"bytes_quantized", r.bytes_quantized},
+                    {"fit_basis", r.bytes_quantized ? r.quant + " (bitsandbytes)"
+                                  : r.weight_bytes  ? "stored"
+                                                    : "16-bit"}};
     Json gpus = Json::array();
     for (const auto &g : r.gpus)
       gpus.push_back({{"name", g.name},
@@ -79,14 +100,25 @@ Report weights_output(const WeightsReport &r) {
     if (r.weight_bytes)
       t.add({"weights as stored", show_bytes_si(*r.weight_bytes)});
     t.add({"serving weights at 16 bits", show_bytes_si(r.bytes_16bit)});
-    t.add({"serving weights at int8", show_bytes_si(r.bytes_int8)});
-    t.add({"serving weights at int4", show_bytes_si(r.bytes_int4)});
+    t.add({"serving weights, all at int8", show_bytes_si(r.bytes_int8)});
+    t.add({"serving weights, all at int4", show_bytes_si(r.bytes_int4)});
+    if (r.quantized_params)
+      t.add({"weights bitsandbytes quantises", fmt::format("{}", *r.quantized_params)});
+    if (r.bytes_quantized)
+      t.add({fmt::format("serving weights, --quant {} (bitsandbytes)", r.quant),
+             show_bytes_si(*r.bytes_quantized)});
+    if (r.adapter_params)
+      t.add({"LoRA adapter parameters", fmt::format("{}", *r.adapter_params)});
     t.add({"activations, KV cache",
            r.checkpoint_only() ? "n/a: need the config.json" : "n/a: not modelled yet"});
     out.push_back(std::move(t));
     if (!r.gpus.empty()) {
       Table g;
-      g.title = r.weight_bytes
+      g.title = r.bytes_quantized
+                    ? fmt::format("Weights under --quant {} against each GPU's memory (before "
+                                  "activations and caches)",
+                                  r.quant)
+                : r.weight_bytes
                     ? "Stored weights against each GPU's memory (before activations and KV cache)"
                     : "16-bit weights against each GPU's memory (before activations and caches)";
       g.header = {"GPU", "memory", "weights fit"};
@@ -112,6 +144,7 @@ Report weights_output(const WeightsReport &r) {
     t.add({"bytes_16bit", fmt::format("{}", r.bytes_16bit)});
     t.add({"bytes_int8", fmt::format("{}", r.bytes_int8)});
     t.add({"bytes_int4", fmt::format("{}", r.bytes_int4)});
+    t.add({"bytes_quantized", r.bytes_quantized ? fmt::format("{}", *r.bytes_quantized) : ""});
     t.add({"activations_bytes", ""});
     t.add({"kv_cache_bytes", ""});
     return std::vector<Table>{t};

@@ -33,13 +33,20 @@ struct WeightsReport {
     std::optional<bool> weights_fit;
   };
   std::vector<Gpu> gpus;
+  // A config.json fit does not model, where its layers' shapes are exact: with --quant or
+  // --qlora the weights bitsandbytes converts (as for any config: quantized_params), and with
+  // --quant the serving weights then (bnb_serving_bytes), which the GPUs are judged on; with
+  // --lora/--qlora PEFT's adapter parameters.
+  std::optional<std::uint64_t> quantized_params, bytes_quantized, adapter_params;
+  std::string quant;                // "int8" or "int4" when bytes_quantized is set
   std::vector<std::string> unknown; // what needs the config.json, in words
   std::string why;           // why only the weights: the tensor names, or layers fit does not model
   bool not_modelled = false; // a config.json whose layers fit does not model (not a checkpoint's)
   bool checkpoint_only() const { return !not_modelled; }
 };
 
-WeightsReport weights_report(const ModelInput &model, const std::vector<GpuTarget> &gpus);
+WeightsReport weights_report(const ModelInput &model, const std::vector<GpuTarget> &gpus,
+                             const Run &run = Run{});
 
 // JSON (schema_version 1: model, weights, gpus, needs_config) and the human table.
 Report weights_output(const WeightsReport &r);
