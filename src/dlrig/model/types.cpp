@@ -104,10 +104,15 @@ I64 limit_of(std::string_view knob) {
       knob == "experts" || knob == "experts_per_token" || knob == "relative_buckets" ||
       knob == "channels" || knob == "patch_size" || knob == "sparse_step" ||
       knob == "audio_mel_bins" || knob == "position_offset" || knob == "norms_per_layer" ||
-      knob == "every" || knob == "max_window_layers" || knob == "gated_layers" || knob == "tiles")
+      knob == "every" || knob == "max_window_layers" || knob == "gated_layers" || knob == "tiles" ||
+      knob == "linear_key_heads" || knob == "linear_value_heads" || knob == "mamba_heads" ||
+      knob == "mamba_groups" || knob == "linear_conv_kernel" || knob == "short_conv_kernel")
     return 1 << 10;
-  if (knob == "head_dim")
+  if (knob == "head_dim" || knob == "linear_key_dim" || knob == "linear_value_dim" ||
+      knob == "mamba_head_dim" || knob == "mamba_state")
     return 1 << 14;
+  if (knob == "mamba_expand")
+    return 1 << 4;
   if (knob == "spatial_merge" || knob == "temporal_patch" || knob == "projector_shuffle")
     return 1 << 3;
   if (knob == "vocab" || knob == "type_vocab")
@@ -987,6 +992,14 @@ ModelArch read_entry(const Json &entry, const Json &cfg, const std::string &name
       m.layers += m.gated_layers;
       const I64 rows = k.list_length("aspect_ratios") + 1, tiles = k.integer("tiles");
       const I64 patches = (m.image_size / m.patch_size) * (m.image_size / m.patch_size) + 1;
+      // Each knob is bounded, their product is not: refuse a table no model could hold before
+      // it overflows (a 448 px image in 14 px patches, 4 tiles, 9 rows: 47 M x hidden).
+      if (static_cast<double>(rows) * static_cast<double>(tiles) * static_cast<double>(patches) >
+          static_cast<double>(I64{1} << 30))
+        k.fail(k.config_name("tiles"),
+               fmt::format("= {} tiles of {} patches each over {} aspect ratios: a tile embedding "
+                           "of more than 2^30 rows x hidden, beyond any model",
+                           tiles, patches, rows - 1));
       m.tile_params = rows * tiles * patches * m.hidden + 2 * (rows * tiles * m.hidden + 1) + 1;
     }
     m.map_head = k.flag("map_head", false);

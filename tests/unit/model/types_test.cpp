@@ -994,6 +994,14 @@ TEST(ModelTypes, MllamaCrossAttentionAndTiles) {
                       "cross_attention_layers": null})")
                 .cross_attention_layers,
             8);
+  // Bounded knobs whose product would overflow the count are refused, naming a field.
+  EXPECT_TRUE(refused(R"({"model_type": "mllama_vision_model", "image_size": 65536,
+                          "patch_size": 1, "max_num_tiles": 1024})",
+                      "'max_num_tiles' = 1024 tiles of 4294967297 patches each"));
+  EXPECT_TRUE(refused(R"({"model_type": "granitemoehybrid", "mamba_expand": 1000})",
+                      "'mamba_expand' must be at most 16"));
+  EXPECT_TRUE(refused(R"({"model_type": "qwen3_next", "linear_value_head_dim": 1048576})",
+                      "'linear_value_head_dim' must be at most 16384"));
   EXPECT_TRUE(refused(R"({"model_type": "mllama_text_model", "cross_attention_layers": 3})",
                       "'cross_attention_layers' must be a list of layer indices"));
   EXPECT_TRUE(refused(R"({"model_type": "mllama_text_model",
