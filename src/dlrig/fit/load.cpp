@@ -10,6 +10,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
+#include <utility>
 
 namespace dlrig::fit {
 namespace {
@@ -84,21 +85,20 @@ Result<ModelInput> from_config_file(const fs::path &cfg, std::optional<Checkpoin
   // modelled, so fit reports what the weights alone take rather than an estimate that would size
   // them as attention layers.
   if (in.arch.linear_attention_layers > 0) {
-    const bool mamba = in.arch.mamba_heads > 0, conv = in.arch.short_conv;
+    // The layers' kind, and what they keep between tokens instead of a KV cache.
+    const auto [kind, state] =
+        in.arch.mamba_heads > 0
+            ? std::pair{"Mamba-2 (state-space)", "Mamba-2 layers' convolution and recurrent state"}
+        : in.arch.short_conv
+            ? std::pair{"gated short-convolution", "convolution layers' convolution state"}
+            : std::pair{"gated DeltaNet (linear-attention)",
+                        "DeltaNet layers' convolution and recurrent state"};
     in.weights_only = true;
     in.not_modelled = {
         fmt::format("activations of the {} {} layers of {}: not modelled yet",
-                    in.arch.linear_attention_layers,
-                    mamba  ? "Mamba-2 (state-space)"
-                    : conv ? "gated short-convolution"
-                           : "gated DeltaNet (linear-attention)",
-                    in.arch.layers),
-        fmt::format("serving cache: the attention layers' KV cache and the {} layers' "
-                    "{}, not modelled yet",
-                    mamba  ? "Mamba-2"
-                    : conv ? "convolution"
-                           : "DeltaNet",
-                    conv ? "convolution state" : "convolution and recurrent state"),
+                    in.arch.linear_attention_layers, kind, in.arch.layers),
+        fmt::format("serving cache: the attention layers' KV cache and the {}, not modelled yet",
+                    state),
         "training memory (gradients, optimizer states, activations): not estimated for these "
         "layers yet"};
   }

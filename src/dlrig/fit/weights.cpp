@@ -31,7 +31,7 @@ WeightsReport weights_report(const ModelInput &model, const std::vector<GpuTarge
     if (run.quant != Quant::none) {
       r.bytes_quantized = static_cast<std::uint64_t>(
           std::llround(bnb_serving_bytes(p, static_cast<double>(*r.quantized_params), run.quant)));
-      r.quant = run.quant == Quant::int8 ? "int8" : "int4";
+      r.quant = run.quant;
     }
     if (run.lora())
       r.adapter_params = static_cast<std::uint64_t>(std::llround(adapter_params(model, run)));
@@ -75,9 +75,10 @@ Report weights_output(const WeightsReport &r) {
                     {"bytes_int8", r.bytes_int8},
                     {"bytes_int4", r.bytes_int4},
                     {"bytes_quantized", r.bytes_quantized},
-                    {"fit_basis", r.bytes_quantized ? r.quant + " (bitsandbytes)"
-                                  : r.weight_bytes  ? "stored"
-                                                    : "16-bit"}};
+                    {"fit_basis", r.bytes_quantized
+                                      ? fmt::format("{} (bitsandbytes)", name(r.quant))
+                                  : r.weight_bytes ? "stored"
+                                                   : "16-bit"}};
     Json gpus = Json::array();
     for (const auto &g : r.gpus)
       gpus.push_back({{"name", g.name},
@@ -105,7 +106,7 @@ Report weights_output(const WeightsReport &r) {
     if (r.quantized_params)
       t.add({"weights bitsandbytes quantises", fmt::format("{}", *r.quantized_params)});
     if (r.bytes_quantized)
-      t.add({fmt::format("serving weights, --quant {} (bitsandbytes)", r.quant),
+      t.add({fmt::format("serving weights, --quant {} (bitsandbytes)", name(r.quant)),
              show_bytes_si(*r.bytes_quantized)});
     if (r.adapter_params)
       t.add({"LoRA adapter parameters", fmt::format("{}", *r.adapter_params)});
@@ -117,7 +118,7 @@ Report weights_output(const WeightsReport &r) {
       g.title = r.bytes_quantized
                     ? fmt::format("Weights under --quant {} against each GPU's memory (before "
                                   "activations and caches)",
-                                  r.quant)
+                                  name(r.quant))
                 : r.weight_bytes
                     ? "Stored weights against each GPU's memory (before activations and KV cache)"
                     : "16-bit weights against each GPU's memory (before activations and caches)";

@@ -38,7 +38,7 @@ struct WeightsReport {
   // --quant the serving weights then (bnb_serving_bytes), which the GPUs are judged on; with
   // --lora/--qlora PEFT's adapter parameters.
   std::optional<std::uint64_t> quantized_params, bytes_quantized, adapter_params;
-  std::string quant;                // "int8" or "int4" when bytes_quantized is set
+  Quant quant = Quant::none;        // --quant's, when bytes_quantized is set
   std::vector<std::string> unknown; // what needs the config.json, in words
   std::string why;           // why only the weights: the tensor names, or layers fit does not model
   bool not_modelled = false; // a config.json whose layers fit does not model (not a checkpoint's)

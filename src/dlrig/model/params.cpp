@@ -47,21 +47,32 @@ I64 attention_params(const ModelArch &m, I64 kv_input) {
   return p;
 }
 
-// One gated DeltaNet layer (modeling_qwen3_next.py Qwen3NextGatedDeltaNet): the input projections
-// to q and k (key heads x key size each), v and the output gate z (value heads x value size each)
-// and the per-value-head b and a; the depthwise Conv1d over q, k and v without bias; dt_bias and
-// A_log per value head; the gated RMSNorm over a value head; out_proj back to hidden.
-// A Mamba-2 mixer (modeling_granitemoehybrid.py GraniteMoeHybridMambaLayer): in_proj to the gate
-// (width), the convolved width, B and C (2 x groups x state) and dt (heads); the depthwise Conv1d
-// over the width, B and C; dt_bias, A_log and D per head; the gated RMSNorm over the width;
-// out_proj back to hidden.
+// A Mamba-2 mixer's widths (modeling_granitemoehybrid.py GraniteMoeHybridMambaLayer): the mixer's
+// width (heads x head size), the convolved channels (the width, B and C: 2 x groups x state) and
+// in_proj's output (the gate, the convolved channels and dt per head).
+struct MambaWidths {
+  I64 width, conv, in;
+};
+MambaWidths mamba_widths(const ModelArch &m) {
+  const I64 width = m.mamba_heads * m.mamba_head_dim,
+            conv = width + 2 * m.mamba_groups * m.mamba_state;
+  return {width, conv, width + conv + m.mamba_heads};
+}
+
+// A Mamba-2 mixer: in_proj, the depthwise Conv1d over the convolved channels, dt_bias, A_log and
+// D per head, the gated RMSNorm over the width, out_proj back to hidden.
 I64 mamba_params(const ModelArch &m) {
-  const I64 h = m.hidden, width = m.mamba_heads * m.mamba_head_dim,
-            conv = width + 2 * m.mamba_groups * m.mamba_state, in = width + conv + m.mamba_heads;
+  const I64 h = m.hidden;
+  const auto [width, conv, in] = mamba_widths(m);
   return h * in + (m.mamba_proj_bias ? in + h : 0) + conv * m.linear_conv_kernel +
          (m.mamba_conv_bias ? conv : 0) + 3 * m.mamba_heads + width + width * h;
 }
 
+// One gated DeltaNet layer (modeling_qwen3_next.py Qwen3NextGatedDeltaNet): the input projections
+// to q and k (key heads x key size each), v and the output gate z (value heads x value size each)
+// and the per-value-head b and a; the depthwise Conv1d over q, k and v without bias; dt_bias and
+// A_log per value head; the gated RMSNorm over a value head; out_proj back to hidden. A Mamba-2
+// mixer or LFM2's short convolution in their place.
 I64 linear_attention_params(const ModelArch &m) {
   if (m.mamba_heads > 0)
     return mamba_params(m);
@@ -310,8 +321,8 @@ void add_mlp(std::vector<LinearShape> &out, const ModelArch &m, const LinearName
   }
 }
 
-// A gated DeltaNet layer's or Mamba-2 mixer's nn.Linear modules (linear_attention_params), `count`
-// of them.
+// A gated DeltaNet layer's, Mamba-2 mixer's or LFM2 short convolution's nn.Linear modules
+// (linear_attention_params), `count` of them.
 void add_linear_attention(std::vector<LinearShape> &out, const ModelArch &m, I64 count) {
   if (count <= 0)
     return;
@@ -321,11 +332,9 @@ void add_linear_attention(std::vector<LinearShape> &out, const ModelArch &m, I64
     return;
   }
   if (m.mamba_heads > 0) { // Granite 4.0's Mamba-2 mixer (mamba_params)
-    const I64 width = m.mamba_heads * m.mamba_head_dim,
-              conv = width + 2 * m.mamba_groups * m.mamba_state;
-    out.push_back(
-        {"mamba_in", "in_proj", m.hidden, width + conv + m.mamba_heads, count, m.mamba_proj_bias});
-    out.push_back({"mamba_out", "out_proj", width, m.hidden, count, m.mamba_proj_bias});
+    const auto w = mamba_widths(m);
+    out.push_back({"mamba_in", "in_proj", m.hidden, w.in, count, m.mamba_proj_bias});
+    out.push_back({"mamba_out", "out_proj", w.width, m.hidden, count, m.mamba_proj_bias});
     return;
   }
   const I64 h = m.hidden, key = m.linear_key_heads * m.linear_key_dim,

@@ -660,7 +660,8 @@ ModelArch read_image_text(const Json &entry, const Json &cfg, const std::string 
     // it, linear_2 to the text hidden; both linears with bias.
     const I64 shuffle = k.integer("projector_shuffle", 1);
     const I64 width = v * shuffle * shuffle;
-    const I64 mid = k.integer("projector_mid", 0) > 0 ? k.integer("projector_mid", 0) : t;
+    const I64 given_mid = k.integer("projector_mid", 0);
+    const I64 mid = given_mid > 0 ? given_mid : t;
     if (mid % 2 != 0)
       k.fail(k.config_name("projector_mid"),
              fmt::format("= {} must be even (the SwiGLU halves it)", mid));

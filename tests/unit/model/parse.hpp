@@ -1,9 +1,11 @@
 #pragma once
-// config.json text to a ModelArch for the model tests: the parsed model, or the error's message.
+// config.json text to a ModelArch for the model tests: the parsed model, or the error's message;
+// its linear layers by role.
 #include "dlrig/model/model.hpp"
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -27,6 +29,14 @@ inline ::testing::AssertionResult refused(const std::string &text, const std::st
   if (e.find(words) != std::string::npos)
     return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << "error \"" << e << "\" lacks \"" << words << "\"";
+}
+
+// The model's linear layers by role (the last of a role when several share it).
+inline std::map<std::string, LinearShape> linears_by_role(const ModelArch &m) {
+  std::map<std::string, LinearShape> out;
+  for (const auto &l : linear_layers(m))
+    out[l.role] = l;
+  return out;
 }
 
 } // namespace dlrig::model::test

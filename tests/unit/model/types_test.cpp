@@ -20,6 +20,7 @@ namespace dlrig::model {
 namespace {
 
 using test::error_of;
+using test::linears_by_role;
 using test::parse;
 using test::refused;
 
@@ -867,9 +868,7 @@ TEST(ModelTypes, GatedDeltaNetLayers) {
       "layer_types": ["full_attention", "linear_attention", "full_attention"]})");
   EXPECT_EQ(listed.linear_attention_layers, 1);
   EXPECT_EQ(listed.sliding_layers, 0);
-  std::map<std::string, LinearShape> by_role;
-  for (const auto &l : linear_layers(listed))
-    by_role[l.role] = l;
+  auto by_role = linears_by_role(listed);
   EXPECT_EQ(by_role["q"].out, 2 * 16 * 256); // the output gate
   EXPECT_EQ(by_role["q"].count, 2);
   EXPECT_EQ(by_role["lin_qkv"].out, 2 * 16 * 128 + 32 * 128);
@@ -901,9 +900,7 @@ TEST(ModelTypes, GraniteHybridMambaLayers) {
   ModelArch some = parse(R"({"model_type": "granitemoehybrid", "num_hidden_layers": 3,
       "mamba_d_head": "auto", "layer_types": ["mamba", "attention", "mamba"]})");
   EXPECT_EQ(some.linear_attention_layers, 2);
-  std::map<std::string, LinearShape> by_role;
-  for (const auto &l : linear_layers(some))
-    by_role[l.role] = l;
+  auto by_role = linears_by_role(some);
   EXPECT_EQ(by_role["q"].count, 1);
   EXPECT_EQ(by_role["mamba_in"].module, "in_proj");
   EXPECT_EQ(by_role["mamba_in"].out, 8192 + (8192 + 2 * 256) + 128);
@@ -938,9 +935,7 @@ TEST(ModelTypes, Lfm2ConvolutionsAndFeedForward) {
                               "full_attn_idxs": [2, 5, 8, 10, 12, 14, 99]})");
   EXPECT_EQ(small.linear_attention_layers, 10);
   EXPECT_TRUE(small.short_conv);
-  std::map<std::string, LinearShape> by_role;
-  for (const auto &l : linear_layers(small))
-    by_role[l.role] = l;
+  auto by_role = linears_by_role(small);
   EXPECT_EQ(by_role["conv_in"].out, 3 * 2560);
   EXPECT_EQ(by_role["conv_in"].count, 10);
   EXPECT_EQ(by_role["q"].count, 6);
