@@ -10,6 +10,8 @@ The memory allocated by the forward (torch.cuda.memory_allocated after minus bef
 beside it.
 
 Usage: python3 perf/fit_saved_tensors.py --device cuda CASE_DIR:precision:batch:seq:head ... [--out F]
+           [--attention sdpa|eager|auto]
+  precision: bf16-amp, fp16-amp (autocast over fp32 weights), bf16, fp16 (a 16-bit model), fp32
   head: lm (labels = ids), cls (one label per sample), qa (start/end positions), none (mean of the
   last hidden state)
 """
@@ -22,12 +24,13 @@ import torch
 import transformers as tf
 
 
-def build(folder, device):
+def build(folder, device, attention):
     cfg = json.load(open(os.path.join(folder, "config.json")))
     arch = (cfg.get("architectures") or ["LlamaForCausalLM"])[0]
     conf = tf.AutoConfig.for_model(cfg["model_type"], **{k: v for k, v in cfg.items()
                                                          if k not in ("model_type", "transformers_version")})
-    conf._attn_implementation = "sdpa"
+    if attention != "auto":  # auto: what transformers picks for the class (eager for Gemma 2)
+        conf._attn_implementation = attention
     with torch.device(device):
         model = getattr(tf, arch)(conf)
     return conf, model.train()
@@ -70,10 +73,12 @@ def walk(loss, params):
     return rows, sum(nb for nb, _ in storages.values()), dict(by_dtype), sum(cast.values())
 
 
-def run_case(spec, device):
+def run_case(spec, device, attention="sdpa"):
     folder, precision, batch, seq, head = spec.split(":")
     batch, seq = int(batch), int(seq)
-    conf, model = build(folder, device)
+    conf, model = build(folder, device, attention)
+    if precision in ("bf16", "fp16"):  # a 16-bit model without autocast
+        model = model.to({"bf16": torch.bfloat16, "fp16": torch.float16}[precision])
     params = {p.untyped_storage().data_ptr(): p for p in model.parameters()}
     dtype = {"bf16-amp": torch.bfloat16, "fp16-amp": torch.float16}.get(precision)
     ids = torch.randint(0, conf.vocab_size, (batch, seq), device=device)
@@ -94,7 +99,7 @@ def run_case(spec, device):
         out = model(**batch_in)
         loss = out.loss if getattr(out, "loss", None) is not None else \
             out.last_hidden_state.float().mean()
-    res = {"case": spec}
+    res = {"case": spec, "attention": model.config._attn_implementation}
     if cuda:
         torch.cuda.synchronize()
         res["forward_allocated"] = torch.cuda.memory_allocated() - before
@@ -113,12 +118,14 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--out")
+    ap.add_argument("--attention", default="sdpa", choices=["sdpa", "eager", "auto"],
+                    help="attn_implementation (auto: the class's own choice)")
     ap.add_argument("cases", nargs="+")
     a = ap.parse_args()
     results = []
     for spec in a.cases:
         try:
-            r = run_case(spec, a.device)
+            r = run_case(spec, a.device, a.attention)
         except Exception as e:  # one failing case never stops the rest
             r = {"case": spec, "error": repr(e)}
         results.append(r)

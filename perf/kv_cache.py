@@ -136,6 +136,12 @@ CASES = [
     ("mllama (cross-attention layers 1 and 3 of 5)", "mllama", {}),
     ("lfm2 (every layer attention)", "lfm2", {"num_hidden_layers": 3}),
     ("apertus", "apertus", {"num_hidden_layers": 3}),
+    ("flex_olmo", "flex_olmo", {"num_hidden_layers": 3, "num_experts": 4,
+                                "num_experts_per_tok": 2}),
+    ("vaultgemma (every other layer slides)", "vaultgemma", {"num_hidden_layers": 4,
+                                                             "sliding_window": WINDOW}),
+    ("vaultgemma + layer_types (all full)", "vaultgemma", {
+        "num_hidden_layers": 3, "layer_types": ["full_attention"] * 3}),
 ]
 
 # (prompt, new tokens): a prompt longer than the window, and one that the new tokens take past it.

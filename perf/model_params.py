@@ -44,7 +44,7 @@ DEFAULT_TYPES = [
     "glm", "olmo", "helium", "smolvlm", "idefics3", "qwen2_vl", "qwen3_next", "qwen3_5_text",
     "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe", "internvl", "camembert", "granitemoeshared",
     "mllama", "mllama_text_model", "mllama_vision_model", "granitemoehybrid", "lfm2",
-    "apertus",
+    "apertus", "vaultgemma", "data2vec-text", "flex_olmo",
 ]
 
 BUILTIN = {"llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "bert", "vit", "t5"}
@@ -57,7 +57,7 @@ DECODERS = {"llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "q
             "glm4_moe_lite", "ministral3", "glm", "olmo", "helium", "hunyuan_v1_dense",
             "hunyuan_v1_moe", "nemotron", "dots1", "qwen3_next", "qwen3_5_text",
             "qwen3_5_moe_text", "granitemoeshared", "mllama_text_model",
-            "granitemoehybrid", "lfm2", "apertus"}
+            "granitemoehybrid", "lfm2", "apertus", "vaultgemma", "flex_olmo"}
 # Image-text models with no causal-LM class: the ForConditionalGeneration class (an LM head).
 IMAGE_TEXT = {"mistral3", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "llava", "llava_next",
               "llava_onevision", "llama4", "paligemma", "smolvlm", "idefics3", "qwen2_vl",
@@ -396,6 +396,18 @@ VARIANTS = {
                   {"vocab_size": 32005}, {"hidden_size": 1024, "num_hidden_layers": 24,
                                           "num_attention_heads": 16, "intermediate_size": 4096,
                                           "vocab_size": 32005}],
+    "data2vec-text": [{"architectures": ["Data2VecTextForSequenceClassification"], "num_labels": 3},
+                      {"architectures": ["Data2VecTextForMaskedLM"]},
+                      {"architectures": ["Data2VecTextForCausalLM"], "is_decoder": True},
+                      {"architectures": ["Data2VecTextForQuestionAnswering"]},
+                      # RoBERTa's vocabulary, positions and one token type
+                      {"vocab_size": 50265, "max_position_embeddings": 514,
+                       "type_vocab_size": 1}],
+    "flex_olmo": [{"num_hidden_layers": 16, "hidden_size": 2048, "intermediate_size": 1024,
+                   "num_experts": 8, "num_experts_per_tok": 2},
+                  {"num_key_value_heads": 8, "attention_bias": True}],
+    "vaultgemma": [{"hidden_size": 1152, "intermediate_size": 6912, "num_attention_heads": 4,
+                    "num_key_value_heads": 4, "attn_logit_softcapping": None}],
     "granitemoeshared": [{"shared_intermediate_size": 1024},
                          # granite-4.0-tiny-preview's shape without its Mamba layers
                          {"hidden_size": 1536, "num_hidden_layers": 40, "num_attention_heads": 12,

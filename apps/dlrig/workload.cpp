@@ -96,7 +96,10 @@ fit::Run workload_run(const WorkloadArgs &a, const kb::KnowledgeBase &kb) {
   run.checkpointing = need(fit::parse_checkpointing(a.checkpointing));
   run.strategy = need(fit::parse_strategy(a.strategy));
   run.offload = need(fit::parse_offload(a.offload));
-  run.attention = need(fit::parse_attention(a.attention));
+  if (!a.attention.empty()) {
+    run.attention = need(fit::parse_attention(a.attention));
+    run.attention_given = true;
+  }
   run.lora_targets = need(fit::parse_lora_targets(a.lora_targets, run.lora_modules));
   run.quant = need(fit::parse_quant(a.quant));
   run.kernels = need(fit::parse_kernels(a.kernels));
@@ -210,7 +213,10 @@ void add_workload_options(CLI::App &sub, WorkloadArgs &a,
          "qv (PEFT's default: query and value; Phi's adds fc1, fc2) | all-linear (every linear but "
          "the head) | a list such as q,v,o,gate,up,down")
       ->type_name("T");
-  sub.add_option("--attention", a.attention, "eager | sdpa | flash")->type_name("A");
+  sub.add_option("--attention", a.attention,
+                 "eager | sdpa | flash (default: what transformers runs for the model: sdpa, "
+                 "eager where the class has no SDPA path, as Gemma 2's and gpt-oss')")
+      ->type_name("A");
   sub.add_option("--loss", a.loss,
                  "standard | fused (Liger-Kernel, Cut-CE: no b*s*V logits) | chunked (torchtune)")
       ->type_name("L");

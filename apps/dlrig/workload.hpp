@@ -15,10 +15,10 @@ struct WorkloadArgs {
   std::string model;
   std::string params, family;
   std::string mode = "train", precision = "bf16-amp", optimizer = "adamw", checkpointing = "none",
-              strategy = "ddp", offload = "none", attention = "sdpa", quant = "none",
-              lora_targets = "qv", kernels = "eager", loss = "standard", optimizer_impl;
+              strategy = "ddp", offload = "none", attention, quant = "none", lora_targets = "qv",
+              kernels = "eager", loss = "standard", optimizer_impl;
   std::string network, torch;
-  fit::Run run;
+  fit::Run run; // attention empty: not given (what transformers runs for the model)
   double dataset_tokens = 0, samples = 0; // 0 = not given
 };
 

@@ -923,6 +923,44 @@ TEST_F(FitGuides, AnImageTextModelIsSizedWithItsVisionTowerHeld) {
             t["gpus"][0]["breakdown"]["weights"].get<double>());
 }
 
+// Gemma 2 has no SDPA path from transformers 5.21.0 (_supports_sdpa = False): fit runs eager as
+// from_pretrained does, keeps the s^2 scores (8 heads x 4096^2 x 8 B, 1 GiB, in each of the 26
+// layers), says so, and refuses --attention sdpa as transformers does.
+TEST_F(FitGuides, Gemma2RunsEagerAttentionAsTransformersDoes) {
+  auto fit_json = [&](std::vector<std::string> more) {
+    std::vector<std::string> args = {"fit",   "gemma-2-2b", "--gpu",          "NVIDIA H100 SXM5",
+                                     "--seq", "4096",       "--transformers", "5.25.0",
+                                     "--json"};
+    args.insert(args.end(), more.begin(), more.end());
+    return run_dlrig(args);
+  };
+  auto eager = fit_json({});
+  ASSERT_TRUE(eager.exit_code == 0 || eager.exit_code == 1) << eager.err;
+  auto e = Json::parse(eager.out);
+  EXPECT_EQ(e["run"]["attention"], "eager");
+  bool said = false;
+  for (const auto &a : e["assumptions"])
+    said =
+        said || a.get<std::string>().find("attention: eager, which transformers 5.25.0 runs "
+                                          "for gemma2 when none is asked for") != std::string::npos;
+  EXPECT_TRUE(said) << e["assumptions"].dump();
+  auto flash = fit_json({"--attention", "flash"});
+  ASSERT_TRUE(flash.exit_code == 0 || flash.exit_code == 1) << flash.err;
+  auto f = Json::parse(flash.out);
+  EXPECT_EQ(f["run"]["attention"], "flash");
+  EXPECT_GE(e["gpus"][0]["breakdown"]["activations"].get<double>() -
+                f["gpus"][0]["breakdown"]["activations"].get<double>(),
+            26.0 * (1 << 30));
+  auto sdpa = fit_json({"--attention", "sdpa"});
+  EXPECT_EQ(sdpa.exit_code, 64);
+  EXPECT_NE(sdpa.err.find("transformers 5.25.0 refuses SDPA for gemma2"), std::string::npos)
+      << sdpa.err;
+  auto older = run_dlrig({"fit", "gemma-2-2b", "--gpu", "NVIDIA H100 SXM5", "--seq", "4096",
+                          "--transformers", "5.20.0", "--json"});
+  ASSERT_TRUE(older.exit_code == 0 || older.exit_code == 1) << older.err;
+  EXPECT_EQ(Json::parse(older.out)["run"]["attention"], "sdpa");
+}
+
 TEST_F(FitGuides, ConfigJsonAndParamsFamily) {
   auto dir = scratch("config");
   fs::create_directories(dir);

@@ -211,6 +211,28 @@ Result<Run> resolve_run(const ModelInput &model, Run run, std::vector<std::strin
   if (!run.transformers_version.empty() && !is_transformers_version(run.transformers_version))
     return make_error("--transformers \"" + run.transformers_version +
                       "\": expected a transformers version such as 4.46.3 or 5.0.0");
+  // What transformers runs when no attention is asked for: SDPA, or eager where the class has no
+  // SDPA path (Gemma 2's softcapping, gpt-oss' sinks); SDPA asked for is refused where
+  // transformers refuses it.
+  if (is_transformer(arch.family)) {
+    const auto eager = model::eager_attention(arch.text_type(), run.transformers_version);
+    const std::string release = run.transformers_version.empty()
+                                    ? std::string("transformers (version not known: taken as the "
+                                                  "newest; --transformers VERSION)")
+                                    : "transformers " + run.transformers_version;
+    if (run.attention_given && run.attention == Attention::sdpa && eager.sdpa_refused)
+      return make_error(fmt::format(
+          "--attention sdpa: {} refuses SDPA for {} ({}: its class sets _supports_sdpa = False); "
+          "use --attention eager, what it runs by default, or flash",
+          release, arch.text_type(), eager.why));
+    if (!run.attention_given && eager.by_default) {
+      run.attention = Attention::eager;
+      note(fmt::format("attention: eager, which {} runs for {} when none is asked for ({}); "
+                       "eager keeps the s^2 attention scores: --attention flash sizes "
+                       "flash-attention",
+                       release, arch.text_type(), eager.why));
+    }
+  }
   if (run.mode == Mode::train && !run.optimizer_impl && adam && !zero)
     run.optimizer_impl =
         !run.torch_version.empty() && compare_versions(run.torch_version, "2.0") < 0
@@ -388,6 +410,7 @@ std::string flags_between(const Run &from, const Run &to) {
   named("--precision", from.precision, to.precision);
   named("--optimizer", from.optimizer, to.optimizer);
   named("--checkpointing", from.checkpointing, to.checkpointing);
+  named("--attention", from.attention, to.attention);
   num("--batch", from.batch, to.batch);
   num("--grad-accum", from.grad_accum, to.grad_accum);
   num("--gpus", from.gpus, to.gpus);
@@ -480,6 +503,15 @@ std::vector<Candidate> single_changes(const ModelInput &model, const Run &run, c
           "one more forward pass in backward (about +33% compute)");
     }
     if (is_transformer(model.arch.family)) {
+      // Eager attention keeps the s^2 scores (Gemma 2's and gpt-oss' default): flash-attention
+      // keeps none (FlashAttention-2 and 3 run from compute capability 8.0).
+      if (run.attention == Attention::eager && (gpu.cc_major() == 0 || gpu.cc_major() >= 8)) {
+        Run r = run;
+        r.attention = Attention::flash;
+        r.attention_given = true;
+        add(r, "flash-attention (attn_implementation=\"flash_attention_2\"): no s^2 scores",
+            "the flash-attn package or a kernels-hub build; the same attention");
+      }
       if (run.checkpointing == Checkpointing::none) {
         Run r = run;
         r.checkpointing = Checkpointing::selective;

@@ -488,9 +488,14 @@ LayerParts layer_parts(const Dims &d, double s, double b, double ab, const Layer
     // The softmax output (saved by softmax and by the matmul with V); with attention dropout, its
     // 1-byte mask and the dropout's output, which the matmul saves instead (Korthikanti's 5as^2b
     // at 16-bit). SDPA and flash regenerate the dropout mask in backward (no mask kept). Under
-    // autocast the softmax output is fp32 (4) and the matmul saves its own 16-bit copy.
+    // autocast, and for 16-bit scores of a type whose softmax upcasts (Dims::softmax_fp32), the
+    // softmax output is fp32 (4) and the matmul saves its own 16-bit copy. Softcapping's tanh
+    // keeps its output in the scores' dtype (Gemma 2; saved-tensor hooks, docs/fit.md).
     const double a = static_cast<double>(d.heads);
-    const double per = autocast ? 4 + ab + (attn_drop ? 1 : 0) : ab + (attn_drop ? 1 + ab : 0);
+    const bool fp32_softmax = autocast || (d.softmax_fp32 && ab < 4);
+    const double per =
+        (fp32_softmax ? 4 + ab + (attn_drop ? 1 : 0) : ab + (attn_drop ? 1 + ab : 0)) +
+        (d.attn_softcap ? ab : 0);
     p.scores = a * s * s * b * per * (cross_attention ? 2 : 1);
   }
   return p;
@@ -633,7 +638,9 @@ BackwardPeak cnn_backward_peak(const model::ModelArch &m, double side, double b,
 }
 
 // The causal-LM loss's bytes at the start of backward for `tokens` = b x s on one GPU:
-//  standard: transformers' loss, 14 B per logit (16 in fp32; kLossPeakBytes16);
+//  standard: transformers' loss, 14 B per logit (16 in fp32; kLossPeakBytes16), and e more with
+//    Gemma 2's final_logit_softcapping, whose tanh keeps its output (saved-tensor hooks on the CPU:
+//    TanhBackward0's bf16 [b, s, V] result; docs/fit.md);
 //  chunked: torchtune's CEWithChunkedOutputLoss, which "saves memory by only upcasting one chunk
 //    at a time" (torchtune/modules/loss/ce_chunked_output_loss.py, num_output_chunks = 8): the
 //    16-bit logits of every chunk stay (e bytes per logit), the fp32 upcast, log-softmax and their
@@ -658,7 +665,7 @@ double loss_bytes(const Run &run, const Dims &d, double tokens, double ab) {
     return ab * tokens * h + chunk * v * ab + 4 * tokens;
   }
   }
-  return standard * tokens * v;
+  return (standard + (d.final_softcap ? ab : 0)) * tokens * v;
 }
 
 } // namespace

@@ -171,6 +171,9 @@ Dims dims_of(const model::ModelArch &m) {
   read_dropouts(m, d);
   d.causal = m.family == model::ModelFamily::decoder || m.family == model::ModelFamily::moe_decoder;
   d.tied = m.tied_embeddings;
+  d.softmax_fp32 = model::eager_softmax_fp32(m.text_type());
+  d.attn_softcap = m.attn_softcap;
+  d.final_softcap = m.final_softcap && m.lm_head;
   if (m.family == model::ModelFamily::encoder && m.patch_size > 0 && m.image_size > 0) {
     auto side = m.image_size / m.patch_size;
     d.default_seq = side * side + 1; // patches + the class token (ViT)

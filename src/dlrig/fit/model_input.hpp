@@ -71,6 +71,12 @@ struct Dims {
   bool embed_dropout = false, attn_dropout = false, act_dropout = false;
   bool causal = true;
   bool tied = true;
+  // Eager attention's scores: softmax in fp32 even without autocast (transformers'
+  // softmax(..., dtype=torch.float32).to(query.dtype); model::eager_softmax_fp32), and Gemma 2's
+  // softcapping, whose tanh keeps its output (one more score-sized tensor).
+  bool softmax_fp32 = true;
+  bool attn_softcap = false;
+  bool final_softcap = false;   // Gemma 2's logits through tanh (ModelArch::final_softcap)
   std::int64_t default_seq = 0; // tokens per sample when --seq is not given
 };
 

@@ -359,18 +359,25 @@ void transformer_pass(Builder &b, const ModelInput &model, const Run &run, Shape
   const double s = sh.s;
   if (run.attention == Attention::eager) {
     // Two batched GEMMs over the whole s x s score matrix (the causal mask is added, not
-    // skipped), then softmax (fp32 under autocast), dropout, the cast back, on every score.
+    // skipped), then softmax (fp32 under autocast, and for 16-bit scores where transformers
+    // upcasts it: Dims::softmax_fp32), dropout, the cast back, on every score; Gemma 2's
+    // softcapping divides, takes tanh and multiplies first (three kernels).
     const double bh = sh.b * heads * local_layers;
     b.gemm("attention scores (QK^T)" + tag, ph, ap, s, s, head_dim, bh * (bwd ? 2 : 1), a, a, a);
     b.gemm("attention context (PV)" + tag, ph, ap, s, head_dim, s, bh * (bwd ? 2 : 1), a, a, a);
     const double scores = sh.b * heads * s * s * local_layers;
-    double per = (a + a) /* mask add */ + (a + (amp_run ? 4 : a)) /* softmax */;
+    const bool fp32_softmax = amp_run || (d.softmax_fp32 && a < 4);
+    double per = (a + a) /* mask add */ + (a + (fp32_softmax ? 4 : a)) /* softmax */;
     double kernels = 2;
+    if (d.attn_softcap) {
+      per += 6 * a;
+      kernels += 3;
+    }
     if (d.dropout && training) {
-      per += (amp_run ? 8 : 2 * a) + 1;
+      per += (fp32_softmax ? 8 : 2 * a) + 1;
       kernels += 1;
     }
-    if (amp_run) {
+    if (fp32_softmax) {
       per += 4 + a; // the fp32 probabilities cast back for the PV matmul
       kernels += 1;
     }
@@ -568,6 +575,10 @@ void transformer_pass(Builder &b, const ModelInput &model, const Run &run, Shape
     } else if (up) {
       b.memory("logits cast to fp32" + tag, ph, logits * (a + 4), 1);
     }
+    // Gemma 2's final_logit_softcapping: divide, tanh, multiply (one read and one write each;
+    // backward reads the gradient and tanh's output).
+    if (d.final_softcap && run.loss == Loss::standard)
+      b.memory("final logit softcapping" + tag, ph, logits * a * (bwd ? 7 : 6), 3);
     b.memory("cross-entropy loss" + tag, ph, logits * (bwd ? per_bwd : per_fwd), kernels);
   }
 }

@@ -56,7 +56,10 @@ struct Run {
   // With LoraTargets::custom: the roles adapted, from q, k, v, o, gate, up, down (a fused qkv or
   // gate_up module is adapted when one of its parts is listed; T5's cross-attention too).
   std::vector<std::string> lora_modules;
+  // --attention; when not given (attention_given false) resolve_run runs what transformers picks
+  // for the model (SDPA, or eager where the class cannot run SDPA: Gemma 2, gpt-oss).
   Attention attention = Attention::sdpa;
+  bool attention_given = false;
   Quant quant = Quant::none;
   Kernels kernels = Kernels::eager;
   std::int64_t max_tokens = 0;  // serving: new tokens generated per request

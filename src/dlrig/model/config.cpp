@@ -82,6 +82,7 @@ public:
       : j_(j), name_(name), type_(std::move(type)) {}
 
   bool has(const char *key) const { return j_.contains(key) && !j_.at(key).is_null(); }
+  bool given_null(const char *key) const { return j_.contains(key) && j_.at(key).is_null(); }
   const Json &at(const char *key) const { return j_.at(key); }
 
   [[noreturn]] void fail(const char *key, const std::string &what) const {
@@ -234,8 +235,16 @@ ModelArch read_llama_like(const Fields &f, const std::string &type) {
     m.mlp_bias = f.flag_or("mlp_bias", false);
   if (type == "qwen2")
     m.qkv_bias = true; // Qwen2Attention always builds q/k/v with bias, o_proj without
-  if (type == "gemma2")
+  if (type == "gemma2") {
     m.norms_per_layer = 4; // input, post-attention, pre- and post-feed-forward RMSNorms
+    // Gemma2Config's attn_logit_softcapping (50.0) and final_logit_softcapping (30.0), unless the
+    // config holds null.
+    for (const char *key : {"attn_logit_softcapping", "final_logit_softcapping"})
+      if (f.has(key) && !f.at(key).is_number())
+        f.fail(key, fmt::format("must be a number or null, got {}", kind_of(f.at(key))));
+    m.attn_softcap = !f.given_null("attn_logit_softcapping");
+    m.final_softcap = !f.given_null("final_logit_softcapping");
+  }
   if (type == "phi3")
     m.fused_qkv = m.fused_gate_up = true;
   if (type == "mixtral") {

@@ -85,6 +85,12 @@ struct ModelArch {
   ModelFamily family = ModelFamily::decoder;
   std::string hf_model_type; // config.json model_type: llama, gpt2, bert, t5, mixtral, ...;
                              // "unet" for diffusers UNet2DConditionModel
+  // An image-text model's language model type (PaliGemma 2: gemma2), whose attention fit sizes;
+  // empty otherwise. text_type() gives it, else hf_model_type.
+  std::string text_model_type;
+  const std::string &text_type() const {
+    return text_model_type.empty() ? hf_model_type : text_model_type;
+  }
 
   // Transformers (config.json names in comments).
   std::int64_t hidden = 0;         // hidden_size / n_embd / d_model
@@ -143,8 +149,14 @@ struct ModelArch {
   bool router_bias = false;                    // gpt-oss: the router Linear(h, E) has a bias
   bool routed_bias = true;      // false: mlp_bias spares the routed experts (DeepSeek-V2)
   bool attention_sinks = false; // gpt-oss: one learned sink logit per head
-  std::int64_t act_params = 0;  // Apertus: xIELU's own parameters per layer (alpha_p, alpha_n);
-                                // fit's activation model reads them as xIELU's Python form
+  // Gemma 2, VaultGemma: attn_logit_softcapping set (class default 50.0; null: none). Eager
+  // attention then keeps tanh's output over the scores; flash-attention softcaps inside.
+  bool attn_softcap = false;
+  // final_logit_softcapping set (Gemma 2, VaultGemma: class default 30.0; Gemma 3: null): the
+  // causal LM divides its logits, takes tanh and multiplies, and tanh keeps its output (b x s x V).
+  bool final_softcap = false;
+  std::int64_t act_params = 0; // Apertus: xIELU's own parameters per layer (alpha_p, alpha_n);
+                               // fit's activation model reads them as xIELU's Python form
   // Qwen3-Next, Qwen3.5: q_proj also gives a sigmoid gate per output channel (2 x heads x d).
   bool attention_output_gate = false;
   // Gated DeltaNet linear-attention layers (Qwen3-Next, Qwen3.5): how many of `layers` they are

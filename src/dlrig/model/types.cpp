@@ -253,6 +253,23 @@ public:
     return cfg_.contains(key) && cfg_.at(key).is_null();
   }
 
+  // A number field whose null means "none" ({"key": K, "default": D}: Gemma 2's
+  // attn_logit_softcapping, default 50.0; Gemma 3's final_logit_softcapping, default null): true
+  // when the config gives a number, or leaves it out and the default is one.
+  bool set_unless_null(const std::string &knob) const {
+    if (!has(knob))
+      return false;
+    const Json &s = spec_.at(knob);
+    if (!s.is_object() || !s.contains("key") || !s.contains("default"))
+      table_fail(knob, "must be {\"key\": ..., \"default\": ...}");
+    if (const Json *v = field(s.at("key"))) {
+      if (!v->is_number())
+        fail(key_name(s.at("key")), fmt::format("must be a number or null, got {}", kind_of(*v)));
+      return true;
+    }
+    return !null_in_config(knob) && !s.at("default").is_null();
+  }
+
   // The config field a knob reads (the first of its keys the config holds), else the knob.
   std::string config_name(const std::string &knob) const {
     if (has(knob) && spec_.at(knob).is_object() && spec_.at(knob).contains("key"))
@@ -622,6 +639,7 @@ ModelArch read_dual(const Json &entry, const Json &cfg, const std::string &name,
 // text tokens), the vision tower of vision_config rides along with the projector between them.
 ModelArch read_image_text(const Json &entry, const Json &cfg, const std::string &name, Knobs &k) {
   auto [m, vision] = read_towers(entry, cfg, name, k);
+  m.text_model_type = m.hf_model_type;
   const std::string projector = k.text("projector", "");
   const I64 v = vision.hidden, t = m.hidden;
   if (projector == "linear_after_rmsnorm") {
@@ -779,6 +797,8 @@ ModelArch read_entry(const Json &entry, const Json &cfg, const std::string &name
   m.lm_head_bias = k.flag("lm_head_bias", false);
   m.attention_sinks = k.flag("attention_sinks", false);
   m.act_params = k.flag("xielu", false) ? 2 : 0; // XIELUActivation's alpha_p and alpha_n
+  m.attn_softcap = k.set_unless_null("attn_softcap");
+  m.final_softcap = k.set_unless_null("final_softcap");
   m.tied_embeddings = k.has("tied") ? k.flag("tied", true) : [&] {
     Json spec{{"key", "tie_word_embeddings"}, {"default", true}};
     Knobs t(Json{{"tied", spec}}, cfg, name, type);
@@ -1102,6 +1122,22 @@ bool in_ranges(const Json &ranges, const std::string &version) {
   return false;
 }
 } // namespace
+
+EagerAttention eager_attention(std::string_view type, const std::string &version) {
+  const Json &types = types_table().at("eager_attention").at("types");
+  auto it = types.find(std::string(type));
+  if (it == types.end())
+    return {};
+  return {in_ranges(it->at("default_eager"), version), in_ranges(it->at("sdpa_refused"), version),
+          it->at("why").get<std::string>()};
+}
+
+bool eager_softmax_fp32(std::string_view type) {
+  if (type.empty()) // no model type (--params): Korthikanti's count, a 16-bit softmax (Megatron's)
+    return false;
+  const Json &input = types_table().at("eager_attention").at("softmax_input_dtype");
+  return std::find(input.begin(), input.end(), Json(std::string(type))) == input.end();
+}
 
 MoeLinears moe_linears(std::string_view type, const std::string &version) {
   const Json &types = types_table().at("moe_linears").at("types");

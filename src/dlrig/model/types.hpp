@@ -54,6 +54,21 @@ std::optional<std::string> sdpa_grouped_kv_since(std::string_view type);
 // and V3 from 5.15.0); nullopt: not listed.
 std::optional<std::string> mla_latent_cache_since(std::string_view type);
 
+// How transformers `version` (empty: the newest) runs this model_type's attention when none is
+// asked for (data/model_types.json "eager_attention"): eager by default, SDPA refused, and why.
+struct EagerAttention {
+  bool by_default = false;   // from_pretrained without attn_implementation runs eager
+  bool sdpa_refused = false; // attn_implementation="sdpa" raises (_supports_sdpa = False)
+  std::string why;           // "SDPA cannot softcap the attention logits"
+};
+EagerAttention eager_attention(std::string_view type, const std::string &version);
+
+// Whether this model_type's eager attention runs softmax in fp32 (softmax(..., dtype=float32)
+// .to(query.dtype): an fp32 output and its 16-bit copy even without autocast); false for the
+// types of data/model_types.json "eager_attention" "softmax_input_dtype" (BERT, GPT-2, T5...)
+// and without a model type (--params: Korthikanti's count, as Megatron's fused softmax).
+bool eager_softmax_fp32(std::string_view type);
+
 // Whether transformers `version` is `since` or later; an unknown (empty) version is taken as the
 // newest release, as every table-driven rule here takes it.
 bool transformers_at_least(const std::string &version, std::string_view since);

@@ -13,6 +13,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
+#include <string>
 
 namespace dlrig::fit {
 namespace {
@@ -494,6 +496,164 @@ TEST(ResolveRun, MllamaTextOnlyBatchesSkipCrossAttention) {
     return n.find("its 8 cross-attention layers read only image features, so a text-only batch "
                   "skips them") != std::string::npos;
   }));
+}
+
+// Gemma 2, VaultGemma and gpt-oss have no SDPA path in current transformers (_supports_sdpa =
+// False): without --attention fit runs eager as transformers does, and says so; --attention sdpa
+// is refused as transformers refuses it; releases whose class ran SDPA keep it.
+ModelInput from_config(const std::string &json) {
+  auto arch = model::model_from_config_text(json, "config.json");
+  EXPECT_TRUE(arch.ok()) << arch.error().message;
+  return test::make(*arch, model::derive_params(*arch));
+}
+
+bool says(const std::vector<std::string> &notes, const std::string &text) {
+  return std::any_of(notes.begin(), notes.end(),
+                     [&](const std::string &n) { return n.find(text) != std::string::npos; });
+}
+
+// A one-layer decoder of 256 wide, 4 heads of 64 (the CPU measurement's shape).
+std::string tiny(const std::string &type, const std::string &more = "") {
+  return R"({"model_type": ")" + type + R"(", "hidden_size": 256, "intermediate_size": 512,
+      "num_hidden_layers": 1, "num_attention_heads": 4, "num_key_value_heads": 4, "head_dim": 64,
+      "vocab_size": 1000)" +
+         more + "}";
+}
+
+TEST(ResolveRun, AttentionIsWhatTransformersRunsForTheModel) {
+  for (const char *type : {"gemma2", "vaultgemma", "gpt_oss"}) {
+    SCOPED_TRACE(type);
+    const auto model = from_config(tiny(type));
+    std::vector<std::string> notes;
+    auto run = resolve_run(model, fit::Run{}, &notes);
+    ASSERT_TRUE(run.ok()) << run.error().message;
+    EXPECT_EQ(run->attention, Attention::eager);
+    EXPECT_TRUE(says(notes, std::string("attention: eager, which transformers (version not known: "
+                                        "taken as the newest; --transformers VERSION) runs for ") +
+                                type));
+    fit::Run asked;
+    asked.attention = Attention::sdpa;
+    asked.attention_given = true;
+    auto refused = resolve_run(model, asked, nullptr);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.error().message.find("refuses SDPA for " + std::string(type)),
+              std::string::npos)
+        << refused.error().message;
+    asked.attention = Attention::flash;
+    auto flash = resolve_run(model, asked, nullptr);
+    ASSERT_TRUE(flash.ok());
+    EXPECT_EQ(flash->attention, Attention::flash);
+  }
+  const auto gemma2 = from_config(tiny("gemma2"));
+  auto at = [&](const char *version, bool given = false) {
+    fit::Run r;
+    r.transformers_version = version;
+    r.attention_given = given;
+    auto out = resolve_run(gemma2, r, nullptr);
+    return out.ok() ? std::optional<Attention>(out->attention) : std::nullopt;
+  };
+  EXPECT_EQ(at("4.44.2"), Attention::sdpa); // before huggingface/transformers#32865
+  EXPECT_EQ(at("4.45.0"), Attention::eager);
+  EXPECT_EQ(at("4.47.1"), Attention::eager);
+  EXPECT_EQ(at("4.48.0"), Attention::sdpa);
+  EXPECT_EQ(at("5.20.2"), Attention::sdpa);
+  EXPECT_EQ(at("5.21.0"), Attention::eager);
+  EXPECT_EQ(at("4.46.0", true), Attention::sdpa); // SDPA asked for: allowed then
+  EXPECT_EQ(at("5.21.0", true), std::nullopt);
+  // Llama keeps SDPA; PaliGemma 2's Gemma 2 text model runs eager as Gemma 2 does.
+  EXPECT_EQ(resolve_run(from_config(tiny("llama")), fit::Run{}, nullptr)->attention,
+            Attention::sdpa);
+  auto pali = from_config(R"({"model_type": "paligemma", "text_config": {"model_type": "gemma2",
+      "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26,
+      "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "vocab_size": 257216}})");
+  EXPECT_EQ(pali.arch.text_type(), "gemma2");
+  EXPECT_EQ(resolve_run(pali, fit::Run{}, nullptr)->attention, Attention::eager);
+}
+
+// Where the run is eager (Gemma 2's default), flash-attention is one of the changes offered when it
+// does not fit: it drops the s^2 scores.
+TEST(Suggestions, FlashAttentionWhereTheRunIsEager) {
+  const auto gemma2 = from_config(R"({"model_type": "gemma2", "hidden_size": 2304,
+      "intermediate_size": 9216, "num_hidden_layers": 26, "num_attention_heads": 8,
+      "num_key_value_heads": 4, "head_dim": 256, "vocab_size": 256000})");
+  fit::Run run;
+  run.seq = 4096;
+  run.batch = 4;
+  run.transformers_version = "5.25.0";
+  auto resolved = resolve_run(gemma2, run, nullptr);
+  ASSERT_TRUE(resolved.ok());
+  ASSERT_EQ(resolved->attention, Attention::eager);
+  auto rep = fit(gemma2, *resolved, {test::gpu_80gb()}, FitOptions{}, std::nullopt);
+  ASSERT_EQ(rep.gpus.size(), 1u);
+  ASSERT_FALSE(rep.gpus[0].fits.value_or(true));
+  const auto &s = rep.gpus[0].suggestions;
+  auto flash = std::find_if(s.begin(), s.end(),
+                            [](const Suggestion &x) { return x.flags == "--attention flash"; });
+  ASSERT_NE(flash, s.end());
+  EXPECT_LT(flash->device_bytes, rep.gpus[0].memory.device);
+}
+
+// Eager scores per element, as saved-tensor hooks counted them on the CPU (transformers 5.25.0,
+// torch 2.15.0; docs/fit.md): Llama's softmax(dtype=float32) keeps an fp32 output and its 16-bit
+// copy (6 B in bf16 without autocast); Gemma 2's softcapping adds tanh's output (2 B); GPT-2's
+// softmax runs in the scores' dtype (2 B). Under autocast every softmax is fp32 (6 B).
+TEST(EagerScores, SoftmaxUpcastAndSoftcapping) {
+  // Eager minus flash activations: the scores, less the output flash keeps (e x s x b x q).
+  auto per_score = [](const ModelInput &m, Precision p) {
+    fit::Run run;
+    run.seq = 128;
+    run.batch = 2;
+    run.precision = p;
+    run.optimizer = Optimizer::sgd;
+    run.attention = Attention::eager;
+    auto eager = estimate_memory(m, run, test::gpu_80gb());
+    run.attention = Attention::flash;
+    auto flash = estimate_memory(m, run, test::gpu_80gb());
+    const double elements = 4.0 * 128 * 128 * 2, flash_output = 2.0 * 128 * 2 * 256;
+    return (static_cast<double>(eager.activations) - static_cast<double>(flash.activations) +
+            flash_output) /
+           elements;
+  };
+  const auto llama = from_config(tiny("llama"));
+  const auto gemma2 = from_config(tiny("gemma2"));
+  const auto uncapped = from_config(tiny("gemma2", R"(, "attn_logit_softcapping": null)"));
+  const auto vault = from_config(tiny("vaultgemma"));
+  const auto gpt2 = from_config(R"({"model_type": "gpt2", "n_embd": 256, "n_layer": 1,
+      "n_head": 4, "n_positions": 1024, "vocab_size": 1000, "attn_pdrop": 0.0, "resid_pdrop": 0.0,
+      "embd_pdrop": 0.0})");
+  EXPECT_TRUE(gemma2.arch.attn_softcap);
+  EXPECT_FALSE(uncapped.arch.attn_softcap);
+  EXPECT_TRUE(vault.arch.attn_softcap);
+  EXPECT_DOUBLE_EQ(per_score(llama, Precision::bf16), 6);
+  EXPECT_DOUBLE_EQ(per_score(uncapped, Precision::bf16), 6);
+  EXPECT_DOUBLE_EQ(per_score(gemma2, Precision::bf16), 8);
+  EXPECT_DOUBLE_EQ(per_score(vault, Precision::bf16), 8);
+  EXPECT_DOUBLE_EQ(per_score(gpt2, Precision::bf16), 2);
+  EXPECT_DOUBLE_EQ(per_score(llama, Precision::bf16_amp), 6);
+  EXPECT_DOUBLE_EQ(per_score(gemma2, Precision::bf16_amp), 8);
+  EXPECT_DOUBLE_EQ(per_score(gpt2, Precision::bf16_amp), 6);
+}
+
+// Gemma 2's final_logit_softcapping puts the logits through tanh, which keeps its output: e more
+// bytes per logit at the loss's peak (TanhBackward0's bf16 [b, s, V] result on the CPU), and three
+// element-wise kernels in the time model; a fused loss (Liger-Kernel) softcaps inside.
+TEST(FinalSoftcap, TanhKeepsTheLogitsOnceMore) {
+  const auto capped = from_config(tiny("gemma2"));
+  const auto plain = from_config(tiny("gemma2", R"(, "final_logit_softcapping": null)"));
+  ASSERT_TRUE(capped.arch.final_softcap);
+  ASSERT_FALSE(plain.arch.final_softcap);
+  fit::Run run;
+  run.seq = 128;
+  run.batch = 2;
+  run.optimizer = Optimizer::sgd;
+  run.attention = Attention::eager;
+  const auto a = estimate_memory(capped, run, test::gpu_80gb());
+  const auto b = estimate_memory(plain, run, test::gpu_80gb());
+  EXPECT_DOUBLE_EQ(static_cast<double>(a.activations) - static_cast<double>(b.activations),
+                   2.0 * 2 * 128 * 1000);
+  run.loss = Loss::fused;
+  EXPECT_EQ(estimate_memory(capped, run, test::gpu_80gb()).activations,
+            estimate_memory(plain, run, test::gpu_80gb()).activations);
 }
 
 TEST(Fit, VerdictHeadroomAndJson) {

@@ -35,6 +35,38 @@ const Op *find(const std::vector<Op> &ops, Phase ph, std::string_view name) {
   return nullptr;
 }
 
+// Eager attention's element-wise traffic per score: Gemma 2's softcapping adds three kernels
+// (divide, tanh, multiply) of one read and one write each; a softmax that upcasts (Llama's) writes
+// fp32 and casts back even without autocast, one that does not (GPT-2's) stays 16-bit.
+TEST(TimeOps, EagerSoftcappingAndSoftmaxUpcast) {
+  auto one_layer = [](std::string type, bool softcap, bool fp32_softmax) {
+    auto model = test::llama(1, 256, 4, 4, 512, 1000);
+    model.arch.hf_model_type = std::move(type);
+    model.arch.attn_softcap = softcap;
+    fit::Run run;
+    run.batch = 2;
+    run.seq = 128;
+    run.precision = Precision::bf16;
+    run.attention = Attention::eager;
+    const auto ops = train_ops(model, run);
+    const Op *o = find(ops, Phase::forward, "attention softmax/mask/dropout");
+    EXPECT_NE(o, nullptr);
+    EXPECT_EQ(dims_of(model.arch).softmax_fp32, fp32_softmax);
+    return o ? std::pair{o->bytes, o->kernels} : std::pair{0.0, 0.0};
+  };
+  const double scores = 2.0 * 4 * 128 * 128;
+  const auto input_dtype = one_layer("gpt2", false, false);
+  const auto upcast = one_layer("llama", false, true);
+  const auto capped = one_layer("gemma2", true, true);
+  EXPECT_DOUBLE_EQ(input_dtype.first, scores * (2 + 2 + 2 + 2)); // mask add, softmax
+  EXPECT_DOUBLE_EQ(input_dtype.second, 2);
+  // softmax writes fp32 (4 - 2 more), the cast back reads it and writes 16-bit (4 + 2)
+  EXPECT_DOUBLE_EQ(upcast.first - input_dtype.first, scores * (2 + 6));
+  EXPECT_DOUBLE_EQ(upcast.second, 3);
+  EXPECT_DOUBLE_EQ(capped.first - upcast.first, scores * 6 * 2);
+  EXPECT_DOUBLE_EQ(capped.second, 6);
+}
+
 TEST(TimeOps, OneLlamaLayerByHand) {
   // One Llama-3-8B-shaped layer: h 4096, 32 heads, 8 KV heads of 128, MLP 14336, vocab 128256.
   auto model = test::llama(1, 4096, 32, 8, 14336, 128256);

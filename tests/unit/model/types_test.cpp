@@ -179,6 +179,9 @@ const Case kDefaults[] = {
     {"granitemoehybrid", 38601064448}, // every layer a Mamba-2 mixer by default
     {"lfm2", 2705497600},              // every layer attention by default
     {"apertus", 6979596352},
+    {"vaultgemma", 2614222080}, // Gemma 2's defaults less 26 x 2 norms of 2304
+    {"data2vec-text", 109482240},
+    {"flex_olmo", 33270665216}, // FlexOlmo-7x7B-1T's shape
 };
 
 class DefaultConfig : public ::testing::TestWithParam<Case> {};
@@ -519,6 +522,18 @@ const Case kVariants[] = {
          "num_attention_heads": 16, "intermediate_size": 4096, "vocab_size": 32005})",
      336660480},
     {R"({"model_type": "camembert", "architectures": ["CamembertForMaskedLM"]})", 109514298},
+    {R"({"model_type": "flex_olmo", "num_hidden_layers": 16, "hidden_size": 2048,
+         "intermediate_size": 1024, "num_experts": 8, "num_experts_per_tok": 2})",
+     1485178880},
+    {R"({"model_type": "flex_olmo", "num_key_value_heads": 8, "attention_bias": true})",
+     32465588224},
+    {R"({"model_type": "data2vec-text", "architectures":
+         ["Data2VecTextForSequenceClassification"], "num_labels": 3})",
+     109484547},
+    {R"({"model_type": "data2vec-text", "architectures": ["Data2VecTextForMaskedLM"]})", 109514298},
+    {R"({"model_type": "vaultgemma", "hidden_size": 1152, "intermediate_size": 6912,
+         "num_attention_heads": 4, "num_key_value_heads": 4, "attn_logit_softcapping": null})",
+     1038741120},
     {R"({"model_type": "granitemoeshared", "shared_intermediate_size": 1024})", 37441769472},
     {R"({"model_type": "granitemoeshared", "shared_intermediate_size": 512,
          "attention_bias": true})",
@@ -1033,12 +1048,47 @@ TEST(ModelTypes, OlmoNormsHaveNoParameters) {
   EXPECT_EQ(derive_params(two) - derive_params(m), norms + qk);
 }
 
+// Gemma 2 and VaultGemma softcap the attention logits unless the config holds null (the class
+// default is 50.0); eager attention then keeps tanh's output (fit's memory model).
+TEST(ModelTypes, AttentionSoftcappingUnlessNull) {
+  EXPECT_TRUE(parse(R"({"model_type": "vaultgemma"})").attn_softcap);
+  EXPECT_TRUE(
+      parse(R"({"model_type": "vaultgemma", "attn_logit_softcapping": 30.0})").attn_softcap);
+  EXPECT_FALSE(
+      parse(R"({"model_type": "vaultgemma", "attn_logit_softcapping": null})").attn_softcap);
+  EXPECT_FALSE(parse(R"({"model_type": "gemma"})").attn_softcap);
+  const char *gemma2 = R"({"model_type": "gemma2", "hidden_size": 2304, "intermediate_size": 9216,
+      "num_hidden_layers": 26, "num_attention_heads": 8, "num_key_value_heads": 4,
+      "head_dim": 256, "vocab_size": 256000)";
+  EXPECT_TRUE(parse(std::string(gemma2) + "}").attn_softcap);
+  EXPECT_FALSE(parse(std::string(gemma2) + R"(, "attn_logit_softcapping": null})").attn_softcap);
+  EXPECT_TRUE(refused(std::string(gemma2) + R"(, "attn_logit_softcapping": true})",
+                      "'attn_logit_softcapping' must be a number or null"));
+  // final_logit_softcapping: Gemma 2 and VaultGemma 30.0 by default, Gemma 3 null.
+  EXPECT_TRUE(parse(std::string(gemma2) + "}").final_softcap);
+  EXPECT_FALSE(parse(std::string(gemma2) + R"(, "final_logit_softcapping": null})").final_softcap);
+  EXPECT_TRUE(parse(R"({"model_type": "vaultgemma"})").final_softcap);
+  EXPECT_FALSE(parse(R"({"model_type": "gemma3_text"})").final_softcap);
+  EXPECT_TRUE(
+      parse(R"({"model_type": "gemma3_text", "final_logit_softcapping": 30.0})").final_softcap);
+  EXPECT_TRUE(parse(R"({"model_type": "gemma3", "text_config": {"final_logit_softcapping": 30.0}})")
+                  .final_softcap);
+  EXPECT_TRUE(refused(R"({"model_type": "gemma3_text", "final_logit_softcapping": "30"})",
+                      "'final_logit_softcapping' must be a number or null"));
+  // Two RMSNorms per layer where Gemma 2 has four.
+  EXPECT_EQ(derive_params(parse(std::string(gemma2) + "}")) -
+                derive_params(parse(R"({"model_type": "vaultgemma"})")),
+            26 * 2 * 2304);
+}
+
 TEST(ModelTypes, ErrorsNameTheConfigField) {
   EXPECT_TRUE(refused(R"({"model_type": "qwen3", "hidden_size": "big"})", "'hidden_size'"));
   EXPECT_TRUE(refused(R"({"model_type": "phi", "num_attention_heads": 7, "hidden_size": 100})",
                       "num_attention_heads"));
   EXPECT_TRUE(refused(R"({"model_type": "gemma", "num_key_value_heads": 5})", "must divide"));
   EXPECT_TRUE(refused(R"({"model_type": "opt", "num_hidden_layers": 100000})", "at most"));
+  EXPECT_TRUE(refused(R"({"model_type": "vaultgemma", "attn_logit_softcapping": "50"})",
+                      "'attn_logit_softcapping' must be a number or null"));
   // An unknown model_type lists the types dlrig knows.
   std::string e = error_of(R"({"model_type": "mamba"})");
   EXPECT_NE(e.find("qwen3"), std::string::npos) << e;

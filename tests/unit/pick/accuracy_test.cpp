@@ -55,6 +55,7 @@ std::vector<Row> predictions() {
     r.kernels = fit::parse_kernels(col("kernels")).value();
     r.channels_last = col("channels_last") == "yes"; // NVIDIA's AMP recipes run NHWC
     r.attention = fit::parse_attention(col("attention")).value();
+    r.attention_given = true; // the row says what ran
     r.strategy = fit::parse_strategy(col("strategy")).value();
     r.nodes = static_cast<int>(num("nodes"));
     r.tp = static_cast<int>(num("tp"));
