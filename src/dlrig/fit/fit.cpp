@@ -212,8 +212,8 @@ Result<Run> resolve_run(const ModelInput &model, Run run, std::vector<std::strin
     return make_error("--transformers \"" + run.transformers_version +
                       "\": expected a transformers version such as 4.46.3 or 5.0.0");
   // What transformers runs when no attention is asked for: SDPA, or eager where the class has no
-  // SDPA path (Gemma 2's softcapping, gpt-oss' sinks); SDPA asked for is refused where
-  // transformers refuses it.
+  // SDPA path (Gemma 2's softcapping, gpt-oss' sinks, BLOOM, DeBERTa-v2); SDPA or flash-attention
+  // asked for is refused where transformers refuses it.
   if (is_transformer(arch.family)) {
     const auto eager = model::eager_attention(arch.text_type(), run.transformers_version);
     const std::string release = run.transformers_version.empty()
@@ -225,12 +225,17 @@ Result<Run> resolve_run(const ModelInput &model, Run run, std::vector<std::strin
           "--attention sdpa: {} refuses SDPA for {} ({}: its class sets _supports_sdpa = False); "
           "use --attention eager, what it runs by default, or flash",
           release, arch.text_type(), eager.why));
+    if (run.attention_given && run.attention == Attention::flash && eager.flash_refused)
+      return make_error(fmt::format(
+          "--attention flash: {} refuses flash-attention for {} ({}: its class sets "
+          "_supports_flash_attn = False); use --attention {}",
+          release, arch.text_type(), eager.why, eager.sdpa_refused ? "eager" : "sdpa or eager"));
     if (!run.attention_given && eager.by_default) {
       run.attention = Attention::eager;
       note(fmt::format("attention: eager, which {} runs for {} when none is asked for ({}); "
-                       "eager keeps the s^2 attention scores: --attention flash sizes "
-                       "flash-attention",
-                       release, arch.text_type(), eager.why));
+                       "eager keeps the s^2 attention scores{}",
+                       release, arch.text_type(), eager.why,
+                       eager.flash_refused ? "" : ": --attention flash sizes flash-attention"));
     }
   }
   if (run.mode == Mode::train && !run.optimizer_impl && adam && !zero)

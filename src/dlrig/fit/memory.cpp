@@ -497,6 +497,16 @@ LayerParts layer_parts(const Dims &d, double s, double b, double ab, const Layer
         (fp32_softmax ? 4 + ab + (attn_drop ? 1 : 0) : ab + (attn_drop ? 1 + ab : 0)) +
         (d.attn_softcap ? ab : 0);
     p.scores = a * s * s * b * per * (cross_attention ? 2 : 1);
+    // DeBERTa's disentangled attention (DisentangledSelfAttention.disentangled_attention_bias),
+    // per c2p/p2c term: the query (key) times the relative positions' keys (queries), heads x s x
+    // 2k, which torch.gather saves; gather's int64 index, s x s before its expand; the position
+    // projection repeated to every sequence, b x 2k x hidden; and one more key, divided by the
+    // scale before QK^T. Saved-tensor hooks on a one-layer DeBERTa-v3-base shape (CPU,
+    // transformers 5.25.0; docs/fit.md).
+    if (training && d.rel_types > 0) {
+      const double w = static_cast<double>(d.rel_width);
+      p.scores += d.rel_types * (a * s * w * b * ab + 8 * s * s + b * w * h * ab) + sbh * fkv * ab;
+    }
   }
   return p;
 }

@@ -174,6 +174,8 @@ Dims dims_of(const model::ModelArch &m) {
   d.softmax_fp32 = model::eager_softmax_fp32(m.text_type());
   d.attn_softcap = m.attn_softcap;
   d.final_softcap = m.final_softcap && m.lm_head;
+  d.rel_types = static_cast<int>(m.relative_types);
+  d.rel_width = m.relative_types > 0 ? m.relative_rows : 0;
   if (m.family == model::ModelFamily::encoder && m.patch_size > 0 && m.image_size > 0) {
     auto side = m.image_size / m.patch_size;
     d.default_seq = side * side + 1; // patches + the class token (ViT)

@@ -76,7 +76,11 @@ struct Dims {
   // softcapping, whose tanh keeps its output (one more score-sized tensor).
   bool softmax_fp32 = true;
   bool attn_softcap = false;
-  bool final_softcap = false;   // Gemma 2's logits through tanh (ModelArch::final_softcap)
+  bool final_softcap = false; // Gemma 2's logits through tanh (ModelArch::final_softcap)
+  // DeBERTa's disentangled attention: c2p/p2c terms (ModelArch::relative_types) over
+  // rel_width = 2 x the attention span (ModelArch::relative_rows).
+  int rel_types = 0;
+  std::int64_t rel_width = 0;
   std::int64_t default_seq = 0; // tokens per sample when --seq is not given
 };
 

@@ -197,6 +197,7 @@ struct ModelArch {
   std::int64_t relative_rows = 0;                // DeBERTa: rel_embeddings rows
   bool relative_norm = false;                    // DeBERTa: LayerNorm on rel_embeddings
   std::int64_t position_projections = 0;         // DeBERTa without share_att_key: 0, 1 or 2
+  std::int64_t relative_types = 0;               // DeBERTa: c2p and p2c in pos_att_type (0-2)
   std::int64_t conv_kernel = 0, conv_groups = 1; // DeBERTa ConvLayer
   bool patch_bias = true;                        // ViT patch conv bias (CLIP: none)
   bool layer_scale = false;     // InternViT: lambda_1 and lambda_2 (hidden each) in every layer

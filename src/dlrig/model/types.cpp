@@ -418,7 +418,7 @@ void read_disentangled(ModelArch &m, const Json &cfg, Knobs &k) {
       max_rel = number("max_position_embeddings", 512);
     I64 buckets = number("position_buckets", -1);
     m.relative_rows = 2 * (buckets > 0 ? buckets : max_rel);
-    if (!flag("share_att_key", false)) {
+    {
       std::vector<std::string> types;
       if (cfg.contains("pos_att_type") && cfg.at("pos_att_type").is_array()) {
         for (const Json &t : cfg.at("pos_att_type"))
@@ -439,7 +439,9 @@ void read_disentangled(ModelArch &m, const Json &cfg, Knobs &k) {
       }
       for (const auto &t : types)
         if (t == "c2p" || t == "p2c")
-          ++m.position_projections;
+          ++m.relative_types;
+      if (!flag("share_att_key", false))
+        m.position_projections = m.relative_types;
     }
   }
   if (cfg.contains("norm_rel_ebd") && cfg.at("norm_rel_ebd").is_string())
@@ -1128,7 +1130,10 @@ EagerAttention eager_attention(std::string_view type, const std::string &version
   auto it = types.find(std::string(type));
   if (it == types.end())
     return {};
-  return {in_ranges(it->at("default_eager"), version), in_ranges(it->at("sdpa_refused"), version),
+  auto ranges = [&](const char *key) {
+    return it->contains(key) && in_ranges(it->at(key), version);
+  };
+  return {ranges("default_eager"), ranges("sdpa_refused"), ranges("flash_refused"),
           it->at("why").get<std::string>()};
 }
 

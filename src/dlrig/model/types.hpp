@@ -55,11 +55,13 @@ std::optional<std::string> sdpa_grouped_kv_since(std::string_view type);
 std::optional<std::string> mla_latent_cache_since(std::string_view type);
 
 // How transformers `version` (empty: the newest) runs this model_type's attention when none is
-// asked for (data/model_types.json "eager_attention"): eager by default, SDPA refused, and why.
+// asked for (data/model_types.json "eager_attention"): eager by default, SDPA or flash-attention
+// refused, and why.
 struct EagerAttention {
-  bool by_default = false;   // from_pretrained without attn_implementation runs eager
-  bool sdpa_refused = false; // attn_implementation="sdpa" raises (_supports_sdpa = False)
-  std::string why;           // "SDPA cannot softcap the attention logits"
+  bool by_default = false;    // from_pretrained without attn_implementation runs eager
+  bool sdpa_refused = false;  // attn_implementation="sdpa" raises (_supports_sdpa = False)
+  bool flash_refused = false; // "flash_attention_2" raises (_supports_flash_attn = False)
+  std::string why;            // "SDPA cannot softcap the attention logits"
 };
 EagerAttention eager_attention(std::string_view type, const std::string &version);
 

@@ -570,6 +570,52 @@ TEST(ResolveRun, AttentionIsWhatTransformersRunsForTheModel) {
   EXPECT_EQ(resolve_run(pali, fit::Run{}, nullptr)->attention, Attention::eager);
 }
 
+// BLOOM and DeBERTa-v2 have neither an SDPA nor a flash-attention path (transformers 5.25.0 builds
+// them eager and raises on both); T5 and Llama 4 have no flash-attention path, Mllama none from
+// 5.23.0: --attention flash is refused there, and flash-attention is not offered as a change.
+TEST(ResolveRun, FlashAttentionIsRefusedWhereTransformersRefusesIt) {
+  auto with = [](const ModelInput &m, std::optional<Attention> a, const char *version = "") {
+    fit::Run r;
+    r.transformers_version = version;
+    if (a) {
+      r.attention = *a;
+      r.attention_given = true;
+    }
+    return resolve_run(m, r, nullptr);
+  };
+  for (const char *type : {"bloom", "deberta-v2"}) {
+    SCOPED_TRACE(type);
+    const auto m = from_config(std::string(R"({"model_type": ")") + type + R"("})");
+    EXPECT_EQ(with(m, std::nullopt)->attention, Attention::eager);
+    EXPECT_FALSE(with(m, Attention::sdpa).ok());
+    auto flash = with(m, Attention::flash);
+    ASSERT_FALSE(flash.ok());
+    EXPECT_NE(flash.error().message.find("refuses flash-attention for " + std::string(type)),
+              std::string::npos)
+        << flash.error().message;
+    EXPECT_NE(flash.error().message.find("use --attention eager"), std::string::npos);
+  }
+  const auto mt5 = from_config(R"({"model_type": "mt5"})");
+  EXPECT_EQ(with(mt5, std::nullopt)->attention, Attention::sdpa);
+  EXPECT_FALSE(with(mt5, Attention::flash).ok());
+  const auto mllama = from_config(R"({"model_type": "mllama"})");
+  EXPECT_TRUE(with(mllama, Attention::flash, "5.22.0").ok());
+  EXPECT_FALSE(with(mllama, Attention::flash, "5.23.0").ok());
+  // bloom-560m's shape at 8 x 2048 tokens on an 80 GB GPU: eager (16 heads x 2048^2 x 8 x 6 B, 3.2
+  // GB per layer), and flash-attention is no change offered.
+  fit::Run run;
+  run.seq = 2048;
+  run.batch = 8;
+  const auto bloom = from_config(R"({"model_type": "bloom", "hidden_size": 1024, "n_layer": 24,
+      "n_head": 16, "vocab_size": 250880})");
+  auto resolved = resolve_run(bloom, run, nullptr);
+  ASSERT_TRUE(resolved.ok());
+  auto rep = fit(bloom, *resolved, {test::gpu_80gb()}, FitOptions{}, std::nullopt);
+  ASSERT_FALSE(rep.gpus[0].fits.value_or(true));
+  for (const auto &s : rep.gpus[0].suggestions)
+    EXPECT_EQ(s.flags.find("--attention"), std::string::npos) << s.flags;
+}
+
 // Where the run is eager (Gemma 2's default), flash-attention is one of the changes offered when it
 // does not fit: it drops the s^2 scores.
 TEST(Suggestions, FlashAttentionWhereTheRunIsEager) {
@@ -654,6 +700,43 @@ TEST(FinalSoftcap, TanhKeepsTheLogitsOnceMore) {
   run.loss = Loss::fused;
   EXPECT_EQ(estimate_memory(capped, run, test::gpu_80gb()).activations,
             estimate_memory(plain, run, test::gpu_80gb()).activations);
+}
+
+// DeBERTa's disentangled attention keeps, per c2p/p2c term and layer, the heads x s x 2k product
+// torch.gather reads, gather's int64 s x s index, the position projection repeated to every
+// sequence (b x 2k x hidden), and one key divided by the scale: saved-tensor hooks on a one-layer
+// DeBERTa-v3-base shape (b 16, s 512, 2k 512, bf16 on the CPU, transformers 5.25.0) kept 562.2
+// MB; fit 545.3 (302.1 without these terms).
+TEST(EagerScores, DebertaDisentangledAttention) {
+  const std::string cfg = R"({"model_type": "deberta-v2", "hidden_size": 768,
+      "num_hidden_layers": 1, "num_attention_heads": 12, "intermediate_size": 3072,
+      "vocab_size": 1000, "relative_attention": true, "pos_att_type": ["p2c", "c2p"],
+      "position_buckets": 256, "norm_rel_ebd": "layer_norm", "share_att_key": true,
+      "hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0,
+      "position_biased_input": false)";
+  const auto both = from_config(cfg + "}");
+  const auto c2p = from_config(cfg + R"(, "pos_att_type": ["c2p"]})");
+  const auto none = from_config(cfg + R"(, "relative_attention": false})");
+  EXPECT_EQ(both.arch.relative_types, 2);
+  EXPECT_EQ(both.arch.position_projections, 0); // shared keys: no pos_key_proj
+  EXPECT_EQ(c2p.arch.relative_types, 1);
+  EXPECT_EQ(none.arch.relative_types, 0);
+  fit::Run run;
+  run.seq = 512;
+  run.batch = 16;
+  run.precision = Precision::bf16;
+  run.optimizer = Optimizer::sgd;
+  auto acts = [&](const ModelInput &m) {
+    auto r = resolve_run(m, run, nullptr); // eager: DeBERTa-v2 has no other path
+    EXPECT_EQ(r->attention, Attention::eager);
+    return static_cast<double>(estimate_memory(m, *r, test::gpu_80gb()).activations);
+  };
+  const double s = 512, b = 16, w = 512, h = 768, heads = 12;
+  const double term = heads * s * w * b * 2 + 8 * s * s + b * w * h * 2;
+  const double key = s * b * h * 2;
+  EXPECT_DOUBLE_EQ(acts(both) - acts(c2p), term);
+  EXPECT_DOUBLE_EQ(acts(c2p) - acts(none), term + key);
+  EXPECT_NEAR(acts(both), 562'219'014, 0.04 * 562'219'014);
 }
 
 TEST(Fit, VerdictHeadroomAndJson) {
